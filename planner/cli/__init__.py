@@ -1,0 +1,82 @@
+"""The `poolplan` command line: one root group, one module per subcommand.
+
+This is the only place where exceptions become exit codes:
+0 = done or clean, 1 = findings or infeasible, 2 = bad input or usage.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+
+from pools.errors import InfeasibleError, InputError
+
+__all__ = ["cli", "main", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@click.group(name="poolplan", context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="poolplan")
+@click.option("-v", "--verbose", is_flag=True, help="Log at DEBUG level.")
+@click.option(
+    "--log-level",
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    default="INFO",
+    show_default=True,
+    help="Logging level.",
+)
+def cli(verbose: bool, log_level: str) -> None:
+    """Capacity planner for Apache Kafka resource pools: ingest, place, isolate, emit, audit."""
+    level = logging.DEBUG if verbose else getattr(logging, log_level.upper())
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (the console script exits with it)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = cli.main(args=args, prog_name="poolplan", standalone_mode=False)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        return EXIT_INPUT
+    except click.exceptions.Abort:
+        _err.print("aborted")
+        return EXIT_INPUT
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return EXIT_INPUT
+    except InputError as exc:
+        _err.print(f"[bold red]error:[/] {exc}", markup=True)
+        return EXIT_INPUT
+    except InfeasibleError as exc:
+        _err.print(f"[bold yellow]infeasible:[/] {exc}", markup=True)
+        return EXIT_FINDINGS
+    except FileExistsError as exc:
+        _err.print(f"[bold red]error:[/] {exc}", markup=True)
+        return EXIT_INPUT
+    except FileNotFoundError as exc:
+        _err.print(f"[bold red]error:[/] {exc.filename or exc}: no such file or directory", markup=True)
+        return EXIT_INPUT
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _register() -> None:
+    """Attach every subcommand listed in `planner.cli.commands`."""
+    from planner.cli.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+def _console_script() -> None:  # pragma: no cover - exercised through the installed script
+    sys.exit(main())
+
+
+_register()

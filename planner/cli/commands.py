@@ -1,0 +1,15 @@
+"""The subcommand registry: one click command per module under ``planner/cli``.
+
+Each subcommand module defines one ``click.Command`` named ``command`` (options parsed into typed
+values, one library call, atomic writes, a summary); add its import here.
+A command returns an int exit code (0 done/clean, 1 findings/infeasible) or raises
+`pools.errors.InputError` / `InfeasibleError`.
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: list[click.Command] = []

@@ -1,0 +1,1 @@
+"""PySpark jobs: the SparkSession factory and the ingest job that writes the topic profile."""
