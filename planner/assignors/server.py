@@ -1,0 +1,297 @@
+"""KIP-848 broker-side assignors: the entry point that builds Kafka's group spec and dispatches.
+
+`assign_server` takes the plain data of the contract, rebuilds the Java state that the group
+coordinator's `TargetAssignmentBuilder` hands an assignor (member `HashMap` order, `TopicIds` sets,
+unmodifiable `HashMap<Uuid, HashSet<Integer>>` current assignments, the subscription type) and runs
+`server_uniform` or `server_range` on it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ServerStrategy",
+    "SubscriptionType",
+    "TopicSpec",
+    "MemberSpec",
+    "GroupSpec",
+    "assign_server",
+    "build_group_spec",
+    "parse_uuid",
+]
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from planner.assignors.errors import AssignorError
+from planner.java_compat import hashmap_order, string_hash, table_size_for, utf16_key, uuid_hash
+
+
+class ServerStrategy(StrEnum):
+    """The broker-side assignors of `group.consumer.assignors` (KIP-848)."""
+
+    UNIFORM = "uniform"
+    RANGE = "range"
+
+
+class SubscriptionType(StrEnum):
+    """`SubscriptionType`: every member subscribes to the same topic names, or not."""
+
+    HOMOGENEOUS = "HOMOGENEOUS"
+    HETEROGENEOUS = "HETEROGENEOUS"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """One topic of the metadata image: ``partitions == -1`` means the id is missing from it."""
+
+    name: str
+    topic_id: str
+    msb: int
+    lsb: int
+    partitions: int
+
+    def __post_init__(self) -> None:
+        if self.partitions < -1:
+            raise AssignorError(f"topic {self.name!r}: partitions must be >= -1, got {self.partitions!r}")
+
+    @property
+    def hash(self) -> int:
+        """`Uuid.hashCode()` of the topic id."""
+        return uuid_hash(self.msb, self.lsb)
+
+    @property
+    def sort_key(self) -> tuple[int, int]:
+        """`Uuid.compareTo` order: msb then lsb, compared unsigned."""
+        return self.msb & 0xFFFFFFFFFFFFFFFF, self.lsb & 0xFFFFFFFFFFFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class MemberSpec:
+    """A member as the assignor sees it.
+
+    ``topic_ids`` is the `TopicIds` set in iteration order (subscribed names that resolve to a topic
+    id); ``assignment`` is the current target assignment as ``(topic_id, partitions)`` pairs in
+    `HashMap` order, each partition tuple in `HashSet<Integer>` order.
+    """
+
+    member_id: str
+    instance_id: str | None
+    rack: str | None
+    topic_ids: tuple[str, ...]
+    assignment: tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """`GroupSpecImpl`: members in the iteration order of the coordinator's member `HashMap`."""
+
+    members: tuple[MemberSpec, ...]
+    topics: Mapping[str, TopicSpec]
+    subscription_type: SubscriptionType
+
+
+def assign_server(
+    strategy: str,
+    topics: Sequence[Mapping[str, Any]],
+    members: Sequence[Mapping[str, Any]],
+) -> dict[str, dict[str, list[int]]]:
+    """Compute the target assignment a Kafka 4.x group coordinator computes for a consumer group.
+
+    Parameters
+    ----------
+    strategy : {"uniform", "range"}
+        The broker-side assignor (`group.remote.assignor` / `group.consumer.assignors`).
+    topics : list of dict
+        ``{name, topic_id, partitions}``; ``topic_id`` is Kafka's base64 `Uuid` string and
+        ``partitions`` is -1 for an id the metadata image no longer describes.
+    members : list of dict
+        ``{member_id, instance_id, rack, topics, current_assignment}``, listed in the order the
+        coordinator inserted them into its member map; ``topics`` are subscribed names (names without
+        a topic id are dropped, as `TopicIds` does) and ``current_assignment`` is the previous target
+        assignment ``{topic name: [partitions]}``.
+
+    Returns
+    -------
+    dict
+        ``{member_id: {topic name: [partitions ascending]}}`` with every member, in input order,
+        topics ordered as `String.compareTo`.
+
+    Raises
+    ------
+    AssignorError
+        On malformed input, or with Kafka's `PartitionAssignorException` message.
+
+    See Also
+    --------
+    planner.assignors.server_uniform.assign_uniform, planner.assignors.server_range.assign_range
+
+    Notes
+    -----
+    Mirrors `UniformAssignor.assign` and `RangeAssignor.assign` as `TargetAssignmentBuilder.build`
+    drives them: racks are carried but unused, as in Kafka 4.0.
+
+    Examples
+    --------
+    >>> topics = [{"name": "t0", "topic_id": "YktLOJt6pftV1GyvTUrl_g", "partitions": 3}]
+    >>> members = [{"member_id": m, "instance_id": None, "rack": None, "topics": ["t0"],
+    ...             "current_assignment": {}} for m in ("A", "B")]
+    >>> assign_server("range", topics, members)
+    {'A': {'t0': [0, 1]}, 'B': {'t0': [2]}}
+    """
+    from planner.assignors.server_range import assign_range
+    from planner.assignors.server_uniform import assign_uniform
+
+    try:
+        chosen = ServerStrategy(strategy)
+    except ValueError:
+        raise AssignorError(
+            f"unknown server assignor {strategy!r}; expected one of {[s.value for s in ServerStrategy]}"
+        ) from None
+    spec = build_group_spec(topics, members)
+    by_id = assign_uniform(spec) if chosen is ServerStrategy.UNIFORM else assign_range(spec)
+    names = {t.topic_id: t.name for t in spec.topics.values()}
+    result: dict[str, dict[str, list[int]]] = {}
+    for member in members:
+        member_id = member["member_id"]
+        per_topic = by_id.get(member_id, {})
+        result[member_id] = {
+            names[tid]: _sorted(parts)
+            for tid, parts in sorted(per_topic.items(), key=lambda kv: utf16_key(names[kv[0]]))
+            if parts
+        }
+    return result
+
+
+def build_group_spec(topics: Sequence[Mapping[str, Any]], members: Sequence[Mapping[str, Any]]) -> GroupSpec:
+    """Rebuild the `GroupSpec` the coordinator passes to an assignor from the contract's plain data.
+
+    Raises
+    ------
+    AssignorError
+        If a field is missing or malformed, a topic name or id repeats, or a member id repeats.
+    """
+    specs = _topic_specs(topics)
+    by_name = {t.name: t for t in specs}
+    by_id = {t.topic_id: t for t in specs}
+    seen: set[str] = set()
+    built: list[MemberSpec] = []
+    for i, member in enumerate(members):
+        member_id = _field(member, "member_id", str, f"members[{i}]")
+        if member_id in seen:
+            raise AssignorError(f"members[{i}]: duplicate member_id {member_id!r}")
+        seen.add(member_id)
+        built.append(_member_spec(member, i, by_name))
+    order = hashmap_order(built, lambda m: string_hash(m.member_id))
+    return GroupSpec(tuple(order), by_id, _subscription_type(members))
+
+
+def parse_uuid(text: str) -> tuple[int, int]:
+    """`Uuid.fromString`: URL-safe base64 without padding, 16 bytes, as signed (msb, lsb).
+
+    >>> parse_uuid("AAAAAAAAAAAAAAAAAAAAAQ")
+    (0, 1)
+    """
+    if not isinstance(text, str) or len(text) > 24:
+        raise AssignorError(f"topic_id {text!r} is not a base64 Uuid string (at most 24 characters)")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise AssignorError(f"topic_id {text!r} is not valid URL-safe base64") from None
+    if len(raw) != 16:
+        raise AssignorError(
+            f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the expected "
+            "16 bytes of a base64-encoded UUID"
+        )
+    return int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True)
+
+
+def _topic_specs(topics: Sequence[Mapping[str, Any]]) -> list[TopicSpec]:
+    specs: list[TopicSpec] = []
+    names: set[str] = set()
+    ids: set[str] = set()
+    for i, topic in enumerate(topics):
+        where = f"topics[{i}]"
+        name = _field(topic, "name", str, where)
+        topic_id = _field(topic, "topic_id", str, where)
+        partitions = _field(topic, "partitions", int, where)
+        if name in names or topic_id in ids:
+            raise AssignorError(f"{where}: duplicate topic name {name!r} or id {topic_id!r}")
+        names.add(name)
+        ids.add(topic_id)
+        msb, lsb = parse_uuid(topic_id)
+        specs.append(TopicSpec(name, topic_id, msb, lsb, partitions))
+    return specs
+
+
+def _member_spec(member: Mapping[str, Any], index: int, by_name: Mapping[str, TopicSpec]) -> MemberSpec:
+    where = f"members[{index}]"
+    instance_id = member.get("instance_id")
+    rack = member.get("rack")
+    if instance_id is not None and not isinstance(instance_id, str):
+        raise AssignorError(f"{where}.instance_id: expected a string or null, got {instance_id!r}")
+    subscribed = _field(member, "topics", (list, tuple), where)
+    current = member.get("current_assignment") or {}
+    if not isinstance(current, Mapping):
+        raise AssignorError(f"{where}.current_assignment: expected {{topic: [partitions]}}, got {current!r}")
+    name_order = hashmap_order(subscribed, string_hash, capacity=_copy_capacity(len(set(subscribed))))
+    topic_ids = tuple(by_name[n].topic_id for n in name_order if n in by_name)
+    owned = []
+    for name in sorted(current, key=utf16_key):
+        topic = by_name.get(name)
+        if topic is None:
+            continue  # a deleted topic: its partitions left the assignment with it
+        partitions = current[name]
+        limit = topic.partitions
+        if not all(isinstance(p, int) and 0 <= p and (p < limit or limit == -1) for p in partitions):
+            raise AssignorError(
+                f"{where}.current_assignment[{name!r}]: expected partition ids in [0, {limit}), got {partitions!r}"
+            )
+        if partitions:
+            owned.append((topic, _hashset_order(partitions)))
+    entries = hashmap_order(owned, lambda e: e[0].hash)
+    assignment = tuple((topic.topic_id, parts) for topic, parts in entries)
+    return MemberSpec(member["member_id"], instance_id, rack, topic_ids, assignment)
+
+
+def _subscription_type(members: Sequence[Mapping[str, Any]]) -> SubscriptionType:
+    """`ModernGroup.subscriptionType`: homogeneous when every subscribed name has every member."""
+    counts: dict[str, int] = {}
+    for member in members:
+        for name in set(member["topics"]):
+            counts[name] = counts.get(name, 0) + 1
+    if all(c == len(members) for c in counts.values()):
+        return SubscriptionType.HOMOGENEOUS
+    return SubscriptionType.HETEROGENEOUS
+
+
+def _hashset_order(partitions: Sequence[int]) -> tuple[int, ...]:
+    """Iteration order of ``new HashSet<>(partitions)`` (`Integer.hashCode()` is the value)."""
+    distinct = list(dict.fromkeys(partitions))
+    mask = _copy_capacity(len(distinct)) - 1
+    if distinct and max(distinct) <= min(mask, 0xFFFF) and all(a < b for a, b in zip(distinct, distinct[1:])):
+        return tuple(distinct)  # ascending ids below the capacity: buckets are the ids themselves
+    return tuple(sorted(distinct, key=lambda p: (p ^ (p >> 16)) & mask))
+
+
+def _copy_capacity(n: int) -> int:
+    """Table length of ``new HashSet<>(collection)``: ``max((int) (n / .75f) + 1, 16)``."""
+    return table_size_for(max(int(n / 0.75) + 1, 16))
+
+
+def _sorted(parts: Iterable[int]) -> list[int]:
+    if isinstance(parts, range):
+        return list(parts)
+    return sorted(parts)
+
+
+def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(obj, Mapping) or key not in obj:
+        raise AssignorError(f"{where}: missing field {key!r}")
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise AssignorError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
