@@ -1,0 +1,488 @@
+"""Jackson's JSON tree reading and writing and the Java semantics Kafka's tools print through.
+
+Kafka's command-line tools parse JSON with Jackson's ``ObjectMapper.readTree`` (trailing text after the
+first value ignored, integers typed ``int``/``long``/``BigInteger`` by size, any fraction or exponent a
+``double``) and write it with ``ObjectMapper.writeValueAsString``. Their error messages embed Jackson's
+compact rendering of nodes, Java's ``List.toString`` and ``HashSet`` iteration order. This module
+re-types those rules so that `pools.kafka_formats.reassignment` can print exactly what Kafka prints.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+__all__ = [
+    "JacksonParseError",
+    "MISSING",
+    "read_tree",
+    "render_node",
+    "encode_compact",
+    "java_list_str",
+    "parse_java_int",
+    "string_hash",
+    "topic_partition_hash",
+    "hash_order",
+    "utf16_key",
+    "INT_MIN",
+    "INT_MAX",
+]
+
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+_VALID_VALUES = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+_REDACTED = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: {}, column: {}]"
+_WS = " \t\n\r"
+
+
+class _Missing:
+    """Jackson's ``MissingNode``: what ``readTree`` returns for blank input (rendered as empty text)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+class JacksonParseError(Exception):
+    """A JSON syntax error, with the Jackson exception class and its message's first line."""
+
+    def __init__(self, java_class: str, message: str) -> None:
+        super().__init__(message)
+        self.java_class = java_class
+        self.message = message
+
+
+def read_tree(text: str) -> Any:
+    """Parse the first JSON value of ``text`` as Jackson's ``ObjectMapper.readTree`` does.
+
+    Objects become dicts (a repeated key keeps its first position and its last value), arrays lists,
+    integers ints, numbers with a fraction or exponent floats. Text after the first value is ignored.
+    Blank input gives `MISSING`.
+
+    Raises
+    ------
+    JacksonParseError
+        For malformed JSON, with Jackson's exception class and message.
+    """
+    parser = _Parser(text)
+    return parser.root()
+
+
+def render_node(node: Any) -> str:
+    """Jackson's ``JsonNode.toString()``: compact JSON, doubles as Java prints them."""
+    if node is MISSING:
+        return ""
+    return encode_compact(node)
+
+
+def encode_compact(value: Any) -> str:
+    """``ObjectMapper.writeValueAsString`` for plain data: compact, key order kept, Jackson escapes."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_quote(k)}:{encode_compact(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(encode_compact(v) for v in value) + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def java_list_str(items: Iterable[Any]) -> str:
+    """Java's ``AbstractCollection.toString``: ``[a, b, c]`` with strings unquoted."""
+    return "[" + ", ".join(str(i) for i in items) + "]"
+
+
+def parse_java_int(text: str) -> int:
+    """``Integer.parseInt(text)``: optional sign, Unicode decimal digits, 32-bit range.
+
+    Raises
+    ------
+    ValueError
+        With Java's ``NumberFormatException`` message, e.g. ``For input string: "x"``.
+    """
+    error = ValueError(f'For input string: "{text}"')
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body:
+        raise error
+    value = 0
+    for ch in body:
+        digit = unicodedata.decimal(ch, None)
+        if digit is None:
+            raise error
+        value = value * 10 + digit
+    value = -value if text[0] == "-" else value
+    if not INT_MIN <= value <= INT_MAX:
+        raise error
+    return value
+
+
+def string_hash(s: str) -> int:
+    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return _int32(h)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``."""
+    return _int32(31 * (31 + partition) + string_hash(topic))
+
+
+def hash_order(keys: Sequence[Any], hash_of: Callable[[Any], int], *, initial_capacity: int = 16) -> list[Any]:
+    """Iteration order of a ``HashSet``/``HashMap`` after inserting ``keys`` in order.
+
+    Equal keys keep their first insertion. The table starts at ``tableSizeFor(initial_capacity)`` and
+    doubles whenever the size exceeds three quarters of it; buckets are ``(h ^ (h >>> 16)) & (cap - 1)``
+    and a bucket keeps insertion order (treeified buckets, 8+ keys in one bucket, are not modelled).
+    """
+    unique = list(dict.fromkeys(keys))
+    capacity = 1
+    while capacity < max(initial_capacity, 1):
+        capacity *= 2
+    while len(unique) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(key: Any) -> int:
+        h = hash_of(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, k in sorted(enumerate(unique), key=lambda ik: (bucket(ik[1]), ik[0]))]
+
+
+def utf16_key(s: str) -> bytes:
+    """Sort key giving Java ``String.compareTo`` order (UTF-16 code units)."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def _int32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def _quote(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20:
+            short = {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}.get(code)
+            out.append("\\" + short if short else f"\\u{code:04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _java_double(x: float) -> str:
+    """Java's ``Double.toString``: plain between 1e-3 and 1e7, else ``d.dddE[-]n``; quoted non-finite."""
+    if math.isnan(x):
+        return '"NaN"'
+    if math.isinf(x):
+        return '"Infinity"' if x > 0 else '"-Infinity"'
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    sign = "-" if x < 0 else ""
+    digits, exponent = _shortest_digits(abs(x))
+    if 1e-3 <= abs(x) < 1e7:
+        point = exponent + 1
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        if point >= len(digits):
+            return f"{sign}{digits}{'0' * (point - len(digits))}.0"
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    frac = digits[1:] or "0"
+    return f"{sign}{digits[0]}.{frac}E{exponent}"
+
+
+def _shortest_digits(x: float) -> tuple[str, int]:
+    """The shortest round-tripping decimal digits of ``x`` and its decimal exponent."""
+    mant, _, e = repr(x).partition("e")
+    intpart, _, frac = mant.partition(".")
+    exponent = int(e) if e else 0
+    if intpart == "0":
+        digits = frac.lstrip("0")
+        exponent -= len(frac) - len(digits) + 1
+    else:
+        digits = intpart + frac
+        exponent += len(intpart) - 1
+    return digits.rstrip("0") or "0", exponent
+
+
+class _Parser:
+    """A recursive-descent reader with Jackson's token rules and messages."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.n = len(text)
+
+    # -- positions and errors ---------------------------------------------------------------
+    def _line_col(self, pos: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, pos) + 1
+        col = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+        return line, col
+
+    def _fail(self, message: str, java_class: str = "com.fasterxml.jackson.core.JsonParseException") -> None:
+        raise JacksonParseError(java_class, message)
+
+    def _eof(self, message: str) -> None:
+        self._fail("Unexpected end-of-input" + message, "com.fasterxml.jackson.core.io.JsonEOFException")
+
+    def _unexpected(self, pos: int, comment: str) -> None:
+        self._fail(f"Unexpected character ({_char_desc(self.text[pos])}): {comment}")
+
+    def _skip_ws(self) -> None:
+        while self.pos < self.n and self.text[self.pos] in _WS:
+            self.pos += 1
+
+    # -- grammar ------------------------------------------------------------------------------
+    def root(self) -> Any:
+        self._skip_ws()
+        if self.pos >= self.n:
+            return MISSING
+        return self._value(root=True, context=None)
+
+    def _value(self, *, root: bool, context: tuple[str, int] | None) -> Any:
+        ch = self.text[self.pos]
+        if ch == "{":
+            return self._object()
+        if ch == "[":
+            return self._array()
+        if ch == '"':
+            self.pos += 1
+            return self._string("string value")
+        if ch == "-" or ch in "0123456789":
+            return self._number(root)
+        if ch in "tfn":
+            return self._keyword()
+        if ch in "]}," and context is not None:
+            if ch == "}" or (ch == "]" and context[0] == "Object"):
+                self._mismatch_or_value(ch, context)
+            self._unexpected(self.pos, "expected a value")
+        if ch in "NI+":
+            word = self._identifier()
+            if word in ("NaN", "Infinity", "+Infinity", "+INF", "INF"):
+                self._fail(f"Non-standard token '{word}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow")
+            self._fail(f"Unrecognized token '{word}': was expecting {_VALID_VALUES}")
+        if ch.isidentifier() or ch.isalnum():
+            self._fail(f"Unrecognized token '{self._identifier()}': was expecting {_VALID_VALUES}")
+        self._unexpected(self.pos, f"expected a valid value {_VALID_VALUES}")
+        return None
+
+    def _mismatch_or_value(self, ch: str, context: tuple[str, int]) -> None:
+        kind, start = context
+        expected = "]" if kind == "Array" else "}"
+        if ch != expected:
+            line, col = self._line_col(start)
+            self._fail(
+                f"Unexpected close marker '{ch}': expected '{expected}' "
+                f"(for {kind} starting at {_REDACTED.format(line, col)})"
+            )
+
+    def _close_eof(self, kind: str, start: int) -> None:
+        line, col = self._line_col(start)
+        self._eof(f": expected close marker for {kind} (start marker at {_REDACTED.format(line, col)})")
+
+    def _object(self) -> dict[str, Any]:
+        start = self.pos
+        self.pos += 1
+        result: dict[str, Any] = {}
+        self._skip_ws()
+        if self.pos >= self.n:
+            self._close_eof("Object", start)
+        if self.text[self.pos] == "}":
+            self.pos += 1
+            return result
+        while True:
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._close_eof("Object", start)
+            ch = self.text[self.pos]
+            if ch != '"':
+                if ch == "]":
+                    self._mismatch_or_value(ch, ("Object", start))
+                self._unexpected(self.pos, "was expecting double-quote to start field name")
+            self.pos += 1
+            key = self._string("name")
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._eof(" within/between Object entries")
+            if self.text[self.pos] != ":":
+                self._unexpected(self.pos, "was expecting a colon to separate field name and value")
+            self.pos += 1
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._close_eof("Object", start)
+            result[key] = self._value(root=False, context=("Object", start))
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._close_eof("Object", start)
+            ch = self.text[self.pos]
+            if ch == "}":
+                self.pos += 1
+                return result
+            if ch == "]":
+                self._mismatch_or_value(ch, ("Object", start))
+            if ch != ",":
+                self._unexpected(self.pos, "was expecting comma to separate Object entries")
+            self.pos += 1
+
+    def _array(self) -> list[Any]:
+        start = self.pos
+        self.pos += 1
+        result: list[Any] = []
+        self._skip_ws()
+        if self.pos >= self.n:
+            self._close_eof("Array", start)
+        if self.text[self.pos] == "]":
+            self.pos += 1
+            return result
+        while True:
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._close_eof("Array", start)
+            result.append(self._value(root=False, context=("Array", start)))
+            self._skip_ws()
+            if self.pos >= self.n:
+                self._close_eof("Array", start)
+            ch = self.text[self.pos]
+            if ch == "]":
+                self.pos += 1
+                return result
+            if ch == "}":
+                self._mismatch_or_value(ch, ("Array", start))
+            if ch != ",":
+                self._unexpected(self.pos, "was expecting comma to separate Array entries")
+            self.pos += 1
+
+    def _string(self, what: str) -> str:
+        out: list[str] = []
+        while True:
+            if self.pos >= self.n:
+                self._eof(f": was expecting closing quote for a {what}")
+            ch = self.text[self.pos]
+            self.pos += 1
+            if ch == '"':
+                return "".join(out)
+            if ch == "\\":
+                out.append(self._escape())
+            elif ord(ch) < 0x20:
+                self._fail(
+                    f"Illegal unquoted character ({_char_desc(ch)}): has to be escaped using backslash "
+                    f"to be included in {what}"
+                )
+            else:
+                out.append(ch)
+
+    def _escape(self) -> str:
+        if self.pos >= self.n:
+            self._eof(" in character escape sequence")
+        ch = self.text[self.pos]
+        self.pos += 1
+        simple = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+        if ch in simple:
+            return simple[ch]
+        if ch != "u":
+            self._fail(f"Unrecognized character escape {_char_desc(ch)}")
+        code = 0
+        for _ in range(4):
+            if self.pos >= self.n:
+                self._eof(" in character escape sequence")
+            h = self.text[self.pos]
+            self.pos += 1
+            if h not in "0123456789abcdefABCDEF":
+                self._unexpected(self.pos - 1, "expected a hex-digit for character escape sequence")
+            code = code * 16 + int(h, 16)
+        return chr(code)
+
+    def _number(self, root: bool) -> int | float:
+        start = self.pos
+        if self.text[self.pos] == "-":
+            self.pos += 1
+            if self.pos >= self.n:
+                self._eof(" in a Number value")
+            if self.text[self.pos] not in "0123456789":
+                self._fail(
+                    f"Unexpected character ({_char_desc(self.text[self.pos])}) in numeric value: "
+                    "expected digit (0-9) to follow minus sign, for valid numeric value"
+                )
+        int_start = self.pos
+        while self.pos < self.n and self.text[self.pos] in "0123456789":
+            self.pos += 1
+        if self.pos - int_start > 1 and self.text[int_start] == "0":
+            self._fail("Invalid numeric value: Leading zeroes not allowed")
+        is_float = False
+        if self.pos < self.n and self.text[self.pos] == ".":
+            is_float = True
+            self.pos += 1
+            frac = self.pos
+            while self.pos < self.n and self.text[self.pos] in "0123456789":
+                self.pos += 1
+            if self.pos == frac:
+                self._number_tail_error("Decimal point not followed by a digit")
+        if self.pos < self.n and self.text[self.pos] in "eE":
+            is_float = True
+            self.pos += 1
+            if self.pos < self.n and self.text[self.pos] in "+-":
+                self.pos += 1
+            exp = self.pos
+            while self.pos < self.n and self.text[self.pos] in "0123456789":
+                self.pos += 1
+            if self.pos == exp:
+                self._number_tail_error("Exponent indicator not followed by a digit")
+        if root and self.pos < self.n and self.text[self.pos] not in _WS:
+            self._unexpected(self.pos, "Expected space separating root-level values")
+        literal = self.text[start : self.pos]
+        return float(literal) if is_float else int(literal)
+
+    def _number_tail_error(self, comment: str) -> None:
+        if self.pos >= self.n:
+            self._eof(" in a Number value")
+        self._fail(f"Unexpected character ({_char_desc(self.text[self.pos])}) in numeric value: {comment}")
+
+    def _identifier(self) -> str:
+        start = self.pos
+        self.pos += 1
+        while self.pos < self.n and (self.text[self.pos].isalnum() or self.text[self.pos] in "_$"):
+            self.pos += 1
+        return self.text[start : self.pos]
+
+    def _keyword(self) -> Any:
+        start = self.pos
+        word = self._identifier()
+        values = {"true": True, "false": False, "null": None}
+        if word in values:
+            return values[word]
+        expected = {"t": "true", "f": "false", "n": "null"}[self.text[start]]
+        if expected.startswith(word) and self.pos >= self.n:
+            self._eof(f" in a value (token '{expected}')")
+        self._fail(f"Unrecognized token '{word}': was expecting {_VALID_VALUES}")
+        return None
+
+
+def _char_desc(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"(CTRL-CHAR, code {code})"
+    if code > 255:
+        return f"'{ch}' (code {code} / 0x{code:x})"
+    return f"'{ch}' (code {code})"

@@ -1,0 +1,434 @@
+"""The pool policy (*contract*): which topics belong to which pool, and the limits each pool must keep.
+
+File format (TOML, commented example in ``conf/pools.toml``)::
+
+    [defaults]
+    headroom = 0.7                  # usable fraction of capacity; or a table per dimension
+    tolerated_broker_failures = 1   # each pool must carry its load with this many brokers down
+    forecast_horizon_days = 90
+    min_brokers = 3
+
+    [new_broker]                    # the broker type added when a pool lacks capacity
+    nw_in = 125_000_000             # bytes/s
+    nw_out = 125_000_000
+    disk = 4_000_000_000_000        # bytes
+    replicas = 4000
+    racks = ["r1", "r2", "r3"]      # racks new brokers may go to (default: the cluster's racks)
+
+    [[tenant]]
+    name = "payments"
+    topics = ['payments\\..*']      # full-match regular expressions
+    must_not_share_with = ["ads"]   # tenants that may never be in the same pool
+
+    [[pool]]
+    name = "payments"
+    tenants = ["payments"]          # a tenant listed by several pools may go to any one of them
+    topics = ['ledger-.*']          # direct selectors: a topic matched by two pools is an error
+    brokers = [1, 2, 3]             # pinned brokers
+    min_brokers = 3
+    min_racks = 3
+    headroom = 0.6
+    default = false                 # unmatched topics go to the default pool(s)
+
+A topic's candidate pools are, in order of precedence: the pool whose ``topics`` selector matches it; the
+pools listing its tenant; the default pools. A candidate set of more than one pool is a choice the
+planner makes (a tenant's topics always stay together).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pools.atomic import write_text
+from pools.errors import InputError
+from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
+
+__all__ = [
+    "Defaults",
+    "TenantSpec",
+    "PoolSpec",
+    "NewBrokerType",
+    "TopicPools",
+    "PoolPolicy",
+    "load_policy",
+    "parse_policy",
+    "dump_policy",
+    "save_policy",
+]
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Policy-wide defaults."""
+
+    headroom: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, 0.7))
+    tolerated_broker_failures: int = 1
+    forecast_horizon_days: int = 90
+    min_brokers: int = 3
+
+
+@dataclass(frozen=True)
+class TenantSpec:
+    """A tenant: a label for a set of topics, with the tenants it must never share a pool with."""
+
+    name: str
+    topics: tuple[str, ...] = ()
+    must_not_share_with: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """A pool: its topic selectors, pinned brokers and limits (``None`` = the policy default)."""
+
+    name: str
+    tenants: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    brokers: tuple[int, ...] = ()
+    min_brokers: int | None = None
+    min_racks: int | None = None
+    headroom: Mapping[str, float] | None = None
+    default: bool = False
+
+
+@dataclass(frozen=True)
+class NewBrokerType:
+    """The broker type the planner adds when a pool lacks capacity."""
+
+    capacity: Capacity
+    racks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopicPools:
+    """Where a topic may go: its candidate pools, the group that must stay together, and why."""
+
+    topic: str
+    candidates: tuple[str, ...]
+    group: str
+    reason: Literal["selector", "tenant", "default", "unmatched"]
+    tenant: str | None = None
+
+
+@dataclass(frozen=True)
+class PoolPolicy:
+    """A validated pool policy; see the module docstring for the file format."""
+
+    defaults: Defaults
+    pools: tuple[PoolSpec, ...]
+    tenants: tuple[TenantSpec, ...] = ()
+    new_broker: NewBrokerType | None = None
+    source: str = "policy"
+
+    @cached_property
+    def pool_by_name(self) -> dict[str, PoolSpec]:
+        return {p.name: p for p in self.pools}
+
+    @property
+    def pool_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.pools)
+
+    def headroom(self, pool: str, dimension: str) -> float:
+        """The usable fraction of capacity in ``dimension`` for ``pool``."""
+        own = self.pool_by_name[pool].headroom
+        return (own if own is not None else self.defaults.headroom)[dimension]
+
+    def min_brokers(self, pool: str) -> int:
+        own = self.pool_by_name[pool].min_brokers
+        return self.defaults.min_brokers if own is None else own
+
+    @cached_property
+    def pinned_pool(self) -> dict[int, str]:
+        """Broker id → the pool that pins it."""
+        return {b: p.name for p in self.pools for b in p.brokers}
+
+    @cached_property
+    def conflicting_tenants(self) -> frozenset[frozenset[str]]:
+        """Pairs of tenants that must not share a pool (symmetric)."""
+        return frozenset(frozenset((t.name, o)) for t in self.tenants for o in t.must_not_share_with)
+
+    @cached_property
+    def _selectors(self) -> tuple[list[tuple[str, re.Pattern[str]]], list[tuple[str, re.Pattern[str]]]]:
+        pools = [(p.name, re.compile(rx)) for p in self.pools for rx in p.topics]
+        tenants = [(t.name, re.compile(rx)) for t in self.tenants for rx in t.topics]
+        return pools, tenants
+
+    def tenant_of(self, topic: str) -> str | None:
+        """The tenant whose selector matches ``topic``; two matching tenants are an `InputError`."""
+        hits = sorted({name for name, rx in self._selectors[1] if rx.fullmatch(topic)})
+        if len(hits) > 1:
+            raise InputError(
+                f"{self.source}: topic {topic!r} is matched by tenants {hits[0]!r} and {hits[1]!r}; "
+                "a topic must belong to one tenant"
+            )
+        return hits[0] if hits else None
+
+    def resolve(self, topic: str) -> TopicPools:
+        """Candidate pools for ``topic`` (see the module docstring for the precedence)."""
+        direct = sorted({name for name, rx in self._selectors[0] if rx.fullmatch(topic)})
+        if len(direct) > 1:
+            raise InputError(
+                f"{self.source}: conflicting selectors: topic {topic!r} is selected by pools "
+                f"{direct[0]!r} and {direct[1]!r}"
+            )
+        tenant = self.tenant_of(topic)
+        if direct:
+            return TopicPools(topic, (direct[0],), group=f"topic:{topic}", reason="selector", tenant=tenant)
+        if tenant is not None:
+            pools = tuple(p.name for p in self.pools if tenant in p.tenants)
+            if pools:
+                return TopicPools(topic, pools, group=f"tenant:{tenant}", reason="tenant", tenant=tenant)
+        defaults = tuple(p.name for p in self.pools if p.default)
+        if defaults:
+            return TopicPools(topic, defaults, group=f"topic:{topic}", reason="default", tenant=tenant)
+        return TopicPools(topic, (), group=f"topic:{topic}", reason="unmatched", tenant=tenant)
+
+    def resolve_all(self, topics: Iterable[str]) -> dict[str, TopicPools]:
+        """`resolve` for every topic, sorted by topic name."""
+        return {t: self.resolve(t) for t in sorted(set(topics))}
+
+    def check_against(self, snapshot: ClusterSnapshot) -> None:
+        """Reject a policy that contradicts the cluster: pins on missing brokers."""
+        known = set(snapshot.broker_ids)
+        for i, pool in enumerate(self.pools):
+            missing = [b for b in pool.brokers if b not in known]
+            if missing:
+                raise InputError(
+                    f"{self.source}: pool[{i}].brokers: pool {pool.name!r} pins broker(s) "
+                    f"{', '.join(map(str, missing))} that cluster {snapshot.cluster!r} does not have"
+                )
+
+
+# --- file format -------------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _headroom_field(value: Any) -> Any:
+    if isinstance(value, dict):
+        unknown = set(value) - set(DIMENSIONS)
+        if unknown:
+            raise ValueError(f"unknown dimension(s) {sorted(unknown)}; expected {list(DIMENSIONS)}")
+        missing = set(DIMENSIONS) - set(value)
+        if missing:
+            raise ValueError(f"missing dimension(s) {sorted(missing)}")
+        values = value.values()
+    else:
+        values = [value]
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+            raise ValueError(f"expected a fraction in (0, 1], got {v!r}")
+    return value
+
+
+class _DefaultsModel(_Strict):
+    headroom: float | dict[str, float] = 0.7
+    tolerated_broker_failures: int = Field(1, ge=0)
+    forecast_horizon_days: int = Field(90, ge=0)
+    min_brokers: int = Field(3, ge=1)
+
+    _check_headroom = field_validator("headroom", mode="before")(_headroom_field)
+
+
+class _TenantModel(_Strict):
+    name: str = Field(min_length=1)
+    topics: list[str] = []
+    must_not_share_with: list[str] = []
+
+    _check_regex = field_validator("topics")(lambda v: _regexes(v))
+
+
+class _PoolModel(_Strict):
+    name: str = Field(min_length=1)
+    tenants: list[str] = []
+    topics: list[str] = []
+    brokers: list[int] = []
+    min_brokers: int | None = Field(None, ge=1)
+    min_racks: int | None = Field(None, ge=1)
+    headroom: float | dict[str, float] | None = None
+    default: bool = False
+
+    _check_regex = field_validator("topics")(lambda v: _regexes(v))
+    _check_headroom = field_validator("headroom", mode="before")(lambda v: v if v is None else _headroom_field(v))
+
+
+class _NewBrokerModel(_Strict):
+    nw_in: float = Field(gt=0)
+    nw_out: float = Field(gt=0)
+    disk: float = Field(gt=0)
+    replicas: float = Field(gt=0)
+    racks: list[str] = []
+
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+
+class _PolicyModel(_Strict):
+    defaults: _DefaultsModel = _DefaultsModel()
+    new_broker: _NewBrokerModel | None = None
+    tenant: list[_TenantModel] = []
+    pool: list[_PoolModel] = Field(min_length=1)
+
+
+def _regexes(values: list[str]) -> list[str]:
+    for rx in values:
+        try:
+            re.compile(rx)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {rx!r}: {exc}") from None
+    return values
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part not in ("function-after", "function-before") and not str(part).startswith(("float", "dict[", "int")):
+            out += f".{part}" if out else str(part)
+    return out or "document"
+
+
+def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {dim: float(value[dim]) for dim in DIMENSIONS}
+    return dict.fromkeys(DIMENSIONS, float(value))
+
+
+def parse_policy(text: str, *, source: str = "policy") -> PoolPolicy:
+    """Parse and validate policy TOML text; every error names ``source`` and the key."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: invalid TOML: {exc}") from None
+    try:
+        model = _PolicyModel.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = first["msg"].removeprefix("Value error, ")
+        raise InputError(f"{source}: {_loc(first['loc'])}: {msg}") from None
+    return _from_model(model, source)
+
+
+def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
+    names: dict[str, int] = {}
+    for i, p in enumerate(model.pool):
+        if p.name in names:
+            raise InputError(f"{source}: pool[{i}].name: pool {p.name!r} is defined twice")
+        names[p.name] = i
+    tenants = {t.name for t in model.tenant}
+    if len(tenants) != len(model.tenant):
+        raise InputError(f"{source}: tenant: a tenant name is defined twice")
+    for i, t in enumerate(model.tenant):
+        for other in t.must_not_share_with:
+            if other not in tenants:
+                raise InputError(f"{source}: tenant[{i}].must_not_share_with: unknown tenant {other!r}")
+    pinned: dict[int, str] = {}
+    for i, p in enumerate(model.pool):
+        for t in p.tenants:
+            if t not in tenants:
+                raise InputError(f"{source}: pool[{i}].tenants: unknown tenant {t!r}")
+        for b in p.brokers:
+            if b in pinned:
+                raise InputError(
+                    f"{source}: pool[{i}].brokers: broker {b} is pinned by pools {pinned[b]!r} and {p.name!r}"
+                )
+            pinned[b] = p.name
+        if p.min_racks is not None and p.min_brokers is not None and p.min_racks > p.min_brokers:
+            raise InputError(
+                f"{source}: pool[{i}].min_racks: {p.min_racks} racks cannot be spanned by min_brokers={p.min_brokers}"
+            )
+    d = model.defaults
+    new_broker = None
+    if model.new_broker is not None:
+        nb = model.new_broker
+        new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks))
+    return PoolPolicy(
+        defaults=Defaults(
+            headroom=_headroom_map(d.headroom) or {},
+            tolerated_broker_failures=d.tolerated_broker_failures,
+            forecast_horizon_days=d.forecast_horizon_days,
+            min_brokers=d.min_brokers,
+        ),
+        pools=tuple(
+            PoolSpec(
+                name=p.name,
+                tenants=tuple(p.tenants),
+                topics=tuple(p.topics),
+                brokers=tuple(p.brokers),
+                min_brokers=p.min_brokers,
+                min_racks=p.min_racks,
+                headroom=_headroom_map(p.headroom),
+                default=p.default,
+            )
+            for p in model.pool
+        ),
+        tenants=tuple(TenantSpec(t.name, tuple(t.topics), tuple(t.must_not_share_with)) for t in model.tenant),
+        new_broker=new_broker,
+        source=source,
+    )
+
+
+def load_policy(path: str | os.PathLike[str]) -> PoolPolicy:
+    """Read and validate a policy TOML file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{source}: no such file") from None
+    return parse_policy(text, source=source)
+
+
+def _headroom_out(value: Mapping[str, float]) -> float | dict[str, float]:
+    values = {value[d] for d in DIMENSIONS}
+    return values.pop() if len(values) == 1 else {d: value[d] for d in DIMENSIONS}
+
+
+def dump_policy(policy: PoolPolicy) -> str:
+    """The policy as TOML text; `parse_policy` of it gives an equal policy."""
+    d = policy.defaults
+    doc: dict[str, Any] = {
+        "defaults": {
+            "headroom": _headroom_out(d.headroom),
+            "tolerated_broker_failures": d.tolerated_broker_failures,
+            "forecast_horizon_days": d.forecast_horizon_days,
+            "min_brokers": d.min_brokers,
+        }
+    }
+    if policy.new_broker is not None:
+        doc["new_broker"] = {**policy.new_broker.capacity.to_dict(), "racks": list(policy.new_broker.racks)}
+    if policy.tenants:
+        doc["tenant"] = [
+            {"name": t.name, "topics": list(t.topics), "must_not_share_with": list(t.must_not_share_with)}
+            for t in policy.tenants
+        ]
+    pools = []
+    for p in policy.pools:
+        entry: dict[str, Any] = {"name": p.name, "tenants": list(p.tenants), "topics": list(p.topics)}
+        entry["brokers"] = list(p.brokers)
+        for key in ("min_brokers", "min_racks"):
+            if getattr(p, key) is not None:
+                entry[key] = getattr(p, key)
+        if p.headroom is not None:
+            entry["headroom"] = _headroom_out(p.headroom)
+        entry["default"] = p.default
+        pools.append(entry)
+    doc["pool"] = pools
+    return tomli_w.dumps(doc)
+
+
+def save_policy(policy: PoolPolicy, path: str | os.PathLike[str]) -> Path:
+    """Write the policy as TOML atomically."""
+    return write_text(path, dump_policy(policy))

@@ -1,0 +1,209 @@
+"""The topic profile (*contract*): what `spark_jobs` writes and `planner` reads, one row per topic.
+
+A profile directory holds::
+
+    topic_profile.parquet       one row per topic, columns `TOPIC_COLUMNS` (the Arrow schema `TOPIC_SCHEMA`)
+    topic_profile.json          the same rows as JSON (sorted by topic), for people and diffs
+    partition_profile.parquet   one row per partition, columns `PARTITION_COLUMNS`
+
+Rates are bytes (or messages) per second summed over brokers (leader traffic only: replication is not in
+Kafka's per-topic meters). Growth is relative per day (``0.01`` = +1 %/day, compounding). Forecasts are at
+``forecast_horizon_days`` after ``last_ts``, with a low/high band.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pools.atomic import dump_json, write_bytes, write_text
+from pools.errors import InputError
+
+__all__ = [
+    "TOPIC_SCHEMA",
+    "PARTITION_SCHEMA",
+    "TOPIC_COLUMNS",
+    "PARTITION_COLUMNS",
+    "TopicProfile",
+    "PartitionProfile",
+    "save_profile",
+    "load_profile",
+    "load_partition_profile",
+    "TOPIC_PROFILE_FILE",
+    "TOPIC_PROFILE_JSON",
+    "PARTITION_PROFILE_FILE",
+]
+
+TOPIC_PROFILE_FILE = "topic_profile.parquet"
+TOPIC_PROFILE_JSON = "topic_profile.json"
+PARTITION_PROFILE_FILE = "partition_profile.parquet"
+
+_TS = pa.timestamp("us", tz="UTC")
+
+#: (name, Arrow type, nullable, meaning) for every topic-profile column, in file order.
+TOPIC_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
+    ("topic", pa.string(), False, "topic name"),
+    ("partitions", pa.int32(), False, "partition count (latest size snapshot or metadata)"),
+    ("bytes_in_p50", pa.float64(), False, "producer bytes/s into the topic, median minute"),
+    ("bytes_in_p95", pa.float64(), False, "bytes/s, 95th percentile minute"),
+    ("bytes_in_p99", pa.float64(), False, "bytes/s, 99th percentile minute"),
+    ("bytes_in_max", pa.float64(), False, "bytes/s, busiest minute"),
+    ("bytes_out_p95", pa.float64(), True, "consumer fetch bytes/s, 95th percentile (null: no BytesOut data)"),
+    ("bytes_out_p99", pa.float64(), True, "consumer fetch bytes/s, 99th percentile"),
+    ("bytes_out_max", pa.float64(), True, "consumer fetch bytes/s, busiest minute"),
+    ("messages_in_p99", pa.float64(), True, "messages/s, 99th percentile minute"),
+    ("storage_bytes", pa.int64(), False, "bytes on disk per replica set: largest replica per partition, summed"),
+    ("bytes_in_p99_growth_per_day", pa.float64(), False, "relative growth per day of the daily p99 bytes-in"),
+    ("storage_growth_per_day", pa.float64(), False, "relative growth per day of storage_bytes"),
+    ("forecast_horizon_days", pa.int32(), False, "days after last_ts the forecast is for"),
+    ("forecast_bytes_in_p99", pa.float64(), False, "forecast daily p99 bytes-in/s at the horizon"),
+    ("forecast_bytes_in_p99_low", pa.float64(), False, "lower edge of the forecast band"),
+    ("forecast_bytes_in_p99_high", pa.float64(), False, "upper edge of the forecast band"),
+    ("forecast_storage_bytes", pa.float64(), False, "forecast storage at the horizon"),
+    ("forecast_storage_low", pa.float64(), False, "lower edge of the storage band"),
+    ("forecast_storage_high", pa.float64(), False, "upper edge of the storage band"),
+    ("days_observed", pa.int32(), False, "days with data"),
+    ("samples", pa.int64(), False, "topic-minutes that went into the percentiles"),
+    ("gaps", pa.int64(), False, "missing minutes between a series' first and last sample, summed over brokers"),
+    ("counter_resets", pa.int64(), False, "counter resets seen (leader moves, restarts)"),
+    ("rejected_rows", pa.int64(), False, "input rows for this topic that were quarantined"),
+    ("first_ts", _TS, False, "first minute with data"),
+    ("last_ts", _TS, False, "last minute with data"),
+)
+
+#: (name, Arrow type, nullable, meaning) for every partition-profile column.
+PARTITION_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
+    ("topic", pa.string(), False, "topic name"),
+    ("partition", pa.int32(), False, "partition id"),
+    ("size_bytes", pa.int64(), False, "largest replica's size at the latest snapshot (isFuture excluded)"),
+    ("bytes_in_rate", pa.float64(), True, "mean bytes-in/s of this partition where the logs have it"),
+)
+
+TOPIC_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in TOPIC_COLUMNS])
+PARTITION_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in PARTITION_COLUMNS])
+
+
+@dataclass(frozen=True, slots=True)
+class TopicProfile:
+    """One topic's row of the profile; fields are `TOPIC_COLUMNS`."""
+
+    topic: str
+    partitions: int
+    bytes_in_p50: float
+    bytes_in_p95: float
+    bytes_in_p99: float
+    bytes_in_max: float
+    bytes_out_p95: float | None
+    bytes_out_p99: float | None
+    bytes_out_max: float | None
+    messages_in_p99: float | None
+    storage_bytes: int
+    bytes_in_p99_growth_per_day: float
+    storage_growth_per_day: float
+    forecast_horizon_days: int
+    forecast_bytes_in_p99: float
+    forecast_bytes_in_p99_low: float
+    forecast_bytes_in_p99_high: float
+    forecast_storage_bytes: float
+    forecast_storage_low: float
+    forecast_storage_high: float
+    days_observed: int
+    samples: int
+    gaps: int
+    counter_resets: int
+    rejected_rows: int
+    first_ts: datetime
+    last_ts: datetime
+
+    @property
+    def forecast_growth_factor(self) -> float:
+        """Forecast over current daily p99 bytes-in (1.0 when there is no traffic)."""
+        return self.forecast_bytes_in_p99 / self.bytes_in_p99 if self.bytes_in_p99 > 0 else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionProfile:
+    """One partition's size and, where known, its bytes-in rate."""
+
+    topic: str
+    partition: int
+    size_bytes: int
+    bytes_in_rate: float | None = None
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(f"profile value {value!r} is not finite")
+    return value
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", write_statistics=False, store_schema=True)
+    return sink.getvalue().to_pybytes()
+
+
+def save_profile(
+    out_dir: str | os.PathLike[str],
+    topics: Mapping[str, TopicProfile] | list[TopicProfile],
+    partitions: list[PartitionProfile] | None = None,
+) -> Path:
+    """Write the profile files into ``out_dir`` (each atomically), sorted so output is byte-identical."""
+    out = Path(out_dir)
+    rows = sorted(topics.values() if isinstance(topics, Mapping) else topics, key=lambda r: r.topic)
+    table = pa.Table.from_pylist([asdict(r) for r in rows], schema=TOPIC_SCHEMA)
+    write_bytes(out / TOPIC_PROFILE_FILE, _parquet_bytes(table))
+    write_text(out / TOPIC_PROFILE_JSON, dump_json([{k: _json_value(v) for k, v in asdict(r).items()} for r in rows]))
+    prows = sorted(partitions or [], key=lambda r: (r.topic, r.partition))
+    ptable = pa.Table.from_pylist([asdict(r) for r in prows], schema=PARTITION_SCHEMA)
+    write_bytes(out / PARTITION_PROFILE_FILE, _parquet_bytes(ptable))
+    return out
+
+
+def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
+    if not path.exists():
+        raise InputError(f"{path}: no such file (expected a profile written by `poolplan ingest`)")
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+    missing = [f.name for f in schema if f.name not in table.column_names]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    try:
+        return table.select(schema.names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InputError(f"{path}: columns do not match the profile schema: {exc}") from None
+
+
+def load_profile(profile_dir: str | os.PathLike[str]) -> dict[str, TopicProfile]:
+    """Read ``topic_profile.parquet`` from a profile directory (or the file itself): topic → row."""
+    path = Path(profile_dir)
+    if path.is_dir():
+        path = path / TOPIC_PROFILE_FILE
+    table = _read_table(path, TOPIC_SCHEMA)
+    rows = table.to_pylist()
+    for i, row in enumerate(rows):
+        for name, _, nullable, _ in TOPIC_COLUMNS:
+            if row[name] is None and not nullable:
+                raise InputError(f"{path}: row {i} ({row.get('topic')!r}): column {name} is null")
+    return {row["topic"]: TopicProfile(**row) for row in rows}
+
+
+def load_partition_profile(profile_dir: str | os.PathLike[str]) -> dict[tuple[str, int], PartitionProfile]:
+    """Read ``partition_profile.parquet``: (topic, partition) → row."""
+    path = Path(profile_dir)
+    if path.is_dir():
+        path = path / PARTITION_PROFILE_FILE
+    table = _read_table(path, PARTITION_SCHEMA)
+    return {(r["topic"], r["partition"]): PartitionProfile(**r) for r in table.to_pylist()}

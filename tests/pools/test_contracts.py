@@ -1,0 +1,202 @@
+"""Snapshot, policy, profile and plan files round-trip exactly and reject bad input by name."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pools.errors import InputError
+from pools.plan import PartitionMove, Plan, SolverReport, load_plan, plan_to_json, save_plan
+from pools.policy import dump_policy, load_policy, parse_policy
+from pools.profile import (
+    PARTITION_COLUMNS,
+    TOPIC_COLUMNS,
+    PartitionProfile,
+    TopicProfile,
+    load_partition_profile,
+    load_profile,
+    save_profile,
+)
+from pools.snapshot import load_snapshot, save_snapshot, snapshot_from_dict, snapshot_to_json
+
+SNAPSHOT = {
+    "version": 1,
+    "cluster": "c1",
+    "taken_at": "2026-11-01T00:00:00Z",
+    "brokers": [
+        {"id": 2, "rack": "r2", "pool": None, "capacity": {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 4000}},
+        {"id": 1, "rack": "r1", "pool": "a", "capacity": {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 4000}},
+    ],
+    "topics": [{"topic": "t", "topic_id": "x", "configs": {"retention.ms": "-1"}, "marked_for_deletion": False}],
+    "partitions": [
+        {"topic": "t", "partition": 1, "replicas": [2, 1], "leader": None, "isr": [], "elr": [2]},
+        {"topic": "t", "partition": 0, "replicas": [1, 2], "leader": 1, "isr": [1, 2], "sizes": [10, None],
+         "log_dirs": ["/d", None], "adding_replicas": [2]},
+    ],
+    "log_dir_errors": [{"broker": 2, "log_dir": "/d2", "error": "KafkaStorageException"}],
+}
+
+
+def test_snapshot_round_trips_byte_for_byte(tmp_path: Path) -> None:
+    snap = snapshot_from_dict(SNAPSHOT)
+    assert [b.id for b in snap.brokers] == [1, 2]
+    assert snap.partitions[0].size_bytes == 10 and snap.partitions[0].reassigning
+    assert snap.topic_by_name["t"].retention_ms is None
+    save_snapshot(snap, tmp_path / "s.json")
+    again = load_snapshot(tmp_path / "s.json")
+    assert again == snap
+    assert snapshot_to_json(again) == (tmp_path / "s.json").read_text()
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d["brokers"][0].update(id="x"), r"brokers\[0\]\.id: expected an integer"),
+        (lambda d: d["brokers"][1]["capacity"].pop("disk"), r"brokers\[1\]\.capacity\.disk"),
+        (lambda d: d["partitions"][1].update(sizes=[1]), r"partitions\[1\]\.sizes: expected 2 entries"),
+        (lambda d: d["partitions"][0].update(replicas="1,2"), r"partitions\[0\]\.replicas: expected a JSON array"),
+        (lambda d: d.update(version=2), r"version: expected 1"),
+        (lambda d: d["partitions"].append(dict(d["partitions"][0])), r"t-1 is listed twice"),
+    ],
+)
+def test_snapshot_rejects_bad_fields(mutate, message: str) -> None:
+    doc = json.loads(json.dumps(SNAPSHOT))
+    mutate(doc)
+    with pytest.raises(InputError, match=message):
+        snapshot_from_dict(doc, source="s.json")
+
+
+def test_snapshot_invalid_json_names_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text('{\n "cluster": \n}')
+    with pytest.raises(InputError, match=r"bad\.json: line 3 column 1: invalid JSON"):
+        load_snapshot(tmp_path / "bad.json")
+
+
+POLICY = """
+[defaults]
+headroom = {nw_in = 0.8, nw_out = 0.8, disk = 0.7, replicas = 0.9}
+[[tenant]]
+name = "payments"
+topics = ['payments\\..*']
+must_not_share_with = ["ads"]
+[[tenant]]
+name = "ads"
+topics = ['ads\\..*']
+[[pool]]
+name = "payments"
+tenants = ["payments"]
+brokers = [1, 2, 3]
+headroom = 0.6
+[[pool]]
+name = "shared-a"
+tenants = ["ads"]
+default = true
+[[pool]]
+name = "shared-b"
+tenants = ["ads"]
+topics = ['legacy-.*']
+default = true
+"""
+
+
+def test_policy_resolves_topics_and_round_trips(tmp_path: Path) -> None:
+    policy = parse_policy(POLICY, source="pools.toml")
+    assert policy.resolve("payments.ledger").candidates == ("payments",)
+    assert policy.resolve("ads.clicks").candidates == ("shared-a", "shared-b")
+    assert policy.resolve("ads.clicks").group == policy.resolve("ads.views").group == "tenant:ads"
+    assert policy.resolve("legacy-x").candidates == ("shared-b",)
+    assert policy.resolve("misc").reason == "default"
+    assert policy.headroom("payments", "disk") == 0.6 and policy.headroom("shared-a", "disk") == 0.7
+    assert policy.conflicting_tenants == {frozenset({"payments", "ads"})}
+    (tmp_path / "p.toml").write_text(dump_policy(policy))
+    again = load_policy(tmp_path / "p.toml")
+    assert dump_policy(again) == dump_policy(policy)
+    assert again.pools == policy.pools and again.tenants == policy.tenants
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[pool]]\nname = 'a'\nheadroom = 1.5", r"p\.toml: pool\[0\]\.headroom: expected a fraction"),
+        ("[[pool]]\nname = 'a'\ntopics = ['(']", r"pool\[0\]\.topics: invalid regular expression"),
+        ("[[pool]]\nname = 'a'\nbrokers = ['x']", r"pool\[0\]\.brokers\[0\]"),
+        ("[[pool]]\nname = 'a'\nmystery = 1", r"pool\[0\]\.mystery"),
+        ("[[pool]]\nname = 'a'\n[[pool]]\nname = 'a'", r"pool\[1\]\.name: pool 'a' is defined twice"),
+        ("[[pool]]\nname = 'a'\nbrokers = [1]\n[[pool]]\nname = 'b'\nbrokers = [1]", r"broker 1 is pinned by pools 'a' and 'b'"),
+        ("[[pool]]\nname = 'a'\ntenants = ['nobody']", r"pool\[0\]\.tenants: unknown tenant 'nobody'"),
+        ("[defaults]\nheadroom = {disk = 0.5}\n[[pool]]\nname = 'a'", r"defaults\.headroom: missing dimension"),
+        ("pool = [", r"p\.toml: invalid TOML"),
+        ("[defaults]\n", r"p\.toml: pool"),
+    ],
+)
+def test_policy_errors_name_file_and_key(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_policy(text, source="p.toml")
+
+
+def test_conflicting_selectors_name_both_pools_and_topic() -> None:
+    policy = parse_policy("[[pool]]\nname='a'\ntopics=['x.*']\n[[pool]]\nname='b'\ntopics=['xy']", source="p.toml")
+    with pytest.raises(InputError, match=r"topic 'xy' is selected by pools 'a' and 'b'"):
+        policy.resolve("xy")
+
+
+def test_pins_on_missing_brokers_are_rejected() -> None:
+    policy = parse_policy(POLICY, source="pools.toml")
+    with pytest.raises(InputError, match=r"pins broker\(s\) 3 that cluster 'c1' does not have"):
+        policy.check_against(snapshot_from_dict(SNAPSHOT))
+
+
+def _profile_row(topic: str) -> TopicProfile:
+    ts = datetime(2026, 10, 1, tzinfo=timezone.utc)
+    values = dict(
+        topic=topic, partitions=3, bytes_in_p50=1.0, bytes_in_p95=2.0, bytes_in_p99=3.0, bytes_in_max=4.0,
+        bytes_out_p95=None, bytes_out_p99=6.0, bytes_out_max=7.0, messages_in_p99=None, storage_bytes=100,
+        bytes_in_p99_growth_per_day=0.01, storage_growth_per_day=0.02, forecast_horizon_days=90,
+        forecast_bytes_in_p99=7.3, forecast_bytes_in_p99_low=6.0, forecast_bytes_in_p99_high=9.0,
+        forecast_storage_bytes=600.0, forecast_storage_low=500.0, forecast_storage_high=700.0,
+        days_observed=14, samples=20160, gaps=2, counter_resets=1, rejected_rows=0, first_ts=ts, last_ts=ts,
+    )
+    assert list(values) == [c[0] for c in TOPIC_COLUMNS]
+    return TopicProfile(**values)
+
+
+def test_profile_round_trips_byte_for_byte(tmp_path: Path) -> None:
+    rows = [_profile_row("b"), _profile_row("a")]
+    parts = [PartitionProfile("a", 1, 5, None), PartitionProfile("a", 0, 7, 1.5)]
+    assert [c[0] for c in PARTITION_COLUMNS] == ["topic", "partition", "size_bytes", "bytes_in_rate"]
+    save_profile(tmp_path / "p", rows, parts)
+    first = {f.name: f.read_bytes() for f in (tmp_path / "p").iterdir()}
+    loaded = load_profile(tmp_path / "p")
+    assert list(loaded) == ["a", "b"] and loaded["a"] == rows[1]
+    assert load_partition_profile(tmp_path / "p")[("a", 0)].bytes_in_rate == 1.5
+    save_profile(tmp_path / "p", loaded, list(load_partition_profile(tmp_path / "p").values()))
+    assert {f.name: f.read_bytes() for f in (tmp_path / "p").iterdir()} == first
+    assert json.loads((tmp_path / "p" / "topic_profile.json").read_text())[0]["first_ts"] == "2026-10-01T00:00:00Z"
+
+
+def test_profile_missing_file_is_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="topic_profile.parquet: no such file"):
+        load_profile(tmp_path)
+
+
+def test_plan_round_trips_and_counts_moved_bytes(tmp_path: Path) -> None:
+    plan = Plan(
+        cluster="c1",
+        brokers_before={1: None, 2: "a"},
+        brokers={1: "a", 2: "a"},
+        topics={"t": "a"},
+        partitions=(PartitionMove("t", 1, (1, 2), (2, 1), 10), PartitionMove("t", 0, (1,), (2,), 5)),
+        brokers_to_add={"a": 0},
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+        utilisation={"pools": {}},
+        warnings=("w",),
+    )
+    assert plan.moved_bytes == 5 and [m.partition for m in plan.moves] == [0, 1]
+    save_plan(plan, tmp_path / "plan.json")
+    again = load_plan(tmp_path / "plan.json")
+    assert again == plan
+    assert plan_to_json(again) == (tmp_path / "plan.json").read_text()
+    assert json.loads((tmp_path / "plan.json").read_text())["moved_bytes"] == 5
