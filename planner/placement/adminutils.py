@@ -1,0 +1,244 @@
+"""Kafka's `AdminUtils.assignReplicasToBrokers`, rack-unaware and rack-aware, vectorised with numpy."""
+
+from __future__ import annotations
+
+__all__ = [
+    "assign_replicas_to_brokers",
+    "assign_replicas_array",
+    "rack_alternated_broker_list",
+]
+
+import secrets
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from planner.java_compat import JavaRandom, utf16_key
+from planner.placement.errors import (
+    AdminOperationError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    PlacementError,
+)
+
+_INT_MIN, _UINT32 = 1 << 31, 1 << 32
+
+
+def assign_replicas_to_brokers(
+    brokers: Sequence[tuple[int, str | None]],
+    n_partitions: int,
+    replication_factor: int,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    seed: int | None = None,
+) -> dict[int, list[int]]:
+    """Place ``n_partitions`` partitions exactly as `AdminUtils.assignReplicasToBrokers` does.
+
+    Parameters
+    ----------
+    brokers : sequence of (broker_id, rack or None)
+        The brokers in the caller's order (the rack-unaware path walks them in this order).
+    n_partitions, replication_factor : int
+        Partitions to place and replicas per partition.
+    fixed_start_index : int
+        Index of the first partition's leader in the (rack-alternated) broker list; Kafka also uses
+        it as the initial replica shift. Negative: draw both from ``JavaRandom(seed)``.
+    start_partition_id : int
+        Id of the first partition placed (added partitions start at the current count);
+        values below 0 mean 0.
+    seed : int, optional
+        Seed of the `java.util.Random` standing in for ``AdminUtils.RAND``; a fresh random seed
+        when None. Only read when ``fixed_start_index`` is negative.
+
+    Returns
+    -------
+    dict[int, list[int]]
+        Partition id to replicas; the first replica is the preferred leader.
+
+    Raises
+    ------
+    InvalidPartitionsError
+        ``n_partitions <= 0``.
+    InvalidReplicationFactorError
+        ``replication_factor <= 0`` or larger than the number of brokers.
+    AdminOperationError
+        Some but not all brokers have a rack.
+
+    See Also
+    --------
+    assign_replicas_array : the same placement as numpy arrays.
+
+    Notes
+    -----
+    Mirrors `org.apache.kafka.admin.AdminUtils`: errors in Kafka's order and words, the start index
+    and shift drawn in that order with ``nextInt(numBrokers)``, the shift incremented only when the
+    partition id reaches a positive multiple of the broker count, Java ``int`` overflow.
+    O(P * RF) vectorised; the rack-aware follower search takes one pass per skipped broker.
+
+    Examples
+    --------
+    >>> assign_replicas_to_brokers([(0, None), (1, None), (2, None)], 3, 2, fixed_start_index=0)
+    {0: [0, 1], 1: [1, 2], 2: [2, 0]}
+    """
+    ids, table = assign_replicas_array(
+        brokers,
+        n_partitions,
+        replication_factor,
+        fixed_start_index=fixed_start_index,
+        start_partition_id=start_partition_id,
+        seed=seed,
+    )
+    return dict(zip(ids.tolist(), table.tolist()))
+
+
+def assign_replicas_array(
+    brokers: Sequence[tuple[int, str | None]],
+    n_partitions: int,
+    replication_factor: int,
+    *,
+    fixed_start_index: int = -1,
+    start_partition_id: int = -1,
+    seed: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`assign_replicas_to_brokers` as arrays: partition ids (P,) and replicas (P, RF), int64.
+
+    Rows are in placement order; see `assign_replicas_to_brokers` for the parameters and errors.
+    """
+    if n_partitions <= 0:
+        raise InvalidPartitionsError("Number of partitions must be larger than 0.")
+    if replication_factor <= 0:
+        raise InvalidReplicationFactorError("Replication factor must be larger than 0.")
+    if replication_factor > len(brokers):
+        raise InvalidReplicationFactorError(
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
+        )
+    pids = _wrap32(max(0, start_partition_id) + np.arange(n_partitions, dtype=np.int64))
+    if all(rack is None for _, rack in brokers):
+        order = np.array([broker_id for broker_id, _ in brokers], dtype=np.int64)
+        start, shift = _start_and_shift(len(order), fixed_start_index, seed)
+        index = _rack_unaware_indices(pids, replication_factor, len(order), start, shift)
+        return pids, order[index]
+    if any(rack is None for _, rack in brokers):
+        raise AdminOperationError("Not all brokers have rack information for replica rack aware assignment.")
+    broker_rack = {broker_id: rack for broker_id, rack in brokers}
+    order = np.array(rack_alternated_broker_list(broker_rack), dtype=np.int64)
+    rack_names = sorted(set(broker_rack.values()), key=utf16_key)
+    rack_code = {rack: code for code, rack in enumerate(rack_names)}
+    racks = np.array([rack_code[broker_rack[int(b)]] for b in order], dtype=np.int64)
+    start, shift = _start_and_shift(len(order), fixed_start_index, seed)
+    index = _rack_aware_indices(pids, replication_factor, racks, len(rack_names), start, shift)
+    return pids, order[index]
+
+
+def rack_alternated_broker_list(broker_rack: Mapping[int, str]) -> list[int]:
+    """`AdminUtils.getRackAlternatedBrokerList`: one broker per rack in turn.
+
+    Racks in `String.compareTo` order, brokers ascending by id within a rack.
+
+    Examples
+    --------
+    >>> rack_alternated_broker_list({0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"})
+    [0, 3, 1, 5, 4, 2]
+    """
+    by_rack: dict[str, list[int]] = {}
+    for broker_id, rack in broker_rack.items():
+        by_rack.setdefault(rack, []).append(broker_id)
+    columns = [sorted(by_rack[rack]) for rack in sorted(by_rack, key=utf16_key)]
+    depth = max((len(c) for c in columns), default=0)
+    return [c[row] for row in range(depth) for c in columns if row < len(c)]
+
+
+def _start_and_shift(n_brokers: int, fixed_start_index: int, seed: int | None) -> tuple[int, int]:
+    """The start index and the initial replica shift: both the fixed index, or two draws in that order."""
+    if fixed_start_index >= 0:
+        return fixed_start_index, fixed_start_index
+    rnd = JavaRandom(secrets.randbits(64) - (1 << 63) if seed is None else seed)
+    start = rnd.next_int(n_brokers)
+    return start, rnd.next_int(n_brokers)
+
+
+def _wrap32(a: np.ndarray | int) -> np.ndarray:
+    """Java ``int`` overflow of int64 values."""
+    return (np.asarray(a, dtype=np.int64) + _INT_MIN) % _UINT32 - _INT_MIN
+
+
+def _shifts(pids: np.ndarray, n_brokers: int, shift: int) -> np.ndarray:
+    """``nextReplicaShift`` per partition: +1 whenever the id is a positive multiple of the broker count."""
+    bumps = (pids > 0) & (np.fmod(pids, n_brokers) == 0)
+    return _wrap32(shift + np.cumsum(bumps))
+
+
+def _leaders(pids: np.ndarray, n_brokers: int, start: int) -> np.ndarray:
+    """``firstReplicaIndex``: ``(currentPartitionId + startIndex) % n`` with int overflow and Java's ``%``."""
+    return np.fmod(_wrap32(pids + start), n_brokers)
+
+
+def _replica_index(first: np.ndarray, second_shift: np.ndarray, k: np.ndarray | int, n_brokers: int) -> np.ndarray:
+    """`AdminUtils.replicaIndex`: ``(first + 1 + (shift + k) % (n - 1)) % n`` in Java arithmetic."""
+    if n_brokers == 1:
+        raise PlacementError("/ by zero")
+    return np.fmod(first + 1 + np.fmod(_wrap32(second_shift + k), n_brokers - 1), n_brokers)
+
+
+def _rack_unaware_indices(pids: np.ndarray, rf: int, n_brokers: int, start: int, shift: int) -> np.ndarray:
+    """Broker-list indices (P, RF) of `assignReplicasToBrokersRackUnaware`."""
+    shifts = _shifts(pids, n_brokers, shift)
+    index = np.empty((len(pids), rf), dtype=np.int64)
+    index[:, 0] = _leaders(pids, n_brokers, start)
+    for j in range(rf - 1):
+        index[:, j + 1] = _replica_index(index[:, 0], shifts, j, n_brokers)
+    _raise_first_negative(index, n_brokers)
+    return index
+
+
+def _rack_aware_indices(
+    pids: np.ndarray, rf: int, racks: np.ndarray, n_racks: int, start: int, shift: int
+) -> np.ndarray:
+    """Rack-alternated-list indices (P, RF) of `assignReplicasToBrokersRackAware`.
+
+    Every partition walks its own cursor ``k``; all partitions still searching for replica ``j``
+    advance together, one pass per candidate, and drop out once they accept one.
+    """
+    n_brokers = len(racks)
+    index = np.empty((len(pids), rf), dtype=np.int64)
+    first = _leaders(pids, n_brokers, start)
+    index[:, 0] = first
+    alive = first >= 0
+    failed = dict(zip(np.flatnonzero(~alive).tolist(), first[~alive].tolist()))
+    if rf > 1:
+        second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks)
+        cursor = np.zeros(len(pids), dtype=np.int64)
+        racks_used = np.ones(len(pids), dtype=np.int64)
+        brokers_used = np.ones(len(pids), dtype=np.int64)
+    for j in range(1, rf):
+        active = np.flatnonzero(alive)
+        while len(active):
+            candidate = _replica_index(first[active], second_shift[active], cursor[active], n_brokers)
+            cursor[active] += 1
+            bad = candidate < 0
+            if bad.any():
+                failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
+                alive[active[bad]] = False
+                active, candidate = active[~bad], candidate[~bad]
+            rack = racks[candidate]
+            new_rack = ~(racks[index[active, :j]] == rack[:, None]).any(axis=1)
+            new_broker = ~(index[active, :j] == candidate[:, None]).any(axis=1)
+            accept = (new_rack | (racks_used[active] == n_racks)) & (
+                new_broker | (brokers_used[active] == n_brokers)
+            )
+            done = active[accept]
+            index[done, j] = candidate[accept]
+            racks_used[done] += new_rack[accept]
+            brokers_used[done] += new_broker[accept]
+            active = active[~accept]
+    if failed:
+        p = min(failed)
+        raise PlacementError(f"Index {failed[p]} out of bounds for length {n_brokers}")
+    return index
+
+
+def _raise_first_negative(index: np.ndarray, n_brokers: int) -> None:
+    """Kafka indexes its broker list in row-major order; a negative index fails like Java's array access."""
+    negative = np.flatnonzero(index < 0)
+    if len(negative):
+        raise PlacementError(f"Index {index.flat[negative[0]]} out of bounds for length {n_brokers}")

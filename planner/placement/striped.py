@@ -1,0 +1,256 @@
+"""Kafka's KRaft `StripedReplicaPlacer`: racks striped round-robin, per-rack fenced/unfenced broker lists."""
+
+from __future__ import annotations
+
+__all__ = ["striped_place", "striped_place_array"]
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.java_compat import hashmap_order, int32, string_hash, utf16_key
+from planner.placement.draws import next_ints, scramble
+from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
+
+_DRAWS_PER_CHUNK = 1 << 20
+
+
+def striped_place(
+    brokers: Sequence[tuple[int, str | None, bool]],
+    num_partitions: int,
+    replication_factor: int,
+    seed: int,
+    start_partition: int = 0,
+) -> list[list[int]]:
+    """Place partitions exactly as ``new StripedReplicaPlacer(new Random(seed)).place(...)`` does.
+
+    Parameters
+    ----------
+    brokers : sequence of (broker_id, rack or None, fenced)
+        The usable brokers in the controller's listing order (it decides HashMap ties of racks).
+    num_partitions : int
+        Partitions to place.
+    replication_factor : int
+        Replicas per partition, passed to Kafka as a Java ``short``.
+    seed : int
+        Seed of the `java.util.Random` (signed 64-bit; only the low 48 bits matter).
+    start_partition : int
+        ``PlacementSpec.startPartition``; the placer ignores it, the i-th list is partition
+        ``start_partition + i``.
+
+    Returns
+    -------
+    list[list[int]]
+        Replicas per partition in placement order; the first replica is the preferred leader.
+
+    Raises
+    ------
+    InvalidReplicationFactorError
+        Replication factor not positive, every broker fenced (or none), or more replicas than brokers.
+    IllegalArgumentError
+        ``num_partitions < 0`` (Kafka's callers reject it earlier).
+
+    See Also
+    --------
+    planner.placement.adminutils.assign_replicas_to_brokers : the ZooKeeper-era placement.
+
+    Notes
+    -----
+    Mirrors `org.apache.kafka.metadata.placement.StripedReplicaPlacer` of Kafka 3.0-4.0
+    (without the later ``existingPartitionAssignments`` continuation): racks visited in Java
+    `HashMap` order for the random draws and sorted (null first, `String.compareTo`) for striping,
+    per-list epochs, a reshuffle of racks and lists after every U (unfenced brokers) partitions.
+    Draws and shuffles are vectorised; runs of reshuffle cycles in which every rack supplies each
+    replica from a fresh list are placed by arithmetic, the rest partition by partition.
+
+    Examples
+    --------
+    >>> nine = [(10 * r + i, "ABC"[r - 1], False) for r in (1, 2, 3) for i in range(3)]
+    >>> striped_place(nine, 3, 3, seed=10)
+    [[10, 20, 30], [21, 31, 11], [32, 12, 22]]
+    """
+    return striped_place_array(brokers, num_partitions, replication_factor, seed).tolist()
+
+
+def striped_place_array(
+    brokers: Sequence[tuple[int, str | None, bool]],
+    num_partitions: int,
+    replication_factor: int,
+    seed: int,
+) -> np.ndarray:
+    """`striped_place` as an int64 array (P, RF) in placement order."""
+    rf = _java_short(replication_factor)
+    cluster = _Cluster.build(brokers)
+    if rf <= 0:
+        raise InvalidReplicationFactorError(
+            f"Invalid replication factor {rf}: the replication factor must be positive."
+        )
+    if cluster.unfenced == 0:
+        raise InvalidReplicationFactorError("All brokers are currently fenced.")
+    if rf > cluster.total:
+        raise InvalidReplicationFactorError(
+            f"The target replication factor of {rf} cannot be reached because only "
+            f"{cluster.total} broker(s) are registered."
+        )
+    if num_partitions < 0:
+        raise IllegalArgumentError(f"Illegal Capacity: {num_partitions}")
+    return _Placer(cluster, seed).place(num_partitions, rf)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cluster:
+    """The placer's view of the brokers.
+
+    Lists are numbered ``2h`` (fenced) and ``2h + 1`` (unfenced) for the rack at position ``h`` of
+    the rack HashMap's iteration order; ``sorted_racks`` gives those positions in rack-name order.
+    """
+
+    lists: tuple[tuple[int, ...], ...]
+    sorted_racks: tuple[int, ...]
+    unfenced: int
+    total: int
+
+    @classmethod
+    def build(cls, brokers: Sequence[tuple[int, str | None, bool]]) -> _Cluster:
+        seen = list(dict.fromkeys(rack for _, rack, _ in brokers))
+        hashed = hashmap_order(seen, lambda rack: 0 if rack is None else string_hash(rack))
+        position = {rack: h for h, rack in enumerate(hashed)}
+        members: list[list[int]] = [[] for _ in range(2 * len(hashed))]
+        for broker_id, rack, fenced in brokers:
+            members[2 * position[rack] + (0 if fenced else 1)].append(broker_id)
+        names = sorted(hashed, key=lambda rack: (rack is not None, utf16_key(rack or "")))
+        return cls(
+            lists=tuple(tuple(sorted(m)) for m in members),
+            sorted_racks=tuple(position[rack] for rack in names),
+            unfenced=sum(not fenced for _, _, fenced in brokers),
+            total=len(brokers),
+        )
+
+    def construction_bounds(self) -> list[int]:
+        """`nextInt` bounds drawn when the placer is built: each non-empty list, then the rack offset."""
+        return [len(m) for m in self.lists if m] + ([len(self.sorted_racks)] if self.sorted_racks else [])
+
+    def reshuffle_bounds(self) -> list[int]:
+        """`nextInt` bounds of one reshuffle: rack names, then every list in HashMap order."""
+        return [b for size in [len(self.sorted_racks), *map(len, self.lists)] for b in range(size, 1, -1)]
+
+
+class _Placer:
+    """The mutable state of one `place()` call: per-list offset/index/epoch, rack order and offset."""
+
+    def __init__(self, cluster: _Cluster, seed: int) -> None:
+        self.cluster = cluster
+        bounds = cluster.construction_bounds()
+        draws, self.state = next_ints(scramble(seed), np.array(bounds, dtype=np.int64))
+        drawn = iter(draws.tolist())
+        self.sizes = [len(m) for m in cluster.lists]
+        self.offset = [next(drawn) if size else 0 for size in self.sizes]
+        self.rack_offset = next(drawn) if cluster.sorted_racks else 0
+        self.index = [0] * len(self.sizes)
+        self.epoch = [0] * len(self.sizes)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+        self.contents = np.array([b for m in cluster.lists for b in m], dtype=np.int64)
+        self.racks = list(cluster.sorted_racks)
+
+    def place(self, num_partitions: int, rf: int) -> np.ndarray:
+        """Place ``num_partitions`` partitions: cycles of U partitions separated by reshuffles."""
+        out = np.empty((num_partitions, rf), dtype=np.int64)
+        u = self.cluster.unfenced
+        cycle = u if u > 1 else max(num_partitions, 1)
+        row = 0
+        for rack_perm, list_perm in self._reshuffles((num_partitions - 1) // cycle if num_partitions else 0):
+            if rack_perm is not None:
+                self.racks = [self.racks[i] for i in rack_perm]
+                self.contents = self.contents[list_perm]
+            n = min(cycle, num_partitions - row)
+            self._place_cycle(out, row, n, rf)
+            row += n
+        return out
+
+    def _reshuffles(self, count: int):
+        """Yield ``(None, None)`` for the first cycle, then each reshuffle's rack and list permutations.
+
+        A permutation ``perm`` shuffles ``items`` to ``items[perm]``; the list permutation covers all
+        lists at once (each within its own slice of ``contents``).
+        """
+        yield None, None
+        bounds = np.array(self.cluster.reshuffle_bounds(), dtype=np.int64)
+        per_chunk = max(1, _DRAWS_PER_CHUNK // max(len(bounds), 1))
+        sizes = [len(self.racks), *self.sizes]
+        starts = [0, *(len(self.racks) + self.starts[:-1]).tolist()]
+        for first in range(0, count, per_chunk):
+            k = min(per_chunk, count - first)
+            draws, self.state = next_ints(self.state, np.tile(bounds, k))
+            perms = _fisher_yates(draws.reshape(k, len(bounds)), sizes, starts)
+            rack_count = len(self.racks)
+            for perm in perms:
+                yield perm[:rack_count].tolist(), perm[rack_count:] - rack_count
+
+    def _place_cycle(self, out: np.ndarray, row: int, n: int, rf: int) -> None:
+        """Place ``n`` partitions with epochs ``0..n-1``, one at a time (`RackList.place`)."""
+        racks, sizes, offset, index, epoch = self.racks, self.sizes, self.offset, self.index, self.epoch
+        contents, starts = self.contents.tolist(), self.starts.tolist()
+        n_racks = len(racks)
+
+        def take(lst: int, e: int) -> int:
+            size = sizes[lst]
+            if size == 0:
+                return -1
+            if epoch[lst] != e:
+                epoch[lst], index[lst], offset[lst] = e, 0, (offset[lst] + 1) % size
+            if index[lst] >= size:
+                return -1
+            broker = contents[starts[lst] + (index[lst] + offset[lst]) % size]
+            index[lst] += 1
+            return broker
+
+        rack_offset = self.rack_offset
+        for e in range(n):
+            if rack_offset == n_racks:
+                rack_offset = 0
+            replicas = out[row + e]
+            leader_rack = rack_offset
+            while (broker := take(2 * racks[leader_rack] + 1, e)) < 0:
+                leader_rack = (leader_rack + 1) % n_racks
+            replicas[0] = broker
+            cursor = rack_offset
+            for r in range(1, rf):
+                broker = -1
+                while broker < 0:
+                    if cursor == leader_rack:
+                        leader_rack = -1
+                    else:
+                        h = racks[cursor]
+                        broker = take(2 * h + 1, e)
+                        if broker < 0:
+                            broker = take(2 * h, e)
+                    cursor = (cursor + 1) % n_racks
+                replicas[r] = broker
+            rack_offset += 1
+        self.rack_offset = rack_offset
+
+
+def _fisher_yates(draws: np.ndarray, sizes: Sequence[int], starts: Sequence[int]) -> np.ndarray:
+    """Permutations of `Collections.shuffle` for many reshuffles at once.
+
+    ``draws`` (K, D) holds each reshuffle's draws, list after list (``size - 1`` each, bounds
+    ``size..2``); the result (K, sum(sizes)) permutes each list within its slice.
+    """
+    k = draws.shape[0]
+    perm = np.tile(np.arange(sum(sizes), dtype=np.int64), (k, 1))
+    rows = np.arange(k)
+    column = 0
+    for size, start in zip(sizes, starts):
+        for i in range(size, 1, -1):
+            j = start + draws[:, column]
+            a = perm[rows, start + i - 1].copy()
+            perm[rows, start + i - 1] = perm[rows, j]
+            perm[rows, j] = a
+            column += 1
+    return perm
+
+
+def _java_short(value: int) -> int:
+    """The value cast to a Java ``short``, as ``PlacementSpec`` stores the replication factor."""
+    return int32(value << 16) >> 16
