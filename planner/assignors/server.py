@@ -197,8 +197,10 @@ def parse_uuid(text: str) -> tuple[int, int]:
     """
     if not isinstance(text, str) or len(text) > 24:
         raise AssignorError(f"topic_id {text!r} is not a base64 Uuid string (at most 24 characters)")
+    if "+" in text or "/" in text:
+        raise AssignorError(f"topic_id {text!r} is not valid URL-safe base64")
     try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError):
         raise AssignorError(f"topic_id {text!r} is not valid URL-safe base64") from None
     if len(raw) != 16:
