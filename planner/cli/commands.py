@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import click
 
+from planner.cli import run
+
 __all__ = ["COMMANDS"]
 
-COMMANDS: list[click.Command] = []
+COMMANDS: list[click.Command] = [
+    run.command,
+]
