@@ -382,7 +382,8 @@ class _Parser:
             ch = self.text[self.pos]
             self.pos += 1
             if ch == '"':
-                return "".join(out)
+                text = "".join(out)  # join escaped surrogate pairs, keep lone surrogates as Java does
+                return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
             if ch == "\\":
                 out.append(self._escape())
             elif ord(ch) < 0x20:
