@@ -1,0 +1,271 @@
+"""The demand model: each topic's load per capacity dimension, and how it lands on brokers.
+
+Per topic, at the forecast horizon (``at="forecast"``) or as measured (``at="now"``):
+
+- ``nw_in``  = bytes-in × RF (leader ingress plus follower replication fetches),
+- ``nw_out`` = consumer bytes-out (or bytes-in × fan-out when the profile has no bytes-out) + bytes-in × (RF − 1),
+- ``disk``   = storage per replica set × RF; at the forecast the storage is capped by time-based retention
+  (rate × ``retention.ms``) and by ``retention.bytes`` × partitions,
+- ``replicas`` = partitions × RF.
+
+A topic's load is spread over its partitions (bytes by the per-partition rate where the partition profile has
+one for every partition, else evenly; disk by the partitions' sizes, else evenly) and each partition's load
+over its replicas: the leader carries bytes-in, consumer bytes-out and replication out; each follower carries
+replication in (the partition's bytes-in). Summed over a topic's replicas this gives the topic totals above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from pools.errors import InputError
+from pools.profile import PartitionProfile, TopicProfile
+from pools.snapshot import DIMENSIONS, ClusterSnapshot, PartitionState, TopicState
+
+__all__ = [
+    "Demand",
+    "PartitionShare",
+    "topic_demand",
+    "broker_load",
+    "replica_load",
+    "demand_warnings",
+]
+
+Load = dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionShare:
+    """One partition's share of its topic: bytes-in, consumer bytes-out and storage per replica."""
+
+    partition: int
+    bytes_in: float
+    bytes_out: float
+    storage: float
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """A topic's load per dimension (``nw_in``, ``nw_out`` bytes/s; ``disk`` bytes; ``replicas``).
+
+    ``bytes_in``, ``bytes_out`` (consumer fetches) and ``storage`` (per replica set) are the topic-level inputs;
+    ``partitions`` splits them per partition; ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the
+    profile: disk and replicas from the snapshot's partition sizes, no traffic).
+    """
+
+    nw_in: float
+    nw_out: float
+    disk: float
+    replicas: float
+    bytes_in: float
+    bytes_out: float
+    storage: float
+    partitions: tuple[PartitionShare, ...]
+    source: Literal["profile", "sizes"] = "profile"
+
+    def get(self, dimension: str) -> float:
+        """The load in ``dimension`` (one of `DIMENSIONS`)."""
+        return float(getattr(self, dimension))
+
+
+def topic_demand(
+    snapshot: ClusterSnapshot,
+    profile: Mapping[str, TopicProfile],
+    fanout: Mapping[str, float] | float | None = None,
+    at: Literal["forecast", "now"] = "forecast",
+    *,
+    partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+) -> dict[str, Demand]:
+    """Demand of every topic in ``snapshot``, sorted by topic name.
+
+    Parameters
+    ----------
+    snapshot : ClusterSnapshot
+        Partitions (replication factor, sizes) and topic configs (retention).
+    profile : mapping of str to TopicProfile
+        The topic profile; topics missing from it get disk and replicas from their partition sizes only.
+    fanout : mapping of topic to float, float or None
+        Consumer groups reading each topic, used when the profile has no bytes-out (default 1).
+    at : {"forecast", "now"}
+        The forecast horizon's p99 rates and storage, or the measured p99 rates and storage.
+    partition_profile : mapping, optional
+        Per-partition rates used to split bytes over partitions.
+
+    Returns
+    -------
+    dict of str to Demand
+
+    Raises
+    ------
+    InputError
+        On an unknown ``at`` or a negative fan-out.
+    """
+    if at not in ("forecast", "now"):
+        raise InputError(f"demand: at: expected 'forecast' or 'now', got {at!r}")
+    out: dict[str, Demand] = {}
+    for topic, parts in sorted(snapshot.partitions_by_topic.items()):
+        state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
+        row = profile.get(topic)
+        ratio = _fanout(fanout, topic)
+        if row is None:
+            out[topic] = _from_sizes(parts)
+        else:
+            out[topic] = _from_profile(row, state, parts, ratio, at, partition_profile or {})
+    return out
+
+
+def replica_load(share: PartitionShare, replication_factor: int, *, leader: bool) -> tuple[float, float, float, float]:
+    """Load of one replica of a partition, in `DIMENSIONS` order.
+
+    The leader takes producer bytes-in, serves consumers and replication out to the ``replication_factor − 1``
+    followers; a follower fetches the partition's bytes-in. Both store the partition and count as one replica.
+    """
+    if leader:
+        return (share.bytes_in, share.bytes_out + share.bytes_in * (replication_factor - 1), share.storage, 1.0)
+    return (share.bytes_in, 0.0, share.storage, 1.0)
+
+
+def broker_load(
+    snapshot: ClusterSnapshot,
+    demands: Mapping[str, Demand],
+    assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None,
+) -> dict[int, Load]:
+    """Load per broker and dimension from ``demands`` under a placement.
+
+    Parameters
+    ----------
+    snapshot : ClusterSnapshot
+        The brokers (every one gets an entry, zero when idle) and the current placement.
+    demands : mapping of str to Demand
+        From `topic_demand`; topics without a demand add nothing.
+    assignment : mapping of (topic, partition) to replicas, optional
+        A target placement (first replica = leader). Partitions it omits keep their current replicas, led by
+        the current leader when it is a replica, else by the preferred leader.
+
+    Returns
+    -------
+    dict of int to dict of str to float
+        Broker id → dimension → load, including brokers the placement names that the snapshot lacks.
+    """
+    loads: dict[int, Load] = {b.id: dict.fromkeys(DIMENSIONS, 0.0) for b in snapshot.brokers}
+    assignment = assignment or {}
+    for topic, demand in sorted(demands.items()):
+        parts = snapshot.partitions_by_topic.get(topic, ())
+        by_id = {p.partition: p for p in parts}
+        for share in demand.partitions:
+            state = by_id.get(share.partition)
+            replicas = assignment.get((topic, share.partition))
+            if replicas is None:
+                if state is None:
+                    continue
+                replicas, leader = state.replicas, _current_leader(state)
+            else:
+                leader = replicas[0] if replicas else None
+            rf = len(replicas)
+            for b in replicas:
+                load = loads.setdefault(b, dict.fromkeys(DIMENSIONS, 0.0))
+                for dim, value in zip(DIMENSIONS, replica_load(share, rf, leader=b == leader)):
+                    load[dim] += value
+    return dict(sorted(loads.items()))
+
+
+def demand_warnings(demands: Mapping[str, Demand]) -> list[str]:
+    """One warning per topic whose demand comes from partition sizes only (absent from the profile)."""
+    missing = sorted(t for t, d in demands.items() if d.source == "sizes")
+    if not missing:
+        return []
+    shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    return [f"{len(missing)} topic(s) absent from the profile, planned by partition sizes only (no traffic): {shown}"]
+
+
+def _fanout(fanout: Mapping[str, float] | float | None, topic: str) -> float:
+    if fanout is None:
+        return 1.0
+    value = fanout.get(topic, 1.0) if isinstance(fanout, Mapping) else fanout
+    if not value >= 0:
+        raise InputError(f"demand: fan-out of topic {topic!r}: expected a non-negative number, got {value!r}")
+    return float(value)
+
+
+def _current_leader(state: PartitionState) -> int | None:
+    if state.leader is not None and state.leader in state.replicas:
+        return state.leader
+    return state.preferred_leader
+
+
+def _weights(values: list[float]) -> list[float]:
+    total = sum(values)
+    if total > 0:
+        return [v / total for v in values]
+    return [1.0 / len(values)] * len(values) if values else []
+
+
+def _from_sizes(parts: tuple[PartitionState, ...]) -> Demand:
+    shares = tuple(PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes)) for p in parts)
+    return _total(shares, parts, source="sizes")
+
+
+def _from_profile(
+    row: TopicProfile,
+    state: TopicState,
+    parts: tuple[PartitionState, ...],
+    fanout: float,
+    at: str,
+    partition_profile: Mapping[tuple[str, int], PartitionProfile],
+) -> Demand:
+    if at == "forecast":
+        bytes_in = row.forecast_bytes_in_p99
+        growth = row.forecast_growth_factor
+        storage = _retention_capped(row.forecast_storage_bytes, bytes_in, state, len(parts))
+    else:
+        bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
+    bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
+    rates = [partition_profile.get((p.topic, p.partition)) for p in parts]
+    if all(r is not None and r.bytes_in_rate is not None for r in rates):
+        net = _weights([r.bytes_in_rate for r in rates])  # type: ignore[union-attr,misc]
+    else:
+        net = _weights([1.0] * len(parts))
+    disk = _weights([float(p.size_bytes) for p in parts])
+    shares = tuple(
+        PartitionShare(p.partition, bytes_in * n, bytes_out * n, storage * s) for p, n, s in zip(parts, net, disk)
+    )
+    return _total(shares, parts, source="profile")
+
+
+def _retention_capped(storage: float, bytes_in: float, state: TopicState, partitions: int) -> float:
+    """Forecast storage, capped by what retention lets the topic keep (delete policy only)."""
+    policy = state.configs.get("cleanup.policy", "delete")
+    if "delete" not in policy:
+        return storage
+    if state.retention_ms is not None:
+        storage = min(storage, bytes_in * state.retention_ms / 1000.0)
+    if state.retention_bytes is not None:
+        storage = min(storage, float(state.retention_bytes) * partitions)
+    return storage
+
+
+def _total(shares: tuple[PartitionShare, ...], parts: tuple[PartitionState, ...], *, source: str) -> Demand:
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for share, p in zip(shares, parts):
+        rf = len(p.replicas)
+        if rf == 0:
+            continue
+        for leader in (True, False):
+            count = 1 if leader else rf - 1
+            if count <= 0:
+                continue
+            for i, value in enumerate(replica_load(share, rf, leader=leader)):
+                totals[i] += value * count
+    return Demand(
+        nw_in=totals[0],
+        nw_out=totals[1],
+        disk=totals[2],
+        replicas=totals[3],
+        bytes_in=sum(s.bytes_in for s in shares),
+        bytes_out=sum(s.bytes_out for s in shares),
+        storage=sum(s.storage for s in shares),
+        partitions=shares,
+        source=source,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,141 @@
+"""The demand model: topic totals per dimension and their per-replica split over brokers."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pools.demand import broker_load, demand_warnings, replica_load, topic_demand
+from pools.errors import InputError
+from pools.profile import PartitionProfile, TopicProfile
+from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+
+CAP = Capacity(1e9, 1e9, 1e12, 1000)
+
+
+def _row(topic: str, *, bytes_in: float, forecast_in: float, bytes_out: float | None, storage: int,
+         forecast_storage: float, partitions: int = 2) -> TopicProfile:
+    ts = datetime(2026, 10, 1, tzinfo=timezone.utc)
+    return TopicProfile(
+        topic=topic, partitions=partitions, bytes_in_p50=bytes_in / 2, bytes_in_p95=bytes_in, bytes_in_p99=bytes_in,
+        bytes_in_max=bytes_in, bytes_out_p95=bytes_out, bytes_out_p99=bytes_out, bytes_out_max=bytes_out,
+        messages_in_p99=None, storage_bytes=storage, bytes_in_p99_growth_per_day=0.0, storage_growth_per_day=0.0,
+        forecast_horizon_days=90, forecast_bytes_in_p99=forecast_in, forecast_bytes_in_p99_low=forecast_in,
+        forecast_bytes_in_p99_high=forecast_in, forecast_storage_bytes=forecast_storage,
+        forecast_storage_low=forecast_storage, forecast_storage_high=forecast_storage, days_observed=14,
+        samples=1, gaps=0, counter_resets=0, rejected_rows=0, first_ts=ts, last_ts=ts,
+    )
+
+
+def _snapshot(configs: dict[str, str] | None = None) -> ClusterSnapshot:
+    brokers = tuple(Broker(i, f"r{i % 3}", CAP) for i in range(1, 5))
+    parts = (
+        PartitionState("orders", 0, (1, 2, 3), leader=2, sizes=(300, 300, 300)),
+        PartitionState("orders", 1, (2, 3, 4), leader=2, sizes=(100, 100, 90)),
+        PartitionState("logs", 0, (4, 1), leader=4, sizes=(50, 50)),
+    )
+    topics = (TopicState("orders", configs=configs or {}), TopicState("logs"))
+    return ClusterSnapshot("c", brokers, topics, parts)
+
+
+def test_forecast_totals_follow_the_issue_formulas() -> None:
+    snap = _snapshot()
+    profile = {"orders": _row("orders", bytes_in=100, forecast_in=200, bytes_out=300, storage=400,
+                              forecast_storage=800)}
+    d = topic_demand(snap, profile)["orders"]
+    # RF 3: net in = 200 × 3; net out = consumers (300 × growth 2) + 200 × 2; disk = 800 × 3; replicas = 2 × 3
+    assert (d.nw_in, d.nw_out, d.disk, d.replicas) == pytest.approx((600, 1000, 2400, 6))
+    now = topic_demand(snap, profile, at="now")["orders"]
+    assert (now.nw_in, now.nw_out, now.disk) == pytest.approx((300, 500, 1200))
+
+
+def test_missing_bytes_out_uses_fanout() -> None:
+    snap = _snapshot()
+    profile = {"orders": _row("orders", bytes_in=100, forecast_in=100, bytes_out=None, storage=0,
+                              forecast_storage=0)}
+    assert topic_demand(snap, profile)["orders"].nw_out == pytest.approx(100 + 200)
+    assert topic_demand(snap, profile, fanout={"orders": 3})["orders"].nw_out == pytest.approx(300 + 200)
+    assert topic_demand(snap, profile, fanout=0.5)["orders"].nw_out == pytest.approx(50 + 200)
+    with pytest.raises(InputError, match="fan-out of topic 'logs'"):
+        topic_demand(snap, profile, fanout=-1.0)
+
+
+def test_time_retention_caps_forecast_storage() -> None:
+    profile = {"orders": _row("orders", bytes_in=10, forecast_in=10, bytes_out=0, storage=500,
+                              forecast_storage=10_000)}
+    capped = topic_demand(_snapshot({"retention.ms": "60000"}), profile)["orders"]
+    assert capped.storage == pytest.approx(600)  # 10 B/s × 60 s
+    by_bytes = topic_demand(_snapshot({"retention.bytes": "1000"}), profile)["orders"]
+    assert by_bytes.storage == pytest.approx(2000)  # 1000 per partition × 2
+    compacted = topic_demand(_snapshot({"retention.ms": "60000", "cleanup.policy": "compact"}), profile)["orders"]
+    assert compacted.storage == pytest.approx(10_000)
+    assert topic_demand(_snapshot({"retention.ms": "-1"}), profile)["orders"].storage == pytest.approx(10_000)
+
+
+def test_topics_absent_from_profile_use_partition_sizes_with_a_warning() -> None:
+    demands = topic_demand(_snapshot(), {})
+    logs = demands["logs"]
+    assert (logs.nw_in, logs.nw_out, logs.disk, logs.replicas, logs.source) == (0, 0, 100, 2, "sizes")
+    assert demands["orders"].disk == pytest.approx(300 * 3 + 100 * 3)
+    (warning,) = demand_warnings(demands)
+    assert "2 topic(s) absent from the profile" in warning and "logs, orders" in warning
+
+
+def test_partition_split_uses_sizes_and_partition_rates() -> None:
+    snap = _snapshot()
+    profile = {"orders": _row("orders", bytes_in=100, forecast_in=100, bytes_out=0, storage=400,
+                              forecast_storage=400)}
+    shares = topic_demand(snap, profile)["orders"].partitions
+    assert [s.storage for s in shares] == pytest.approx([300, 100])
+    assert [s.bytes_in for s in shares] == pytest.approx([50, 50])
+    rates = {("orders", 0): PartitionProfile("orders", 0, 300, 3.0), ("orders", 1): PartitionProfile("orders", 1, 1, 1.0)}
+    shares = topic_demand(snap, profile, partition_profile=rates)["orders"].partitions
+    assert [s.bytes_in for s in shares] == pytest.approx([75, 25])
+
+
+def test_broker_load_puts_leader_and_follower_shares_on_the_right_brokers() -> None:
+    snap = _snapshot()
+    profile = {"orders": _row("orders", bytes_in=100, forecast_in=100, bytes_out=40, storage=400,
+                              forecast_storage=400)}
+    demands = topic_demand(snap, profile)
+    loads = broker_load(snap, demands)
+    # orders-0 led by 2 (current leader): 50 in, 20 consumer out + 100 replication out; 1 and 3 follow.
+    assert loads[2]["nw_out"] == pytest.approx(20 + 100 + 20 + 100)
+    assert loads[1]["nw_in"] == pytest.approx(50)
+    assert loads[1]["disk"] == pytest.approx(300 + 50)  # orders-0 and logs-0
+    assert loads[4]["replicas"] == 2
+    moved = broker_load(snap, demands, {("orders", 0): (3, 1, 2)})
+    assert moved[3]["nw_out"] == pytest.approx(120)
+    assert moved[2]["nw_out"] == pytest.approx(120)
+    extra = broker_load(snap, demands, {("orders", 1): (9, 3, 4)})
+    assert extra[9]["replicas"] == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rf=st.lists(st.integers(1, 4), min_size=1, max_size=5),
+    bytes_in=st.floats(0, 1e6),
+    bytes_out=st.one_of(st.none(), st.floats(0, 1e6)),
+    growth=st.floats(0.5, 3),
+)
+def test_broker_loads_sum_to_topic_totals(rf: list[int], bytes_in: float, bytes_out: float | None,
+                                           growth: float) -> None:
+    brokers = tuple(Broker(i, None, CAP) for i in range(4))
+    parts = tuple(PartitionState("t", i, tuple(range(r)), leader=0, sizes=(10 * (i + 1),) * r) for i, r in enumerate(rf))
+    snap = ClusterSnapshot("c", brokers, (TopicState("t"),), parts)
+    profile = {"t": _row("t", bytes_in=bytes_in, forecast_in=bytes_in * growth, bytes_out=bytes_out, storage=5,
+                         forecast_storage=7.0, partitions=len(rf))}
+    demand = topic_demand(snap, profile)["t"]
+    loads = broker_load(snap, {"t": demand})
+    for dim in DIMENSIONS:
+        assert sum(load[dim] for load in loads.values()) == pytest.approx(demand.get(dim), rel=1e-9, abs=1e-6)
+    assert demand.replicas == sum(rf)
+    assert replica_load(demand.partitions[0], rf[0], leader=False)[1] == 0.0
+
+
+def test_unknown_horizon_is_rejected() -> None:
+    with pytest.raises(InputError, match="at: expected 'forecast' or 'now'"):
+        topic_demand(_snapshot(), {}, at="later")  # type: ignore[arg-type]
