@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["striped_place", "striped_place_array"]
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from planner.java_compat import hashmap_order, int32, string_hash, utf16_key
 from planner.placement.draws import next_ints, scramble
 from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
+from planner.placement.striped_cycles import place_cycles
 
 _DRAWS_PER_CHUNK = 1 << 20
 
@@ -158,40 +159,54 @@ class _Placer:
         out = np.empty((num_partitions, rf), dtype=np.int64)
         u = self.cluster.unfenced
         cycle = u if u > 1 else max(num_partitions, 1)
+        n_cycles = -(-num_partitions // cycle)
+        striped = rf <= len(self.racks) and all(self.sizes[1::2])
         row = 0
-        for rack_perm, list_perm in self._reshuffles((num_partitions - 1) // cycle if num_partitions else 0):
-            if rack_perm is not None:
-                self.racks = [self.racks[i] for i in rack_perm]
-                self.contents = self.contents[list_perm]
-            n = min(cycle, num_partitions - row)
-            self._place_cycle(out, row, n, rf)
-            row += n
+        for orders, contents in self._cycles(n_cycles):
+            if striped:
+                row = place_cycles(self, out, row, orders, contents, cycle)
+                continue
+            for order, cycle_contents in zip(orders, contents):
+                self.racks, self.contents = order.tolist(), cycle_contents
+                n = min(cycle, num_partitions - row)
+                self.place_cycle(out, row, n)
+                row += n
         return out
 
-    def _reshuffles(self, count: int):
-        """Yield ``(None, None)`` for the first cycle, then each reshuffle's rack and list permutations.
+    def _cycles(self, count: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield the rack order (K, R) and list contents (K, T) of the next ``count`` cycles, in chunks.
 
-        A permutation ``perm`` shuffles ``items`` to ``items[perm]``; the list permutation covers all
-        lists at once (each within its own slice of ``contents``).
+        The first cycle keeps the construction order; each later one follows a reshuffle, whose
+        permutations are drawn for a whole chunk at once.
         """
-        yield None, None
         bounds = np.array(self.cluster.reshuffle_bounds(), dtype=np.int64)
         per_chunk = max(1, _DRAWS_PER_CHUNK // max(len(bounds), 1))
         sizes = [len(self.racks), *self.sizes]
         starts = [0, *(len(self.racks) + self.starts[:-1]).tolist()]
-        for first in range(0, count, per_chunk):
-            k = min(per_chunk, count - first)
-            draws, self.state = next_ints(self.state, np.tile(bounds, k))
-            perms = _fisher_yates(draws.reshape(k, len(bounds)), sizes, starts)
-            rack_count = len(self.racks)
-            for perm in perms:
-                yield perm[:rack_count].tolist(), perm[rack_count:] - rack_count
+        order = np.array(self.racks, dtype=np.int64)
+        contents = self.contents
+        done = 0
+        while done < count:
+            k = min(per_chunk, count - done)
+            reshuffles = k - 1 if done == 0 else k
+            draws, self.state = next_ints(self.state, np.tile(bounds, reshuffles))
+            perms = _fisher_yates(draws.reshape(reshuffles, len(bounds)), sizes, starts)
+            orders = np.empty((k, len(order)), dtype=np.int64)
+            chunk = np.empty((k, len(contents)), dtype=np.int64)
+            for i in range(k):
+                if done or i:
+                    perm = perms[i - (k - reshuffles)]
+                    order = order[perm[: len(order)]]
+                    contents = contents[perm[len(order) :] - len(order)]
+                orders[i], chunk[i] = order, contents
+            done += k
+            yield orders, chunk
 
-    def _place_cycle(self, out: np.ndarray, row: int, n: int, rf: int) -> None:
+    def place_cycle(self, out: np.ndarray, row: int, n: int) -> None:
         """Place ``n`` partitions with epochs ``0..n-1``, one at a time (`RackList.place`)."""
         racks, sizes, offset, index, epoch = self.racks, self.sizes, self.offset, self.index, self.epoch
         contents, starts = self.contents.tolist(), self.starts.tolist()
-        n_racks = len(racks)
+        n_racks, rf = len(racks), out.shape[1]
 
         def take(lst: int, e: int) -> int:
             size = sizes[lst]
