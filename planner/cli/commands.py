@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import run
+from planner.cli import consumers, run
 
 __all__ = ["COMMANDS"]
 
 COMMANDS: list[click.Command] = [
     run.command,
+    consumers.command,
 ]
