@@ -17,7 +17,6 @@ from rich.table import Table
 
 from pools.errors import InputError
 
-_out = Console(highlight=False, soft_wrap=True)
 _CAPACITY_KEYS = {"bytes_per_s", "messages_per_s", "headroom"}
 
 
@@ -224,6 +223,12 @@ def _fmt_rate(value: float) -> str:
     return f"{value:.0f}"
 
 
+def _console() -> Console:
+    """Standard output; wide enough for the tables when it is a file or a pipe."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=200)
+
+
 def _print_sizing(report: Mapping[str, Any]) -> None:
     table = Table(title="consumer groups: load per strategy at today's member count")
     for col in ("group", "members", "partitions", "lag", "strategy", "busiest %", "spread", "catch-up", "needed", "best"):
@@ -243,9 +248,10 @@ def _print_sizing(report: Mapping[str, Any]) -> None:
                 "-" if s["required_members"] is None else str(s["required_members"]),
                 "*" if name == g["best_strategy"] else "",
             )
-    _out.print(table)
+    out = _console()
+    out.print(table)
     fan = ", ".join(f"{t}={n}" for t, n in report["topic_fanout"].items())
-    _out.print(f"topic fan-out (groups per topic): {fan}")
+    out.print(f"topic fan-out (groups per topic): {fan}")
 
 
 def _print_simulation(report: Mapping[str, Any]) -> None:
@@ -261,5 +267,5 @@ def _print_simulation(report: Mapping[str, Any]) -> None:
                 f"{min(counts)}-{max(counts)}", f"{_fmt_rate(min(rates))}-{_fmt_rate(max(rates))}",
                 str(len(s["moved"])), str(len(s["revoked"])),
             )
-        _out.print(table)
+        _console().print(table)
 
