@@ -12,7 +12,6 @@ __all__ = ["scramble", "next_ints"]
 import numpy as np
 
 _MULT, _ADD, _MASK = 0x5DEECE66D, 0xB, (1 << 48) - 1
-_LOW24 = (1 << 24) - 1
 _SLACK = 64
 
 
@@ -62,11 +61,8 @@ def next_ints(state: int, bounds: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _mulmod48(a: int, v: np.ndarray) -> np.ndarray:
-    """``a * v mod 2**48`` for a 48-bit scalar and a uint64 vector, without 64-bit overflow."""
-    a0, a1 = np.uint64(a & _LOW24), np.uint64(a >> 24)
-    v0, v1 = v & np.uint64(_LOW24), v >> np.uint64(24)
-    cross = (a1 * v0 + a0 * v1) & np.uint64(_LOW24)
-    return (a0 * v0 + (cross << np.uint64(24))) & np.uint64(_MASK)
+    """``a * v mod 2**48`` for a scalar and a uint64 vector (uint64 products wrap mod 2**64)."""
+    return (np.uint64(a) * v) & np.uint64(_MASK)
 
 
 def _states(state: int, n: int) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 from planner.java_compat import hashmap_order, int32, string_hash, utf16_key
 from planner.placement.draws import next_ints, scramble
 from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
+from planner.placement.pylists import rows_to_lists
 from planner.placement.striped_cycles import place_cycles
 
 _DRAWS_PER_CHUNK = 1 << 20
@@ -71,7 +72,7 @@ def striped_place(
     >>> striped_place(nine, 3, 3, seed=10)
     [[10, 20, 30], [21, 31, 11], [32, 12, 22]]
     """
-    return striped_place_array(brokers, num_partitions, replication_factor, seed).tolist()
+    return rows_to_lists(striped_place_array(brokers, num_partitions, replication_factor, seed))
 
 
 def striped_place_array(
@@ -250,19 +251,25 @@ def _fisher_yates(draws: np.ndarray, sizes: Sequence[int], starts: Sequence[int]
     """Permutations of `Collections.shuffle` for many reshuffles at once.
 
     ``draws`` (K, D) holds each reshuffle's draws, list after list (``size - 1`` each, bounds
-    ``size..2``); the result (K, sum(sizes)) permutes each list within its slice.
+    ``size..2``); the result (K, sum(sizes)) permutes each list within its slice. Lists of equal
+    size swap in step, all reshuffles at once.
     """
     k = draws.shape[0]
     perm = np.tile(np.arange(sum(sizes), dtype=np.int64), (k, 1))
-    rows = np.arange(k)
-    column = 0
-    for size, start in zip(sizes, starts):
-        for i in range(size, 1, -1):
-            j = start + draws[:, column]
-            a = perm[rows, start + i - 1].copy()
-            perm[rows, start + i - 1] = perm[rows, j]
+    columns = np.cumsum([0, *(max(size - 1, 0) for size in sizes)])[:-1]
+    groups: dict[int, list[int]] = {}
+    for n, size in enumerate(sizes):
+        if size > 1:
+            groups.setdefault(size, []).append(n)
+    rows = np.arange(k)[:, None]
+    for size, members in groups.items():
+        first = np.asarray(starts, dtype=np.int64)[members]
+        column = columns[members]
+        for step, i in enumerate(range(size, 1, -1)):
+            j = first + draws[:, column + step]
+            a = perm[:, first + i - 1]
+            perm[:, first + i - 1] = perm[rows, j]
             perm[rows, j] = a
-            column += 1
     return perm
 
 

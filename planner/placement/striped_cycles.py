@@ -82,13 +82,15 @@ class _Touches:
     """Touches of the rack at distance ``d`` from a cycle's first striping position, for ``m`` partitions.
 
     ``before[d, r]`` counts the partitions ``e < r`` of one R-long round that touch it; ``count``,
-    ``first`` and ``last`` give how often, and at which epochs, it is touched in the cycle.
+    ``first`` and ``last`` give how often, and at which epochs, it is touched in the cycle;
+    ``first_cell`` is the flat (epoch, replica) cell of its first touch.
     """
 
     before: np.ndarray
     count: list[int]
     first: list[int]
     last: list[int]
+    first_cell: list[int]
 
     @classmethod
     def build(cls, n_racks: int, rf: int, m: int) -> _Touches:
@@ -101,29 +103,43 @@ class _Touches:
         first = np.where(d[:, 0] < rf, 0, d[:, 0] - rf + 1)
         residues = (d - np.arange(rf)[None, :]) % n_racks
         last = np.where(residues <= m - 1, residues + n_racks * ((m - 1 - residues) // n_racks), -1).max(axis=1)
-        return cls(before[:, :n_racks], count.tolist(), first.tolist(), last.tolist())
+        first_cell = first * rf + (d[:, 0] - first)
+        return cls(before[:, :n_racks], count.tolist(), first.tolist(), last.tolist(), first_cell.tolist())
 
 
 def _fill(placer: Any, out: np.ndarray, row: int, stop: int, orders: np.ndarray, contents: np.ndarray,
           first_pos: int, tabs: tuple[np.ndarray, np.ndarray, np.ndarray], touches: _Touches, cycle: int) -> None:
-    """Write rows ``row:stop``: consecutive arithmetic cycles, all full except possibly the last."""
+    """Write rows ``row:stop``: consecutive arithmetic cycles, all full except possibly the last.
+
+    Cell ``(e, t)`` of a cycle is the ``k``-th touch of the rack at distance ``d = (e + t) % R``;
+    ``k`` and ``d`` are the same in every cycle, so they are computed once and the per-cycle
+    state is gathered per (cycle, distance).
+    """
     if stop <= row:
         return
-    n_racks, rf = orders.shape[1], out.shape[1]
-    o_tab, stale_tab, index_tab = (t.ravel() for t in tabs)
-    local = np.arange(stop - row, dtype=np.int64)
-    ci, e = np.divmod(local, cycle)
-    slot = np.arange(rf, dtype=np.int64)
-    q = (first_pos + local)[:, None] + slot
-    q %= n_racks
-    g = ci[:, None] * n_racks + q
-    h = orders.ravel()[g]
-    g = ci[:, None] * n_racks + h
-    rnd, rem = np.divmod(e, n_racks)
-    k = touches.before[(e[:, None] + slot) % n_racks, rem[:, None]] + (rnd * rf)[:, None]
-    stale = stale_tab[g]
-    shift = np.where((k == 0) & (stale == 1), index_tab[g], k + 1 - stale)
+    n_cycles, n_racks = orders.shape
+    rf, width = out.shape[1], contents.shape[1]
+    o_tab, stale_tab, index_tab = tabs
+    cycles = np.arange(n_cycles, dtype=np.int64)[:, None]
+    distance = np.arange(n_racks, dtype=np.int64)[None, :]
+    h = orders[cycles, (first_pos + cycles * cycle + distance) % n_racks]
     lst = 2 * h + 1
     sizes = np.asarray(placer.sizes, dtype=np.int64)[lst]
-    flat = placer.starts[lst] + (o_tab[g] + shift) % sizes
-    out[row:stop] = contents.ravel()[ci[:, None] * contents.shape[1] + flat]
+    o = o_tab[cycles, h]
+    stale = stale_tab[cycles, h]
+    base = cycles * width + placer.starts[lst]
+    e = np.arange(cycle, dtype=np.int64)[:, None]
+    d_cell = (e + np.arange(rf)) % n_racks
+    k_cell = touches.before[d_cell, e % n_racks] + (e // n_racks) * rf
+    n_cells = (stop - row) * rf
+    # Cell-sized arrays are int32 (a chunk holds at most ~2**20 list slots): half the memory traffic.
+    gd = ((cycles * n_racks).astype(np.int32)[:, :, None] + d_cell.astype(np.int32).ravel()).ravel()[:n_cells]
+    k = np.tile(k_cell.astype(np.int32).ravel(), n_cycles)[:n_cells]
+    pos = ((o + 1 - stale).astype(np.int32).ravel()[gd] + k) % sizes.astype(np.int32).ravel()[gd]
+    values = contents.ravel()[base.astype(np.int32).ravel()[gd] + pos]
+    # A stale first touch continues the old index instead of rotating: fix those few cells.
+    first_cell = np.asarray(touches.first_cell, dtype=np.int64)[None, :] + cycles * cycle * rf
+    fix = (stale == 1) & (first_cell < n_cells)
+    index = index_tab[cycles, h]
+    values[first_cell[fix]] = contents.ravel()[base[fix] + (o[fix] + index[fix]) % sizes[fix]]
+    out[row:stop] = values.reshape(-1, rf)
