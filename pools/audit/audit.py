@@ -1,0 +1,56 @@
+"""Run the audit rules over a snapshot and decide the exit status."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pools.audit.findings import Finding, Severity, sort_findings
+from pools.audit.loads import Loads, audit_loads
+from pools.audit.rules import RULES, Rule
+from pools.policy import PoolPolicy
+from pools.profile import TopicProfile
+from pools.snapshot import ClusterSnapshot
+
+__all__ = ["audit", "fails"]
+
+
+def audit(
+    snapshot: ClusterSnapshot,
+    policy: PoolPolicy,
+    profile: Mapping[str, TopicProfile] | None = None,
+    *,
+    loads: Loads | None = None,
+    rules: Iterable[Rule] = RULES,
+) -> tuple[Finding, ...]:
+    """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
+
+    Parameters
+    ----------
+    snapshot : ClusterSnapshot
+    policy : PoolPolicy
+        Checked against the snapshot first (`PoolPolicy.check_against`).
+    profile : mapping of str to TopicProfile, optional
+        Enables the traffic and forecast checks; without it only counts and current disk are judged.
+    loads : Loads, optional
+        Precomputed `audit_loads` (computed from ``profile`` when omitted).
+    rules : iterable of Rule
+        The rules to run (default: all of `pools.audit.rules.RULES`).
+
+    Raises
+    ------
+    InputError
+        When the policy contradicts the snapshot or names conflicting selectors.
+    """
+    policy.check_against(snapshot)
+    if loads is None:
+        loads = audit_loads(snapshot, profile)
+    found: list[Finding] = []
+    for rule in rules:
+        found.extend(rule.check(snapshot, policy, loads))
+    return sort_findings(found)
+
+
+def fails(findings: Iterable[Finding], fail_on: Severity | str) -> bool:
+    """True when some finding is at least as severe as ``fail_on``."""
+    threshold = Severity.parse(fail_on, where="--fail-on") if isinstance(fail_on, str) else fail_on
+    return any(f.severity.rank >= threshold.rank for f in findings)
