@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import consumers, run
+from planner.cli import audit, consumers, run
 
 __all__ = ["COMMANDS"]
 
 COMMANDS: list[click.Command] = [
+    audit.command,
     run.command,
     consumers.command,
 ]

@@ -47,8 +47,8 @@ __all__ = [
 LEADER_SKEW = 0.5
 
 PLAN_FIX = (
-    "poolplan plan --snapshot $SNAPSHOT --policy $POLICY --profile $PROFILE --out plan/plan.json"
-    " && poolplan emit --plan plan/plan.json --snapshot $SNAPSHOT --out bundle/"
+    "poolplan plan --snapshot $SNAPSHOT --policy $POLICY --profile $PROFILE --out plan"
+    " && poolplan emit --plan plan/plan.json --snapshot $SNAPSHOT --out bundle"
 )
 
 Check = Callable[[ClusterSnapshot, PoolPolicy, Loads], list[Finding]]

@@ -1,0 +1,57 @@
+"""`poolplan audit`: check a cluster snapshot against the pool policy; findings.json, findings.md, exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from pools.audit.findings import Severity
+
+__all__ = ["command"]
+
+_console = Console(highlight=False, soft_wrap=True)
+
+
+@click.command(name="audit")
+@click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
+              help="Cluster snapshot (snapshot.json from `poolplan snapshot`).")
+@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False), help="Pool policy (TOML).")
+@click.option("--profile", "profile_dir", type=click.Path(),
+              help="Topic profile directory; enables traffic and forecast checks (absent or missing: counts and disk only).")
+@click.option("--fail-on", default="error", show_default=True,
+              type=click.Choice([s.value for s in Severity], case_sensitive=False),
+              help="Exit 1 when a finding is at least this severe.")
+@click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
+              help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
+def command(snapshot_path: str, policy_path: str, profile_dir: str | None, fail_on: str, out_dir: str) -> int:
+    """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
+
+    Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
+    the evidence and a fix to run. Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on bad input.
+    """
+    from pools.atomic import write_text
+    from pools.audit import audit, fails, findings_to_json, render_findings_md
+    from pools.policy import load_policy
+    from pools.profile import TOPIC_PROFILE_FILE, load_profile
+    from pools.snapshot import load_snapshot
+
+    threshold = Severity.parse(fail_on, where="--fail-on")
+    snapshot = load_snapshot(snapshot_path)
+    policy = load_policy(policy_path)
+    profile = None
+    if profile_dir is not None and (Path(profile_dir) / TOPIC_PROFILE_FILE).exists():
+        profile = load_profile(profile_dir)
+    elif profile_dir is not None:
+        _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
+    findings = audit(snapshot, policy, profile)
+    out = Path(out_dir)
+    write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
+    write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,
+                                                         taken_at=snapshot.taken_at, fail_on=threshold))
+    failing = fails(findings, threshold)
+    by_severity = {s.value: sum(f.severity is s for f in findings) for s in Severity}
+    summary = ", ".join(f"{n} {s}" for s, n in by_severity.items() if n) or "clean"
+    _console.print(f"audit of {snapshot.cluster}: {len(findings)} finding(s) ({summary}); wrote {out}/findings.json")
+    return 1 if failing else 0
