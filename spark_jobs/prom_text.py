@@ -1,0 +1,117 @@
+"""Prometheus text exposition (0.0.4) from jmx_exporter, with collector-appended millisecond timestamps.
+
+One sample per line, ``name[{label="value",...[,]}] value [timestamp_ms]``; ``# HELP``/``# TYPE`` lines and
+blank lines are ignored; metric names match case-insensitively (``lowercaseOutputName`` on or off); values
+are Go/Java doubles (``1.0004966371E10``, ``NaN``, ``+Inf``). The broker-wide series of a per-topic meter
+(no ``topic`` label) is ignored so it cannot double-count. The broker comes from the ``instance`` or
+``pod`` label through the broker map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs.records import (
+    KIND_COUNTER,
+    KIND_IGNORED,
+    KIND_REJECTED,
+    KIND_SIZE,
+    PROM_METRICS,
+    broker_lookup,
+    classify,
+    finish,
+)
+
+__all__ = ["read_prom_text", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN"]
+
+SOURCE = "prom_text"
+
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+#: name, optional label block, value, optional timestamp.
+LINE_PATTERN = r"^([A-Za-z_:][A-Za-z0-9_:]*)[ \t]*(\{(?:[^\"}]|" + _QUOTED + r")*\})?[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$"
+#: a well-formed label block body: name="value" pairs, comma separated, trailing comma allowed.
+LABELS_PATTERN = r'^[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*' + _QUOTED + r'[ \t]*(?:,[ \t]*|$))*$'
+
+
+def _label(labels: F.Column, name: str) -> F.Column:
+    value = F.regexp_extract(labels, r'(?:^|,)[ \t]*' + name + r'[ \t]*=[ \t]*"((?:[^"\\]|\\.)*)"', 1)
+    return F.when(value != "", value)
+
+
+def read_prom_text(
+    spark: SparkSession,
+    paths: Sequence[str],
+    *,
+    cluster: str,
+    broker_map: Mapping[str, int],
+) -> DataFrame:
+    """Read exposition-text files into classified records (see `spark_jobs.records`).
+
+    Rejection reasons: ``malformed_line``, ``malformed_labels``, ``bad_value``, ``nan_value``,
+    ``infinite_value``, ``negative_value``, ``missing_timestamp``, ``bad_timestamp``, ``unknown_broker``, ``bad_partition``.
+    Ignored: ``blank``, ``comment``, ``other_metric``, ``broker_total``.
+    """
+    lines = spark.read.text(list(paths)).select(
+        F.regexp_replace("value", r"\r$", "").alias("line"), F.col("_metadata.file_path").alias("file")
+    )
+    m = lambda i: F.regexp_extract("line", LINE_PATTERN, i)  # noqa: E731
+    parsed = lines.select(
+        "line",
+        "file",
+        F.col("line").rlike(LINE_PATTERN).alias("ok"),
+        F.lower(m(1)).alias("name"),
+        F.regexp_replace(m(2), r"^\{|\}$", "").alias("labels"),
+        m(3).alias("value_text"),
+        m(4).alias("ts_text"),
+    )
+    labels = F.col("labels")
+    value = F.regexp_replace(F.col("value_text"), r"^\+?Inf$", "Infinity").try_cast("double")
+    metric = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])[F.col("name")]
+    parsed = parsed.select(
+        "*",
+        metric.alias("metric"),
+        value.alias("value"),
+        F.col("ts_text").try_cast("long").alias("ts_ms"),
+        _label(labels, "topic").alias("topic"),
+        _label(labels, "partition").alias("partition_text"),
+        broker_lookup(broker_map, _label(labels, "instance"), _label(labels, "pod")).alias("broker_id"),
+    )
+    stripped = F.trim(F.col("line"))
+    kind, reason = classify(
+        [
+            (stripped == "", KIND_IGNORED, "blank"),
+            (stripped.startswith("#"), KIND_IGNORED, "comment"),
+            (~F.col("ok"), KIND_REJECTED, "malformed_line"),
+            (~labels.rlike(LABELS_PATTERN), KIND_REJECTED, "malformed_labels"),
+            (F.col("metric").isNull(), KIND_IGNORED, "other_metric"),
+            (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
+            (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
+            (F.isnan("value"), KIND_REJECTED, "nan_value"),
+            (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
+            (F.col("value") < 0, KIND_REJECTED, "negative_value"),
+            (F.col("ts_text") == "", KIND_REJECTED, "missing_timestamp"),
+            (F.col("ts_ms").isNull() | (F.col("ts_ms") <= 0), KIND_REJECTED, "bad_timestamp"),
+            (F.col("broker_id").isNull(), KIND_REJECTED, "unknown_broker"),
+            (
+                (F.col("metric") == "log_size") & ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$"),
+                KIND_REJECTED,
+                "bad_partition",
+            ),
+        ],
+        F.when(F.col("metric") == "log_size", F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
+    )
+    return finish(
+        parsed.select(
+            "*",
+            kind.alias("kind"),
+            reason.alias("reason"),
+            F.lit(SOURCE).alias("source"),
+            F.lit(cluster).alias("cluster"),
+            F.col("partition_text").try_cast("int").alias("partition"),
+            F.lit(False).alias("is_future"),
+            F.col("line").alias("raw"),
+        )
+    )

@@ -1,0 +1,112 @@
+"""The record every reader emits: one classified input unit (sample, replica size, ignored or rejected line).
+
+Every reader returns a DataFrame with `RECORD_COLUMNS`, one row per input unit (a text line, a
+query_range value pair, a Telegraf field, a log-dirs replica; a whole unparseable document counts once),
+classified by ``kind``:
+
+``counter``   a cumulative ``...PerSec`` Count sample (``metric`` in `COUNTER_METRICS`)
+``size``      a replica's size on disk (``kafka_log_log_size`` or ``kafka-log-dirs.sh``)
+``ignored``   read and deliberately not used (comments, other metrics, the broker-wide series); ``reason`` says why
+``rejected``  malformed; goes to the quarantine output with its ``reason`` and ``raw`` text
+
+so ``read = counter + size + ignored + rejected`` holds per source by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+__all__ = [
+    "RECORD_SCHEMA",
+    "COUNTER_METRICS",
+    "PROM_METRICS",
+    "KIND_COUNTER",
+    "KIND_SIZE",
+    "KIND_IGNORED",
+    "KIND_REJECTED",
+    "classify",
+    "broker_lookup",
+    "finish",
+    "RAW_LIMIT",
+]
+
+KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED = "counter", "size", "ignored", "rejected"
+
+#: Normalized metric name → the BrokerTopicMetrics meter whose Count it is.
+COUNTER_METRICS: Mapping[str, str] = {
+    "bytes_in": "BytesInPerSec",
+    "bytes_out": "BytesOutPerSec",
+    "messages_in": "MessagesInPerSec",
+}
+
+#: jmx_exporter metric names (lower-cased; the match is case-insensitive) → normalized metric.
+PROM_METRICS: Mapping[str, str] = {
+    "kafka_server_brokertopicmetrics_bytesin_total": "bytes_in",
+    "kafka_server_brokertopicmetrics_bytesout_total": "bytes_out",
+    "kafka_server_brokertopicmetrics_messagesin_total": "messages_in",
+    "kafka_log_log_size": "log_size",
+}
+
+#: Rejected rows keep at most this many characters of their input.
+RAW_LIMIT = 2000
+
+RECORD_SCHEMA = T.StructType(
+    [
+        T.StructField("source", T.StringType(), False),
+        T.StructField("file", T.StringType(), True),
+        T.StructField("kind", T.StringType(), False),
+        T.StructField("reason", T.StringType(), True),
+        T.StructField("cluster", T.StringType(), False),
+        T.StructField("ts_ms", T.LongType(), True),
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("topic", T.StringType(), True),
+        T.StructField("partition", T.IntegerType(), True),
+        T.StructField("metric", T.StringType(), True),
+        T.StructField("value", T.DoubleType(), True),
+        T.StructField("log_dir", T.StringType(), True),
+        T.StructField("is_future", T.BooleanType(), True),
+        T.StructField("raw", T.StringType(), True),
+    ]
+)
+
+
+def classify(rules: list[tuple[Column, str, str]], default_kind: Column | str) -> tuple[Column, Column]:
+    """Turn ordered ``(condition, kind, reason)`` rules into ``kind`` and ``reason`` columns (first match wins)."""
+    kind = F.lit(default_kind) if isinstance(default_kind, str) else default_kind
+    reason = F.lit(None).cast("string")
+    for cond, k, r in reversed(rules):
+        kind = F.when(cond, F.lit(k)).otherwise(kind)
+        reason = F.when(cond, F.lit(r)).otherwise(reason)
+    return kind, reason
+
+
+def broker_lookup(broker_map: Mapping[str, int], *labels: Column) -> Column:
+    """The broker id of the first label value found in ``broker_map`` (instance, pod, agent URL …), else null.
+
+    A label whose value is itself a non-negative integer is taken as the broker id when the map has no entry.
+    """
+    mapping = F.create_map(*[F.lit(x) for k, v in sorted(broker_map.items()) for x in (k, int(v))]) if broker_map else None
+    candidates: list[Column] = []
+    for label in labels:
+        if mapping is not None:
+            candidates.append(mapping[label].cast("int"))
+        candidates.append(F.when(label.rlike(r"^[0-9]{1,9}$"), label.cast("int")))
+    return F.coalesce(*candidates)
+
+
+def finish(df: DataFrame) -> DataFrame:
+    """Select `RECORD_SCHEMA`'s columns in order, casting each, and clear payload columns of non-data rows."""
+    data = F.col("kind").isin(KIND_COUNTER, KIND_SIZE)
+    cols = []
+    for field in RECORD_SCHEMA.fields:
+        col = F.col(field.name).cast(field.dataType) if field.name in df.columns else F.lit(None).cast(field.dataType)
+        if field.name == "raw":
+            col = F.when(F.col("kind") == KIND_REJECTED, F.substring(col, 1, RAW_LIMIT))
+        elif field.name in {"value", "ts_ms", "metric", "partition", "log_dir", "is_future"}:
+            col = F.when(data, col)
+        cols.append(col.alias(field.name))
+    return df.select(*cols)
