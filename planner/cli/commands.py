@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, run
+from planner.cli import audit, consumers, emit, run
 
 __all__ = ["COMMANDS"]
 
@@ -18,4 +18,5 @@ COMMANDS: list[click.Command] = [
     audit.command,
     run.command,
     consumers.command,
+    emit.command,
 ]

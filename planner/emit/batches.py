@@ -1,0 +1,212 @@
+"""Split a plan's partition moves into batches ``kafka-reassign-partitions.sh`` can run one after another.
+
+Each batch respects a per-broker limit on concurrent partition movements (Cruise Control's
+``num.concurrent.partition.movements.per.broker``, default 5, counted on every broker of the old and new
+replica sets), an optional cap on partitions per batch and an optional byte budget per batch (a move larger
+than the budget runs alone). Batches are built greedily, largest moves first; a broker that was *hot*
+(at its movement limit) in one batch receives no new replica in the next while other work is available.
+With ``leader_preserving`` the moves run in two phases: first the data copies with the current leader kept
+first in the replica list, then a reorder-only phase that sets the final preferred leaders.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches"]
+
+#: Cruise Control's default ``num.concurrent.partition.movements.per.broker``.
+DEFAULT_MOVES_PER_BROKER = 5
+#: How many queued moves of one broker a batch looks at before moving on (keeps batching linear).
+_SCAN_PER_BROKER = 64
+
+
+@dataclass(frozen=True, slots=True)
+class BatchLimits:
+    """Per-batch limits: movements per broker, partitions per batch (None = any), moved bytes (None = any)."""
+
+    moves_per_broker: int = DEFAULT_MOVES_PER_BROKER
+    partitions_per_batch: int | None = None
+    bytes_per_batch: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.moves_per_broker < 1:
+            raise ValueError(f"moves_per_broker: expected >= 1, got {self.moves_per_broker}")
+        if self.partitions_per_batch is not None and self.partitions_per_batch < 1:
+            raise ValueError(f"partitions_per_batch: expected >= 1, got {self.partitions_per_batch}")
+        if self.bytes_per_batch is not None and self.bytes_per_batch < 1:
+            raise ValueError(f"bytes_per_batch: expected >= 1, got {self.bytes_per_batch}")
+
+
+@dataclass(frozen=True, slots=True)
+class BatchMove:
+    """One partition in one batch: its replicas before the batch and the replicas the batch sets."""
+
+    topic: str
+    partition: int
+    old_replicas: tuple[int, ...]
+    replicas: tuple[int, ...]
+    size_bytes: int
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        """Brokers that copy the partition in this batch."""
+        old = set(self.old_replicas)
+        return tuple(b for b in self.replicas if b not in old)
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes copied to new replicas in this batch."""
+        return self.size_bytes * len(self.adding)
+
+    @property
+    def brokers(self) -> frozenset[int]:
+        """Every broker the movement involves (old and new replicas), as Cruise Control counts them."""
+        return frozenset(self.old_replicas) | frozenset(self.replicas)
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A batch: its phase (1 = data copy, 2 = final leader order), moves sorted by topic and partition."""
+
+    index: int
+    phase: int
+    moves: tuple[BatchMove, ...]
+    hot_brokers: tuple[int, ...]
+
+    @property
+    def moved_bytes(self) -> int:
+        return sum(m.moved_bytes for m in self.moves)
+
+
+def plan_batches(
+    moves: Iterable[object],
+    *,
+    limits: BatchLimits = BatchLimits(),
+    leader_preserving: bool = False,
+    leaders: Mapping[tuple[str, int], int | None] | None = None,
+) -> tuple[Batch, ...]:
+    """Batch the changed partitions of a plan.
+
+    Parameters
+    ----------
+    moves : iterable
+        Objects with ``topic``, ``partition``, ``old_replicas``, ``replicas`` and ``size_bytes`` (e.g.
+        `pools.plan.PartitionMove`); unchanged partitions are skipped.
+    limits : BatchLimits
+        Per-broker, per-batch and byte limits.
+    leader_preserving : bool
+        Run data copies with the current leader kept first, then a second phase with the final order.
+    leaders : mapping, optional
+        Current leader per partition (default: the first old replica).
+
+    Returns
+    -------
+    tuple of Batch
+        Numbered from 1. Applying them in order (`apply_batches`) yields every move's target.
+
+    Notes
+    -----
+    Greedy first-fit in decreasing moved bytes over per-destination queues (largest queue head first); O(B * N * k) for B batches, N
+    brokers and a constant scan depth k.
+    """
+    changed = [
+        BatchMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), int(m.size_bytes))
+        for m in moves
+        if tuple(m.old_replicas) != tuple(m.replicas)
+    ]
+    if not leader_preserving:
+        return _batch_phase(changed, limits, phase=1, start=1)
+    first, second = [], []
+    for m in changed:
+        leader = (leaders or {}).get((m.topic, m.partition), m.old_replicas[0] if m.old_replicas else None)
+        if leader is not None and leader in m.replicas and m.replicas[0] != leader:
+            interim = (leader, *(b for b in m.replicas if b != leader))
+            if interim != m.old_replicas:
+                first.append(BatchMove(m.topic, m.partition, m.old_replicas, interim, m.size_bytes))
+            second.append(BatchMove(m.topic, m.partition, interim, m.replicas, m.size_bytes))
+        else:
+            first.append(m)
+    batches = _batch_phase(first, limits, phase=1, start=1)
+    return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1)
+
+
+def apply_batches(
+    current: Mapping[tuple[str, int], Sequence[int]], batches: Iterable[Batch]
+) -> dict[tuple[str, int], tuple[int, ...]]:
+    """Replica lists after running ``batches`` in order from ``current``.
+
+    Raises
+    ------
+    ValueError
+        When a batch's ``old_replicas`` does not match the state it is applied to.
+    """
+    state = {tp: tuple(r) for tp, r in current.items()}
+    for batch in batches:
+        for m in batch.moves:
+            tp = (m.topic, m.partition)
+            if state.get(tp) != m.old_replicas:
+                raise ValueError(f"batch {batch.index}: {m.topic}-{m.partition} is {state.get(tp)}, expected {m.old_replicas}")
+            state[tp] = m.replicas
+    return state
+
+
+def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int) -> tuple[Batch, ...]:
+    order = sorted(moves, key=lambda m: (-m.moved_bytes, m.topic.encode("utf-16-be"), m.partition))
+    queues: dict[int, deque[BatchMove]] = {}
+    for m in order:
+        key = m.adding[0] if m.adding else m.replicas[0]
+        queues.setdefault(key, deque()).append(m)
+    batches: list[Batch] = []
+    remaining = len(order)
+    hot_before: frozenset[int] = frozenset()
+    while remaining:
+        chosen = _fill(queues, limits, avoid=hot_before)
+        if not chosen:
+            chosen = _fill(queues, limits, avoid=frozenset())
+        remaining -= len(chosen)
+        counts: dict[int, int] = {}
+        for m in chosen:
+            for b in m.brokers:
+                counts[b] = counts.get(b, 0) + 1
+        hot = tuple(sorted(b for b, c in counts.items() if c >= limits.moves_per_broker))
+        chosen.sort(key=lambda m: (m.topic.encode("utf-16-be"), m.partition))
+        batches.append(Batch(start + len(batches), phase, tuple(chosen), hot))
+        hot_before = frozenset(hot)
+    return tuple(batches)
+
+
+def _fill(queues: dict[int, deque[BatchMove]], limits: BatchLimits, *, avoid: frozenset[int]) -> list[BatchMove]:
+    """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``."""
+    chosen: list[BatchMove] = []
+    counts: dict[int, int] = {}
+    total_bytes = 0
+    cap = limits.partitions_per_batch
+    budget = limits.bytes_per_batch
+    for key in sorted(queues, key=lambda k: (-queues[k][0].moved_bytes, k)):
+        queue = queues[key]
+        skipped: list[BatchMove] = []
+        scanned = 0
+        while queue and scanned < _SCAN_PER_BROKER and (cap is None or len(chosen) < cap):
+            if counts.get(key, 0) >= limits.moves_per_broker:
+                break
+            m = queue.popleft()
+            scanned += 1
+            fits = all(counts.get(b, 0) < limits.moves_per_broker for b in m.brokers)
+            fits = fits and not any(b in avoid for b in m.adding)
+            fits = fits and (budget is None or not chosen or total_bytes + m.moved_bytes <= budget)
+            if fits:
+                chosen.append(m)
+                total_bytes += m.moved_bytes
+                for b in m.brokers:
+                    counts[b] = counts.get(b, 0) + 1
+            else:
+                skipped.append(m)
+        queue.extendleft(reversed(skipped))
+        if cap is not None and len(chosen) >= cap:
+            break
+    for key in [k for k, q in queues.items() if not q]:
+        del queues[key]
+    return chosen

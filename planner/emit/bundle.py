@@ -1,0 +1,225 @@
+"""The reassignment bundle ``poolplan emit`` writes: Kafka files, batches, throttles, runbook and summary.
+
+`build_bundle` is pure (plan + snapshot -> ``{relative path: text}``); `write_bundle` is the only I/O and
+writes the whole directory atomically. Every reassignment file is re-read with the Kafka-exact parser (and
+checked against the snapshot as ``--execute`` would) before it is accepted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
+from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, render_runbook
+from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
+from pools.atomic import atomic_dir, dump_json, write_text
+from pools.errors import InputError
+from pools.kafka_formats import (
+    ReassignmentEntry,
+    ReassignmentError,
+    format_leader_election_json,
+    format_reassignment_json,
+    parse_leader_election_json,
+    parse_reassignment_json,
+)
+from pools.plan import Plan
+from pools.snapshot import ClusterSnapshot
+
+__all__ = ["EmitOptions", "build_bundle", "write_bundle"]
+
+
+@dataclass(frozen=True, slots=True)
+class EmitOptions:
+    """How to cut and throttle the reassignment."""
+
+    limits: BatchLimits = field(default_factory=BatchLimits)
+    leader_preserving: bool = False
+    throttle_fraction: float = 0.5
+    bootstrap: str = BOOTSTRAP_PLACEHOLDER
+
+
+def build_bundle(plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions()) -> dict[str, str]:
+    """Every file of the bundle, keyed by path relative to the bundle directory.
+
+    Raises
+    ------
+    InputError
+        When the plan does not match the snapshot (stale plan: a partition's ``old_replicas`` differ from
+        its current replicas, or a partition is unknown), or when Kafka's tool would reject a file.
+    """
+    parts = {(p.topic, p.partition): p for p in snapshot.partitions}
+    moves = []
+    for m in plan.moves:
+        state = parts.get((m.topic, m.partition))
+        if state is None:
+            raise InputError(f"plan: partition {m.topic}-{m.partition} is not in the snapshot")
+        if tuple(state.replicas) != tuple(m.old_replicas):
+            raise InputError(
+                f"plan: partition {m.topic}-{m.partition}: old_replicas {list(m.old_replicas)} differ from the "
+                f"snapshot's replicas {list(state.replicas)} (the plan is stale; re-plan from a fresh snapshot)"
+            )
+        moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))
+    leaders = {tp: parts[tp].leader for tp in ((m.topic, m.partition) for m in moves)}
+    batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders)
+    current = {(m.topic, m.partition): tuple(m.old_replicas) for m in moves}
+    target = {(m.topic, m.partition): tuple(m.replicas) for m in moves}
+    if apply_batches(current, batches) != target:
+        raise AssertionError("batches do not compose to the plan's target")  # an internal invariant
+    capacity = {b.id: (float(b.capacity.nw_in), float(b.capacity.nw_out)) for b in snapshot.brokers}
+    load = _peak_load(plan.utilisation)
+    throttles = []
+    for b in batches:
+        involved = frozenset().union(*(m.brokers for m in b.moves))
+        rate = throttle_rate(involved, capacity=capacity, load=load, fraction=options.throttle_fraction)
+        throttles.append(batch_throttle(b, rate=rate, leaders=leaders))
+    cluster = _kafka_cluster(snapshot)
+    files: dict[str, str] = {}
+    if moves:
+        files["reassignment.json"] = _checked(_entries(target), cluster, "reassignment.json")
+        files["rollback.json"] = _checked(_entries(current), cluster, "rollback.json")
+        election = format_leader_election_json(target)
+        parse_leader_election_json(election, source="leader-election.json")
+        files["leader-election.json"] = election + "\n"
+    for b, t in zip(batches, throttles, strict=True):
+        batch_target = {(m.topic, m.partition): m.replicas for m in b.moves}
+        files[f"batches/{b.index:03d}.json"] = _checked(_entries(batch_target), cluster, f"batches/{b.index:03d}.json")
+    files["batches/index.json"] = dump_json([_batch_row(b, t) for b, t in zip(batches, throttles, strict=True)])
+    rollback_rate = min((t.rate for t in throttles), default=MIN_THROTTLE_BPS)
+    files["runbook.md"] = render_runbook(
+        cluster=plan.cluster,
+        batches=batches,
+        throttles=throttles,
+        limits=options.limits,
+        leader_preserving=options.leader_preserving,
+        rollback_rate=rollback_rate,
+        bootstrap=options.bootstrap,
+    )
+    files["summary.json"] = dump_json(_summary(plan, moves, batches, throttles, options, rollback_rate))
+    return dict(sorted(files.items()))
+
+
+def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, overwrite: bool = False) -> Path:
+    """Write the bundle directory atomically (built under a temporary name, renamed into place)."""
+    with atomic_dir(out_dir, overwrite=overwrite) as tmp:
+        for rel, text in sorted(files.items()):
+            write_text(Path(tmp) / rel, text)
+    return Path(out_dir)
+
+
+def _with_size(m: Any, size: int) -> Any:
+    from pools.plan import PartitionMove
+
+    return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
+
+
+def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]]) -> list[ReassignmentEntry]:
+    return [ReassignmentEntry(t, p, r, ("any",) * len(r)) for (t, p), r in assignment.items()]
+
+
+def _kafka_cluster(snapshot: ClusterSnapshot) -> dict[str, Any]:
+    topics: dict[str, list[list[int]]] = {}
+    for t, ps in snapshot.partitions_by_topic.items():
+        count = max(p.partition for p in ps) + 1
+        replicas = [[] for _ in range(count)]
+        for p in ps:
+            replicas[p.partition] = list(p.replicas)
+        topics[t] = replicas
+    return {"brokers": list(snapshot.broker_ids), "topics": topics}
+
+
+def _checked(entries: list[ReassignmentEntry], cluster: dict[str, Any], name: str) -> str:
+    text = format_reassignment_json(entries)
+    try:
+        parsed = parse_reassignment_json(text, cluster)
+    except ReassignmentError as exc:
+        raise InputError(f"{name}: kafka-reassign-partitions.sh would reject it: {exc}") from None
+    if sorted(parsed, key=lambda e: (e.topic, e.partition)) != sorted(entries, key=lambda e: (e.topic, e.partition)):
+        raise AssertionError(f"{name}: does not read back as written")  # an internal invariant
+    return text + "\n"
+
+
+def _peak_load(utilisation: Mapping[str, Any]) -> dict[int, tuple[float, float]]:
+    """Forecast peak ``(nw_in, nw_out)`` per broker: the larger of the loads before and after the plan."""
+    result: dict[int, tuple[float, float]] = {}
+    for broker, dims in (utilisation.get("brokers") or {}).items():
+        peaks = []
+        for dim in ("nw_in", "nw_out"):
+            values = dims.get(dim, {}) if isinstance(dims, Mapping) else {}
+            numbers = [float(values[k]) for k in ("now", "before", "after") if isinstance(values.get(k), (int, float))]
+            peaks.append(max(numbers, default=0.0))
+        result[int(broker)] = (peaks[0], peaks[1])
+    return result
+
+
+def _batch_row(b: Batch, t: BatchThrottle) -> dict[str, Any]:
+    return {
+        "batch": b.index,
+        "file": f"{b.index:03d}.json",
+        "phase": b.phase,
+        "partitions": len(b.moves),
+        "moved_bytes": b.moved_bytes,
+        "throttle_Bps": t.rate,
+        "estimated_seconds": t.seconds,
+        "reassigning_brokers": list(t.reassigning_brokers),
+        "hot_brokers": list(b.hot_brokers),
+        "leader.replication.throttled.replicas": t.leader,
+        "follower.replication.throttled.replicas": t.follower,
+    }
+
+
+def _summary(
+    plan: Plan,
+    moves: list[Any],
+    batches: tuple[Batch, ...],
+    throttles: list[BatchThrottle],
+    options: EmitOptions,
+    rollback_rate: int,
+) -> dict[str, Any]:
+    brokers: dict[int, dict[str, int]] = {}
+
+    def row(b: int) -> dict[str, int]:
+        return brokers.setdefault(b, {"bytes_in": 0, "bytes_out": 0, "partitions_in": 0, "partitions_out": 0})
+
+    for m in moves:
+        old, new = set(m.old_replicas), set(m.replicas)
+        for b in new - old:
+            row(b)["bytes_in"] += m.size_bytes
+            row(b)["partitions_in"] += 1
+        for b in old - new:
+            row(b)["bytes_out"] += m.size_bytes
+            row(b)["partitions_out"] += 1
+    consecutive_hot = sum(
+        1 for a, b in zip(batches, batches[1:]) if set(a.hot_brokers) & {x for m in b.moves for x in m.adding}
+    )
+    return {
+        "cluster": plan.cluster,
+        "partitions": len(moves),
+        "moved_bytes": sum(m.moved_bytes for m in moves),
+        "estimated_seconds": sum(t.seconds for t in throttles),
+        "batches": [
+            {"batch": b.index, "phase": b.phase, "partitions": len(b.moves), "moved_bytes": b.moved_bytes,
+             "throttle_Bps": t.rate, "estimated_seconds": t.seconds,
+             "bytes_in": {str(k): v for k, v in t.bytes_in.items()},
+             "bytes_out": {str(k): v for k, v in t.bytes_out.items()}}
+            for b, t in zip(batches, throttles, strict=True)
+        ],
+        "brokers": {str(b): v for b, v in sorted(brokers.items())},
+        "throttle": {
+            "fraction_of_spare": options.throttle_fraction,
+            "min_Bps": min((t.rate for t in throttles), default=None),
+            "max_Bps": max((t.rate for t in throttles), default=None),
+            "rollback_Bps": rollback_rate,
+            "floor_Bps": MIN_THROTTLE_BPS,
+        },
+        "limits": {
+            "moves_per_broker": options.limits.moves_per_broker,
+            "partitions_per_batch": options.limits.partitions_per_batch,
+            "bytes_per_batch": options.limits.bytes_per_batch,
+            "leader_preserving": options.leader_preserving,
+        },
+        "consecutive_hot_batches": consecutive_hot,
+    }

@@ -1,0 +1,90 @@
+"""The operator runbook (``runbook.md``) of a reassignment bundle, rendered from a jinja2 template."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jinja2
+
+from planner.emit.batches import Batch, BatchLimits
+from planner.emit.throttle import BatchThrottle
+
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook", "human_bytes", "human_seconds"]
+
+BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("planner.emit", "templates"),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def human_bytes(n: float) -> str:
+    """``1.5 GiB``-style size (binary units)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def human_seconds(seconds: int) -> str:
+    """``2h 05m 09s``-style duration."""
+    h, rest = divmod(int(seconds), 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h {m:02d}m {s:02d}s" if h else (f"{m}m {s:02d}s" if m else f"{s}s")
+
+
+def render_runbook(
+    *,
+    cluster: str,
+    batches: Sequence[Batch],
+    throttles: Sequence[BatchThrottle],
+    limits: BatchLimits,
+    leader_preserving: bool,
+    rollback_rate: int,
+    bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+) -> str:
+    """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election."""
+    rows: list[dict[str, Any]] = []
+    for b, t in zip(batches, throttles, strict=True):
+        rows.append({
+            "index": b.index,
+            "phase": b.phase,
+            "file": f"{b.index:03d}.json",
+            "partitions": len(b.moves),
+            "moved_bytes_h": human_bytes(b.moved_bytes),
+            "rate": t.rate,
+            "rate_h": human_bytes(t.rate),
+            "seconds_h": human_seconds(t.seconds),
+            "brokers": ",".join(map(str, t.reassigning_brokers)),
+        })
+    phase1 = [b.index for b in batches if b.phase == 1]
+    phase2 = [b.index for b in batches if b.phase == 2]
+    return _ENV.get_template("runbook.md.j2").render(
+        cluster=cluster,
+        bootstrap=bootstrap,
+        partitions=len({(m.topic, m.partition) for b in batches for m in b.moves}),
+        moved_bytes_h=human_bytes(sum(b.moved_bytes for b in batches)),
+        total_h=human_seconds(sum(t.seconds for t in throttles)),
+        batches=rows,
+        limits={
+            "moves_per_broker": limits.moves_per_broker,
+            "partitions_per_batch": limits.partitions_per_batch,
+            "bytes_per_batch": limits.bytes_per_batch,
+            "bytes_per_batch_h": human_bytes(limits.bytes_per_batch or 0),
+        },
+        leader_preserving=leader_preserving and bool(phase2),
+        phase1_range=_span(phase1),
+        phase2_range=_span(phase2),
+        rollback_rate=rollback_rate,
+    )
+
+
+def _span(indexes: list[int]) -> str:
+    if not indexes:
+        return "none"
+    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else str(indexes[0])
