@@ -21,7 +21,9 @@ __all__ = [
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping, Sequence
+import gc
+from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -151,17 +153,27 @@ def assign_server(
         raise AssignorError(
             f"unknown server assignor {strategy!r}; expected one of {[s.value for s in ServerStrategy]}"
         ) from None
-    spec = build_group_spec(topics, members)
-    by_id = assign_uniform(spec) if chosen is ServerStrategy.UNIFORM else assign_range(spec)
-    names = {t.topic_id: t.name for t in spec.topics.values()}
+    with _gc_paused():
+        spec = build_group_spec(topics, members)
+        by_id = assign_uniform(spec) if chosen is ServerStrategy.UNIFORM else assign_range(spec)
+        return _by_name(spec, members, by_id)
+
+
+def _by_name(
+    spec: GroupSpec, members: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Iterable[int]]]
+) -> dict[str, dict[str, list[int]]]:
+    """Topic ids back to names: members in input order, topics in name order, partitions ascending."""
+    ordered = sorted(spec.topics.values(), key=lambda t: utf16_key(t.name))
+    rank = {t.topic_id: i for i, t in enumerate(ordered)}
     result: dict[str, dict[str, list[int]]] = {}
     for member in members:
-        member_id = member["member_id"]
-        per_topic = by_id.get(member_id, {})
-        result[member_id] = {
-            names[tid]: _sorted(parts)
-            for tid, parts in sorted(per_topic.items(), key=lambda kv: utf16_key(names[kv[0]]))
-            if parts
+        per_topic = by_id.get(member["member_id"], {})
+        if len(per_topic) * 8 > len(ordered):  # most topics present: walk them in name order
+            pairs = [(t.name, per_topic.get(t.topic_id)) for t in ordered]
+        else:
+            pairs = [(spec.topics[tid].name, parts) for tid, parts in sorted(per_topic.items(), key=lambda kv: rank[kv[0]])]
+        result[member["member_id"]] = {
+            name: list(parts) if type(parts) is range else sorted(parts) for name, parts in pairs if parts
         }
     return result
 
@@ -179,12 +191,13 @@ def build_group_spec(topics: Sequence[Mapping[str, Any]], members: Sequence[Mapp
     by_id = {t.topic_id: t for t in specs}
     seen: set[str] = set()
     built: list[MemberSpec] = []
+    subscriptions: dict[tuple[str, ...], tuple[str, ...]] = {}  # members mostly share one subscription
     for i, member in enumerate(members):
         member_id = _field(member, "member_id", str, f"members[{i}]")
         if member_id in seen:
             raise AssignorError(f"members[{i}]: duplicate member_id {member_id!r}")
         seen.add(member_id)
-        built.append(_member_spec(member, i, by_name))
+        built.append(_member_spec(member, i, by_name, subscriptions))
     order = hashmap_order(built, lambda m: string_hash(m.member_id))
     return GroupSpec(tuple(order), by_id, _subscription_type(members))
 
@@ -229,7 +242,12 @@ def _topic_specs(topics: Sequence[Mapping[str, Any]]) -> list[TopicSpec]:
     return specs
 
 
-def _member_spec(member: Mapping[str, Any], index: int, by_name: Mapping[str, TopicSpec]) -> MemberSpec:
+def _member_spec(
+    member: Mapping[str, Any],
+    index: int,
+    by_name: Mapping[str, TopicSpec],
+    subscriptions: dict[tuple[str, ...], tuple[str, ...]],
+) -> MemberSpec:
     where = f"members[{index}]"
     instance_id = member.get("instance_id")
     rack = member.get("rack")
@@ -239,8 +257,12 @@ def _member_spec(member: Mapping[str, Any], index: int, by_name: Mapping[str, To
     current = member.get("current_assignment") or {}
     if not isinstance(current, Mapping):
         raise AssignorError(f"{where}.current_assignment: expected {{topic: [partitions]}}, got {current!r}")
-    name_order = hashmap_order(subscribed, string_hash, capacity=_copy_capacity(len(set(subscribed))))
-    topic_ids = tuple(by_name[n].topic_id for n in name_order if n in by_name)
+    topic_ids = subscriptions.get(tuple(subscribed))
+    if topic_ids is None:
+        if not all(isinstance(n, str) for n in subscribed):
+            raise AssignorError(f"{where}.topics: expected topic names, got {subscribed!r}")
+        name_order = hashmap_order(subscribed, string_hash, capacity=_copy_capacity(len(set(subscribed))))
+        topic_ids = subscriptions[tuple(subscribed)] = tuple(by_name[n].topic_id for n in name_order if n in by_name)
     owned = []
     for name in sorted(current, key=utf16_key):
         topic = by_name.get(name)
@@ -248,7 +270,9 @@ def _member_spec(member: Mapping[str, Any], index: int, by_name: Mapping[str, To
             continue  # a deleted topic: its partitions left the assignment with it
         partitions = current[name]
         limit = topic.partitions
-        if not all(isinstance(p, int) and 0 <= p and (p < limit or limit == -1) for p in partitions):
+        if partitions and (
+            not set(map(type, partitions)) <= {int} or min(partitions) < 0 or (limit != -1 and max(partitions) >= limit)
+        ):
             raise AssignorError(
                 f"{where}.current_assignment[{name!r}]: expected partition ids in [0, {limit}), got {partitions!r}"
             )
@@ -261,10 +285,14 @@ def _member_spec(member: Mapping[str, Any], index: int, by_name: Mapping[str, To
 
 def _subscription_type(members: Sequence[Mapping[str, Any]]) -> SubscriptionType:
     """`ModernGroup.subscriptionType`: homogeneous when every subscribed name has every member."""
-    counts: dict[str, int] = {}
+    distinct: dict[tuple[str, ...], int] = {}
     for member in members:
-        for name in set(member["topics"]):
-            counts[name] = counts.get(name, 0) + 1
+        key = tuple(member["topics"])
+        distinct[key] = distinct.get(key, 0) + 1
+    counts: dict[str, int] = {}
+    for names, n in distinct.items():
+        for name in set(names):
+            counts[name] = counts.get(name, 0) + n
     if all(c == len(members) for c in counts.values()):
         return SubscriptionType.HOMOGENEOUS
     return SubscriptionType.HETEROGENEOUS
@@ -274,8 +302,8 @@ def _hashset_order(partitions: Sequence[int]) -> tuple[int, ...]:
     """Iteration order of ``new HashSet<>(partitions)`` (`Integer.hashCode()` is the value)."""
     distinct = list(dict.fromkeys(partitions))
     mask = _copy_capacity(len(distinct)) - 1
-    if distinct and max(distinct) <= min(mask, 0xFFFF) and all(a < b for a, b in zip(distinct, distinct[1:])):
-        return tuple(distinct)  # ascending ids below the capacity: buckets are the ids themselves
+    if max(distinct) <= min(mask, 0xFFFF):
+        return tuple(sorted(distinct))  # every id below the capacity has its own bucket: the id
     return tuple(sorted(distinct, key=lambda p: (p ^ (p >> 16)) & mask))
 
 
@@ -284,10 +312,20 @@ def _copy_capacity(n: int) -> int:
     return table_size_for(max(int(n / 0.75) + 1, 16))
 
 
-def _sorted(parts: Iterable[int]) -> list[int]:
-    if isinstance(parts, range):
-        return list(parts)
-    return sorted(parts)
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of acyclic sets and lists are built.
+
+    Collections triggered by those allocations find nothing to free yet cost as much as the
+    assignment itself at a million partitions; reference counting still frees everything.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:

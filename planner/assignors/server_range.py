@@ -48,7 +48,13 @@ def assign_range(spec: GroupSpec) -> dict[str, dict[str, range]]:
     >>> assign_range(build_group_spec(topics, members))
     {'A': {'AAAAAAAAAAAAAAAAAAAAAg': range(0, 3)}, 'B': {'AAAAAAAAAAAAAAAAAAAAAg': range(3, 5)}}
     """
+    from planner.assignors.server import SubscriptionType
+
     ordered = member_order(spec.members)
+    if not ordered:
+        return {}
+    if spec.subscription_type is SubscriptionType.HOMOGENEOUS:
+        return _homogeneous(spec, ordered)
     subscribers: dict[str, int] = {}
     for member in ordered:
         for tid in member.topic_ids:
@@ -71,6 +77,32 @@ def assign_range(spec: GroupSpec) -> dict[str, dict[str, range]]:
             cursor[tid] = stop
             if start < stop:
                 assignment[tid] = range(start, stop)
+        result[member.member_id] = assignment
+    return result
+
+
+def _homogeneous(spec: GroupSpec, ordered: list[MemberSpec]) -> dict[str, dict[str, range]]:
+    """`assignHomogeneousGroup`: the i-th member gets the same range of every topic of a given size.
+
+    Topics with equal partition counts are co-partitioned, so each member's ranges are computed once
+    per distinct count rather than once per topic.
+    """
+    by_count: dict[int, list[str]] = {}
+    for tid in ordered[0].topic_ids:
+        count = spec.topics[tid].partitions
+        if count == -1:
+            raise AssignorError(_MISSING)
+        by_count.setdefault(count, []).append(tid)
+    n = len(ordered)
+    result: dict[str, dict[str, range]] = {}
+    for i, member in enumerate(ordered):
+        assignment: dict[str, range] = {}
+        for count, tids in by_count.items():
+            quota, extra = divmod(count, n)
+            start = min(i * quota + min(i, extra), count)
+            stop = min(start + quota + (1 if i < extra else 0), count)
+            if start < stop:
+                assignment.update(dict.fromkeys(tids, range(start, stop)))
         result[member.member_id] = assignment
     return result
 

@@ -164,7 +164,7 @@ class _Heterogeneous:
         self._keep_subscribed()
         self._assign_remaining()
         self._balance()
-        return {m.member_id: {tid: parts for tid, parts in t.items()} for m, t in zip(self.members, self.target)}
+        return {m.member_id: t for m, t in zip(self.members, self.target)}
 
     def _topic_order(self, topic_ids: list[str]) -> list[str]:
         """Partitions per subscriber descending, then subscriber count, then `Uuid.compareTo`."""
@@ -196,10 +196,18 @@ class _Heterogeneous:
             if missing:
                 free[tid] = missing
         balancer = _Balancer(self.sizes)
+        sizes, target = self.sizes, self.target
         for tid in self._topic_order(list(free)):
             balancer.initialize(self.subscribers[tid])
-            for p in free[tid]:
-                self._move(tid, p, balancer.next_least_loaded())
+            owners = self.owners[tid]
+            for p in free[tid]:  # unowned partitions: `assignPartition` without a previous owner
+                index = balancer.next_least_loaded()
+                parts = target[index].get(tid)
+                if parts is None:
+                    parts = target[index][tid] = set()
+                parts.add(p)
+                owners[p] = index
+                sizes[index] += 1
 
     def _balance(self) -> None:
         """`balance` / `balanceTopics`: sweep shared topics until a full lap moves nothing."""
