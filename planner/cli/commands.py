@@ -16,6 +16,7 @@ __all__ = ["COMMANDS"]
 
 COMMANDS: list[click.Command] = [
     audit.command,
+    report.command,
     run.command,
     consumers.command,
     emit.command,

@@ -1,0 +1,102 @@
+"""Read a run directory for the report, stage by stage, noting what is missing or unreadable instead of failing."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pools.audit.findings import Finding, findings_from_dict
+from pools.errors import InputError
+from pools.plan import Plan, load_plan
+from pools.policy import PoolPolicy, load_policy
+from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile
+from pools.snapshot import ClusterSnapshot, load_snapshot
+
+__all__ = ["RunInputs", "load_run", "RUN_FILES"]
+
+#: Where each stage's output lives inside a run directory.
+RUN_FILES = {
+    "snapshot": "snapshot.json",
+    "profile": "profile",
+    "plan": "plan/plan.json",
+    "bundle": "bundle/summary.json",
+    "audit": "audit/findings.json",
+}
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What a run directory holds; ``None`` for a stage whose output is absent, with the reason in ``notes``."""
+
+    run_dir: str
+    snapshot: ClusterSnapshot | None = None
+    profile: dict[str, TopicProfile] | None = None
+    plan: Plan | None = None
+    bundle: dict[str, Any] | None = None
+    findings: tuple[Finding, ...] | None = None
+    policy: PoolPolicy | None = None
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] | None = None) -> RunInputs:
+    """Read every stage output of ``run_dir``; a missing or malformed file becomes a note naming it.
+
+    Raises
+    ------
+    InputError
+        When ``run_dir`` is not a directory or ``policy`` cannot be read (the one input the user names).
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory (expected a run directory from `poolplan run`)")
+    notes: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    readers = {
+        "snapshot": load_snapshot,
+        "profile": _profile,
+        "plan": load_plan,
+        "bundle": _bundle,
+        "audit": lambda p: findings_from_dict(_json(p), source=str(p)),
+    }
+    for stage, reader in readers.items():
+        path = root / RUN_FILES[stage]
+        if not path.exists():
+            notes[stage] = f"{RUN_FILES[stage]} is missing (the {stage} stage did not run)"
+            continue
+        try:
+            values[stage] = reader(path)
+        except InputError as exc:
+            notes[stage] = f"{RUN_FILES[stage]} could not be read: {exc}"
+    return RunInputs(
+        run_dir=str(root),
+        snapshot=values.get("snapshot"),
+        profile=values.get("profile"),
+        plan=values.get("plan"),
+        bundle=values.get("bundle"),
+        findings=values.get("audit"),
+        policy=load_policy(policy) if policy is not None else None,
+        notes=notes,
+    )
+
+
+def _profile(path: Path) -> dict[str, TopicProfile]:
+    if not (path / TOPIC_PROFILE_FILE).exists():
+        raise InputError(f"{path}: no {TOPIC_PROFILE_FILE}")
+    return load_profile(path)
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def _bundle(path: Path) -> dict[str, Any]:
+    doc = _json(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("batches", []), list):
+        raise InputError(f"{path}: expected an object with a 'batches' array")
+    return doc
