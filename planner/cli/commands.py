@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, run
+from planner.cli import audit, consumers, emit, report, run
 
 __all__ = ["COMMANDS"]
 
