@@ -130,3 +130,91 @@ def test_bad_events_name_the_event_and_field(event: dict, match: str) -> None:
 def test_unknown_strategy() -> None:
     with pytest.raises(InputError, match="unknown assignor 'fair'"):
         simulate("fair", TOPICS, MEMBERS, [])
+
+
+# --- random event scripts ------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def scripts(draw: st.DrawFn) -> tuple[dict[str, int], list[dict], list[dict]]:
+    topics = {f"t{i}": draw(st.integers(0, 6)) for i in range(draw(st.integers(1, 3)))}
+    names = list(topics)
+    subscription = st.lists(st.sampled_from(names + ["gone"]), min_size=1, max_size=3, unique=True)
+    members = [{"member_id": f"m{i}", "topics": draw(subscription)} for i in range(draw(st.integers(1, 3)))]
+    present, crashed, counts, serial = [m["member_id"] for m in members], [], dict(topics), len(members)
+    events = []
+    for _ in range(draw(st.integers(1, 6))):
+        kinds = ["join", "create_topic"] + (["leave", "crash", "subscribe"] if len(present) > 1 else [])
+        kinds += ["return"] * bool(crashed) + ["add_partitions", "delete_topic"] * bool(counts)
+        kind = draw(st.sampled_from(kinds))
+        if kind == "join":
+            events.append({"event": kind, "member": f"m{serial}", "topics": draw(subscription)})
+            present.append(f"m{serial}")
+            serial += 1
+        elif kind in ("leave", "crash", "subscribe"):
+            who = draw(st.sampled_from(present))
+            if kind == "subscribe":
+                events.append({"event": kind, "member": who, "topics": draw(subscription)})
+                continue
+            present.remove(who)
+            crashed += [who] if kind == "crash" else []
+            events.append({"event": kind, "member": who})
+        elif kind == "return":
+            who = crashed.pop(draw(st.integers(0, len(crashed) - 1)))
+            present.append(who)
+            events.append({"event": kind, "member": who})
+        elif kind == "create_topic":
+            name = f"n{serial}"
+            serial += 1
+            counts[name] = draw(st.integers(1, 5))
+            names.append(name)
+            events.append({"event": kind, "topic": name, "count": counts[name]})
+        elif kind == "add_partitions":
+            name = draw(st.sampled_from(sorted(counts)))
+            counts[name] += draw(st.integers(1, 3))
+            events.append({"event": kind, "topic": name, "count": counts[name]})
+        else:
+            name = draw(st.sampled_from(sorted(counts)))
+            del counts[name]
+            events.append({"event": kind, "topic": name})
+    return topics, members, events
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@settings(max_examples=20, deadline=None)
+@given(script=scripts())
+def test_random_scripts_settle_to_valid_assignments(strategy: str, script) -> None:
+    topics, members, events = script
+    steps = simulate(strategy, topics, members, events)
+    subs = {m["member_id"]: set(m["topics"]) for m in members}
+    counts = dict(topics)
+    settled = _final_rounds(steps)
+    assert len(settled) == len(events) + 1
+    for event, step in zip([None, *events], settled):
+        if event is not None:
+            if event["event"] in ("join", "subscribe"):
+                subs[event["member"]] = set(event["topics"])
+            elif event["event"] in ("create_topic", "add_partitions"):
+                counts[event["topic"]] = event["count"]
+            elif event["event"] == "delete_topic":
+                del counts[event["topic"]]
+        owners = {(t, p): m for m, a in step.assignment.items() for t, ps in a.items() for p in ps}
+        assert sum(len(ps) for a in step.assignment.values() for ps in a.values()) == len(owners)
+        wanted = {(t, p) for m in step.assignment for t in subs[m] if t in counts for p in range(counts[t])}
+        assert set(owners) == wanted
+        assert all(t in subs[m] for (t, _), m in owners.items())
+        if strategy == "cooperative-sticky":
+            assert not step.revoked
+
+
+@settings(max_examples=30, deadline=None)
+@given(script=scripts())
+def test_random_scripts_cooperative_moves_go_through_nobody(script) -> None:
+    topics, members, events = script
+    for step in simulate("cooperative-sticky", topics, members, events):
+        for move in step.moved:
+            direct = move.from_member in step.assignment and move.to_member is not None
+            assert not direct, f"{move} handed over within one round at {step.event}"
