@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, report, run
+from planner.cli import audit, consumers, emit, plan, report, run
 
 __all__ = ["COMMANDS"]
 
@@ -20,4 +20,5 @@ COMMANDS: list[click.Command] = [
     run.command,
     consumers.command,
     emit.command,
+    plan.command,
 ]

@@ -1,0 +1,78 @@
+"""`poolplan plan`: decide pools, brokers to add and every partition's target replicas; write plan.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+__all__ = ["command"]
+
+_console = Console(highlight=False, soft_wrap=True)
+
+
+@click.command(name="plan")
+@click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
+              help="Cluster snapshot (snapshot.json).")
+@click.option("--policy", "policy_path", default="conf/pools.toml", show_default=True,
+              type=click.Path(dir_okay=False), help="Pool policy (TOML).")
+@click.option("--profile", "profile_dir", required=True, type=click.Path(), help="Topic profile directory.")
+@click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
+              help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
+@click.option("--solver", default="highs", show_default=True, type=click.Choice(["highs", "cbc"]),
+              help="MILP solver for the pool model.")
+@click.option("--time-limit", default=60.0, show_default=True, type=click.FloatRange(min=1),
+              help="Solver seconds (both stages).")
+@click.option("--gap", default=0.01, show_default=True, type=click.FloatRange(min=0, max=1),
+              help="Relative MIP gap at which the solver stops.")
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
+              help="Solver threads (the plan is reproducible for a given count).")
+@click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
+              help="Directory for plan.json (created if missing; plan.json is replaced).")
+def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path: str | None, solver: str,
+            time_limit: float, gap: float, threads: int, out_dir: str) -> int:
+    """Plan the pools: which brokers and topics go where, what each pool lacks, and every replica's target.
+
+    Writes OUT/plan.json. Exit 0 with a plan that fits the cluster; 1 when the pools need brokers the cluster
+    lacks (plan.json is still written, with brokers_to_add and the reasons); 2 on a contradictory policy.
+    """
+    from planner.planning import plan_pools
+    from pools.errors import InfeasibleError
+    from pools.plan import save_plan
+    from pools.policy import load_policy
+    from pools.profile import PARTITION_PROFILE_FILE, load_partition_profile, load_profile
+    from pools.snapshot import load_snapshot
+
+    snapshot = load_snapshot(snapshot_path)
+    policy = load_policy(policy_path)
+    profile = load_profile(profile_dir)
+    partitions = load_partition_profile(profile_dir) if (Path(profile_dir) / PARTITION_PROFILE_FILE).exists() else None
+    outcome = plan_pools(snapshot, policy, profile, fanout=_fanout(groups_path), partition_profile=partitions,
+                         solver=solver, time_limit=time_limit, gap=gap, threads=threads)
+    plan = outcome.plan
+    path = save_plan(plan, Path(out_dir) / "plan.json")
+    s = plan.solver
+    _console.print(
+        f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {plan.moved_bytes} bytes; "
+        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap}; wrote {path}"
+    )
+    for warning in plan.warnings:
+        _console.print(f"[yellow]warning:[/] {warning}")
+    if outcome.shortfall:
+        raise InfeasibleError("; ".join(outcome.shortfall), dict(plan.brokers_to_add))
+    return 0
+
+
+def _fanout(path: str | None) -> dict[str, int] | None:
+    if path is None:
+        return None
+    from planner.assignors.sizing import topic_fanout
+    from pools.errors import InputError
+    from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    return topic_fanout(parse_consumer_groups_describe(text, source=path))

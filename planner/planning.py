@@ -1,0 +1,318 @@
+"""Pool planning end to end: snapshot + policy + profile → `pools.plan.Plan`.
+
+Steps: check the policy against the cluster (contradictions raise `InputError`), resolve every topic to its
+candidate pools and group it, compute the demand at the forecast, solve the pool model, place replicas inside
+each pool with `planner.placement.minimal_move`, and measure utilisation before and after.
+
+Virtual brokers: when the pools need more brokers than the cluster has, the plan reports them in
+``brokers_to_add`` and an explanation per pool, but target replicas only ever name real brokers (the pool's
+real brokers carry the load, over capacity); the caller treats such a plan as infeasible (exit 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from planner.placement.minimal_move import place_in_pools
+from pools.demand import Demand, broker_load, demand_warnings, topic_demand
+from pools.errors import InputError
+from pools.plan import PartitionMove, Plan
+from pools.policy import PoolPolicy, TopicPools
+from pools.profile import PartitionProfile, TopicProfile
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+
+__all__ = ["PlanOutcome", "plan_pools", "check_policy"]
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """The plan and, when the pools need brokers the cluster lacks, one explanation per shortfall."""
+
+    plan: Plan
+    shortfall: tuple[str, ...] = ()
+
+
+def plan_pools(
+    snapshot: ClusterSnapshot,
+    policy: PoolPolicy,
+    profile: Mapping[str, TopicProfile],
+    *,
+    fanout: Mapping[str, float] | None = None,
+    partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+    solver: str = "highs",
+    time_limit: float = 60.0,
+    gap: float = 0.01,
+    threads: int = 1,
+) -> PlanOutcome:
+    """Decide pools, brokers to add and every partition's target replicas.
+
+    Parameters
+    ----------
+    snapshot, policy, profile
+        The cluster, the pool policy and the topic profile.
+    fanout : mapping of str to float, optional
+        Consumer groups per topic, used where the profile has no bytes-out.
+    partition_profile : mapping, optional
+        Per-partition rates for splitting topic traffic over partitions.
+    solver, time_limit, gap, threads
+        Passed to `planner.pool_model.solve_pools`.
+
+    Returns
+    -------
+    PlanOutcome
+
+    Raises
+    ------
+    InputError
+        Contradictory policy: a topic selected by two pools, pins on missing brokers, a topic no pool takes,
+        a replication factor above the racks a pool can have, tenants that must not share forced together.
+    InfeasibleError
+        The model has no solution at all (tenant conflicts the candidate pools cannot separate).
+    """
+    from planner import pool_model
+
+    resolved = check_policy(snapshot, policy)
+    forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
+    now = topic_demand(snapshot, profile, fanout, "now", partition_profile=partition_profile)
+    warnings = demand_warnings(forecast)
+    extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
+    if extra:
+        warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
+    problem, new_note = _problem(snapshot, policy, resolved, forecast, pool_model)
+    if new_note:
+        warnings.append(new_note)
+    solution = pool_model.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
+    if not solution.groups:
+        _raise_unsolved(policy, resolved, solution.report)
+    topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
+    pool_brokers: dict[str, list[int]] = {p: [] for p in policy.pool_names}
+    for b, p in solution.brokers.items():
+        if p is not None:
+            pool_brokers[p].append(b)
+    headroom = {p: tuple(policy.headroom(p, d) for d in DIMENSIONS) for p in policy.pool_names}
+    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom)
+    warnings += placement.warnings
+    shortfall = _explain_shortfall(problem, solution, topic_pool, forecast, policy)
+    moves = tuple(
+        PartitionMove(p.topic, p.partition, p.replicas, placement.assignment.get((p.topic, p.partition), p.replicas),
+                      p.size_bytes)
+        for p in snapshot.partitions
+    )
+    utilisation = _utilisation(snapshot, policy, solution, topic_pool, forecast, now, placement.assignment, problem)
+    plan = Plan(
+        cluster=snapshot.cluster,
+        brokers_before={b.id: b.pool for b in snapshot.brokers},
+        brokers=dict(solution.brokers),
+        topics=topic_pool,
+        partitions=moves,
+        brokers_to_add=solution.brokers_to_add,
+        solver=solution.report,
+        utilisation=utilisation,
+        warnings=tuple(warnings) + shortfall,
+    )
+    return PlanOutcome(plan, shortfall)
+
+
+def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, TopicPools]:
+    """Resolve every topic of ``snapshot`` and reject policies that contradict themselves or the cluster.
+
+    Raises
+    ------
+    InputError
+        Naming the conflict (see `plan_pools`).
+    """
+    policy.check_against(snapshot)
+    resolved = policy.resolve_all(snapshot.partitions_by_topic)
+    unmatched = [t for t, r in resolved.items() if not r.candidates]
+    if unmatched:
+        raise InputError(
+            f"{policy.source}: topic {unmatched[0]!r} is selected by no pool and no pool is the default"
+            + (f" ({len(unmatched) - 1} more such topic(s))" if len(unmatched) > 1 else "")
+        )
+    racks = _possible_racks(snapshot, policy)
+    if snapshot.racks:
+        for pool in policy.pools:
+            need = pool.min_racks or 0
+            if need > len(racks[pool.name]):
+                raise InputError(
+                    f"{policy.source}: pool {pool.name!r} needs min_racks={need} but can only span "
+                    f"{len(racks[pool.name])} rack(s) ({', '.join(racks[pool.name])})"
+                )
+        for topic, r in resolved.items():
+            rf = max(len(p.replicas) for p in snapshot.partitions_by_topic[topic])
+            widest = max(r.candidates, key=lambda p: len(racks[p]))
+            if rf > len(racks[widest]):
+                raise InputError(
+                    f"{policy.source}: topic {topic!r} has replication factor {rf} but pool {widest!r} can only span "
+                    f"{len(racks[widest])} rack(s) ({', '.join(racks[widest])})"
+                )
+    _check_tenant_conflicts(policy, resolved)
+    return resolved
+
+
+def _possible_racks(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, list[str]]:
+    free = {b.rack for b in snapshot.brokers if b.id not in policy.pinned_pool and b.rack is not None}
+    new = set(policy.new_broker.racks or snapshot.racks) if policy.new_broker else set(snapshot.racks)
+    out = {}
+    for pool in policy.pools:
+        pinned = {snapshot.broker_by_id[b].rack for b in pool.brokers if snapshot.broker_by_id[b].rack is not None}
+        out[pool.name] = sorted(free | new | pinned)
+    return out
+
+
+def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPools]) -> None:
+    """The conflict graph: tenants that must not share; a clique larger than its pools cannot be separated."""
+    graph = nx.Graph()
+    graph.add_edges_from(tuple(sorted(pair)) for pair in policy.conflicting_tenants if len(pair) == 2)
+    pools_of: dict[str, set[str]] = {}
+    for r in resolved.values():
+        if r.tenant is not None:
+            pools_of.setdefault(r.tenant, set()).update(r.candidates)
+    for clique in sorted(sorted(c) for c in nx.find_cliques(graph)):
+        present = [t for t in clique if t in pools_of]
+        available = sorted(set().union(*(pools_of[t] for t in present))) if present else []
+        if len(present) > len(available):
+            raise InputError(
+                f"{policy.source}: tenants {', '.join(map(repr, present))} must not share a pool but their topics "
+                f"can only go to {len(available)} pool(s) ({', '.join(available)})"
+            )
+        fixed = {t: pools_of[t] for t in present if len(pools_of[t]) == 1}
+        for a in present:
+            for b in present:
+                if a < b and a in fixed and fixed[a] == fixed.get(b):
+                    raise InputError(
+                        f"{policy.source}: tenants {a!r} and {b!r} must not share a pool but the policy puts both "
+                        f"in {next(iter(fixed[a]))!r}"
+                    )
+
+
+def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_model):
+    """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed."""
+    groups: dict[str, dict] = {}
+    for topic, r in resolved.items():
+        g = groups.setdefault(r.group, {"candidates": r.candidates, "demand": [0.0] * 4, "rf": 0,
+                                        "tenant": r.tenant, "bytes": Counter()})
+        d = demands[topic]
+        for i, dim in enumerate(DIMENSIONS):
+            g["demand"][i] += d.get(dim)
+        for p in snapshot.partitions_by_topic[topic]:
+            g["rf"] = max(g["rf"], len(p.replicas))
+            for b in p.replicas:
+                g["bytes"][b] += p.size_bytes
+    specs = tuple(
+        pool_model.GroupSpec(name, g["candidates"], tuple(g["demand"]), g["rf"], g["tenant"],
+                             dict(sorted(g["bytes"].items())))
+        for name, g in sorted(groups.items())
+    )
+    brokers = tuple(
+        pool_model.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id))
+        for b in snapshot.brokers
+    )
+    limits = {
+        p.name: pool_model.PoolLimits(
+            tuple(policy.headroom(p.name, d) for d in DIMENSIONS), policy.min_brokers(p.name), p.min_racks or 1
+        )
+        for p in policy.pools
+    }
+    note = None
+    if policy.new_broker is not None:
+        new = tuple(policy.new_broker.capacity.get(d) for d in DIMENSIONS)
+        new_racks = policy.new_broker.racks or snapshot.racks
+    else:
+        common = Counter(b.capacity for b in brokers).most_common(1)
+        new = common[0][0] if common else (0.0, 0.0, 0.0, 0.0)
+        new_racks = snapshot.racks
+        note = "policy has no [new_broker]; brokers to add are sized like the cluster's most common broker"
+    total = float(sum(p.size_bytes * len(p.replicas) for p in snapshot.partitions))
+    problem = pool_model.PoolProblem(
+        pools=limits, brokers=brokers, groups=specs, conflicts=policy.conflicting_tenants,
+        tolerated_failures=policy.defaults.tolerated_broker_failures, new_broker=new,
+        new_broker_racks=tuple(new_racks), total_bytes=total,
+    )
+    return problem, note
+
+
+def _raise_unsolved(policy: PoolPolicy, resolved: Mapping[str, TopicPools], report) -> None:
+    from pools.errors import InfeasibleError
+
+    if report.status == "Infeasible":
+        conflicts = sorted(sorted(p) for p in policy.conflicting_tenants)
+        detail = (
+            "the tenants that must not share ("
+            + "; ".join(" / ".join(p) for p in conflicts)
+            + ") cannot be separated over the pools their topics may use"
+            if conflicts
+            else "the pinned brokers and pool limits leave no assignment"
+        )
+        raise InfeasibleError(f"no pool plan satisfies {policy.source}: {detail}")
+    raise InfeasibleError(
+        f"the solver found no pool plan within the time limit ({report.status}, {report.solution}); "
+        "raise --time-limit or --gap"
+    )
+
+
+def _explain_shortfall(problem, solution, topic_pool, demands, policy: PoolPolicy) -> tuple[str, ...]:
+    """One sentence per pool that needs new brokers, naming the binding dimension and headroom."""
+    out = []
+    for pool, count in sorted(solution.brokers_to_add.items()):
+        if count <= 0:
+            continue
+        real = [b for b in problem.brokers if solution.brokers.get(b.broker_id) == pool]
+        reasons = []
+        for i, dim in enumerate(DIMENSIONS):
+            demand = sum(demands[t].get(dim) for t, p in topic_pool.items() if p == pool)
+            h = policy.headroom(pool, dim)
+            largest = max([b.capacity[i] for b in real] + [problem.new_broker[i]])
+            usable = sum(b.capacity[i] for b in real) - problem.tolerated_failures * largest
+            if problem.new_broker[i] > 0 and demand > h * usable:
+                reasons.append((math.ceil((demand / h - usable) / problem.new_broker[i] - 1e-9), dim, h))
+        if reasons:
+            n, dim, h = max(reasons)
+            why = f"for {dim} at {h:.0%} headroom"
+        else:
+            why = "to reach its minimum broker count and rack spread"
+        out.append(f"pool {pool} needs {count} more broker(s) {why}")
+    return tuple(out)
+
+
+def _r(value: float) -> float:
+    return round(value, 3)
+
+
+def _utilisation(snapshot, policy, solution, topic_pool, forecast, now, assignment, problem) -> dict:
+    """Per broker and dimension: capacity, now, before, after; per pool: capacity, demand and loads."""
+    load_now = broker_load(snapshot, now)
+    before = broker_load(snapshot, forecast)
+    after = broker_load(snapshot, forecast, assignment)
+    brokers = {
+        str(b.id): {
+            dim: {"capacity": _r(b.capacity.get(dim)), "now": _r(load_now[b.id][dim]),
+                  "before": _r(before[b.id][dim]), "after": _r(after[b.id][dim])}
+            for dim in DIMENSIONS
+        }
+        for b in snapshot.brokers
+    }
+    pools = {}
+    for pool in policy.pool_names:
+        members = [b for b in snapshot.brokers if solution.brokers.get(b.id) == pool]
+        old = [b for b in snapshot.brokers if b.pool == pool]
+        topics = [t for t, p in topic_pool.items() if p == pool]
+        added = solution.brokers_to_add.get(pool, 0)
+        pools[pool] = {
+            dim: {
+                "capacity": _r(sum(b.capacity.get(dim) for b in members)),
+                "capacity_with_added": _r(sum(b.capacity.get(dim) for b in members) + added * problem.new_broker[i]),
+                "demand_now": _r(sum(now[t].get(dim) for t in topics)),
+                "demand_forecast": _r(sum(forecast[t].get(dim) for t in topics)),
+                "headroom": policy.headroom(pool, dim),
+                "load_before": _r(sum(before[b.id][dim] for b in old)),
+                "load_after": _r(sum(after[b.id][dim] for b in members)),
+            }
+            for i, dim in enumerate(DIMENSIONS)
+        }
+    return {"brokers": brokers, "pools": pools}

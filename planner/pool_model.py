@@ -1,0 +1,444 @@
+"""The pool model: a MILP (PuLP) deciding which pool each broker and each floating topic group belongs to.
+
+Variables (named by index, never by topic or pool name; the index → name maps stay in Python):
+
+- ``x_b{i}_p{j}``: real broker ``i`` belongs to pool ``j`` (pinned brokers are constants, not variables);
+- ``y_g{k}_p{j}``: topic group ``k`` goes to pool ``j``, only for groups the policy leaves a choice;
+- ``v_p{j}_r{l}``: virtual new brokers (the policy's ``new_broker`` type) added to pool ``j`` in rack ``l``;
+- ``z_p{j}_r{l}``: pool ``j`` has a broker in rack ``l`` (rack spread);
+- ``k_g{k}_p{j}``: bytes of floating group ``k`` already on the brokers of pool ``j`` (kept when ``k`` goes there);
+- ``t_n{m}_p{j}``: tenant ``m`` (one that must not share) is present in pool ``j``.
+
+Constraints per pool ``j`` and dimension ``d``: demand ≤ headroom × (capacity of its brokers − tolerated failures ×
+the largest broker the pool may hold); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
+max(min_racks, largest RF) when the cluster has racks; conflicting tenants never in the same pool.
+
+The lexicographic objective is solved in two sequential stages: (1) fewest virtual brokers; (2) with that count
+fixed, fewest bytes moved (bytes of replicas not already on a broker of their topic's pool), plus weighted
+tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in broker
+units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay spare.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import pulp
+
+from pools.errors import InputError
+from pools.plan import SolverReport
+from pools.snapshot import DIMENSIONS
+
+__all__ = [
+    "Solver",
+    "BrokerSpec",
+    "GroupSpec",
+    "PoolLimits",
+    "PoolProblem",
+    "PoolSolution",
+    "solve_pools",
+]
+
+Vector = tuple[float, float, float, float]
+
+PEAK_WEIGHT = 1e-3
+USED_WEIGHT = 1e-6
+
+
+class Solver(StrEnum):
+    """MILP solvers the pool model can use."""
+
+    HIGHS = "highs"
+    CBC = "cbc"
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerSpec:
+    """A real broker: id, rack, capacity in `DIMENSIONS` order, the pool that pins it (if any)."""
+
+    broker_id: int
+    rack: str | None
+    capacity: Vector
+    pinned: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """Topics that go to one pool together: candidate pools, summed demand, largest RF, bytes per broker."""
+
+    name: str
+    candidates: tuple[str, ...]
+    demand: Vector
+    max_rf: int
+    tenant: str | None = None
+    bytes_on: Mapping[int, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLimits:
+    """A pool's headroom per dimension and its minimum broker and rack counts."""
+
+    headroom: Vector
+    min_brokers: int
+    min_racks: int = 1
+
+
+@dataclass(frozen=True)
+class PoolProblem:
+    """Everything the MILP needs, as plain data (built by `planner.planning`)."""
+
+    pools: Mapping[str, PoolLimits]
+    brokers: tuple[BrokerSpec, ...]
+    groups: tuple[GroupSpec, ...]
+    conflicts: frozenset[frozenset[str]]
+    tolerated_failures: int
+    new_broker: Vector
+    new_broker_racks: tuple[str, ...]
+    total_bytes: float
+
+
+@dataclass(frozen=True)
+class PoolSolution:
+    """The decision: broker → pool (None = spare), group → pool, virtual brokers per pool and rack."""
+
+    brokers: Mapping[int, str | None]
+    groups: Mapping[str, str]
+    added: Mapping[str, Mapping[str, int]]
+    kept_bytes: float
+    report: SolverReport
+
+    @property
+    def brokers_to_add(self) -> dict[str, int]:
+        """Virtual brokers per pool (every pool listed)."""
+        return {p: sum(r.values()) for p, r in sorted(self.added.items())}
+
+
+def solve_pools(
+    problem: PoolProblem,
+    *,
+    solver: Solver | str = Solver.HIGHS,
+    time_limit: float = 60.0,
+    gap: float = 0.01,
+    threads: int = 1,
+) -> PoolSolution:
+    """Solve the pool model (see the module docstring).
+
+    Parameters
+    ----------
+    problem : PoolProblem
+    solver : {"highs", "cbc"}
+    time_limit : float
+        Seconds for both stages together.
+    gap : float
+        Relative MIP gap at which stage 2 stops.
+    threads : int
+        Solver threads (fixed, with a fixed seed, for reproducible plans).
+
+    Returns
+    -------
+    PoolSolution
+
+    Raises
+    ------
+    InfeasibleError
+        Never for capacity (virtual brokers absorb it); `InputError` when the structure cannot be satisfied
+        (the caller explains conflicts before solving).
+    """
+    solver = Solver(solver)
+    started = time.monotonic()
+    model = _Model(problem)
+    stage1 = model.solve(model.added_total, _solver(solver, time_limit, 0.0, threads, abs_gap=0.5))
+    if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
+        return model.unsolved(stage1, time.monotonic() - started)
+    need = round(pulp.value(model.added_total) or 0.0)
+    model.prob += model.added_total <= need, "stage1_added"
+    remaining = max(1.0, time_limit - (time.monotonic() - started))
+    objective = model.moved + model.tie_breakers()
+    stage2 = model.solve(objective, _solver(solver, remaining, gap, threads))
+    if stage2.solution == "No Solution Found":
+        return model.unsolved(stage2, time.monotonic() - started)
+    return model.solution(stage2, time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class _Stage:
+    name: str
+    status: str
+    solution: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+
+
+def _solver(solver: Solver, time_limit: float, gap: float, threads: int, abs_gap: float | None = None) -> pulp.LpSolver:
+    if solver is Solver.HIGHS:
+        return pulp.HiGHS(
+            msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads, random_seed=0
+        )
+    options = ["randomSeed 1", "randomCbcSeed 1"]
+    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads,
+                             options=options)
+
+
+class _Model:
+    """The PuLP problem and its index maps."""
+
+    def __init__(self, problem: PoolProblem) -> None:
+        self.problem = problem
+        self.pools = tuple(sorted(problem.pools))
+        self.pool_index = {p: j for j, p in enumerate(self.pools)}
+        racks = {b.rack for b in problem.brokers if b.rack is not None}
+        self.racked = bool(racks)
+        self.racks = tuple(sorted(racks | set(problem.new_broker_racks))) if self.racked else ("",)
+        self.new_racks = tuple(problem.new_broker_racks) if self.racked and problem.new_broker_racks else self.racks
+        self.prob = pulp.LpProblem("pools", pulp.LpMinimize)
+        self._variables()
+        self._constraints()
+
+    # BEGIN define_variables
+    def _variables(self) -> None:
+        prob, problem = self.prob, self.problem
+        n_pools = range(len(self.pools))
+        free = [i for i, b in enumerate(problem.brokers) if b.pinned is None]
+        self.x = prob.add_variable_dict("x_b%s_p%s", [(i, j) for i in free for j in n_pools], cat=pulp.LpBinary)
+        self.fixed: dict[int, int | None] = {}
+        for k, g in enumerate(problem.groups):
+            self.fixed[k] = self.pool_index[g.candidates[0]] if len(g.candidates) == 1 else None
+        pairs = [(k, self.pool_index[p]) for k, g in enumerate(problem.groups) if len(g.candidates) > 1
+                 for p in g.candidates]
+        self.y = prob.add_variable_dict("y_g%s_p%s", pairs, cat=pulp.LpBinary)
+        self.k = prob.add_variable_dict("k_g%s_p%s", pairs, lowBound=0)
+        new_racks = [self.racks.index(r) for r in self.new_racks]
+        self.v = prob.add_variable_dict("v_p%s_r%s", [(j, l) for j in n_pools for l in new_racks], lowBound=0,
+                                        cat=pulp.LpInteger)
+        self.z = {}
+        if self.racked:
+            self.z = prob.add_variable_dict("z_p%s_r%s", [(j, l) for j in n_pools for l in range(len(self.racks))],
+                                            cat=pulp.LpBinary)
+        self.moved_var = pulp.LpVariable("moved", lowBound=0)  # fraction of all replica bytes
+        self.peak = pulp.LpVariable("peak")
+        self.added_total = pulp.lpSum(self.v.values())
+        self.moved = self.moved_var
+    # END define_variables
+
+    def member(self, i: int, j: int) -> pulp.LpVariable | int:
+        """Broker ``i`` in pool ``j``: a variable, or the constant its pin gives."""
+        pinned = self.problem.brokers[i].pinned
+        if pinned is None:
+            return self.x[i, j]
+        return 1 if self.pool_index[pinned] == j else 0
+
+    def in_pool(self, k: int, j: int) -> pulp.LpVariable | int:
+        """Group ``k`` in pool ``j``: a variable for floating groups, else 0/1."""
+        fixed = self.fixed[k]
+        if fixed is None:
+            return self.y.get((k, j), 0)
+        return 1 if fixed == j else 0
+
+    # BEGIN define_constraints
+    def _constraints(self) -> None:
+        prob, problem = self.prob, self.problem
+        n_pools = len(self.pools)
+        for i, b in enumerate(problem.brokers):
+            if b.pinned is None:
+                prob += pulp.lpSum(self.x[i, j] for j in range(n_pools)) <= 1, f"one_pool_b{i}"
+        fixed_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
+        floating_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
+        for k, j in self.fixed.items():
+            if j is not None:
+                fixed_in[j].append(k)
+        for k, j in self.y:
+            floating_in[j].append(k)
+        for k in sorted({k for k, _ in self.y}):
+            prob += pulp.lpSum(var for (kk, _), var in self.y.items() if kk == k) == 1, f"one_pool_g{k}"
+        unit = _unit_capacity(problem)
+        self.n_brokers = max(len(problem.brokers), 1)
+        v_of = {j: [var for (jj, _), var in self.v.items() if jj == j] for j in range(n_pools)}
+        for j, pool in enumerate(self.pools):
+            limits = problem.pools[pool]
+            members = [(i, self.member(i, j)) for i, b in enumerate(problem.brokers)
+                       if b.pinned is None or b.pinned == pool]
+            for d in range(len(DIMENSIONS)):
+                u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
+                fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u
+                demand = fixed_demand + pulp.lpSum(problem.groups[k].demand[d] / u * self.y[k, j]
+                                                   for k in floating_in[j])
+                largest = max([problem.brokers[i].capacity[d] for i, _ in members] + [problem.new_broker[d]]) / u
+                usable = (
+                    pulp.lpSum(problem.brokers[i].capacity[d] / u * m for i, m in members)
+                    + pulp.lpSum(problem.new_broker[d] / u * var for var in v_of[j])
+                    - problem.tolerated_failures * largest
+                )
+                prob += demand <= limits.headroom[d] * usable, f"capacity_p{j}_d{d}"
+                prob += self.peak * limits.headroom[d] >= demand - limits.headroom[d] * usable, f"peak_p{j}_d{d}"
+            count = pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j])
+            fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
+            prob += count >= max(limits.min_brokers, fixed_rf), f"count_p{j}"
+            for k in floating_in[j]:
+                prob += count >= problem.groups[k].max_rf * self.y[k, j], f"count_p{j}_g{k}"
+            if self.racked:
+                self._rack_spread(j, members, limits, fixed_rf, floating_in[j])
+                self._rack_capacity(j, members, limits, fixed_in[j], floating_in[j], unit)
+        self._conflicts()
+        self._moved(fixed_in)
+        self.used = pulp.lpSum(self.x.values())
+    # END define_constraints
+
+    def _moved(self, fixed_in: dict[int, list[int]]) -> None:
+        """Bytes moved = all replica bytes − bytes already on a broker of their group's pool."""
+        prob, problem = self.prob, self.problem
+        index = {b.broker_id: i for i, b in enumerate(problem.brokers)}
+        scale = 1.0 / max(problem.total_bytes, 1.0)  # bytes as fractions of all replica bytes
+        kept_fixed: dict[tuple[int, int], float] = {}
+        for j, ks in fixed_in.items():
+            for k in ks:
+                for broker, size in problem.groups[k].bytes_on.items():
+                    i = index.get(broker)
+                    if i is not None and size:
+                        kept_fixed[i, j] = kept_fixed.get((i, j), 0.0) + size * scale
+        kept: list = [size * self.member(i, j) for (i, j), size in sorted(kept_fixed.items())]
+        for (k, j), var in self.k.items():
+            group = problem.groups[k]
+            prob += var <= sum(group.bytes_on.values()) * scale * self.y[k, j], f"kept_choice_g{k}_p{j}"
+            on = [(index[b], s * scale) for b, s in sorted(group.bytes_on.items()) if b in index and s]
+            prob += var <= pulp.lpSum(s * self.member(i, j) for i, s in on), f"kept_brokers_g{k}_p{j}"
+            kept.append(var)
+        prob += self.moved_var >= 1 - pulp.lpSum(kept), "moved"
+
+    def _rack_spread(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
+        prob, problem = self.prob, self.problem
+        for l, rack in enumerate(self.racks):
+            in_rack = [m for i, m in members if problem.brokers[i].rack == rack]
+            new = [var for (jj, ll), var in self.v.items() if jj == j and ll == l]
+            prob += self.z[j, l] <= pulp.lpSum(in_rack) + pulp.lpSum(new), f"rack_p{j}_r{l}"
+        spread = pulp.lpSum(self.z[j, l] for l in range(len(self.racks)))
+        prob += spread >= min(max(limits.min_racks, fixed_rf), len(self.racks)), f"racks_p{j}"
+        for k in groups:
+            if (k, j) in self.y:
+                need = min(problem.groups[k].max_rf, len(self.racks))
+                prob += spread >= need * self.y[k, j], f"racks_p{j}_g{k}"
+
+    def _rack_capacity(self, j: int, members, limits: PoolLimits, fixed: list[int], floating: list[int],
+                       unit: Vector) -> None:
+        """Topics with one replica per rack (RF = racks) put 1/RF of their load in every rack of the pool."""
+        prob, problem = self.prob, self.problem
+        n_racks = len(self.racks)
+        full = [k for k in fixed if problem.groups[k].max_rf >= n_racks]
+        full_floating = [k for k in floating if problem.groups[k].max_rf >= n_racks]
+        if not full and not full_floating:
+            return
+        for d, dim in enumerate(DIMENSIONS):
+            if dim == "nw_out":  # leaders, hence consumer traffic, may gather in any rack
+                continue
+            u = unit[d] * n_racks
+            share = sum(problem.groups[k].demand[d] for k in full) / u + pulp.lpSum(
+                problem.groups[k].demand[d] / u * self.y[k, j] for k in full_floating
+            )
+            for l, rack in enumerate(self.racks):
+                in_rack = pulp.lpSum(problem.brokers[i].capacity[d] / unit[d] * m for i, m in members
+                                     if problem.brokers[i].rack == rack)
+                new = pulp.lpSum(problem.new_broker[d] / unit[d] * var for (jj, ll), var in self.v.items()
+                                 if jj == j and ll == l)
+                prob += share <= limits.headroom[d] * (in_rack + new), f"rack_capacity_p{j}_r{l}_d{d}"
+
+    def _conflicts(self) -> None:
+        prob, problem = self.prob, self.problem
+        tenants = sorted({t for pair in problem.conflicts for t in pair})
+        if not tenants:
+            return
+        index = {t: m for m, t in enumerate(tenants)}
+        presence: dict[tuple[int, int], pulp.LpAffineExpression | int] = {}
+        for m, tenant in enumerate(tenants):
+            members = [k for k, g in enumerate(problem.groups) if g.tenant == tenant]
+            for j in range(len(self.pools)):
+                terms = [self.in_pool(k, j) for k in members]
+                if any(t == 1 for t in terms):
+                    presence[m, j] = 1
+                elif any(not isinstance(t, int) for t in terms):
+                    var = pulp.LpVariable(f"t_n{m}_p{j}", cat=pulp.LpBinary)
+                    for n, t in enumerate(terms):
+                        if not isinstance(t, int):
+                            prob += var >= t, f"tenant_n{m}_p{j}_{n}"
+                    presence[m, j] = var
+        for pair in sorted(problem.conflicts, key=sorted):
+            a, b = sorted(pair)
+            if a not in index or b not in index or a == b:
+                continue
+            for j in range(len(self.pools)):
+                pa, pb = presence.get((index[a], j), 0), presence.get((index[b], j), 0)
+                if isinstance(pa, int) and isinstance(pb, int):
+                    if pa + pb > 1:
+                        raise InputError(
+                            f"tenants {a!r} and {b!r} must not share a pool but the policy puts both in {self.pools[j]!r}"
+                        )
+                    continue
+                prob += pa + pb <= 1, f"conflict_n{index[a]}_n{index[b]}_p{j}"
+
+    def tie_breakers(self) -> pulp.LpAffineExpression:
+        return (PEAK_WEIGHT * self.peak + USED_WEIGHT * self.used) / self.n_brokers
+
+    def solve(self, objective, solver: pulp.LpSolver) -> _Stage:
+        self.prob.setObjective(objective)
+        self.prob.solve(solver)
+        status = pulp.LpStatus[self.prob.status]
+        solution = pulp.LpSolution[self.prob.sol_status]
+        value = pulp.value(self.prob.objective) if self.prob.sol_status in (1, 2) else None
+        bound, gap = value, 0.0 if value is not None else None
+        model = getattr(self.prob, "solverModel", None)
+        if model is not None and hasattr(model, "getInfo"):
+            info = model.getInfo()
+            if math.isfinite(info.mip_dual_bound):
+                bound = float(info.mip_dual_bound)
+            if math.isfinite(info.mip_gap):
+                gap = float(info.mip_gap)
+        elif self.prob.sol_status == 2:
+            bound, gap = None, None
+        return _Stage(solver.name, status, solution, value, bound, gap)
+
+    def _report(self, stage: _Stage, seconds: float) -> SolverReport:
+        def rounded(v: float | None) -> float | None:
+            return None if v is None else round(v, 9)
+
+        return SolverReport(
+            name=stage.name, status=stage.status, solution=stage.solution, objective=rounded(stage.objective),
+            bound=rounded(stage.bound), gap=rounded(stage.gap), seconds=max(1, math.ceil(seconds)),
+        )
+
+    def unsolved(self, stage: _Stage, seconds: float) -> PoolSolution:
+        return PoolSolution({}, {}, {}, 0.0, self._report(stage, seconds))
+
+    def solution(self, stage: _Stage, seconds: float) -> PoolSolution:
+        problem = self.problem
+        brokers: dict[int, str | None] = {}
+        for i, b in enumerate(problem.brokers):
+            pools = [p for j, p in enumerate(self.pools) if _on(self.member(i, j))]
+            brokers[b.broker_id] = pools[0] if pools else None
+        groups: dict[str, str] = {}
+        for k, g in enumerate(problem.groups):
+            chosen = [p for j, p in enumerate(self.pools) if _on(self.in_pool(k, j))]
+            if chosen:
+                groups[g.name] = chosen[0]
+        added = {
+            pool: {self.racks[l]: round(var.value() or 0) for (jj, l), var in sorted(self.v.items()) if jj == j
+                   and round(var.value() or 0) > 0}
+            for j, pool in enumerate(self.pools)
+        }
+        kept = problem.total_bytes * (1.0 - (self.moved_var.value() or 0.0))
+        return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
+
+
+def _on(term: pulp.LpAffineExpression | int) -> bool:
+    if isinstance(term, int):
+        return term == 1
+    return (term.value() or 0.0) > 0.5
+
+
+def _unit_capacity(problem: PoolProblem) -> Vector:
+    """The median broker capacity per dimension (1 where it is 0): the unit rows are scaled by."""
+    caps = [b.capacity for b in problem.brokers] or [problem.new_broker]
+    medians = (sorted(c[d] for c in caps)[len(caps) // 2] for d in range(len(DIMENSIONS)))
+    return tuple(m if m > 0 else 1.0 for m in medians)  # type: ignore[return-value]

@@ -1,0 +1,189 @@
+"""The independent plan validator: pool rules as stateless checks over (snapshot, policy, plan, demands).
+
+Each ``check_<rule>(snapshot, policy, plan, demands) -> list[Violation]`` recomputes what it needs from the
+inputs (never from the solver's own numbers). `validate_plan` runs them all; planning runs it after every solve
+and tests run it on every plan they produce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pools.demand import Demand, broker_load
+from pools.plan import Plan
+from pools.policy import PoolPolicy
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+
+__all__ = [
+    "Violation",
+    "CHECKS",
+    "validate_plan",
+    "check_partitions",
+    "check_pools",
+    "check_racks",
+    "check_broker_capacity",
+    "check_pool_capacity",
+    "check_pins",
+    "check_tenants",
+]
+
+_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A broken rule: its name, whether it is hard (the plan must not be executed) and what is wrong."""
+
+    rule: str
+    hard: bool
+    message: str
+
+
+Check = Callable[[ClusterSnapshot, PoolPolicy, Plan, Mapping[str, Demand]], list[Violation]]
+
+
+def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged."""
+    out = []
+    current = {(p.topic, p.partition): p for p in snapshot.partitions}
+    seen = set()
+    known = set(snapshot.broker_ids)
+    for m in plan.partitions:
+        key = (m.topic, m.partition)
+        name = f"{m.topic}-{m.partition}"
+        if key in seen:
+            out.append(Violation("partitions", True, f"partition {name} is listed twice"))
+        seen.add(key)
+        state = current.get(key)
+        if state is None:
+            out.append(Violation("partitions", True, f"partition {name} is not in the snapshot"))
+            continue
+        if len(set(m.replicas)) != len(m.replicas):
+            out.append(Violation("partitions", True, f"partition {name} has duplicate replicas {list(m.replicas)}"))
+        if len(m.replicas) != len(state.replicas):
+            out.append(Violation("partitions", True, f"partition {name} changes replication factor "
+                                                     f"{len(state.replicas)} -> {len(m.replicas)}"))
+        unknown = [b for b in m.replicas if b not in known]
+        if unknown:
+            out.append(Violation("partitions", True, f"partition {name} names brokers {unknown} the cluster lacks"))
+    for key in sorted(set(current) - seen):
+        out.append(Violation("partitions", True, f"partition {key[0]}-{key[1]} has no target"))
+    return out
+
+
+def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Each topic in one of its candidate pools; each replica on a broker of its topic's pool."""
+    out = []
+    for topic in sorted(snapshot.partitions_by_topic):
+        pool = plan.topics.get(topic)
+        candidates = policy.resolve(topic).candidates
+        if pool not in candidates:
+            out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
+    for m in plan.partitions:
+        pool = plan.topics.get(m.topic)
+        outside = [b for b in m.replicas if plan.brokers.get(b) != pool]
+        if outside:
+            out.append(Violation("pools", True, f"partition {m.topic}-{m.partition} of pool {pool!r} has replicas on "
+                                                f"brokers {outside} outside the pool"))
+    return out
+
+
+def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Replicas span min(RF, racks of the pool) racks."""
+    out = []
+    rack = {b.id: b.rack for b in snapshot.brokers}
+    pool_racks: dict[str | None, set[str]] = {}
+    for b, pool in plan.brokers.items():
+        if rack.get(b) is not None:
+            pool_racks.setdefault(pool, set()).add(rack[b])  # type: ignore[arg-type]
+    for m in plan.partitions:
+        available = len(pool_racks.get(plan.topics.get(m.topic), set()))
+        if not available:
+            continue
+        spread = len({rack.get(b) for b in m.replicas if rack.get(b) is not None})
+        if spread < min(len(m.replicas), available):
+            out.append(Violation("racks", True, f"partition {m.topic}-{m.partition} spans {spread} rack(s); its pool "
+                                                f"has {available} for {len(m.replicas)} replicas"))
+    return out
+
+
+def check_broker_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Each broker's forecast load within headroom × its capacity, per dimension."""
+    out = []
+    loads = broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions})
+    for b in snapshot.brokers:
+        pool = plan.brokers.get(b.id)
+        for dim in DIMENSIONS:
+            h = policy.headroom(pool, dim) if pool in policy.pool_by_name else 1.0
+            limit = h * b.capacity.get(dim)
+            if loads[b.id][dim] > limit * (1 + _TOLERANCE) + _TOLERANCE:
+                out.append(Violation("broker_capacity", True, f"broker {b.id} ({pool}) {dim} load "
+                                                              f"{loads[b.id][dim]:.6g} exceeds {h:.0%} of {b.capacity.get(dim):.6g}"))
+    return out
+
+
+def check_pool_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Each pool's forecast demand within headroom × capacity with the tolerated failures removed; count ≥ RF."""
+    out = []
+    failures = policy.defaults.tolerated_broker_failures
+    for pool in policy.pool_names:
+        members = [b for b in snapshot.brokers if plan.brokers.get(b.id) == pool]
+        topics = [t for t, p in plan.topics.items() if p == pool]
+        rf = max((len(p.replicas) for t in topics for p in snapshot.partitions_by_topic.get(t, ())), default=0)
+        need = max(rf, policy.min_brokers(pool))
+        if len(members) < need:
+            out.append(Violation("pool_capacity", True, f"pool {pool!r} has {len(members)} broker(s), needs {need}"))
+        for dim in DIMENSIONS:
+            caps = sorted((b.capacity.get(dim) for b in members), reverse=True)
+            usable = sum(caps[failures:])
+            demand = sum(demands[t].get(dim) for t in topics if t in demands)
+            h = policy.headroom(pool, dim)
+            if demand > h * usable * (1 + _TOLERANCE) + _TOLERANCE:
+                out.append(Violation("pool_capacity", True, f"pool {pool!r} {dim} demand {demand:.6g} exceeds {h:.0%} "
+                                                            f"of {usable:.6g} (with {failures} broker(s) down)"))
+    return out
+
+
+def check_pins(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Pinned brokers stay in the pool that pins them."""
+    return [
+        Violation("pins", True, f"broker {b} is pinned to pool {pool!r} but the plan puts it in {plan.brokers.get(b)!r}")
+        for b, pool in sorted(policy.pinned_pool.items())
+        if plan.brokers.get(b) != pool
+    ]
+
+
+def check_tenants(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Tenants that must not share never have topics in the same pool."""
+    pools_of: dict[str, set[str]] = {}
+    for topic, pool in plan.topics.items():
+        tenant = policy.tenant_of(topic)
+        if tenant is not None:
+            pools_of.setdefault(tenant, set()).add(pool)
+    out = []
+    for pair in sorted(sorted(p) for p in policy.conflicting_tenants if len(p) == 2):
+        a, b = pair
+        shared = sorted(pools_of.get(a, set()) & pools_of.get(b, set()))
+        if shared:
+            out.append(Violation("tenants", True, f"tenants {a!r} and {b!r} share pool(s) {shared}"))
+    return out
+
+
+#: Every rule, in report order.
+CHECKS: tuple[Check, ...] = (
+    check_partitions,
+    check_pools,
+    check_racks,
+    check_broker_capacity,
+    check_pool_capacity,
+    check_pins,
+    check_tenants,
+)
+
+
+def validate_plan(
+    snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands: Mapping[str, Demand]
+) -> list[Violation]:
+    """All violations of ``plan`` (empty when it is valid); ``demands`` at the forecast."""
+    return [v for check in CHECKS for v in check(snapshot, policy, plan, demands)]
