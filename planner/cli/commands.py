@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, plan, report, run
+from planner.cli import audit, consumers, emit, plan, report, run, sample
 
 __all__ = ["COMMANDS"]
 
@@ -21,4 +21,5 @@ COMMANDS: list[click.Command] = [
     consumers.command,
     emit.command,
     plan.command,
+    sample.command,
 ]
