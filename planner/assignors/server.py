@@ -302,8 +302,11 @@ def _hashset_order(partitions: Sequence[int]) -> tuple[int, ...]:
     """Iteration order of ``new HashSet<>(partitions)`` (`Integer.hashCode()` is the value)."""
     distinct = list(dict.fromkeys(partitions))
     mask = _copy_capacity(len(distinct)) - 1
-    if max(distinct) <= min(mask, 0xFFFF):
+    highest = max(distinct)
+    if highest <= min(mask, 0xFFFF):
         return tuple(sorted(distinct))  # every id below the capacity has its own bucket: the id
+    if highest <= 0xFFFF:  # the spread (p ^ p >>> 16) is p itself: bucket p & mask, ties in insertion order
+        return tuple(sorted(distinct, key=mask.__and__))
     return tuple(sorted(distinct, key=lambda p: (p ^ (p >> 16)) & mask))
 
 

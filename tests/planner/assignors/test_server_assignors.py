@@ -193,3 +193,13 @@ def test_range_gives_contiguous_balanced_ranges(group: tuple[list[dict], list[di
     # range ignores the current assignment
     fresh = [dict(m, current_assignment={}) for m in members]
     assert assign_server("range", topics, fresh) == result
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 200_000), min_size=1, max_size=300, unique=True))
+def test_owned_partitions_follow_java_hashset_integer_order(partitions: list[int]) -> None:
+    from planner.assignors.server import _copy_capacity, _hashset_order
+    from planner.java_compat import hashmap_order
+
+    expected = hashmap_order(partitions, lambda p: p, capacity=_copy_capacity(len(partitions)))
+    assert list(_hashset_order(partitions)) == expected
