@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, plan, report, run, sample
+from planner.cli import audit, consumers, emit, plan, report, run, sample, snapshot
 
 __all__ = ["COMMANDS"]
 
@@ -22,4 +22,5 @@ COMMANDS: list[click.Command] = [
     emit.command,
     plan.command,
     sample.command,
+    snapshot.command,
 ]
