@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, plan, report, run, sample, snapshot
+from planner.cli import audit, consumers, emit, ingest, plan, report, run, sample, snapshot
 
 __all__ = ["COMMANDS"]
 
@@ -20,6 +20,7 @@ COMMANDS: list[click.Command] = [
     run.command,
     consumers.command,
     emit.command,
+    ingest.command,
     plan.command,
     sample.command,
     snapshot.command,
