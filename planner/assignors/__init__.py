@@ -68,11 +68,11 @@ def assign(
     if chosen is Strategy.RANGE:
         from planner.assignors.range import range_assign
 
-        return _finish(parsed_members, range_assign(parsed_topics, parsed_members, racks))
+        return range_assign(parsed_topics, parsed_members, racks)
     if chosen is Strategy.ROUNDROBIN:
         from planner.assignors.roundrobin import roundrobin_assign
 
-        return _finish(parsed_members, roundrobin_assign(parsed_topics, parsed_members))
+        return roundrobin_assign(parsed_topics, parsed_members)
     if chosen is Strategy.STICKY:
         from planner.assignors.sticky import sticky_assign
 
@@ -81,11 +81,3 @@ def assign(
 
     return to_output(parsed_members, cooperative_sticky_assign(parsed_topics, parsed_members, racks))
 
-
-def _finish(members, assignment: dict[str, dict[str, list[int]]]) -> dict[str, dict[str, list[int]]]:
-    from planner.java_compat import utf16_key
-
-    return {
-        m.member_id: {t: sorted(ps) for t, ps in sorted(assignment[m.member_id].items(), key=lambda kv: utf16_key(kv[0]))}
-        for m in members
-    }

@@ -25,6 +25,7 @@ __all__ = [
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from enum import StrEnum
 from typing import Any
 
@@ -161,10 +162,18 @@ def to_output(
     """Canonical result: every member, topics in `compareTo` order, partitions ascending."""
     out: dict[str, dict[str, list[int]]] = {}
     for m in members:
+        tps = list(assignment.get(m.member_id, ()))
+        if all(t.isascii() for t, _ in tps):
+            tps.sort()  # code-point order equals UTF-16 order on ASCII names, and is done in C
+        else:
+            tps.sort(key=lambda tp: (utf16_key(tp[0]), tp[1]))
         by_topic: dict[str, list[int]] = {}
-        for topic, partition in assignment.get(m.member_id, ()):
-            by_topic.setdefault(topic, []).append(partition)
-        out[m.member_id] = {t: sorted(by_topic[t]) for t in sorted(by_topic, key=utf16_key)}
+        for topic, partition in tps:
+            ps = by_topic.get(topic)
+            if ps is None:
+                ps = by_topic[topic] = []
+            ps.append(partition)
+        out[m.member_id] = by_topic
     return out
 
 
@@ -181,7 +190,7 @@ def _parse_member(raw: Any, where: str) -> Member:
     if rack is not None and not isinstance(rack, str):
         raise AssignorError(f"{where}.rack: expected a string or null, got {rack!r}")
     topics = raw.get("topics", ())
-    if isinstance(topics, str) or not isinstance(topics, Sequence) or not all(isinstance(t, str) for t in topics):
+    if isinstance(topics, str) or not isinstance(topics, Sequence) or set(map(type, topics)) - {str}:
         raise AssignorError(f"{where}.topics: expected a list of topic names, got {topics!r}")
     generation = raw.get("generation")
     if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)):
@@ -203,10 +212,11 @@ def _parse_owned(owned: Any, where: str) -> tuple[TopicPartition, ...]:
     for topic, partitions in owned.items():
         if not isinstance(topic, str):
             raise AssignorError(f"{where}: topic names must be strings, got {topic!r}")
-        if isinstance(partitions, str) or not isinstance(partitions, Sequence):
+        if type(partitions) not in (list, tuple) and (isinstance(partitions, str) or not isinstance(partitions, Sequence)):
             raise AssignorError(f"{where}[{topic!r}]: expected a list of partitions, got {partitions!r}")
-        for p in partitions:
-            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < 2**31:
-                raise AssignorError(f"{where}[{topic!r}]: expected partition ids in [0, 2^31), got {p!r}")
-            out.append((topic, p))
+        out.extend(zip(repeat(topic), partitions))
+    ids = [p for _, p in out]
+    if ids and not (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < 2**31):
+        topic, p = next((t, p) for t, p in out if type(p) is not int or not 0 <= p < 2**31)
+        raise AssignorError(f"{where}[{topic!r}]: expected partition ids in [0, 2^31), got {p!r}")
     return tuple(out)

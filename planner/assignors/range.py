@@ -7,6 +7,7 @@ __all__ = ["range_assign"]
 from collections.abc import Mapping, Sequence
 
 from planner.assignors.common import Member, java_member_order, partitions_per_topic, replica_racks, sort_members
+from planner.java_compat import utf16_key
 
 
 def range_assign(
@@ -28,7 +29,8 @@ def range_assign(
     Returns
     -------
     dict
-        ``{member_id: {topic: [partitions]}}`` with every member; lists unsorted.
+        ``{member_id: {topic: [partitions]}}`` with every member, topics in `compareTo` order,
+        partitions ascending.
 
     Notes
     -----
@@ -41,23 +43,26 @@ def range_assign(
     """
     per_topic = partitions_per_topic(topics, members)
     racks = {m.member_id: m.rack_id for m in members if m.rack_id is not None}
-    subscribers: dict[str, dict[str, Member]] = {}
-    for m in java_member_order(members):
-        for t in m.topics:
-            subscribers.setdefault(t, {}).setdefault(m.member_id, m)
-    states = [
-        _TopicState(t, n, [m.member_id for m in sort_members(subscribers[t].values())], racks, partition_racks)
-        for t, n in per_topic.items()
-    ]
+    # A stable sort of the whole member map restricted to a topic's subscribers is the per-topic sort.
+    subscribers: dict[str, list[str]] = {t: [] for t in per_topic}
+    for m in sort_members(java_member_order(members)):
+        for t in dict.fromkeys(m.topics):
+            if t in subscribers:
+                subscribers[t].append(m.member_id)
+    ordered_topics = sorted(per_topic, key=utf16_key)
     assignment: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in members}
-    if any(s.needs_rack_aware for s in states):
-        _assign_with_rack_matching(states, assignment)
-        for s in states:
-            s.assign_ranges(lambda c, p: True, assignment)
-    else:
-        for s in states:
-            s.assign_plain_ranges(assignment)
-    return assignment
+    states = [_TopicState(t, per_topic[t], subscribers[t], racks, partition_racks) for t in ordered_topics] if racks else []
+    if not any(s.needs_rack_aware for s in states):
+        for t in ordered_topics:
+            _assign_plain_ranges(t, per_topic[t], subscribers[t], assignment)
+        return assignment
+    _assign_with_rack_matching(states, assignment)
+    for s in states:
+        s.assign_ranges(lambda c, p: True, assignment)
+    rank = {s.topic: i for i, s in enumerate(states)}
+    return {
+        m: {t: sorted(by_topic[t]) for t in sorted(by_topic, key=rank.__getitem__)} for m, by_topic in assignment.items()
+    }
 
 
 class _TopicState:
@@ -129,14 +134,19 @@ class _TopicState:
             if chosen:
                 self.on_assigned(c, chosen, assignment)
 
-    def assign_plain_ranges(self, assignment: dict[str, dict[str, list[int]]]) -> None:
-        """`assignRanges` without rack filtering on an untouched topic, in closed form."""
-        start = 0
-        for i, c in enumerate(self.consumers):
-            length = self.per_consumer + (1 if i < self.remaining_extra else 0)
-            if length:
-                assignment[c][self.topic] = list(range(start, start + length))
-            start += length
+
+def _assign_plain_ranges(
+    topic: str, count: int, consumers: list[str], assignment: dict[str, dict[str, list[int]]]
+) -> None:
+    """`assignRanges` without rack filtering, in closed form: the first ``count % n`` get one extra."""
+    per_consumer, extra = divmod(count, len(consumers))
+    start = 0
+    for i, c in enumerate(consumers):
+        length = per_consumer + 1 if i < extra else per_consumer
+        if length == 0:
+            break
+        assignment[c][topic] = list(range(start, start + length))
+        start += length
 
 
 def _assign_with_rack_matching(states: list[_TopicState], assignment: dict[str, dict[str, list[int]]]) -> None:

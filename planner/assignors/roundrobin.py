@@ -23,7 +23,8 @@ def roundrobin_assign(topics: Mapping[str, int], members: Sequence[Member]) -> d
     Returns
     -------
     dict
-        ``{member_id: {topic: [partitions]}}`` with every member.
+        ``{member_id: {topic: [partitions]}}`` with every member, topics in `compareTo` order,
+        partitions ascending.
 
     Notes
     -----

@@ -5,8 +5,10 @@ from __future__ import annotations
 __all__ = ["MemberData", "StickyResult", "abstract_sticky_assign", "sticky_assign"]
 
 import bisect
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from planner.assignors.common import Member, TopicPartition, java_member_order, partitions_per_topic, replica_racks
 from planner.assignors.errors import AssignorError
@@ -117,6 +119,13 @@ def _all_subscriptions_equal(
         data = member_data[m.member_id]
         generation = data.generation if data.generation is not None else DEFAULT_GENERATION
         max_generation = max(max_generation, generation)
+        owned[m.member_id] = [tp for tp in data.partitions if tp[0] in per_topic]
+    claims = [tp for tps in owned.values() for tp in tps]
+    if len(claims) == len(set(claims)):
+        return equal, owned, multi, max_generation  # no partition claimed twice: nothing to resolve
+    for m in ordered:
+        data = member_data[m.member_id]
+        generation = data.generation if data.generation is not None else DEFAULT_GENERATION
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
         for tp in data.partitions:
@@ -240,13 +249,15 @@ class _ConstrainedBuilder:
     def _assign_owned(self) -> None:
         rank = self.rank
         for consumer, claimed in self.owned.items():
-            mine = []
-            for tp in claimed:
-                if self.racks.racks_mismatch(consumer, tp):
-                    self.maybe_revoked[tp] = consumer
-                else:
-                    mine.append(tp)
-            mine.sort(key=lambda tp: (tp[1], rank[tp[0]]))
+            mine = claimed
+            if consumer in self.racks.consumer_racks:
+                mine = []
+                for tp in claimed:
+                    if self.racks.racks_mismatch(consumer, tp):
+                        self.maybe_revoked[tp] = consumer
+                    else:
+                        mine.append(tp)
+            mine = sorted(mine, key=lambda tp: (tp[1], rank[tp[0]]))
             if self.multi:
                 mine = [tp for tp in mine if tp not in self.multi]
             if len(mine) < self.min_quota:
@@ -269,8 +280,21 @@ class _ConstrainedBuilder:
 
     def _unassigned(self) -> list[TopicPartition]:
         """`getUnassignedPartitions`: all partitions in (topic, partition) order minus the kept ones."""
-        everything = ((t, p) for t in self.sorted_topics for p in range(self.per_topic[t]))
-        return _two_pointer_difference(everything, self.assigned, lambda tp: (self.rank[tp[0]], tp[1]))
+        per_topic = self.per_topic
+        if any(p >= per_topic[t] for t, p in self.assigned):
+            # A claim beyond the partition count derails Kafka's two-pointer walk; replay it as is.
+            everything = ((t, p) for t in self.sorted_topics for p in range(per_topic[t]))
+            return _two_pointer_difference(everything, self.assigned, lambda tp: (self.rank[tp[0]], tp[1]))
+        kept = set(self.assigned)
+        kept_per_topic = Counter(t for t, _ in self.assigned)
+        out: list[TopicPartition] = []
+        for t in self.sorted_topics:
+            taken = kept_per_topic.get(t, 0)
+            if taken == 0:
+                out.extend(zip(repeat(t), range(per_topic[t])))
+            elif taken < per_topic[t]:
+                out.extend(tp for tp in zip(repeat(t), range(per_topic[t])) if tp not in kept)
+        return out
 
     def _assign_rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
         if not self.racks.consumer_racks:

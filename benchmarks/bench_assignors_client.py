@@ -1,0 +1,82 @@
+"""Benchmark the client-side assignors on the shape of Kafka's large uniform-subscription tests.
+
+2,000 consumers, 500 topics x 2,000 partitions (1,000,000 partitions), every consumer subscribed to
+every topic. Cases: the initial assignment for each strategy; for the sticky assignors also every
+member rejoining with what it owns (generation 1), and every 10th member leaving. Kafka's Java on a
+machine like ours: Range 0.51 s, RoundRobin 0.74 s, CooperativeSticky rejoin 1.5 s and after 10%
+leave 1.2 s, eager Sticky after 10% leave 2.7 s.
+
+Prints per case the wall and CPU seconds of one `planner.assignors.assign` call (plain dicts in and
+out: input validation, Java member order, the assignor and the canonical result) and of the
+assignor alone on already parsed members (what Kafka's test times).
+
+    .venv/bin/python benchmarks/bench_assignors_client.py [--consumers 2000 --topics 500 --partitions 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+
+from planner.assignors import assign
+from planner.assignors.common import parse_members, parse_topics
+from planner.assignors.cooperative_sticky import cooperative_sticky_assign
+from planner.assignors.range import range_assign
+from planner.assignors.roundrobin import roundrobin_assign
+from planner.assignors.sticky import sticky_assign
+
+CORE = {
+    "range": lambda topics, members: range_assign(topics, members, {}),
+    "roundrobin": roundrobin_assign,
+    "sticky": lambda topics, members: sticky_assign(topics, members, {}),
+    "cooperative-sticky": lambda topics, members: cooperative_sticky_assign(topics, members, {}),
+}
+
+
+def timed(fn):
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def report(strategy: str, case: str, topics: dict, members: list[dict]) -> dict:
+    wall, cpu, result = timed(lambda: assign(strategy, topics, members))
+    parsed_topics, parsed_members = parse_topics(topics), parse_members(members)
+    core_wall, core_cpu, _ = timed(lambda: CORE[strategy](parsed_topics, parsed_members))
+    assigned = sum(len(ps) for by_topic in result.values() for ps in by_topic.values())
+    print(
+        f"{strategy:<19} {case:<9} assign wall {wall:6.2f} s cpu {cpu:6.2f} s | "
+        f"assignor alone wall {core_wall:6.2f} s cpu {core_cpu:6.2f} s | {assigned:,} partitions assigned",
+        flush=True,
+    )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--consumers", type=int, default=2000)
+    parser.add_argument("--topics", type=int, default=500)
+    parser.add_argument("--partitions", type=int, default=2000)
+    parser.add_argument("--strategies", default="range,roundrobin,sticky,cooperative-sticky")
+    args = parser.parse_args()
+    topics = {f"topic-{i}": args.partitions for i in range(args.topics)}
+    names = list(topics)
+    members = [
+        {"member_id": f"consumer-{i}", "group_instance_id": None, "rack": None, "topics": names,
+         "owned_partitions": {}, "generation": None}
+        for i in range(args.consumers)
+    ]
+    for strategy in args.strategies.split(","):
+        first = report(strategy, "initial", topics, members)
+        if strategy not in ("sticky", "cooperative-sticky"):
+            continue
+        rejoined = [{**m, "owned_partitions": first[m["member_id"]], "generation": 1} for m in members]
+        report(strategy, "rejoin", topics, rejoined)
+        remaining = [m for i, m in enumerate(rejoined) if i % 10 != 1]
+        report(strategy, "leave10%", topics, remaining)
+
+
+if __name__ == "__main__":
+    main()
