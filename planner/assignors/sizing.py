@@ -15,6 +15,7 @@ __all__ = [
     "GroupSizing",
     "spread_topic_rates",
     "strategy_load",
+    "assignment_load",
     "required_members",
     "size_group",
     "topic_fanout",
@@ -115,9 +116,11 @@ class GroupSizing:
     loads: tuple[StrategyLoad, ...]
     required: Mapping[str, int | None]
     best_strategy: str
+    current: StrategyLoad | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (``inf`` catch-up as ``None``)."""
+        current = None if self.current is None else _load_dict(self.current, None)
         return {
             "group": self.group,
             "topics": list(self.topics),
@@ -127,18 +130,8 @@ class GroupSizing:
             "messages_per_s": self.messages_per_s,
             "lag": self.lag,
             "best_strategy": self.best_strategy,
-            "strategies": {
-                load.strategy: {
-                    "max_utilization": load.max_utilization,
-                    "bytes_spread": load.bytes_spread,
-                    "catch_up_seconds": None if math.isinf(load.catch_up_seconds) else load.catch_up_seconds,
-                    "required_members": self.required[load.strategy],
-                    "member_bytes": dict(load.member_bytes),
-                    "member_messages": dict(load.member_messages),
-                    "member_partitions": dict(load.member_partitions),
-                }
-                for load in self.loads
-            },
+            "current": current,
+            "strategies": {load.strategy: _load_dict(load, self.required[load.strategy]) for load in self.loads},
         }
 
 
@@ -208,20 +201,39 @@ def strategy_load(
     The members own nothing (a fresh assignment); server strategies use derived topic ids.
     """
     assignment = _assign(strategy, partitions, member_ids)
+    return assignment_load(strategy, {m: assignment.get(m, {}) for m in member_ids}, rates, capacity, lag=lag)
+
+
+def assignment_load(
+    name: str,
+    assignment: Mapping[str, Mapping[str, Sequence[int]]],
+    rates: Mapping[TopicPartition, PartitionRate],
+    capacity: MemberCapacity,
+    *,
+    lag: Mapping[TopicPartition, int] | None = None,
+) -> StrategyLoad:
+    """Measure a given assignment ``{member: {topic: [partitions]}}``, e.g. the group's live one.
+
+    >>> cap = MemberCapacity(bytes_per_s=100.0, headroom=1.0)
+    >>> load = assignment_load("current", {"a": {"t": [0, 1]}}, {("t", 0): PartitionRate(30, 1),
+    ...                        ("t", 1): PartitionRate(20, 1)}, cap)
+    >>> load.member_bytes, load.max_utilization
+    ({'a': 50.0}, 0.5)
+    """
     lag = lag or {}
     member_bytes: dict[str, float] = {}
     member_messages: dict[str, float] = {}
     member_partitions: dict[str, int] = {}
     utilization = 0.0
     catch_up = 0.0
-    for member in member_ids:
-        owned = [(t, p) for t, ps in assignment.get(member, {}).items() for p in ps]
-        b = sum(rates[k].bytes_per_s for k in owned if k in rates)
-        m = sum(rates[k].messages_per_s for k in owned if k in rates)
+    for member, per_topic in assignment.items():
+        owned = [(t, p) for t, ps in per_topic.items() for p in ps]
+        b = float(sum(rates[k].bytes_per_s for k in owned if k in rates))
+        m = float(sum(rates[k].messages_per_s for k in owned if k in rates))
         member_bytes[member], member_messages[member], member_partitions[member] = b, m, len(owned)
         utilization = max(utilization, capacity.utilization(b, m))
         catch_up = max(catch_up, _catch_up(owned, rates, lag, capacity, b, m))
-    return StrategyLoad(strategy, len(member_ids), member_bytes, member_messages, member_partitions, utilization, catch_up)
+    return StrategyLoad(name, len(assignment), member_bytes, member_messages, member_partitions, utilization, catch_up)
 
 
 def required_members(
@@ -262,6 +274,7 @@ def size_group(
     capacity: MemberCapacity,
     *,
     current_members: Sequence[str] = (),
+    current_assignment: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
     lag: Mapping[TopicPartition, int] | None = None,
     strategies: Sequence[str] = DEFAULT_STRATEGIES,
 ) -> GroupSizing:
@@ -277,6 +290,8 @@ def size_group(
         As in `strategy_load`.
     current_members : sequence of str
         The group's consumer ids today; at least one member is assumed when empty.
+    current_assignment : mapping, optional
+        The live assignment ``{member: {topic: [partitions]}}``; measured as ``current``.
     strategies : sequence of str
         Assignors to compare.
 
@@ -298,6 +313,7 @@ def size_group(
         return (math.inf if need is None else need, load.max_utilization, load.bytes_spread, index)
 
     best = loads[min(range(len(loads)), key=rank)].strategy
+    current = assignment_load("current", current_assignment, rates, capacity, lag=lag) if current_assignment else None
     keys = [(t, p) for t, n in partitions.items() for p in range(n)]
     return GroupSizing(
         group=group,
@@ -310,6 +326,7 @@ def size_group(
         loads=loads,
         required=required,
         best_strategy=best,
+        current=current,
     )
 
 
@@ -390,3 +407,15 @@ def _catch_up(
 def _member_ids(prefix: str, n: int) -> list[str]:
     width = max(4, len(str(n)))
     return [f"{prefix}-{i:0{width}d}" for i in range(n)]
+
+
+def _load_dict(load: StrategyLoad, required: int | None) -> dict[str, Any]:
+    return {
+        "max_utilization": load.max_utilization,
+        "bytes_spread": load.bytes_spread,
+        "catch_up_seconds": None if math.isinf(load.catch_up_seconds) else load.catch_up_seconds,
+        "required_members": required,
+        "member_bytes": dict(load.member_bytes),
+        "member_messages": dict(load.member_messages),
+        "member_partitions": dict(load.member_partitions),
+    }

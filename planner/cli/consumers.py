@@ -184,9 +184,16 @@ def _size(opts: Mapping[str, Any], config: ConsumersConfig, strategies: Sequence
             described = 1 + max(p.partition for p in g.partitions if p.topic == t)
             counts[t] = max(rates["counts"].get(t, 0), described)
         lag = {(p.topic, p.partition): p.lag or 0 for p in g.partitions}
+        live: dict[str, dict[str, list[int]]] = {}
+        for p in g.partitions:
+            if p.consumer_id is not None:
+                live.setdefault(p.consumer_id, {}).setdefault(p.topic, []).append(p.partition)
+        for consumer in members.get(g.group, ()):
+            live.setdefault(consumer, {})
         sizing = size_group(
             g.group, counts, _partition_rates(rates, counts), _capacity(opts, config, g.group),
-            current_members=members.get(g.group) or list(g.consumers), lag=lag, strategies=strategies,
+            current_members=members.get(g.group) or list(g.consumers), current_assignment=live, lag=lag,
+            strategies=strategies,
         )
         reports.append({**sizing.as_dict(), "active": g.active})
     fanout = topic_fanout(groups)
@@ -234,7 +241,8 @@ def _print_sizing(report: Mapping[str, Any]) -> None:
     for col in ("group", "members", "partitions", "lag", "strategy", "busiest %", "spread", "catch-up", "needed", "best"):
         table.add_column(col, justify="left" if col in ("group", "strategy", "best") else "right")
     for g in report["groups"]:
-        for i, (name, s) in enumerate(g["strategies"].items()):
+        rows = ([("current", g["current"])] if g["current"] else []) + list(g["strategies"].items())
+        for i, (name, s) in enumerate(rows):
             catch = s["catch_up_seconds"]
             table.add_row(
                 g["group"] if i == 0 else "",

@@ -64,6 +64,9 @@ def test_sizing_json_and_out_file(run_cli, profile: Path, tmp_path: Path) -> Non
     assert sorted(rng["member_messages"].values()) == [1_000.0, 2_000.0]
     assert rng["max_utilization"] == pytest.approx(0.4)
     assert rng["catch_up_seconds"] == pytest.approx(50 / 4_000)  # partition 0's lag at the spare 4,000 msg/s
+    current = billing["current"]["member_partitions"]
+    assert sorted(current.values()) == [1, 2] and len(current) == 2  # the live assignment from CONSUMER-ID
+    assert next(g for g in report["groups"] if g["group"] == "audit")["current"] is None
     assert report["consumer_bytes_out"] == {"orders": 3_000_000.0, "payments.ledger": 1_000_000.0}
     code, _, err = run_cli(*args)
     assert code == 2 and "already exists; pass --force" in err
