@@ -219,8 +219,8 @@ class _Model:
         if self.racked:
             self.z = prob.add_variable_dict("z_p%s_r%s", [(j, l) for j in n_pools for l in range(len(self.racks))],
                                             cat=pulp.LpBinary)
-        self.moved_var = pulp.LpVariable("moved", lowBound=0)  # fraction of all replica bytes
-        self.peak = pulp.LpVariable("peak")
+        self.moved_var = prob.add_variable("moved", lowBound=0)  # fraction of all replica bytes
+        self.peak = prob.add_variable("peak")
         self.added_total = pulp.lpSum(self.v.values())
         self.moved = self.moved_var
     # END define_variables
@@ -356,10 +356,10 @@ class _Model:
             members = [k for k, g in enumerate(problem.groups) if g.tenant == tenant]
             for j in range(len(self.pools)):
                 terms = [self.in_pool(k, j) for k in members]
-                if any(t == 1 for t in terms):
+                if any(isinstance(t, int) and t == 1 for t in terms):
                     presence[m, j] = 1
                 elif any(not isinstance(t, int) for t in terms):
-                    var = pulp.LpVariable(f"t_n{m}_p{j}", cat=pulp.LpBinary)
+                    var = prob.add_variable(f"t_n{m}_p{j}", cat=pulp.LpBinary)
                     for n, t in enumerate(terms):
                         if not isinstance(t, int):
                             prob += var >= t, f"tenant_n{m}_p{j}_{n}"

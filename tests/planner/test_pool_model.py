@@ -1,0 +1,129 @@
+"""The pool MILP: pins, floating groups, virtual brokers, tenant conflicts, both solvers, against brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.pool_model import BrokerSpec, GroupSpec, PoolLimits, PoolProblem, solve_pools
+
+UNIT = (100.0, 100.0, 100.0, 100.0)
+LIMITS = PoolLimits((1.0, 1.0, 1.0, 1.0), min_brokers=1)
+
+
+def _problem(brokers, groups, *, pools=("a", "b"), failures=0, conflicts=frozenset(), new_racks=()):
+    total = float(sum(sum(g.bytes_on.values()) for g in groups))
+    return PoolProblem(
+        pools={p: LIMITS for p in pools}, brokers=tuple(brokers), groups=tuple(groups), conflicts=conflicts,
+        tolerated_failures=failures, new_broker=UNIT, new_broker_racks=new_racks, total_bytes=total,
+    )
+
+
+def test_floating_group_goes_where_its_bytes_are_and_pins_hold() -> None:
+    brokers = [BrokerSpec(1, None, UNIT, "a"), BrokerSpec(2, None, UNIT, "b"), BrokerSpec(3, None, UNIT)]
+    groups = [
+        GroupSpec("fixed", ("a",), (10, 10, 10, 1), 1, bytes_on={1: 50.0}),
+        GroupSpec("float", ("a", "b"), (10, 10, 10, 1), 1, bytes_on={2: 5.0, 3: 70.0}),
+    ]
+    sol = solve_pools(_problem(brokers, groups))
+    assert sol.brokers[1] == "a" and sol.brokers[2] == "b"
+    # broker 3 holds most of "float": both follow each other so nothing has to move but broker 2's 5 bytes
+    assert sol.groups["float"] == sol.brokers[3]
+    assert sol.brokers_to_add == {"a": 0, "b": 0}
+    assert sol.report.status == "Optimal" and sol.report.name == "HiGHS"
+    expected = 5.0 / 125.0 if sol.groups["float"] == "a" else 0.0
+    assert sol.kept_bytes == pytest.approx(125.0 - expected * 125.0, abs=1e-6)
+
+
+def test_capacity_shortfall_adds_virtual_brokers_and_counts_failures() -> None:
+    brokers = [BrokerSpec(1, None, UNIT, "a"), BrokerSpec(2, None, UNIT, "a")]
+    groups = [GroupSpec("g", ("a",), (250.0, 0, 0, 1), 1, bytes_on={1: 1.0})]
+    sol = solve_pools(_problem(brokers, groups, pools=("a",)))
+    assert sol.brokers_to_add == {"a": 1}  # 250 needs 3 brokers of 100
+    sol = solve_pools(_problem(brokers, groups, pools=("a",), failures=1))
+    assert sol.brokers_to_add == {"a": 2}  # and one more to survive a broker failure
+
+
+def test_rack_spread_and_replication_factor_need_brokers_per_rack() -> None:
+    brokers = [BrokerSpec(i, f"r{i % 2}", UNIT) for i in range(1, 5)]
+    groups = [GroupSpec("g", ("a",), (1, 1, 1, 3), 3, bytes_on={1: 1.0})]
+    sol = solve_pools(_problem(brokers, groups, pools=("a",), new_racks=("r0", "r1", "r2")))
+    # RF 3 needs three racks; the cluster has two, so one broker goes to the new rack r2
+    assert sol.brokers_to_add == {"a": 1}
+    assert sol.added["a"] == {"r2": 1}
+
+
+def test_tenants_that_must_not_share_are_separated() -> None:
+    brokers = [BrokerSpec(i, None, UNIT) for i in range(1, 5)]
+    groups = [
+        GroupSpec("x", ("a", "b"), (10, 10, 10, 1), 1, tenant="tx", bytes_on={1: 10.0}),
+        GroupSpec("y", ("a", "b"), (10, 10, 10, 1), 1, tenant="ty", bytes_on={1: 10.0}),
+    ]
+    free = solve_pools(_problem(brokers, groups))
+    assert free.groups["x"] == free.groups["y"]  # together, nothing moves
+    apart = solve_pools(_problem(brokers, groups, conflicts=frozenset({frozenset({"tx", "ty"})})))
+    assert apart.groups["x"] != apart.groups["y"]
+    assert apart.kept_bytes == pytest.approx(10.0)
+
+
+def test_cbc_agrees_with_highs() -> None:
+    brokers = [BrokerSpec(i, f"r{i % 3}", UNIT) for i in range(1, 7)]
+    groups = [
+        GroupSpec("g1", ("a",), (150, 150, 150, 3), 3, bytes_on={1: 10.0, 2: 10.0, 3: 10.0}),
+        GroupSpec("g2", ("b",), (100, 100, 100, 3), 3, bytes_on={3: 40.0, 4: 40.0, 5: 40.0}),
+    ]
+    problem = _problem(brokers, groups)
+    highs, cbc = solve_pools(problem), solve_pools(problem, solver="cbc")
+    assert cbc.report.name == "PULP_CBC_CMD"
+    assert highs.report.objective == pytest.approx(cbc.report.objective, abs=1e-6)
+    assert highs.kept_bytes == pytest.approx(cbc.kept_bytes)
+
+
+def _brute_force_moved(problem: PoolProblem) -> tuple[int, float]:
+    """(brokers to add = 0 only, minimal moved bytes) by enumerating broker → pool (or spare)."""
+    pools = sorted(problem.pools)
+    best = None
+    for choice in itertools.product([None, *pools], repeat=len(problem.brokers)):
+        ok = True
+        kept = 0.0
+        for pool in pools:
+            members = [b for b, c in zip(problem.brokers, choice) if c == pool]
+            groups = [g for g in problem.groups if g.candidates[0] == pool]
+            if len(members) < max([problem.pools[pool].min_brokers] + [g.max_rf for g in groups]):
+                ok = False
+            for d in range(4):
+                caps = sorted((b.capacity[d] for b in members), reverse=True)
+                largest = max([c for c in caps] + [problem.new_broker[d]])
+                usable = sum(caps) - problem.tolerated_failures * largest
+                if sum(g.demand[d] for g in groups) > problem.pools[pool].headroom[d] * usable + 1e-9:
+                    ok = False
+            kept += sum(g.bytes_on.get(b.broker_id, 0.0) for g in groups for b in members)
+        if ok and (best is None or kept > best):
+            best = kept
+    return (0 if best is not None else 1), (problem.total_bytes - best if best is not None else 0.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_brokers=st.integers(2, 5),
+    data=st.data(),
+)
+def test_moved_bytes_match_brute_force(n_brokers: int, data: st.DataObject) -> None:
+    caps = [(data.draw(st.sampled_from([50.0, 100.0, 200.0])),) * 4 for _ in range(n_brokers)]
+    brokers = [BrokerSpec(i + 1, None, caps[i]) for i in range(n_brokers)]
+    groups = []
+    for n, pool in enumerate(("a", "b")):
+        demand = data.draw(st.floats(0, 250))
+        on = {b.broker_id: float(data.draw(st.integers(0, 50))) for b in brokers}
+        groups.append(GroupSpec(f"g{n}", (pool,), (demand,) * 4, 1, bytes_on=on))
+    problem = _problem(brokers, groups)
+    feasible, moved = _brute_force_moved(problem)
+    sol = solve_pools(problem, gap=0.0)
+    if feasible == 0:
+        assert sum(sol.brokers_to_add.values()) == 0
+        assert problem.total_bytes - sol.kept_bytes == pytest.approx(moved, abs=1e-6)
+    else:
+        assert sum(sol.brokers_to_add.values()) >= 1

@@ -1,0 +1,87 @@
+"""The independent validator finds every broken rule and accepts a valid plan."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from planner.validator import validate_plan
+from pools.demand import topic_demand
+from pools.plan import PartitionMove, Plan, SolverReport
+from pools.policy import Defaults, PoolPolicy, PoolSpec, TenantSpec
+from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+
+CAP = Capacity(1e6, 1e6, 1e6, 100)
+
+
+def _setup() -> tuple[ClusterSnapshot, PoolPolicy, Plan]:
+    brokers = tuple(Broker(i, f"r{i % 3}", CAP, "a" if i <= 3 else "b") for i in range(1, 7))
+    parts = (
+        PartitionState("a.t", 0, (1, 2, 3), leader=1, sizes=(10, 10, 10)),
+        PartitionState("b.t", 0, (4, 5, 6), leader=4, sizes=(20, 20, 20)),
+    )
+    snapshot = ClusterSnapshot("c", brokers, (TopicState("a.t"), TopicState("b.t")), parts)
+    policy = PoolPolicy(
+        defaults=Defaults(headroom=dict.fromkeys(DIMENSIONS, 0.8), tolerated_broker_failures=0, min_brokers=3),
+        pools=(PoolSpec("a", tenants=("ta",), brokers=(1,)), PoolSpec("b", tenants=("tb",))),
+        tenants=(TenantSpec("ta", (r"a\..*",), ("tb",)), TenantSpec("tb", (r"b\..*",))),
+    )
+    plan = Plan(
+        cluster="c",
+        brokers_before={b.id: b.pool for b in brokers},
+        brokers={b.id: b.pool for b in brokers},
+        topics={"a.t": "a", "b.t": "b"},
+        partitions=tuple(PartitionMove(p.topic, p.partition, p.replicas, p.replicas, p.size_bytes) for p in parts),
+        brokers_to_add={"a": 0, "b": 0},
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 0.0, 0.0, 0.0, 1),
+    )
+    return snapshot, policy, plan
+
+
+def _target(plan: Plan, topic: str, replicas: tuple[int, ...]) -> Plan:
+    moves = tuple(replace(m, replicas=replicas) if m.topic == topic else m for m in plan.partitions)
+    return replace(plan, partitions=moves)
+
+
+def test_valid_plan_has_no_violations() -> None:
+    snapshot, policy, plan = _setup()
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, {})) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "rule", "text"),
+    [
+        (lambda p: _target(p, "a.t", (1, 1, 2)), "partitions", "duplicate replicas"),
+        (lambda p: _target(p, "a.t", (1, 2)), "partitions", "changes replication factor 3 -> 2"),
+        (lambda p: _target(p, "a.t", (1, 2, 9)), "partitions", "brokers [9] the cluster lacks"),
+        (lambda p: replace(p, partitions=p.partitions[:1]), "partitions", "b.t-0 has no target"),
+        (lambda p: _target(p, "a.t", (1, 2, 4)), "pools", "replicas on brokers [4] outside the pool"),
+        (lambda p: replace(p, topics={"a.t": "b", "b.t": "b"}), "pools", "not one of ['a']"),
+        (lambda p: replace(p, brokers={**p.brokers, 1: "b"}), "pins", "broker 1 is pinned to pool 'a'"),
+        (lambda p: replace(p, brokers={**p.brokers, 3: None}), "pool_capacity", "pool 'a' has 2 broker(s), needs 3"),
+    ],
+)
+def test_each_rule_catches_its_violation(edit, rule: str, text: str) -> None:
+    snapshot, policy, plan = _setup()
+    found = validate_plan(snapshot, policy, edit(plan), topic_demand(snapshot, {}))
+    assert any(v.rule == rule and text in v.message and v.hard for v in found), found
+
+
+def test_racks_capacity_and_tenants() -> None:
+    snapshot, policy, plan = _setup()
+    # two racks only for a.t although pool a spans three
+    brokers = snapshot.brokers + (Broker(7, "r1", CAP, "a"),)
+    wide = replace(snapshot, brokers=brokers)
+    moved = _target(replace(plan, brokers={**plan.brokers, 7: "a"}), "a.t", (1, 7, 3))
+    found = validate_plan(wide, policy, moved, topic_demand(wide, {}))
+    assert [v.rule for v in found] == ["racks"]
+    # a 700 kB disk load on a 1 MB broker with 80 % headroom
+    heavy = replace(snapshot, partitions=(replace(snapshot.partitions[0], sizes=(900_000,) * 3),) + snapshot.partitions[1:])
+    found = validate_plan(heavy, policy, plan, topic_demand(heavy, {}))
+    assert {v.rule for v in found} == {"broker_capacity", "pool_capacity"}
+    assert any("broker 1 (a) disk load 900000 exceeds 80% of 1e+06" in v.message for v in found)
+    # tenants that must not share land together
+    shared = replace(policy, pools=(PoolSpec("a", tenants=("ta", "tb"), brokers=(1,)), PoolSpec("b", tenants=("tb",))))
+    found = validate_plan(snapshot, shared, replace(plan, topics={"a.t": "a", "b.t": "a"}), topic_demand(snapshot, {}))
+    assert any(v.rule == "tenants" and "'ta' and 'tb' share pool(s) ['a']" in v.message for v in found)
