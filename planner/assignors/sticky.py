@@ -103,13 +103,10 @@ def abstract_sticky_assign(
 def _all_subscriptions_equal(
     per_topic: Mapping[str, int], ordered: Sequence[Member], member_data: Mapping[str, MemberData]
 ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition], int]:
-    """`allSubscriptionsEqual`: compare subscriptions and resolve every claim against earlier claimants."""
+    """`allSubscriptionsEqual`: compare subscriptions, keep claims on existing topics, note the max generation."""
     equal = True
     subscribed: set[str] = set()
-    generation_of = {m.member_id: m.generation if m.generation is not None else DEFAULT_GENERATION for m in ordered}
-    owner: dict[TopicPartition, str] = {}
     owned: dict[str, list[TopicPartition]] = {}
-    multi: set[TopicPartition] = set()
     max_generation = DEFAULT_GENERATION
     for m in ordered:
         if not subscribed:
@@ -117,35 +114,53 @@ def _all_subscriptions_equal(
         elif equal and not (len(m.topics) == len(subscribed) and subscribed.issuperset(m.topics)):
             equal = False
         data = member_data[m.member_id]
-        generation = data.generation if data.generation is not None else DEFAULT_GENERATION
-        max_generation = max(max_generation, generation)
+        max_generation = max(max_generation, _generation(data))
         owned[m.member_id] = [tp for tp in data.partitions if tp[0] in per_topic]
     claims = [tp for tps in owned.values() for tp in tps]
     if len(claims) == len(set(claims)):
-        return equal, owned, multi, max_generation  # no partition claimed twice: nothing to resolve
+        return equal, owned, set(), max_generation  # no partition claimed twice: nothing to resolve
+    owned, multi = _resolve_claims(per_topic, ordered, member_data)
+    return equal, owned, multi, max_generation
+
+
+def _resolve_claims(
+    per_topic: Mapping[str, int], ordered: Sequence[Member], member_data: Mapping[str, MemberData]
+) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition]]:
+    """Settle partitions claimed by several members, in map order, against earlier claimants.
+
+    The claimant's generation comes from its member data, the earlier owner's from its
+    `Subscription.generationId`: equal generations revoke the partition from both (it is returned in
+    the second set), a newer claim takes it over, an older one is ignored.
+    """
+    subscription_generation = {
+        m.member_id: m.generation if m.generation is not None else DEFAULT_GENERATION for m in ordered
+    }
+    owner: dict[TopicPartition, str] = {}
+    owned: dict[str, list[TopicPartition]] = {}
+    multi: set[TopicPartition] = set()
     for m in ordered:
-        data = member_data[m.member_id]
-        generation = data.generation if data.generation is not None else DEFAULT_GENERATION
+        generation = _generation(member_data[m.member_id])
         mine: list[TopicPartition] = []
         owned[m.member_id] = mine
-        for tp in data.partitions:
+        for tp in member_data[m.member_id].partitions:
             if tp[0] not in per_topic:
                 continue
             other = owner.get(tp)
-            if other is None:
-                mine.append(tp)
-                owner[tp] = m.member_id
+            if other is not None and generation < subscription_generation[other]:
                 continue
-            other_generation = generation_of[other]
-            if generation == other_generation:
-                multi.add(tp)
+            if other is not None:
                 _remove(owned[other], tp)
-                owner[tp] = m.member_id
-            elif generation > other_generation:
-                mine.append(tp)
-                _remove(owned[other], tp)
-                owner[tp] = m.member_id
-    return equal, owned, multi, max_generation
+                if generation == subscription_generation[other]:
+                    multi.add(tp)
+                    owner[tp] = m.member_id
+                    continue
+            mine.append(tp)
+            owner[tp] = m.member_id
+    return owned, multi
+
+
+def _generation(data: MemberData) -> int:
+    return data.generation if data.generation is not None else DEFAULT_GENERATION
 
 
 class _RackInfo:
