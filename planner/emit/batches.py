@@ -154,13 +154,14 @@ def apply_batches(
 
 
 def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int) -> tuple[Batch, ...]:
-    order = sorted(moves, key=lambda m: (-m.moved_bytes, m.topic.encode("utf-16-be"), m.partition))
-    queues: dict[int, deque[BatchMove]] = {}
-    for m in order:
-        key = m.adding[0] if m.adding else m.replicas[0]
-        queues.setdefault(key, deque()).append(m)
+    items = [_Item(m) for m in moves]
+    items.sort(key=lambda i: (-i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
+    queues: dict[int, deque[_Item]] = {}
+    for item in items:
+        key = item.adding[0] if item.adding else item.move.replicas[0]
+        queues.setdefault(key, deque()).append(item)
     batches: list[Batch] = []
-    remaining = len(order)
+    remaining = len(items)
     hot_before: frozenset[int] = frozenset()
     while remaining:
         chosen = _fill(queues, limits, avoid=hot_before)
@@ -168,42 +169,60 @@ def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, sta
             chosen = _fill(queues, limits, avoid=frozenset())
         remaining -= len(chosen)
         counts: dict[int, int] = {}
-        for m in chosen:
-            for b in m.brokers:
+        for item in chosen:
+            for b in item.brokers:
                 counts[b] = counts.get(b, 0) + 1
         hot = tuple(sorted(b for b, c in counts.items() if c >= limits.moves_per_broker))
-        chosen.sort(key=lambda m: (m.topic.encode("utf-16-be"), m.partition))
-        batches.append(Batch(start + len(batches), phase, tuple(chosen), hot))
+        ordered = sorted((i.move for i in chosen), key=lambda m: (m.topic.encode("utf-16-be"), m.partition))
+        batches.append(Batch(start + len(batches), phase, tuple(ordered), hot))
         hot_before = frozenset(hot)
     return tuple(batches)
 
 
-def _fill(queues: dict[int, deque[BatchMove]], limits: BatchLimits, *, avoid: frozenset[int]) -> list[BatchMove]:
+class _Item:
+    """A move with the figures batching looks at, computed once."""
+
+    __slots__ = ("move", "brokers", "adding", "adding_set", "moved")
+
+    def __init__(self, move: BatchMove) -> None:
+        self.move = move
+        self.brokers = move.brokers
+        self.adding = move.adding
+        self.adding_set = frozenset(self.adding)
+        self.moved = move.size_bytes * len(self.adding)
+
+
+def _fill(queues: dict[int, deque[_Item]], limits: BatchLimits, *, avoid: frozenset[int]) -> list[_Item]:
     """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``."""
-    chosen: list[BatchMove] = []
+    chosen: list[_Item] = []
     counts: dict[int, int] = {}
+    saturated: set[int] = set()
     total_bytes = 0
+    limit = limits.moves_per_broker
     cap = limits.partitions_per_batch
     budget = limits.bytes_per_batch
-    for key in sorted(queues, key=lambda k: (-queues[k][0].moved_bytes, k)):
+    for key in sorted(queues, key=lambda k: (-queues[k][0].moved, k)):
         queue = queues[key]
-        skipped: list[BatchMove] = []
+        skipped: list[_Item] = []
         scanned = 0
-        while queue and scanned < _SCAN_PER_BROKER and (cap is None or len(chosen) < cap):
-            if counts.get(key, 0) >= limits.moves_per_broker:
-                break
-            m = queue.popleft()
+        while queue and scanned < _SCAN_PER_BROKER and key not in saturated:
+            item = queue.popleft()
             scanned += 1
-            fits = all(counts.get(b, 0) < limits.moves_per_broker for b in m.brokers)
-            fits = fits and not any(b in avoid for b in m.adding)
-            fits = fits and (budget is None or not chosen or total_bytes + m.moved_bytes <= budget)
-            if fits:
-                chosen.append(m)
-                total_bytes += m.moved_bytes
-                for b in m.brokers:
+            if (
+                saturated.isdisjoint(item.brokers)
+                and avoid.isdisjoint(item.adding_set)
+                and (budget is None or not chosen or total_bytes + item.moved <= budget)
+            ):
+                chosen.append(item)
+                total_bytes += item.moved
+                for b in item.brokers:
                     counts[b] = counts.get(b, 0) + 1
+                    if counts[b] >= limit:
+                        saturated.add(b)
+                if cap is not None and len(chosen) >= cap:
+                    break
             else:
-                skipped.append(m)
+                skipped.append(item)
         queue.extendleft(reversed(skipped))
         if cap is not None and len(chosen) >= cap:
             break

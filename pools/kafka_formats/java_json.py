@@ -9,7 +9,9 @@ re-types those rules so that `pools.kafka_formats.reassignment` can print exactl
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -34,6 +36,7 @@ INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 _VALID_VALUES = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
 _REDACTED = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: {}, column: {}]"
 _WS = " \t\n\r"
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
 
 
 class _Missing:
@@ -69,8 +72,20 @@ def read_tree(text: str) -> Any:
     JacksonParseError
         For malformed JSON, with Jackson's exception class and message.
     """
-    parser = _Parser(text)
-    return parser.root()
+    start = len(text) - len(text.lstrip(_WS))
+    if text[start : start + 1] in ("{", "["):
+        try:  # C-speed path; anything it rejects is re-read below for Jackson's exact message
+            return _FAST.raw_decode(text, start)[0]
+        except (ValueError, RecursionError):
+            pass
+    return _Parser(text).root()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_FAST = json.JSONDecoder(parse_constant=_reject_constant, strict=True)
 
 
 def render_node(node: Any) -> str:
@@ -176,6 +191,8 @@ def _int32(x: int) -> int:
 
 
 def _quote(s: str) -> str:
+    if not _NEEDS_ESCAPE.search(s):
+        return f'"{s}"'
     out = ['"']
     for ch in s:
         code = ord(ch)
