@@ -88,7 +88,8 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
     yield from _range_files(cluster, traffic, prom_from)
     storage = {t.topic: 0 for t in cluster.topics}
     for (topic, _), by_broker in final.items():
-        storage[topic] += max((s for _, s, _ in by_broker.values()), default=0)
+        reported = [s for b, (d, s, _) in by_broker.items() if (b, d) != cluster.failed_log_dir]
+        storage[topic] += max(reported, default=0)
     truth = build_truth(cluster, traffic, storage, capacity, prom_from=prom_from)
     yield "truth.json", dump_json(truth)
 
