@@ -133,6 +133,15 @@ def parse_reassignment_json(
         In Kafka's order: JSON syntax, ``version``, ``partitions``, field types, ``log_dirs`` length,
         empty list, empty replicas, duplicate partitions, duplicate replicas; then in-progress
         reassignment, unknown broker, unknown topic, unknown partition.
+
+    Examples
+    --------
+    >>> parse_reassignment_json('{"partitions":[{"topic":"foo","partition":0,"replicas":[2,1]}]} junk')
+    [ReassignmentEntry(topic='foo', partition=0, replicas=(2, 1), log_dirs=('any', 'any'))]
+    >>> parse_reassignment_json('{"partitions":[{"topic":"foo","partition":0,"replicas":[1,1e0]}]}')
+    Traceback (most recent call last):
+    ...
+    pools.kafka_formats.reassignment.ReassignmentError: Error: Expected `Integer` value, received 1.0
     """
     entries = _parse_partitions(text)
     _validate_execute(entries)
@@ -146,6 +155,12 @@ def format_reassignment_json(entries: Iterable[ReassignmentEntry | Mapping[str, 
 
     Accepts `ReassignmentEntry` values or mappings with ``topic``, ``partition``, ``replicas`` and
     optional ``log_dirs``.
+
+    Examples
+    --------
+    >>> format_reassignment_json([{"topic": "b", "partition": 0, "replicas": [3]},
+    ...                           {"topic": "a", "partition": 1, "replicas": [1, 2]}])
+    '{"version":1,"partitions":[{"topic":"a","partition":1,"replicas":[1,2],"log_dirs":["any","any"]},{"topic":"b","partition":0,"replicas":[3],"log_dirs":["any"]}]}'
     """
     rows = []
     for e in entries:
@@ -235,6 +250,12 @@ def calculate_throttles(
     running reassignment minus its adding replicas), its destinations the targets not among them.
     Leader throttles list ``partition:source``, follower throttles ``partition:destination``, each
     sorted as strings (``10:1`` before ``2:1``); every source and destination is a reassigning broker.
+
+    Examples
+    --------
+    >>> t = calculate_throttles({("t", 10): [3, 1], ("t", 2): [1, 4]}, {("t", 10): [1, 2], ("t", 2): [1, 2]})
+    >>> t.leader, t.follower, t.reassigning_brokers
+    ({'t': '10:1,10:2,2:1,2:2'}, {'t': '10:3,2:4'}, (1, 2, 3, 4))
     """
     moves: dict[str, dict[int, tuple[frozenset[int], frozenset[int]]]] = {}
     for (topic, partition), (replicas, adding) in (in_progress or {}).items():

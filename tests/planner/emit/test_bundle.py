@@ -117,3 +117,11 @@ def test_unknown_target_broker_is_rejected_with_kafkas_message(plan, snapshot) -
     bad = replace(plan, partitions=tuple(replace(m, replicas=(1, 2, 99)) if m == first else m for m in plan.partitions))
     with pytest.raises(InputError, match="reassignment.json: kafka-reassign-partitions.sh would reject it: Error: Unknown broker id 99"):
         build_bundle(bad, snapshot)
+
+
+def test_plan_without_moves_gives_a_runbook_that_says_so(plan, snapshot) -> None:
+    still = replace(plan, partitions=tuple(replace(m, replicas=m.old_replicas) for m in plan.partitions))
+    files = build_bundle(still, snapshot)
+    assert sorted(files) == ["batches/index.json", "runbook.md", "summary.json"]
+    assert "Nothing to do" in files["runbook.md"] and "kafka-reassign-partitions.sh" not in files["runbook.md"]
+    assert json.loads(files["batches/index.json"]) == []
