@@ -35,7 +35,7 @@ DIMENSION_LABELS = {"nw_in": "Network in", "nw_out": "Network out", "disk": "Dis
 _SERIES = (("now", "now", "#4C72B0"), ("forecast", "at forecast", "#DD8452"), ("after", "after the plan", "#55A868"))
 _SEVERITY_COLOURS = {Severity.CRITICAL: "#8B0000", Severity.ERROR: "#D62728", Severity.WARNING: "#FF9F1C",
                      Severity.INFO: "#7F7F7F"}
-_RC = {"font.size": 9, "font.family": "DejaVu Sans", "svg.fonttype": "path", "axes.grid": True,
+_RC = {"font.size": 9, "font.family": "DejaVu Sans", "svg.fonttype": "none", "axes.grid": True,
        "grid.alpha": 0.3, "axes.axisbelow": True}
 
 
@@ -88,8 +88,7 @@ def broker_heatmap(heat: BrokerHeat) -> str:
     panels = [("now", heat.now)] + ([("after the plan", heat.after)] if heat.after is not None else [])
     fig = _figure(11, 1.9 + 1.6 * len(panels))
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    cmap = matplotlib.colormaps["RdYlGn_r"].copy()
-    cmap.set_bad("#DDDDDD")
+    cmap = matplotlib.colormaps["RdYlGn_r"].with_extremes(bad="#DDDDDD")
     n = len(heat.brokers)
     image = None
     for ax, (label, grid) in zip(axes, panels):

@@ -69,7 +69,7 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         try:
             values[stage] = reader(path)
         except InputError as exc:
-            notes[stage] = f"{RUN_FILES[stage]} could not be read: {exc}"
+            notes[stage] = f"{RUN_FILES[stage]} could not be read: {str(exc).replace(str(root) + '/', '')}"
     return RunInputs(
         run_dir=str(root),
         snapshot=values.get("snapshot"),

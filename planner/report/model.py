@@ -97,7 +97,6 @@ class ReportModel:
 
     cluster: str
     taken_at: str | None
-    run_dir: str
     notes: Mapping[str, str]
     headline: Mapping[str, Any]
     pools: tuple[PoolUtilisation, ...] = ()
@@ -121,7 +120,6 @@ def build_model(run: RunInputs) -> ReportModel:
     return ReportModel(
         cluster=cluster,
         taken_at=snapshot.taken_at if snapshot else None,
-        run_dir=run.run_dir,
         notes=dict(run.notes),
         headline=_headline(run),
         pools=_pool_utilisation(run, before, broker_now, broker_fc, broker_after, capacity, after),

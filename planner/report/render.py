@@ -43,9 +43,11 @@ def render_report(model: ReportModel, *, has_policy: bool) -> RenderedReport:
         "total_seconds": sum(b.estimated_seconds for b in model.batches),
     }
     html = _env(autoescape=True).from_string(HTML_TEMPLATE).render(
-        charts={k: Markup(v) for k, v in charts.items()}, **context
+        charts={k: Markup(charts[k]) if k in charts else None for k in CHART_NAMES}, **context
     )
-    markdown = _env(autoescape=False).from_string(MARKDOWN_TEMPLATE).render(charts=charts, **context)
+    markdown = _env(autoescape=False).from_string(MARKDOWN_TEMPLATE).render(
+        charts={k: charts.get(k) for k in CHART_NAMES}, **context
+    )
     return RenderedReport(html=html, markdown=markdown.rstrip() + "\n", charts=charts)
 
 

@@ -29,7 +29,7 @@ code { font-size: .85em; word-break: break-all; }
 <body>
 <header>
 <h1>Capacity report: {{ m.cluster }}</h1>
-<p class="meta">Snapshot taken {{ m.taken_at or "at an unknown time" }} &middot; run directory <code>{{ m.run_dir }}</code></p>
+<p class="meta">Snapshot taken {{ m.taken_at or "at an unknown time" }}</p>
 </header>
 
 <section id="summary">
@@ -102,12 +102,12 @@ topics (growth per day of the daily p99 bytes in).</figcaption></figure>
 {% for b in m.batches %}<tr><td>{{ b.batch }}</td><td class="l">{{ b.phase }}</td><td>{{ b.partitions }}</td>
 <td>{{ b.moved_bytes|gb }}</td><td>{{ b.throttle_bps|mbps }}</td><td>{{ b.estimated_seconds|duration }}</td></tr>
 {% endfor %}</table>
-{% else %}<p class="missing">No reassignment batches: {{ m.notes.bundle or "the plan moves nothing" }}.</p>{% endif %}
+{% else %}<p class="missing">No reassignment batches: {{ m.notes.get("bundle") or "the plan moves nothing" }}.</p>{% endif %}
 </section>
 
 <section id="findings">
 <h2>Audit findings</h2>
-{% if m.findings is none %}<p class="missing">No audit: {{ m.notes.audit }}.</p>
+{% if m.findings is none %}<p class="missing">No audit: {{ m.notes.get("audit") }}.</p>
 {% elif not m.findings %}<p>The audit found nothing: the cluster honours its pools.</p>
 {% else %}
 <figure class="chart" id="chart-findings">{{ charts.findings }}<figcaption>{{ m.findings|length }} findings.
@@ -128,7 +128,7 @@ topics (growth per day of the daily p99 bytes in).</figcaption></figure>
 
 MARKDOWN_TEMPLATE = r"""# Capacity report: {{ m.cluster }}
 
-Snapshot taken {{ m.taken_at or "at an unknown time" }}; run directory `{{ m.run_dir }}`.
+Snapshot taken {{ m.taken_at or "at an unknown time" }}.
 
 ## Summary
 
@@ -186,11 +186,11 @@ No policy was given (`--policy`), so tenants are not known.
 | batch | phase | partitions | moved | throttle | estimated |
 |--:|---|--:|--:|--:|--:|
 {% for b in m.batches %}| {{ b.batch }} | {{ b.phase }} | {{ b.partitions }} | {{ b.moved_bytes|gb }} | {{ b.throttle_bps|mbps }} | {{ b.estimated_seconds|duration }} |
-{% endfor %}{% else %}No reassignment batches: {{ m.notes.bundle or "the plan moves nothing" }}.
+{% endfor %}{% else %}No reassignment batches: {{ m.notes.get("bundle") or "the plan moves nothing" }}.
 {% endif %}
 ## Audit findings
 
-{% if m.findings is none %}No audit: {{ m.notes.audit }}.
+{% if m.findings is none %}No audit: {{ m.notes.get("audit") }}.
 {% elif not m.findings %}The audit found nothing: the cluster honours its pools.
 {% else %}![Audit findings](charts/findings.svg)
 

@@ -1,0 +1,73 @@
+"""A complete run directory built by hand: snapshot, profile, plan, bundle summary and audit findings."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pools.atomic import write_json, write_text
+from pools.audit import audit, findings_to_json
+from pools.plan import Plan, PartitionMove, SolverReport, save_plan
+from pools.profile import TopicProfile, save_profile
+from pools.snapshot import DIMENSIONS, save_snapshot
+from tests.pools.audit.helpers import POLICY, healthy, policy, snapshot, with_partition
+
+CAP = {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 100}
+T0 = datetime(2026, 8, 1, tzinfo=timezone.utc)
+T1 = datetime(2026, 10, 31, tzinfo=timezone.utc)
+
+
+def profile_row(topic: str, rate: float, growth: float) -> TopicProfile:
+    fc = rate * (1 + growth) ** 90
+    return TopicProfile(
+        topic=topic, partitions=3, bytes_in_p50=rate / 2, bytes_in_p95=rate * 0.9, bytes_in_p99=rate,
+        bytes_in_max=rate * 1.2, bytes_out_p95=rate * 1.8, bytes_out_p99=rate * 2, bytes_out_max=rate * 2.5,
+        messages_in_p99=rate / 1000, storage_bytes=3000, bytes_in_p99_growth_per_day=growth,
+        storage_growth_per_day=growth, forecast_horizon_days=90, forecast_bytes_in_p99=fc,
+        forecast_bytes_in_p99_low=fc * 0.8, forecast_bytes_in_p99_high=fc * 1.25, forecast_storage_bytes=3000 * 1.5,
+        forecast_storage_low=3000 * 1.2, forecast_storage_high=3000 * 1.8, days_observed=90, samples=129600, gaps=0,
+        counter_resets=0, rejected_rows=0, first_ts=T0, last_ts=T1,
+    )
+
+
+def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit")) -> Path:
+    parts = with_partition(healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6)), "a-x", 0,
+                           replicas=(1, 2, 6), isr=(1, 2, 6))
+    snap = snapshot(parts)
+    if "snapshot" in stages:
+        save_snapshot(snap, root / "snapshot.json")
+    if "profile" in stages:
+        save_profile(root / "profile", [profile_row("a-x", 20e6, 0.004), profile_row("b-y", 35e6, 0.001)])
+    if "plan" in stages:
+        moves = [PartitionMove(p.topic, p.partition, p.replicas, (1, 2, 3) if p.replicas == (1, 2, 6) else p.replicas,
+                               1000) for p in parts]
+        util = {
+            "brokers": {str(b): {d: {"capacity": CAP[d], "now": CAP[d] * 0.1 * b, "before": CAP[d] * 0.12 * b,
+                                     "after": CAP[d] * 0.11 * (7 - b)} for d in DIMENSIONS} for b in range(1, 7)},
+            "pools": {p: {d: {"capacity": 3 * CAP[d], "capacity_with_added": 4 * CAP[d], "demand_now": CAP[d],
+                              "demand_forecast": 2 * CAP[d], "headroom": 0.7} for d in DIMENSIONS} for p in ("a", "b")},
+        }
+        plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)},
+                    brokers={b: ("a" if b <= 3 else "b") for b in range(1, 7)}, topics={"a-x": "a", "b-y": "b"},
+                    partitions=tuple(moves), brokers_to_add={"a": 1, "b": 0},
+                    solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+                    utilisation=util, warnings=("pool a needs 1 broker",))
+        save_plan(plan, root / "plan" / "plan.json")
+    if "bundle" in stages:
+        write_json(root / "bundle" / "summary.json", {"cluster": "test", "moved_bytes": 1000, "estimated_seconds": 4000,
+                   "batches": [{"batch": 1, "phase": "move", "partitions": 1, "moved_bytes": 8e9,
+                                "throttle_Bps": 5e7, "estimated_seconds": 160},
+                               {"batch": 2, "phase": "move", "partitions": 1, "moved_bytes": 3e9,
+                                "throttle_Bps": 5e7, "estimated_seconds": 3840}]})
+    if "audit" in stages:
+        found = audit(snap, policy())
+        write_text(root / "audit" / "findings.json", findings_to_json(found, cluster="test", taken_at=snap.taken_at))
+    (root / "pools.toml").write_text(POLICY + '\n[[tenant]]\nname = "ads"\ntopics = [\'a-.*\']\n')
+    return root
+
+
+@pytest.fixture()
+def run_dir(tmp_path: Path) -> Path:
+    return build_run(tmp_path / "run")
