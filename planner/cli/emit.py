@@ -28,14 +28,29 @@ def validate_emit_options(
 
 @click.command(name="emit")
 @click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False), help="plan.json from `poolplan plan`.")
-@click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False), help="Cluster snapshot the plan was made from.")
+@click.option(
+    "--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
+    help="Cluster snapshot the plan was made from.",
+)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Bundle directory to write.")
-@click.option("--max-moves-per-broker", default=5, show_default=True, type=int, help="Concurrent partition movements per broker in a batch (Cruise Control's default).")
+@click.option(
+    "--max-moves-per-broker", default=5, show_default=True, type=int,
+    help="Concurrent partition movements per broker in a batch (Cruise Control's default).",
+)
 @click.option("--max-partitions-per-batch", default=None, type=int, help="Partitions per batch (default: no limit).")
 @click.option("--max-bytes-per-batch", default=None, type=int, help="Bytes copied per batch (default: no limit).")
-@click.option("--throttle-fraction", default=0.5, show_default=True, type=float, help="Share of the busiest involved broker's spare network capacity replication may use.")
-@click.option("--leader-preserving/--no-leader-preserving", default=False, show_default=True, help="Copy data with the current leader kept first, set the final leaders in a second phase.")
-@click.option("--bootstrap-server", default="<BOOTSTRAP_SERVERS>", show_default=True, help="Value written into the runbook's commands.")
+@click.option(
+    "--throttle-fraction", default=0.5, show_default=True, type=float,
+    help="Share of the busiest involved broker's spare network capacity (at forecast peak) replication may use.",
+)
+@click.option(
+    "--leader-preserving/--no-leader-preserving", default=False, show_default=True,
+    help="Copy data with the current leader kept first, then set the final leaders in a second phase.",
+)
+@click.option(
+    "--bootstrap-server", default="<BOOTSTRAP_SERVERS>", show_default=True,
+    help="Value written into the runbook's commands.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")
 def command(
     plan_path: str,

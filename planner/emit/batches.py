@@ -109,8 +109,8 @@ def plan_batches(
 
     Notes
     -----
-    Greedy first-fit in decreasing moved bytes over per-destination queues (largest queue head first); O(B * N * k) for B batches, N
-    brokers and a constant scan depth k.
+    Greedy first-fit in decreasing moved bytes over per-destination queues (largest queue head first);
+    O(B * N * k) for B batches, N brokers and a constant scan depth k.
     """
     changed = [
         BatchMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), int(m.size_bytes))
@@ -148,7 +148,8 @@ def apply_batches(
         for m in batch.moves:
             tp = (m.topic, m.partition)
             if state.get(tp) != m.old_replicas:
-                raise ValueError(f"batch {batch.index}: {m.topic}-{m.partition} is {state.get(tp)}, expected {m.old_replicas}")
+                found = state.get(tp)
+                raise ValueError(f"batch {batch.index}: {m.topic}-{m.partition} is {found}, expected {m.old_replicas}")
             state[tp] = m.replicas
     return state
 

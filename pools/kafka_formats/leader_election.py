@@ -32,11 +32,11 @@ def parse_leader_election_json(text: str, *, source: str = "leader-election.json
         duplicate partitions.
     """
     try:
-        doc = read_tree(text) if text.strip() else None
+        doc = read_tree(text)
     except JacksonParseError as exc:
         raise InputError(f"{source}: invalid JSON: {exc.message}") from None
     if not isinstance(doc, dict):
-        raise InputError(f"{source}: expected a JSON object, received {render_node(doc) if doc is not None else 'nothing'}")
+        raise InputError(f"{source}: expected a JSON object, received {render_node(doc) or 'nothing'}")
     if "partitions" not in doc:
         raise InputError(f'{source}: Replica election data is missing "partitions" field')
     items = doc["partitions"]

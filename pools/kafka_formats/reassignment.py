@@ -69,7 +69,9 @@ class ReassignmentEntry:
 
     def __post_init__(self) -> None:
         if len(self.replicas) != len(self.log_dirs):
-            raise ValueError(f"{self.topic}-{self.partition}: {len(self.replicas)} replicas but {len(self.log_dirs)} log dirs")
+            raise ValueError(
+                f"{self.topic}-{self.partition}: {len(self.replicas)} replicas but {len(self.log_dirs)} log dirs"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,6 +442,5 @@ def _check_against_cluster(entries: list[ReassignmentEntry], cluster: Mapping[st
     if missing:
         capacity = max(int(len(proposed) / 0.75) + 1, 16)
         names = ", ".join(f"{t}-{p}" for t, p in hash_order(missing, _tp_hash, initial_capacity=capacity))
-        raise ReassignmentError(
-            _EXECUTION, f"{_UNKNOWN_TOPIC}: Unable to find partition: {names}", cause=f"Unable to find partition: {names}"
-        )
+        cause = f"Unable to find partition: {names}"
+        raise ReassignmentError(_EXECUTION, f"{_UNKNOWN_TOPIC}: {cause}", cause=cause)
