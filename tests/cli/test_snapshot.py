@@ -1,0 +1,82 @@
+"""`poolplan snapshot`: from the example files and from a sample directory; errors exit 2 naming the file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pools.snapshot import load_snapshot
+
+INVENTORY = """[defaults]
+disk_bytes = 4_000_000_000_000
+nw_in_Bps = 125_000_000
+nw_out_Bps = 125_000_000
+
+[[broker]]
+id = 100
+rack = "r1"
+
+[[broker]]
+id = 101
+rack = "r2"
+"""
+
+
+@pytest.fixture()
+def inventory(tmp_path):
+    path = tmp_path / "brokers.toml"
+    path.write_text(INVENTORY)
+    return path
+
+
+def test_from_example_files(run_cli, data_dir, inventory, tmp_path):
+    d = data_dir / "kafka-formats"
+    out = tmp_path / "run" / "snapshot.json"
+    code, stdout, _ = run_cli("snapshot", "--describe", d / "kafka-topics-describe-3.8.txt",
+                              "--log-dirs", d / "kafka-log-dirs-describe.txt", "--inventory", inventory,
+                              "--cluster", "prod", "--taken-at", "2026-11-01T12:00:00Z", "--out", out)
+    assert code == 0
+    assert "2 brokers, 2 topics, 5 partitions, 1 log dir error(s)" in stdout
+    snap = load_snapshot(out)
+    assert snap.cluster == "prod" and snap.taken_at == "2026-11-01T12:00:00Z"
+
+
+def test_cruise_control_capacity_as_inventory(run_cli, data_dir, tmp_path):
+    d = data_dir / "kafka-formats"
+    out = tmp_path / "snapshot.json"
+    code, _, _ = run_cli("snapshot", "--describe", d / "kafka-topics-describe-3.8.txt",
+                         "--inventory", d / "cruise-control-capacity.json", "--out", out)
+    assert code == 0
+    assert load_snapshot(out).broker_ids == (7, 100, 101, 102, 103)
+
+
+def test_log_dirs_directory_uses_the_latest_and_its_time(run_cli, tmp_path):
+    sample = tmp_path / "sample"
+    assert run_cli("sample", "--out", sample, "--brokers", 6, "--topics", 6, "--days", 2)[0] == 0
+    out = tmp_path / "snapshot.json"
+    code, _, _ = run_cli("snapshot", "--describe", sample / "kafka" / "topics-describe.txt",
+                         "--log-dirs", sample / "kafka" / "log-dirs", "--inventory", sample / "brokers.toml",
+                         "--cluster", "sample", "--out", out)
+    assert code == 0
+    snap = load_snapshot(out)
+    assert snap.taken_at == "2026-11-02T00:00:00Z"
+    truth = json.loads((sample / "truth.json").read_text())
+    errors = [(p["broker"], p["log_dir"]) for p in truth["planted"] if p["kind"] == "log_dir_error"]
+    assert [(e.broker, e.log_dir) for e in snap.log_dir_errors] == errors  # only the final capture has it
+
+
+def test_missing_and_malformed_files_exit_2(run_cli, data_dir, inventory, tmp_path):
+    code, _, err = run_cli("snapshot", "--describe", tmp_path / "nope.txt", "--inventory", inventory,
+                           "--out", tmp_path / "s.json")
+    assert code == 2 and "nope.txt: no such file" in err
+    bad = tmp_path / "describe.txt"
+    bad.write_text("\tTopic: t\tPartition: 0\tLeader: one\tReplicas: 1\tIsr: 1\n")
+    code, _, err = run_cli("snapshot", "--describe", bad, "--inventory", inventory, "--out", tmp_path / "s.json")
+    assert code == 2 and "describe.txt:1: Leader: expected a broker id or 'none', got 'one'" in err
+    empty = tmp_path / "dirs"
+    empty.mkdir()
+    code, _, err = run_cli("snapshot", "--describe", data_dir / "kafka-formats" / "kafka-topics-describe-3.8.txt",
+                           "--log-dirs", empty, "--inventory", inventory, "--out", tmp_path / "s.json")
+    assert code == 2 and "directory has no files" in err
+    assert not (tmp_path / "s.json").exists()
