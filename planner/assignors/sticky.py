@@ -5,10 +5,12 @@ from __future__ import annotations
 __all__ = ["MemberData", "StickyResult", "abstract_sticky_assign", "sticky_assign"]
 
 import bisect
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
+
+import numpy as np
 
 from planner.assignors.common import Member, TopicPartition, java_member_order, partitions_per_topic, replica_racks
 from planner.assignors.errors import AssignorError
@@ -263,6 +265,8 @@ class _ConstrainedBuilder:
 
     def _assign_owned(self) -> None:
         rank = self.rank
+        # (partition, topic) order; Python's string order is String.compareTo's on ASCII names.
+        by_partition = itemgetter(1, 0) if all(t.isascii() for t in rank) else (lambda tp: (tp[1], rank[tp[0]]))
         for consumer, claimed in self.owned.items():
             mine = claimed
             if consumer in self.racks.consumer_racks:
@@ -272,7 +276,7 @@ class _ConstrainedBuilder:
                         self.maybe_revoked[tp] = consumer
                     else:
                         mine.append(tp)
-            mine = sorted(mine, key=lambda tp: (tp[1], rank[tp[0]]))
+            mine = sorted(mine, key=by_partition)
             if self.multi:
                 mine = [tp for tp in mine if tp not in self.multi]
             if len(mine) < self.min_quota:
@@ -295,21 +299,21 @@ class _ConstrainedBuilder:
 
     def _unassigned(self) -> list[TopicPartition]:
         """`getUnassignedPartitions`: all partitions in (topic, partition) order minus the kept ones."""
-        per_topic = self.per_topic
-        if any(p >= per_topic[t] for t, p in self.assigned):
+        topics = self.sorted_topics
+        counts = np.fromiter((self.per_topic[t] for t in topics), dtype=np.int64, count=len(topics))
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(topics) else counts
+        n = len(self.assigned)
+        topic_index = np.fromiter(map(self.rank.__getitem__, map(itemgetter(0), self.assigned)), np.int64, n)
+        partition = np.fromiter(map(itemgetter(1), self.assigned), np.int64, n)
+        if np.any(partition >= counts[topic_index]):
             # A claim beyond the partition count derails Kafka's two-pointer walk; replay it as is.
-            everything = ((t, p) for t in self.sorted_topics for p in range(per_topic[t]))
+            everything = ((t, p) for t in topics for p in range(self.per_topic[t]))
             return _two_pointer_difference(everything, self.assigned, lambda tp: (self.rank[tp[0]], tp[1]))
-        kept = set(self.assigned)
-        kept_per_topic = Counter(t for t, _ in self.assigned)
-        out: list[TopicPartition] = []
-        for t in self.sorted_topics:
-            taken = kept_per_topic.get(t, 0)
-            if taken == 0:
-                out.extend(zip(repeat(t), range(per_topic[t])))
-            elif taken < per_topic[t]:
-                out.extend(tp for tp in zip(repeat(t), range(per_topic[t])) if tp not in kept)
-        return out
+        free = np.ones(int(counts.sum()), dtype=bool)
+        free[offsets[topic_index] + partition] = False
+        ids = np.flatnonzero(free)
+        free_topic = np.searchsorted(offsets, ids, side="right") - 1
+        return list(zip(map(topics.__getitem__, free_topic.tolist()), (ids - offsets[free_topic]).tolist()))
 
     def _assign_rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
         if not self.racks.consumer_racks:

@@ -154,3 +154,9 @@ def test_unknown_strategy_is_an_input_error() -> None:
 def test_malformed_input_names_the_field(members, topics, message) -> None:
     with pytest.raises(AssignorError, match=message):
         assign("range", topics, members)
+
+
+def test_claim_beyond_partition_count_is_replayed_like_kafka() -> None:
+    """Kafka keeps a claimed partition id the topic does not have and walks the rest as usual."""
+    members = [member("a", ["t"], owned={"t": [5]}, generation=1), member("b", ["t"])]
+    assert assign("sticky", {"t": 2}, members) == {"a": {"t": [5]}, "b": {"t": [0, 1]}}
