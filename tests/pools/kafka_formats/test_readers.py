@@ -151,3 +151,12 @@ def test_malformed_files_are_rejected_with_file_and_field(name: str, message: st
 def test_every_malformed_fixture_is_exercised() -> None:
     names = {p.name for p in (ROOT / "tests" / "data" / "malformed").iterdir()}
     assert names == {m[0] for m in MALFORMED}
+
+
+def test_package_reexports_every_public_reader() -> None:
+    import pools.kafka_formats as kf
+    from pools.kafka_formats import consumer_groups
+
+    assert kf.parse_consumer_groups_describe is consumer_groups.parse_consumer_groups_describe
+    assert kf.parse_consumer_group_members is consumer_groups.parse_consumer_group_members
+    assert all(hasattr(kf, name) for name in kf.__all__)
