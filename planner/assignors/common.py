@@ -122,7 +122,8 @@ def parse_partition_racks(
 
 def java_member_order(members: Sequence[Member]) -> list[Member]:
     """Iteration order of the leader's `HashMap<String, Subscription>` filled in list order."""
-    return hashmap_order(members, lambda m: string_hash(m.member_id))
+    by_id = {m.member_id: m for m in members}
+    return [by_id[member_id] for member_id in hashmap_order(by_id, string_hash)]
 
 
 def member_info_key(member: Member) -> tuple[int, bytes]:
