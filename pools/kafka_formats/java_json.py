@@ -34,6 +34,8 @@ __all__ = [
 
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 _VALID_VALUES = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+_VALID_TOKENS = "('true', 'false' or 'null')"
+_NON_NUMERIC = "JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS"
 _REDACTED = "[Source: REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled); line: {}, column: {}]"
 _WS = " \t\n\r"
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
@@ -291,25 +293,31 @@ class _Parser:
             return self._number(root)
         if ch in "tfn":
             return self._keyword()
-        if ch in "]}," and context is not None:
-            if ch == "}" or (ch == "]" and context[0] == "Object"):
-                self._mismatch_or_value(ch, context)
+        if root and ch in "]}":
+            self._mismatch_or_value(ch, ("root", -1))
+        if ch in "}," or (ch == "]" and context is not None and context[0] == "Array"):
             self._unexpected(self.pos, "expected a value")
-        if ch in "NI+":
-            word = self._identifier()
-            if word in ("NaN", "Infinity", "+Infinity", "+INF", "INF"):
-                self._fail(f"Non-standard token '{word}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow")
-            self._fail(f"Unrecognized token '{word}': was expecting {_VALID_VALUES}")
+        if ch == "+":
+            if self.text.startswith("+Infinity", self.pos):
+                self._fail(f"Non-standard token '+Infinity': enable `{_NON_NUMERIC}` to allow")
+            self._fail(
+                f"Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have "
+                "plus signs: enable `JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow"
+            )
         if ch.isidentifier() or ch.isalnum():
-            self._fail(f"Unrecognized token '{self._identifier()}': was expecting {_VALID_VALUES}")
+            word = self._identifier()
+            if word in ("NaN", "Infinity"):
+                self._fail(f"Non-standard token '{word}': enable `{_NON_NUMERIC}` to allow")
+            self._fail(f"Unrecognized token '{word}': was expecting {_VALID_TOKENS}")
         self._unexpected(self.pos, f"expected a valid value {_VALID_VALUES}")
         return None
 
     def _mismatch_or_value(self, ch: str, context: tuple[str, int]) -> None:
+        """``_closeScope``: a close marker that does not match the open scope (``root`` starts at column 0)."""
         kind, start = context
-        expected = "]" if kind == "Array" else "}"
+        expected = {"Array": "]", "Object": "}"}.get(kind, "}" if ch == "]" else "]")
         if ch != expected:
-            line, col = self._line_col(start)
+            line, col = self._line_col(start) if start >= 0 else (1, 0)
             self._fail(
                 f"Unexpected close marker '{ch}': expected '{expected}' "
                 f"(for {kind} starting at {_REDACTED.format(line, col)})"
@@ -373,6 +381,8 @@ class _Parser:
         if self.text[self.pos] == "]":
             self.pos += 1
             return result
+        if self.text[self.pos] == "}":
+            self._mismatch_or_value("}", ("Array", start))
         while True:
             self._skip_ws()
             if self.pos >= self.n:
@@ -395,7 +405,7 @@ class _Parser:
         out: list[str] = []
         while True:
             if self.pos >= self.n:
-                self._eof(f": was expecting closing quote for a {what}")
+                self._eof(" in field name" if what == "name" else f": was expecting closing quote for a {what}")
             ch = self.text[self.pos]
             self.pos += 1
             if ch == '"':
@@ -480,20 +490,16 @@ class _Parser:
     def _identifier(self) -> str:
         start = self.pos
         self.pos += 1
-        while self.pos < self.n and (self.text[self.pos].isalnum() or self.text[self.pos] in "_$"):
+        while self.pos < self.n and (self.text[self.pos].isalnum() or self.text[self.pos] in "_$") and self.pos - start < 256:
             self.pos += 1
         return self.text[start : self.pos]
 
     def _keyword(self) -> Any:
-        start = self.pos
         word = self._identifier()
         values = {"true": True, "false": False, "null": None}
         if word in values:
             return values[word]
-        expected = {"t": "true", "f": "false", "n": "null"}[self.text[start]]
-        if expected.startswith(word) and self.pos >= self.n:
-            self._eof(f" in a value (token '{expected}')")
-        self._fail(f"Unrecognized token '{word}': was expecting {_VALID_VALUES}")
+        self._fail(f"Unrecognized token '{word}': was expecting {_VALID_TOKENS}")
         return None
 
 

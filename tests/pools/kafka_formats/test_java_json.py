@@ -88,3 +88,21 @@ def test_parse_java_int() -> None:
     for bad in ("", "-", "1_0", " 1", "2147483648", "1.0"):
         with pytest.raises(ValueError, match=f'For input string: "{bad}"'):
             parse_java_int(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("[1,}", "Unexpected character ('}' (code 125)): expected a value"),
+        ("[}", "Unexpected close marker '}': expected ']' (for Array starting at"),
+        ('{"a":]', "Unexpected character (']' (code 93)): expected a valid value"),
+        ("]", "Unexpected close marker ']': expected '}' (for root starting at"),
+        ("[+1]", "Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have plus signs"),
+        ("[abc]", "Unrecognized token 'abc': was expecting ('true', 'false' or 'null')"),
+        ('{"a', "Unexpected end-of-input in field name"),
+    ],
+)
+def test_value_position_rules_follow_jacksons_next_token(text: str, start: str) -> None:
+    with pytest.raises(JacksonParseError) as info:
+        read_tree(text)
+    assert info.value.message.startswith(start)
