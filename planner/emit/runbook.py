@@ -86,5 +86,5 @@ def render_runbook(
 
 def _span(indexes: list[int]) -> str:
     if not indexes:
-        return "none"
-    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else str(indexes[0])
+        return "no batches"
+    return f"batches {indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"batch {indexes[0]}"
