@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pools.errors import InputError
 from pools.kafka_formats import (
@@ -238,3 +240,40 @@ def test_generate_broker_list_follows_java_split() -> None:
     assert parse_topics_to_move_json('{"topics":[{"topic":"x"}]}', "1,2,,") == ([1, 2], ["x"])
     assert parse_topics_to_move_json("{}", "+3,-4") == ([3, -4], [])
     assert parse_topics_to_move_json(format_topics_to_move_json(["b", "a"]), [5, 6]) == ([5, 6], ["b", "a"])
+
+
+_json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=4)
+_json_any = st.recursive(
+    _json_leaf,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(
+        st.sampled_from(["version", "partitions", "topic", "partition", "replicas", "log_dirs", "x"]), kids, max_size=4
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=40), _json_any.map(json.dumps)))
+def test_any_input_is_accepted_or_rejected_with_kafkas_line(text: str) -> None:
+    try:
+        entries = parse_reassignment_json(text)
+    except ReassignmentError as exc:
+        assert str(exc).startswith("Error: ") and exc.exception.count(".") >= 2
+    else:
+        assert parse_reassignment_json(format_reassignment_json(entries)) == entries
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(
+        st.tuples(st.text(min_size=1, max_size=6), st.integers(0, 50)),
+        st.tuples(st.lists(st.integers(0, 99), min_size=1, max_size=4, unique=True), st.sampled_from(["any", "/d1"])),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_format_then_parse_round_trips(assignment: dict) -> None:
+    entries = [ReassignmentEntry(t, p, tuple(r), (d,) * len(r)) for (t, p), (r, d) in assignment.items()]
+    parsed = parse_reassignment_json(format_reassignment_json(entries))
+    assert {(e.topic, e.partition): e for e in parsed} == {(e.topic, e.partition): e for e in entries}
+    assert [e.topic.encode("utf-16-be") for e in parsed] == sorted(e.topic.encode("utf-16-be") for e in parsed)
