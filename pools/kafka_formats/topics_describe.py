@@ -10,11 +10,15 @@ ignored; partition lines without a topic line (``--under-replicated-partitions``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pools.errors import InputError
 
 __all__ = ["PartitionDescription", "TopicDescription", "parse_topics_describe"]
+
+#: Log lines the tools mix into captured output (``[2024-..] WARN ...``, ``WARN ...``).
+_LOG_LINE = re.compile(r"^(\[[^\]]*\]\s*)?(TRACE|DEBUG|INFO|WARN|WARNING|ERROR)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +72,13 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
         ``source:line: field: expected ...`` for a missing or malformed required field.
     """
     topics: dict[str, dict] = {}
+    first_other = None
     for lineno, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip("\r\n")
         stripped = line.lstrip(" \t")
         if not stripped.startswith("Topic:"):
+            if stripped and first_other is None and not _LOG_LINE.match(stripped):
+                first_other = lineno
             continue
         fields = _fields(stripped)
         where = f"{source}:{lineno}"
@@ -90,6 +97,8 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
                 _configs(fields.get("Configs", "")),
                 fields.get("MarkedForDeletion", "").strip() == "true",
             )
+    if not topics and first_other is not None:
+        raise InputError(f"{source}:{first_other}: expected 'Topic: <name>' lines from kafka-topics.sh --describe")
     result = []
     for name, entry in topics.items():
         parts = tuple(entry["partitions"])

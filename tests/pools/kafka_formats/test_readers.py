@@ -120,6 +120,7 @@ MALFORMED = [
     ("topics-describe-bad-replicas.txt", r"topics-describe-bad-replicas.txt:2: Replicas: expected a comma-separated list of broker ids, got '1,b'"),
     ("topics-describe-bad-count.txt", r"topics-describe-bad-count.txt:1: PartitionCount: expected an integer, got 'two'"),
     ("topics-describe-no-leader.txt", r"topics-describe-no-leader.txt:1: Leader: missing"),
+    ("topics-describe-wrong-file.txt", r"topics-describe-wrong-file.txt:1: expected 'Topic: <name>' lines"),
     ("log-dirs-bad-partition-name.txt", r"log-dirs-bad-partition-name.txt:3: \$.brokers\[0\].logDirs\[0\].partitions\[0\].partition: expected '<topic>-<partition>', got 'orders'"),
     ("log-dirs-no-json.txt", r"log-dirs-no-json.txt: expected a JSON line"),
     ("log-dirs-bad-broker.txt", r"log-dirs-bad-broker.txt:2: \$.brokers\[0\].broker: expected an integer, got '0'"),
