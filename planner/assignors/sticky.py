@@ -534,19 +534,27 @@ class _GeneralBuilder:
         return any(len(self.topic_consumers[tp[0]]) >= 2 for tp in tps)
 
     def _is_balanced(self) -> bool:
+        """`isBalanced`: sizes within one, or no partition could move to a smaller eligible consumer.
+
+        Kafka scans, per consumer, every partition of its topics for an owner holding more than one
+        partition more. The consumer's own partitions never qualify (their owner is the consumer
+        itself), so it is enough to know the largest owner of each topic's partitions.
+        """
         current = self.current
         if len(current[self.sorted_subs.first()]) >= len(current[self.sorted_subs.last()]) - 1:
             return True
-        owner_of = {tp: c for c, tps in current.items() for tp in tps}
+        largest: dict[str, int] = {}
+        for tps in current.values():
+            size = len(tps)
+            for t, p in tps:
+                if largest.get(t, -1) < size and p < self.per_topic[t]:
+                    largest[t] = size
         for consumer in self.sorted_subs:
             count = len(current[consumer])
-            if count == self._max_size(consumer):
-                continue
-            mine = set(current[consumer])
-            for t in self.consumer_topics[consumer]:
-                for p in range(self.per_topic[t]):
-                    if (t, p) not in mine and count + 1 < len(current[owner_of[(t, p)]]):
-                        return False
+            if count != self._max_size(consumer) and any(
+                largest.get(t, 0) > count + 1 for t in self.consumer_topics[consumer]
+            ):
+                return False
         return True
 
     def _perform_reassignments(
