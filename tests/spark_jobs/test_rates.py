@@ -1,0 +1,65 @@
+"""Counters to per-minute rows: increase() semantics, re-created meters, resets, gaps, sub-minute scrapes."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+M = 60_000
+T0 = 1_740_960_000_000  # 2025-03-03T00:00:00Z
+
+
+def _rows(spark, samples):
+    from spark_jobs.records import RECORD_SCHEMA
+
+    data = [
+        ("prom_text", "f", "counter", None, "c", ts, broker, topic, None, metric, float(v), None, False, None)
+        for broker, topic, metric, ts, v in samples
+    ]
+    return spark.createDataFrame(data, RECORD_SCHEMA)
+
+
+def _normalized(spark, samples):
+    from spark_jobs.rates import with_increase
+
+    out = with_increase(_rows(spark, samples)).collect()
+    return {(r["broker_id"], r["topic"], int(r["ts"].timestamp() * 1000) - T0): r.asDict() for r in out}
+
+
+def test_increase_reset_gap_and_recreated_meter(spark) -> None:
+    from spark_jobs.rates import FLAG_GAP, FLAG_RESET
+
+    samples = []
+    # broker 1, topic a: 0..5 normal, reset at 3 (value drops), scrape 6..8 missing (broker down), back at 9
+    values = {0: 100, 1: 160, 2: 250, 3: 40, 4: 100, 5: 130, 9: 400}
+    samples += [(1, "a", "bytes_in", T0 + k * M + 1500, v) for k, v in values.items()]
+    # broker 1, topic b: present at 0,1, absent at 2,3 while broker 1 was scraped (meter closed), re-created at 4
+    samples += [(1, "b", "bytes_in", T0 + k * M + 1500, v) for k, v in {0: 10, 1: 20, 4: 7, 5: 9}.items()]
+    rows = _normalized(spark, samples)
+    a = {k[2] // M: v for k, v in rows.items() if k[1] == "a"}
+    assert {m: r["bytes_in"] for m, r in a.items()} == {0: 60, 1: 90, 2: 40, 3: 60, 4: 30, 5: 270}
+    assert a[2]["flags"] & FLAG_RESET and not a[1]["flags"] & FLAG_RESET
+    assert a[5]["interval_s"] == 240 and a[5]["flags"] & FLAG_GAP
+    assert all(r["interval_s"] == 60 for m, r in a.items() if m != 5)
+    b = {k[2] // M: v for k, v in rows.items() if k[1] == "b"}
+    # the re-created meter's first value (7) counts over the window from broker 1's previous scrape (3)
+    assert {m: r["bytes_in"] for m, r in b.items()} == {0: 10, 3: 7, 4: 2}
+    assert b[3]["flags"] & FLAG_RESET and b[3]["interval_s"] == 60
+
+
+def test_sub_minute_scrapes_sum_into_the_minute_and_duplicates_add_nothing(spark) -> None:
+    half = M // 2
+    samples = [(2, "t", "bytes_in", T0 + i * half, 1000 + 10 * i) for i in range(5)]
+    samples += [(2, "t", "bytes_in", T0 + 2 * half, 1020)]  # the same sample exported twice
+    samples += [(2, "t", "bytes_out", T0 + i * half, 5 * i) for i in range(5)]
+    rows = _normalized(spark, samples)
+    assert sorted((k[2], r["bytes_in"], r["bytes_out"], r["interval_s"]) for k, r in rows.items()) == [
+        (0, 20, 10, 60),
+        (M, 20, 10, 60),
+    ]
+
+
+def test_first_round_only_anchors(spark) -> None:
+    rows = _normalized(spark, [(3, "t", "messages_in", T0, 5e9)])
+    assert rows == {}
