@@ -113,7 +113,8 @@ def assign_replicas_array(
         raise InvalidReplicationFactorError(
             f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
         )
-    pids = _wrap32(max(0, start_partition_id) + np.arange(n_partitions, dtype=np.int64))
+    first_id = max(0, start_partition_id)
+    pids = _wrap32(first_id + np.arange(n_partitions, dtype=np.int64), first_id + n_partitions)
     if all(rack is None for _, rack in brokers):
         order = np.array([broker_id for broker_id, _ in brokers], dtype=np.int64)
         start, shift = _start_and_shift(len(order), fixed_start_index, seed)
@@ -158,27 +159,38 @@ def _start_and_shift(n_brokers: int, fixed_start_index: int, seed: int | None) -
     return start, rnd.next_int(n_brokers)
 
 
-def _wrap32(a: np.ndarray | int) -> np.ndarray:
-    """Java ``int`` overflow of int64 values."""
-    return (np.asarray(a, dtype=np.int64) + _INT_MIN) % _UINT32 - _INT_MIN
+def _wrap32(a: np.ndarray, bound: int) -> np.ndarray:
+    """Java ``int`` overflow of int64 values whose magnitude is at most ``bound`` (a no-op below 2**31)."""
+    return a if bound < _INT_MIN else (a + _INT_MIN) % _UINT32 - _INT_MIN
 
 
 def _shifts(pids: np.ndarray, n_brokers: int, shift: int) -> np.ndarray:
     """``nextReplicaShift`` per partition: +1 whenever the id is a positive multiple of the broker count."""
     bumps = (pids > 0) & (np.fmod(pids, n_brokers) == 0)
-    return _wrap32(shift + np.cumsum(bumps))
+    return _wrap32(shift + np.cumsum(bumps), shift + len(pids))
 
 
 def _leaders(pids: np.ndarray, n_brokers: int, start: int) -> np.ndarray:
     """``firstReplicaIndex``: ``(currentPartitionId + startIndex) % n`` with int overflow and Java's ``%``."""
-    return np.fmod(_wrap32(pids + start), n_brokers)
+    return np.fmod(_wrap32(pids + start, _pid_bound(pids) + start), n_brokers)
 
 
-def _replica_index(first: np.ndarray, second_shift: np.ndarray, k: np.ndarray | int, n_brokers: int) -> np.ndarray:
-    """`AdminUtils.replicaIndex`: ``(first + 1 + (shift + k) % (n - 1)) % n`` in Java arithmetic."""
+def _pid_bound(pids: np.ndarray) -> int:
+    """Largest magnitude of the (consecutive, possibly wrapped) partition ids."""
+    return max(abs(int(pids[0])), abs(int(pids[-1])), _INT_MIN if int(pids[-1]) < int(pids[0]) else 0)
+
+
+def _replica_index(
+    first: np.ndarray, second_shift: np.ndarray, k: np.ndarray | int, n_brokers: int, bound: int
+) -> np.ndarray:
+    """`AdminUtils.replicaIndex`: ``(first + 1 + (shift + k) % (n - 1)) % n`` in Java arithmetic.
+
+    ``bound`` is the largest magnitude ``shift + k`` can have.
+    """
     if n_brokers == 1:
         raise PlacementError("/ by zero")
-    return np.fmod(first + 1 + np.fmod(_wrap32(second_shift + k), n_brokers - 1), n_brokers)
+    rest = np.fmod(_wrap32(second_shift + k, bound), n_brokers - 1)
+    return np.fmod(first + 1 + rest, n_brokers)
 
 
 def _rack_unaware_indices(pids: np.ndarray, rf: int, n_brokers: int, start: int, shift: int) -> np.ndarray:
@@ -187,7 +199,7 @@ def _rack_unaware_indices(pids: np.ndarray, rf: int, n_brokers: int, start: int,
     index = np.empty((len(pids), rf), dtype=np.int64)
     index[:, 0] = _leaders(pids, n_brokers, start)
     for j in range(rf - 1):
-        index[:, j + 1] = _replica_index(index[:, 0], shifts, j, n_brokers)
+        index[:, j + 1] = _replica_index(index[:, 0], shifts, j, n_brokers, shift + len(pids) + rf)
     _raise_first_negative(index, n_brokers)
     return index
 
@@ -198,44 +210,82 @@ def _rack_aware_indices(
     """Rack-alternated-list indices (P, RF) of `assignReplicasToBrokersRackAware`.
 
     Every partition walks its own cursor ``k``; all partitions still searching for replica ``j``
-    advance together, one pass per candidate, and drop out once they accept one.
+    advance together, one pass per candidate, and drop out once they accept one. A search ends
+    within ``n - 1`` steps, so when no Java ``int`` can overflow the candidates are computed with
+    non-negative arithmetic from ``shift * racks % (n - 1)`` (``plain``).
     """
-    n_brokers = len(racks)
-    index = np.empty((len(pids), rf), dtype=np.int64)
+    n_brokers, n_partitions = len(racks), len(pids)
+    index = np.empty((n_partitions, rf), dtype=np.int64)
+    chosen_racks = np.empty((n_partitions, rf), dtype=np.int64)
     first = _leaders(pids, n_brokers, start)
     index[:, 0] = first
+    chosen_racks[:, 0] = racks[first]
     alive = first >= 0
     failed = dict(zip(np.flatnonzero(~alive).tolist(), first[~alive].tolist()))
     if rf > 1:
-        second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks)
-        cursor = np.zeros(len(pids), dtype=np.int64)
-        racks_used = np.ones(len(pids), dtype=np.int64)
-        brokers_used = np.ones(len(pids), dtype=np.int64)
+        if n_brokers == 1:
+            raise PlacementError("/ by zero")
+        shift_bound = (shift + n_partitions) * n_racks
+        plain = not failed and _pid_bound(pids) + start < _INT_MIN and shift_bound + rf * n_brokers < _INT_MIN
+        second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
+        base = second_shift % (n_brokers - 1) if plain else second_shift
+        cursor = np.zeros(n_partitions, dtype=np.int64)
+        racks_used = np.ones(n_partitions, dtype=np.int64)
+        brokers_used = np.ones(n_partitions, dtype=np.int64)
+        steps = 0
     for j in range(1, rf):
-        active = np.flatnonzero(alive)
+        active = np.flatnonzero(alive) if failed else np.arange(n_partitions)
+        search_start = None if plain else cursor.copy()
         while len(active):
-            candidate = _replica_index(first[active], second_shift[active], cursor[active], n_brokers)
+            if plain:
+                step = base[active] + cursor[active]
+                step = step % (n_brokers - 1) if steps >= n_brokers - 1 else step - (n_brokers - 1) * (step >= n_brokers - 1)
+                candidate = first[active] + 1 + step
+                candidate -= n_brokers * (candidate >= n_brokers)
+            else:
+                _skip_negative_rounds(cursor, active, second_shift, search_start, n_brokers)
+                candidate = _replica_index(first[active], second_shift[active], cursor[active], n_brokers, _UINT32)
+                bad = candidate < 0
+                if bad.any():
+                    failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
+                    alive[active[bad]] = False
+                    cursor[active] += 1
+                    active, candidate = active[~bad], candidate[~bad]
+                    cursor[active] -= 1
             cursor[active] += 1
-            bad = candidate < 0
-            if bad.any():
-                failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
-                alive[active[bad]] = False
-                active, candidate = active[~bad], candidate[~bad]
+            steps += 1
             rack = racks[candidate]
-            new_rack = ~(racks[index[active, :j]] == rack[:, None]).any(axis=1)
-            new_broker = ~(index[active, :j] == candidate[:, None]).any(axis=1)
-            accept = (new_rack | (racks_used[active] == n_racks)) & (
-                new_broker | (brokers_used[active] == n_brokers)
-            )
+            seen_rack = chosen_racks[active, 0] == rack
+            seen_broker = index[active, 0] == candidate
+            for c in range(1, j):
+                seen_rack |= chosen_racks[active, c] == rack
+                seen_broker |= index[active, c] == candidate
+            accept = (~seen_rack | (racks_used[active] == n_racks)) & (~seen_broker | (brokers_used[active] == n_brokers))
             done = active[accept]
             index[done, j] = candidate[accept]
-            racks_used[done] += new_rack[accept]
-            brokers_used[done] += new_broker[accept]
+            chosen_racks[done, j] = rack[accept]
+            racks_used[done] += ~seen_rack[accept]
+            brokers_used[done] += ~seen_broker[accept]
             active = active[~accept]
     if failed:
         p = min(failed)
         raise PlacementError(f"Index {failed[p]} out of bounds for length {n_brokers}")
     return index
+
+
+def _skip_negative_rounds(
+    cursor: np.ndarray, active: np.ndarray, second_shift: np.ndarray, search_start: np.ndarray, n_brokers: int
+) -> None:
+    """Jump cursors over fruitless rounds while ``shift + k`` is a negative (overflowed) Java int.
+
+    Java's ``%`` of a negative number only reaches the leader and its neighbours, so a search can
+    spin up to 2**31 steps until ``shift + k`` turns non-negative. The candidates repeat every
+    ``n - 1`` steps, so after a full round without a match none can match before that point:
+    move the cursor there, as Kafka's loop eventually does.
+    """
+    x = _wrap32(second_shift[active] + cursor[active], _UINT32)
+    stuck = (x < 0) & (cursor[active] - search_start[active] >= n_brokers - 1)
+    cursor[active[stuck]] -= x[stuck]
 
 
 def _raise_first_negative(index: np.ndarray, n_brokers: int) -> None:

@@ -173,7 +173,8 @@ def _relieve(
 ) -> list[int]:
     """Move replicas (or leadership) off brokers over capacity × headroom; return the brokers left over.
 
-    Each step takes the most over-utilised broker and its worst dimension, and applies the cheapest relief: a
+    Each step takes the most over-utilised broker and its worst dimension (the next one when nothing relieves
+    that), and applies the cheapest relief: a
     leadership swap or moving a replica placed by this plan (no extra bytes) before moving one that was
     already there, preferring reliefs that clear the excess; targets keep the partition's rack spread and
     must stay within their own limits.
@@ -191,11 +192,16 @@ def _relieve(
         if not len(worst) or worst.max() <= 1 + 1e-9:
             break
         n = int(np.argmax(worst))
-        d = int(np.argmax(load[n] / cap[n]))
-        move = _best_relief(n, d, placed, parts, hosted, load, cap, brokers, racks, index)
+        ratio = load[n] / cap[n]
+        move = None
+        for d in np.argsort(-ratio, kind="stable"):
+            if ratio[d] <= 1 + 1e-9 or move is not None:
+                break
+            move = _best_relief(n, int(d), placed, parts, hosted, load, cap, brokers, racks, index)
         if move is None:
             stuck.add(n)
             continue
+        stuck.clear()  # a move can make room for a broker that was stuck before
         key, target, swap = move
         part, replicas = parts[key], placed[key]
         rf = len(replicas)
@@ -236,11 +242,11 @@ def _best_relief(n, d, placed, parts, hosted, load, cap, brokers, racks, index):
             if relief[d] > 0:
                 for other in replicas[1:]:
                     m = index.get(other)
-                    if m is not None and np.all(load[m] + relief <= cap[m] * (1 + 1e-9)):
+                    if m is not None and np.all((load[m] + relief <= cap[m] * (1 + 1e-9)) | (relief <= 0)):
                         options.append((0, other, True, relief[d]))
         others = {racks[index[r]] for r in replicas if r != b and r in index}
         cost = part.state.size_bytes if b in part.state.replicas else 0
-        fits = np.all(load + mine <= cap * (1 + 1e-9), axis=1)
+        fits = np.all((load + mine <= cap * (1 + 1e-9)) | (mine == 0), axis=1)
         for m in np.flatnonzero(fits):
             target = brokers[m]
             if target in replicas or (racks[m] is not None and racks[m] != racks[n] and racks[m] in others):

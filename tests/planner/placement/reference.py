@@ -15,8 +15,18 @@ def _jmod(a: int, b: int) -> int:
     return -r if a < 0 else r
 
 
-def admin_utils(brokers, n, rf, fixed_start_index, start_partition_id, seed=0):
-    """`AdminUtils.assignReplicasToBrokers` on valid input, partition id -> replicas."""
+def _at(items, i):
+    """Java list access: a negative index fails instead of counting from the end."""
+    if i < 0:
+        raise IndexError(f"Index {i} out of bounds for length {len(items)}")
+    return items[i]
+
+
+def admin_utils(brokers, n, rf, fixed_start_index, start_partition_id, seed=0, skip_negative_rounds=True):
+    """`AdminUtils.assignReplicasToBrokers` on valid input, partition id -> replicas.
+
+    Java ``int`` arithmetic throughout; a negative list index raises `IndexError` with Java's message.
+    """
     rnd = JavaRandom(seed)
     racked = any(rack is not None for _, rack in brokers)
     if racked:
@@ -36,18 +46,25 @@ def admin_utils(brokers, n, rf, fixed_start_index, start_partition_id, seed=0):
     out = {}
     for _ in range(n):
         if pid > 0 and pid % size == 0:
-            shift += 1
+            shift = int32(shift + 1)
         first = _jmod(int32(pid + start), size)
-        replicas = [arranged[first]]
+        replicas = [_at(arranged, first)]
         if not racked:
             for j in range(rf - 1):
-                replicas.append(arranged[(first + 1 + _jmod(int32(shift + j), size - 1)) % size])
+                replicas.append(_at(arranged, _jmod(first + 1 + _jmod(int32(shift + j), size - 1), size)))
         else:
             used_racks, used = {rack_of[replicas[0]]}, {replicas[0]}
             k = 0
             for _ in range(rf - 1):
+                tries = 0
                 while True:
-                    b = arranged[(first + 1 + _jmod(int32(int32(shift * len(racks)) + k), size - 1)) % size]
+                    x = int32(int32(shift * len(racks)) + k)
+                    if skip_negative_rounds and tries >= size - 1 and x < 0:
+                        # A negative Java remainder cycles over the leader's neighbours only: skip
+                        # the rounds (up to 2**31 steps) Kafka spins through until x turns positive.
+                        k -= x
+                    tries += 1
+                    b = _at(arranged, _jmod(first + 1 + _jmod(int32(int32(shift * len(racks)) + k), size - 1), size))
                     k += 1
                     if (rack_of[b] not in used_racks or len(used_racks) == len(racks)) and (
                         b not in used or len(used) == size
@@ -57,7 +74,7 @@ def admin_utils(brokers, n, rf, fixed_start_index, start_partition_id, seed=0):
                         used.add(b)
                         break
         out[pid] = replicas
-        pid += 1
+        pid = int32(pid + 1)
     return out
 
 

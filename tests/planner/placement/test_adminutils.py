@@ -140,6 +140,63 @@ def test_matches_oracle_and_invariants(case) -> None:
     assert len(leaders) == min(n, len(brokers))
 
 
+@settings(max_examples=120, deadline=None)
+@given(
+    st.booleans(),
+    st.integers(1, 12),
+    st.integers(1, 3),
+    st.integers(1, 40),
+    st.integers((1 << 31) - 200, (1 << 31) - 1),
+    st.integers((1 << 31) - 100, (1 << 31) - 1),
+    st.booleans(),
+)
+def test_java_int_overflow_matches_oracle(racked, n_brokers, rf, n, fixed, start, huge_start) -> None:
+    """Start indices and partition ids near ``Integer.MAX_VALUE`` overflow exactly as in Java."""
+    brokers = [(b, f"r{b % 3}" if racked else None) for b in range(n_brokers)]
+    rf = min(rf, n_brokers)
+    start = start if huge_start else 0
+    try:
+        expected = reference.admin_utils(brokers, n, rf, fixed, start)
+    except IndexError as exc:
+        with pytest.raises(PlacementError, match=f"^{exc}$"):
+            assign_replicas_to_brokers(brokers, n, rf, fixed, start)
+        return
+    assert assign_replicas_to_brokers(brokers, n, rf, fixed, start) == expected
+
+
+@pytest.mark.parametrize("racks", [2, 3, 4])
+@pytest.mark.parametrize("spin", [1, 7, 40, 150])
+def test_overflowed_shift_spins_like_kafka(racks, spin) -> None:
+    """``shift * racks`` wrapping to ``-spin``: Kafka's search spins until ``shift + k >= 0``."""
+    shift = ((1 << 32) - spin) // racks
+    brokers = [(b, f"r{b % racks}") for b in range(3 * racks + 1)]
+    try:
+        expected = reference.admin_utils(brokers, 30, racks, shift, 0, skip_negative_rounds=False)
+    except IndexError as exc:
+        with pytest.raises(PlacementError, match=f"^{exc}$"):
+            assign_replicas_to_brokers(brokers, 30, racks, shift, 0)
+        return
+    assert assign_replicas_to_brokers(brokers, 30, racks, shift, 0) == expected
+
+
+@pytest.mark.parametrize("racks", [2, 3, 4])
+@pytest.mark.parametrize("spin", [1, 7, 40, 150])
+def test_overflowed_shift_spins_then_places(racks, spin) -> None:
+    """The same, for a leader at the end of the list, where the spin ends in a placement."""
+    shift = ((1 << 32) - spin) // racks
+    n = 3 * racks + 1
+    brokers = [(b, f"r{b % racks}") for b in range(n)]
+    placed = 0
+    for pid in range(2 * n):
+        try:
+            expected = reference.admin_utils(brokers, 1, racks, shift, pid, skip_negative_rounds=False)
+        except IndexError:
+            continue
+        assert assign_replicas_to_brokers(brokers, 1, racks, shift, pid) == expected
+        placed += 1
+    assert placed
+
+
 def test_arrays_match_mapping() -> None:
     brokers = [(b, f"r{b % 4}") for b in range(20)]
     ids, table = assign_replicas_array(brokers, 40, 3, fixed_start_index=3, start_partition_id=5)
