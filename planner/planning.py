@@ -11,6 +11,7 @@ real brokers carry the load, over capacity); the caller treats such a plan as in
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -175,19 +176,15 @@ def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPool
             pools_of.setdefault(r.tenant, set()).update(r.candidates)
     for clique in sorted(sorted(c) for c in nx.find_cliques(graph)):
         present = [t for t in clique if t in pools_of]
-        available = sorted(set().union(*(pools_of[t] for t in present))) if present else []
-        if len(present) > len(available):
-            raise InputError(
-                f"{policy.source}: tenants {', '.join(map(repr, present))} must not share a pool but their topics "
-                f"can only go to {len(available)} pool(s) ({', '.join(available)})"
-            )
-        fixed = {t: pools_of[t] for t in present if len(pools_of[t]) == 1}
-        for a in present:
-            for b in present:
-                if a < b and a in fixed and fixed[a] == fixed.get(b):
+        # Hall's condition on the clique: every k of its tenants need k distinct pools among their candidates
+        sizes = range(2, len(present) + 1) if len(present) <= 10 else (len(present),)  # bounded enumeration
+        for size in sizes:
+            for subset in itertools.combinations(present, size):
+                available = sorted(set().union(*(pools_of[t] for t in subset)))
+                if len(subset) > len(available):
                     raise InputError(
-                        f"{policy.source}: tenants {a!r} and {b!r} must not share a pool but the policy puts both "
-                        f"in {next(iter(fixed[a]))!r}"
+                        f"{policy.source}: tenants {', '.join(map(repr, subset))} must not share a pool but their "
+                        f"topics can only go to {len(available)} pool(s) ({', '.join(available)})"
                     )
 
 

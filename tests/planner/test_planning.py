@@ -1,0 +1,142 @@
+"""Planning end to end on random pooled clusters: valid, deterministic, cheaper than placing from scratch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.placement import assign_replicas_to_brokers
+from planner.planning import check_policy, plan_pools
+from planner.synthetic import synthetic_cluster
+from planner.validator import validate_plan
+from pools.demand import topic_demand
+from pools.errors import InputError
+from pools.plan import plan_to_json
+from pools.policy import PoolSpec, TenantSpec
+from pools.snapshot import DIMENSIONS, Capacity
+
+
+def _scratch_moved_bytes(snapshot, plan) -> int:
+    """Bytes moved when every pool's topics are placed from scratch by AdminUtils on the pool's brokers."""
+    moved = 0
+    for topic, pool in plan.topics.items():
+        brokers = sorted((b.id, b.rack) for b in snapshot.brokers if plan.brokers.get(b.id) == pool)
+        parts = snapshot.partitions_by_topic[topic]
+        target = assign_replicas_to_brokers(brokers, len(parts), len(parts[0].replicas), fixed_start_index=0)
+        for p in parts:
+            moved += p.size_bytes * sum(b not in p.replicas for b in target[p.partition])
+    return moved
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    brokers=st.integers(9, 24),
+    topics=st.integers(10, 60),
+    pools=st.integers(2, 4),
+    misplaced=st.floats(0.0, 0.4),
+    load=st.floats(0.2, 0.6),
+    seed=st.integers(0, 10_000),
+)
+def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load, seed) -> None:
+    snapshot, policy, profile = synthetic_cluster(brokers, topics, pools, misplaced=misplaced, load=load, seed=seed,
+                                                  partitions=4)
+    outcome = plan_pools(snapshot, policy, profile, time_limit=20, gap=0.0)
+    plan = outcome.plan
+    violations = validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile))
+    if not outcome.shortfall:
+        # a partition hotter than any broker can leave its broker over the limit: only when the plan says so
+        hot = {v.message.split()[1] for v in violations if v.rule == "broker_capacity"}
+        assert all(v.rule == "broker_capacity" for v in violations), violations
+        assert all(any(f" {b} stay over" in w or f" {b}," in w for w in plan.warnings) for b in hot), violations
+        assert sum(plan.brokers_to_add.values()) == 0
+        assert plan.moved_bytes <= _scratch_moved_bytes(snapshot, plan)
+    else:
+        assert sum(plan.brokers_to_add.values()) > 0
+        assert not [v for v in violations if v.rule in ("partitions", "pins", "tenants")]
+    assert plan.solver.status == "Optimal" and plan.solver.gap is not None
+
+
+def test_same_inputs_give_byte_identical_plans() -> None:
+    snapshot, policy, profile = synthetic_cluster(15, 40, 3, misplaced=0.2, seed=7)
+    first = plan_to_json(plan_pools(snapshot, policy, profile).plan)
+    assert first == plan_to_json(plan_pools(snapshot, policy, profile).plan)
+
+
+def test_isolates_tenants_and_moves_less_than_from_scratch() -> None:
+    snapshot, policy, profile = synthetic_cluster(18, 60, 3, misplaced=0.3, seed=3)
+    plan = plan_pools(snapshot, policy, profile, gap=0.0).plan
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    for topic, pool in plan.topics.items():
+        if topic.startswith("tenant"):
+            assert pool == f"p{topic.split('.')[0].removeprefix('tenant')}"
+    assert 0 < plan.moved_bytes < _scratch_moved_bytes(snapshot, plan)
+    pools = plan.utilisation["pools"]
+    assert set(pools) == {"p0", "p1", "p2"} and set(pools["p0"]) == set(DIMENSIONS)
+    assert set(plan.utilisation["brokers"]["1"]["disk"]) == {"capacity", "now", "before", "after"}
+
+
+def test_shortfall_is_explained_per_pool_and_dimension() -> None:
+    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1, load=0.45)
+    small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
+    snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
+    outcome = plan_pools(snapshot, policy, profile)
+    assert sum(outcome.plan.brokers_to_add.values()) > 0
+    assert any(s.startswith("pool p") and "more broker(s) for " in s and "at 80% headroom" in s
+               for s in outcome.shortfall)
+    assert set(outcome.shortfall) <= set(outcome.plan.warnings)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda p: replace(p, pools=p.pools + (PoolSpec("x", topics=(r"tenant0\..*",)), PoolSpec("y", topics=(r"tenant0\.t.*",)))),
+         "conflicting selectors: topic 'tenant0.t"),
+        (lambda p: replace(p, pools=(replace(p.pools[0], brokers=(99,)),) + p.pools[1:]), "pins broker(s) 99"),
+        (lambda p: replace(p, pools=tuple(replace(s, default=False) for s in p.pools), tenants=p.tenants[1:]),
+         "is selected by no pool and no pool is the default"),
+        (lambda p: replace(p, pools=(replace(p.pools[0], min_racks=5),) + p.pools[1:]),
+         "pool 'p0' needs min_racks=5 but can only span 3 rack(s)"),
+    ],
+)
+def test_contradictory_policies_are_input_errors(edit, message: str) -> None:
+    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1)
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_policy(snapshot, edit(policy))
+
+
+def test_replication_factor_above_the_racks_is_an_input_error() -> None:
+    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1, racks=2, rf=3)
+    policy = replace(policy, new_broker=replace(policy.new_broker, racks=("r0", "r1")))
+    with pytest.raises(InputError, match="replication factor 3 but pool 'p[01]' can only span 2 rack"):
+        check_policy(snapshot, policy)
+
+
+def test_conflict_clique_larger_than_its_pools_is_an_input_error() -> None:
+    snapshot, policy, _ = synthetic_cluster(12, 30, 3, seed=1)  # tenants 0-1-2 conflict in a triangle
+    everyone = ("tenant0", "tenant1", "tenant2")
+    pools = (replace(policy.pools[0], tenants=everyone), replace(policy.pools[1], tenants=everyone),
+             replace(policy.pools[2], tenants=()))
+    with pytest.raises(InputError, match=r"tenants 'tenant0', 'tenant1', 'tenant2' must not share a pool but their "
+                                         r"topics can only go to 2 pool\(s\) \(p0, p1\)"):
+        check_policy(snapshot, replace(policy, pools=pools))
+
+
+def test_tenant_fixed_together_is_named() -> None:
+    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1)
+    tenants = (replace(policy.tenants[0], must_not_share_with=("tenant1",)), policy.tenants[1])
+    pools = (replace(policy.pools[0], tenants=("tenant0", "tenant1")), replace(policy.pools[1], tenants=()))
+    with pytest.raises(InputError, match=r"tenants 'tenant0', 'tenant1' must not share a pool but their topics can "
+                                         r"only go to 1 pool\(s\) \(p0\)"):
+        check_policy(snapshot, replace(policy, tenants=tenants, pools=pools))
+
+
+def test_extra_tenant_conflict_separates_floating_topics() -> None:
+    snapshot, policy, profile = synthetic_cluster(16, 40, 3, seed=5)
+    # tenant2 may now go to p0 or p2 but must not share with tenant0 (fixed in p0): it must stay in p2
+    pools = (replace(policy.pools[0], tenants=("tenant0", "tenant2")),) + policy.pools[1:]
+    tenants = (policy.tenants[0], policy.tenants[1], TenantSpec("tenant2", (r"tenant2\..*",), ("tenant0",)))
+    plan = plan_pools(snapshot, replace(policy, pools=pools, tenants=tenants), profile).plan
+    assert {p for t, p in plan.topics.items() if t.startswith("tenant2.")} == {"p2"}
