@@ -117,6 +117,7 @@ class GroupSizing:
     required: Mapping[str, int | None]
     best_strategy: str
     current: StrategyLoad | None = None
+    over_capacity: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (``inf`` catch-up as ``None``)."""
@@ -130,6 +131,7 @@ class GroupSizing:
             "messages_per_s": self.messages_per_s,
             "lag": self.lag,
             "best_strategy": self.best_strategy,
+            "over_capacity": self.over_capacity,
             "current": current,
             "strategies": {load.strategy: _load_dict(load, self.required[load.strategy]) for load in self.loads},
         }
@@ -300,6 +302,8 @@ def size_group(
     GroupSizing
         ``best_strategy`` needs the fewest members, ties going to the lowest busiest-member
         utilization at today's size, then the smaller byte spread, then the listed order.
+        ``over_capacity`` when a member of a group with members is past the headroom today (the live
+        assignment when given, else the first strategy's).
     """
     if not strategies:
         raise InputError("strategies: give at least one assignor to compare")
@@ -327,6 +331,7 @@ def size_group(
         required=required,
         best_strategy=best,
         current=current,
+        over_capacity=(current or loads[0]).max_utilization > capacity.headroom and bool(current_members),
     )
 
 

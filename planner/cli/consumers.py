@@ -52,6 +52,8 @@ def command(**opts: Any) -> int:
     the strategy that balances the group best. --simulate drives a group through join, leave, crash,
     return, subscribe, add_partitions, create_topic and delete_topic events and reports, per round,
     the partition counts and bytes per member and the partitions moved and revoked.
+
+    Exit 1 when a group with members has one past the headroom today, else 0.
     """
     from pools.atomic import dump_json, write_text
 
@@ -74,7 +76,10 @@ def command(**opts: Any) -> int:
             _print_simulation(report)
         else:
             _print_sizing(report)
-    return 0
+    over = [g["group"] for g in report.get("groups", ()) if g["over_capacity"]]
+    if over:
+        click.echo(f"{len(over)} group(s) have a member past the headroom: {', '.join(over)}", err=True)
+    return 1 if over else 0
 
 
 def validate_options(opts: Mapping[str, Any]) -> None:
@@ -230,6 +235,16 @@ def _fmt_rate(value: float) -> str:
     return f"{value:.0f}"
 
 
+def _fmt_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    if seconds < 10:
+        return f"{seconds:.2f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f}min" if seconds >= 120 else f"{seconds:.0f}s"
+    return f"{seconds / 3600:.1f}h"
+
+
 def _console() -> Console:
     """Standard output; wide enough for the tables when it is a file or a pipe."""
     console = Console(highlight=False)
@@ -252,7 +267,7 @@ def _print_sizing(report: Mapping[str, Any]) -> None:
                 name,
                 f"{100 * s['max_utilization']:.1f}",
                 f"{s['bytes_spread']:.2f}",
-                "never" if catch is None else f"{catch:.0f}s",
+                _fmt_seconds(catch),
                 "-" if s["required_members"] is None else str(s["required_members"]),
                 "*" if name == g["best_strategy"] else "",
             )

@@ -113,3 +113,14 @@ def test_bad_config_key(run_cli, profile: Path, tmp_path: Path) -> None:
     conf.write_text("[capacity]\nbytes = 5\n")
     code, _, err = run_cli("consumers", "--describe", DESCRIBE, "--profile", profile, "--config", conf)
     assert code == 2 and f"{conf}: capacity.bytes: unknown key" in err
+
+
+def test_group_past_headroom_exits_one(run_cli, profile: Path) -> None:
+    code, out, err = run_cli(
+        "consumers", "--describe", DESCRIBE, "--members", MEMBERS, "--profile", profile, "--capacity-messages", 2_000,
+        "--headroom", 0.5, "--format", "json",
+    )
+    assert code == 1
+    assert "1 group(s) have a member past the headroom: billing" in err
+    report = json.loads(out)
+    assert [g["over_capacity"] for g in report["groups"]] == [True, False]
