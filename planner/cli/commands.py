@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, ingest, plan, report, run, sample, snapshot
+from planner.cli import audit, consumers, emit, ingest, place, plan, report, run, sample, snapshot
 
 __all__ = ["COMMANDS"]
 
@@ -21,6 +21,7 @@ COMMANDS: list[click.Command] = [
     consumers.command,
     emit.command,
     ingest.command,
+    place.command,
     plan.command,
     sample.command,
     snapshot.command,
