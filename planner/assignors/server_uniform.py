@@ -199,15 +199,24 @@ class _Heterogeneous:
         sizes, target = self.sizes, self.target
         for tid in self._topic_order(list(free)):
             balancer.initialize(self.subscribers[tid])
+            partitions = free[tid]
+            receivers = balancer.next_least_loaded_many(len(partitions))
             owners = self.owners[tid]
-            for p in free[tid]:  # unowned partitions: `assignPartition` without a previous owner
-                index = balancer.next_least_loaded()
+            given: dict[int, list[int]] = {}
+            for p, index in zip(partitions, receivers):  # `assignPartition` without a previous owner
+                owners[p] = index
+                got = given.get(index)
+                if got is None:
+                    given[index] = [p]
+                else:
+                    got.append(p)
+            for index, got in given.items():
                 parts = target[index].get(tid)
                 if parts is None:
-                    parts = target[index][tid] = set()
-                parts.add(p)
-                owners[p] = index
-                sizes[index] += 1
+                    target[index][tid] = set(got)
+                else:
+                    parts.update(got)
+                sizes[index] += len(got)
 
     def _balance(self) -> None:
         """`balance` / `balanceTopics`: sweep shared topics until a full lap moves nothing."""
@@ -306,6 +315,26 @@ class _Balancer:
             self.next_low = 0
         chosen = order[self.next_low]
         self.next_low += 1
+        return chosen
+
+    def next_least_loaded_many(self, count: int) -> list[int]:
+        """``count`` calls of `next_least_loaded` at once, for partitions assigned right after.
+
+        Equivalent because a pass only reads the counts of members outside the least-loaded range,
+        which the partitions handed out in that pass do not change.
+        """
+        order, sizes = self.order, self.sizes
+        chosen: list[int] = []
+        while count > 0:
+            if self.next_low >= self.low_end:
+                self.low_count += 1
+                while self.low_end < len(order) and sizes[order[self.low_end]] == self.low_count:
+                    self.low_end += 1
+                self.next_low = 0
+            take = min(count, self.low_end - self.next_low)
+            chosen.extend(order[self.next_low : self.next_low + take])
+            self.next_low += take
+            count -= take
         return chosen
 
     def next_most_loaded(self) -> int:

@@ -203,3 +203,21 @@ def test_owned_partitions_follow_java_hashset_integer_order(partitions: list[int
 
     expected = hashmap_order(partitions, lambda p: p, capacity=_copy_capacity(len(partitions)))
     assert list(_hashset_order(partitions)) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(0, 40))
+def test_bulk_least_loaded_matches_one_at_a_time(sizes: list[int], count: int) -> None:
+    from planner.assignors.server_uniform import _Balancer
+
+    one_sizes, bulk_sizes = list(sizes), list(sizes)
+    one, bulk = _Balancer(one_sizes), _Balancer(bulk_sizes)
+    members = list(range(len(sizes)))
+    one.initialize(members)
+    bulk.initialize(members)
+    singles = []
+    for _ in range(count):
+        index = one.next_least_loaded()
+        singles.append(index)
+        one_sizes[index] += 1  # the builder assigns before asking again
+    assert bulk.next_least_loaded_many(count) == singles
