@@ -1,0 +1,106 @@
+"""`poolplan plan`: plan.json written deterministically; exit 1 with reasons when short; exit 2 on contradictions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from planner.synthetic import profile_row, synthetic_cluster
+from planner.validator import validate_plan
+from pools.demand import topic_demand
+from pools.plan import load_plan
+from pools.policy import PoolSpec, save_policy
+from pools.profile import save_profile
+from pools.snapshot import DIMENSIONS, Capacity, PartitionState, TopicState, save_snapshot
+
+
+def _write(tmp: Path, snapshot, policy, profile) -> list[str]:
+    save_snapshot(snapshot, tmp / "snapshot.json")
+    save_policy(policy, tmp / "pools.toml")
+    save_profile(tmp / "profile", profile)
+    return ["--snapshot", str(tmp / "snapshot.json"), "--policy", str(tmp / "pools.toml"),
+            "--profile", str(tmp / "profile")]
+
+
+def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
+    snapshot, policy, profile = synthetic_cluster(15, 40, 3, misplaced=0.2, seed=11)
+    args = _write(tmp_path, snapshot, policy, profile)
+    (tmp_path / "out").mkdir()  # an existing directory is fine
+    code, out, err = run_cli("plan", *args, "--out", tmp_path / "out", "--time-limit", "30")
+    assert code == 0, err
+    assert "partition(s) move" in out and "solver HiGHS Optimal" in out
+    text = (tmp_path / "out" / "plan.json").read_text()
+    plan = load_plan(tmp_path / "out" / "plan.json")
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    doc = json.loads(text)
+    assert {"brokers", "topics", "partitions", "moved_bytes", "brokers_to_add", "solver", "utilisation",
+            "warnings"} <= set(doc)
+    assert set(doc["solver"]) == {"name", "status", "solution", "objective", "bound", "gap", "seconds"}
+    assert len(doc["partitions"]) == len(snapshot.partitions)
+    code, _, _ = run_cli("plan", *args, "--out", tmp_path / "again", "--solver", "highs")
+    assert code == 0 and (tmp_path / "again" / "plan.json").read_text() == text
+
+
+def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path: Path, run_cli) -> None:
+    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
+    snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
+    args = _write(tmp_path, snapshot, policy, profile)
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out")
+    assert code == 1
+    assert "infeasible:" in err and "more broker(s) for" in err and "at 80% headroom" in err
+    plan = load_plan(tmp_path / "out" / "plan.json")
+    assert sum(plan.brokers_to_add.values()) > 0
+    assert all(b in {x.id for x in snapshot.brokers} for m in plan.partitions for b in m.replicas)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda p: replace(p, pools=(replace(p.pools[0], brokers=(99,)),) + p.pools[1:]),
+         "pool 'p0' pins broker(s) 99 that cluster 'synthetic-1' does not have"),
+        (lambda p: replace(p, pools=p.pools + (PoolSpec("x", topics=(r"misc\..*",)), PoolSpec("y", topics=(r".*t0",)))),
+         "conflicting selectors: topic 'misc.t0' is selected by pools 'x' and 'y'"),
+    ],
+)
+def test_contradictory_policy_exits_2_naming_the_conflict(tmp_path: Path, run_cli, edit, message: str) -> None:
+    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    args = _write(tmp_path, snapshot, edit(policy), profile)
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out")
+    assert code == 2
+    assert message in err.replace("\n", " ")
+    assert "Traceback" not in err
+    assert not (tmp_path / "out" / "plan.json").exists()
+
+
+def test_consumer_groups_give_fan_out_where_bytes_out_is_missing(tmp_path: Path, run_cli, data_dir: Path) -> None:
+    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    parts = tuple(PartitionState("orders", i, r.replicas, leader=r.replicas[0], sizes=r.sizes)
+                  for i, r in enumerate(snapshot.partitions[:3]))
+    snapshot = replace(snapshot, topics=snapshot.topics + (TopicState("orders"),),
+                       partitions=snapshot.partitions + parts)
+    profile = {**profile, "orders": profile_row("orders", 3, 1000.0, None, 1e6)}
+    args = _write(tmp_path, snapshot, policy, profile)
+    sample = (data_dir / "kafka-formats" / "kafka-consumer-groups-describe.txt").read_text()
+    # the sample's "billing" group reads orders; a copy named "analytics" makes a fan-out of 2
+    billing = "\n".join(line for line in sample.splitlines()[:5])
+    groups = tmp_path / "groups.txt"
+    groups.write_text(billing + "\n\n" + billing.replace("billing ", "analytics ") + "\n")
+    assert run_cli("plan", *args, "--out", tmp_path / "one")[0] == 0
+    assert run_cli("plan", *args, "--out", tmp_path / "many", "--consumer-groups", groups)[0] == 0
+    one, many = (json.loads((tmp_path / d / "plan.json").read_text()) for d in ("one", "many"))
+    pool = one["topics"]["orders"]
+    # two groups read "orders" (no bytes-out in its profile): consumer traffic doubles
+    extra = many["utilisation"]["pools"][pool]["nw_out"]["demand_forecast"] - \
+        one["utilisation"]["pools"][pool]["nw_out"]["demand_forecast"]
+    assert extra == pytest.approx(1000.0, abs=0.01)  # one more group × 1000 B/s bytes-in
+
+
+def test_missing_consumer_groups_file_is_exit_2(tmp_path: Path, run_cli) -> None:
+    snapshot, policy, profile = synthetic_cluster(9, 10, 2, seed=1)
+    args = _write(tmp_path, snapshot, policy, profile)
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--consumer-groups", tmp_path / "nope.txt")
+    assert code == 2 and "nope.txt: no such file" in err
