@@ -45,7 +45,7 @@ def command(describe_path: str, log_dirs_path: str | None, inventory_path: str, 
         _read(log_dirs_file) if log_dirs_file else None,
         inventory,
         cluster=cluster,
-        taken_at=taken_at if taken_at is not None else (taken_at_from_name(log_dirs_file.name) if log_dirs_file else None),
+        taken_at=taken_at or (taken_at_from_name(log_dirs_file.name) if log_dirs_file else None),
         sources={"describe": describe_path, "log_dirs": str(log_dirs_file)},
     )
     save_snapshot(snapshot, out_path)

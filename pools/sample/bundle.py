@@ -25,6 +25,7 @@ from pools.policy import Defaults, NewBrokerType, PoolPolicy, PoolSpec, TenantSp
 from pools.sample.cluster import DATA_DIR, RACKS, SampleCluster, SampleSpec, build_cluster
 from pools.sample.groups import build_groups
 from pools.sample.metrics import FAMILIES, Traffic, simulate
+from pools.sample.plant import plant_problems
 from pools.sample.truth import build_truth
 from pools.snapshot import Capacity
 from pools.sample.writers import (
@@ -60,7 +61,7 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
     Same ``spec`` → same files, byte for byte (``numpy.random.Generator(PCG64(seed))``, sorted output).
     """
     rng = np.random.Generator(np.random.PCG64(spec.seed))
-    cluster = build_cluster(spec, rng)
+    cluster = plant_problems(build_cluster(spec, rng), rng)
     traffic = simulate(cluster, rng)
     final = _replica_sizes(cluster, traffic, spec.end, final=True, rng=rng)
     capacity = _capacity(cluster, traffic, final)
@@ -223,8 +224,8 @@ def _policy(cluster: SampleCluster, capacity: dict[str, int]) -> str:
 
 
 def _broker_map(cluster: SampleCluster) -> str:
-    doc = {"label": "instance", "brokers": {b.instance: b.id for b in cluster.brokers}}
-    return "# Prometheus label value -> Kafka broker id.\n" + tomli_w.dumps(doc)
+    doc = {"brokers": {b.instance: b.id for b in cluster.brokers}}
+    return "# Prometheus `instance` label value -> Kafka broker id.\n" + tomli_w.dumps(doc)
 
 
 def _labels(instance: str, topic: str | None, partition: int | None = None) -> str:

@@ -10,7 +10,7 @@ Layout (decided here, documented in ``docs/sample.md``):
   (``topic_without_pool``); it lives on the first pool's brokers.
 - Replicas are placed inside the topic's pool with Kafka's rack-aware ``AdminUtils`` round robin, so racks
   are diverse and preferred leaders spread; RF is 3 where the pool has three racks, else 2.
-- Then the problems listed in `Problem` kinds are planted, each on its own partition (see `_plant`).
+- `pools.sample.plant` then plants the problems, each on its own partition.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class SampleSpec:
             raise InputError(f"--topics: expected at least 6 (the planted problems need them), got {self.topics}")
         if self.days < 2:
             raise InputError(f"--days: expected at least 2, got {self.days}")
-        if self.step_s <= 0 or 86_400 % self.step_s:
-            raise InputError(f"--step: expected a positive divisor of 86400 seconds, got {self.step_s}")
+        if self.step_s <= 0 or 900 % self.step_s:
+            raise InputError(f"--step: expected a divisor of 900 seconds (the log-size spacing), got {self.step_s}")
         if self.end % 86_400:
             raise InputError(f"--end: expected midnight UTC, got epoch {self.end}")
 
@@ -208,7 +208,7 @@ class SampleCluster:
 
 
 def build_cluster(spec: SampleSpec, rng: np.random.Generator) -> SampleCluster:
-    """Generate brokers, pools, topics and a clean placement, then plant the problems.
+    """Generate brokers, pools, topics and a clean placement (`pools.sample.plant` adds the problems).
 
     Parameters
     ----------
@@ -224,8 +224,7 @@ def build_cluster(spec: SampleSpec, rng: np.random.Generator) -> SampleCluster:
     brokers, pools = _layout(spec.brokers)
     topics = _topics(spec, pools, rng)
     partitions = _place(topics, pools, brokers, rng)
-    cluster = SampleCluster(spec, brokers, pools, topics, partitions, planted=())
-    return _plant(cluster, rng)
+    return SampleCluster(spec, brokers, pools, topics, partitions, planted=())
 
 
 def _layout(n: int) -> tuple[tuple[SampleBroker, ...], tuple[SamplePool, ...]]:
@@ -345,155 +344,3 @@ def _place(
         for p, replicas in sorted(assignment.items()):
             out.append(SamplePartition(t.topic, p, tuple(replicas), replicas[0], tuple(replicas)))
     return tuple(out)
-
-
-class _Planter:
-    """Picks distinct partitions for the plants and rewrites them."""
-
-    def __init__(self, cluster: SampleCluster, rng: np.random.Generator) -> None:
-        self.c = cluster
-        self.rng = rng
-        self.parts = {(p.topic, p.partition): p for p in cluster.partitions}
-        self.topics = {t.topic: t for t in cluster.topics}
-        self.rack = {b.id: b.rack for b in cluster.brokers}
-        self.pool_of = {b.id: b.pool for b in cluster.brokers}
-        self.used: set[tuple[str, int]] = set()
-        self.planted: list[Problem] = []
-
-    def pick(self, ok) -> SamplePartition:
-        keys = sorted(self.parts)
-        order = self.rng.permutation(len(keys))
-        for i in order:
-            p = self.parts[keys[i]]
-            t = self.topics[p.topic]
-            if keys[i] in self.used or t.pool is None:
-                continue
-            if ok(p, t):
-                self.used.add(keys[i])
-                return p
-        raise AssertionError("no partition fits a planted problem; the layout guarantees one")
-
-    def put(self, p: SamplePartition, *problems: Problem) -> None:
-        self.parts[(p.topic, p.partition)] = p
-        self.planted.extend(problems)
-
-
-def _plant(cluster: SampleCluster, rng: np.random.Generator) -> SampleCluster:
-    """Plant every problem kind on its own partition; list each with its consequences."""
-    pl = _Planter(cluster, rng)
-    pools = {p.name: p for p in cluster.pools}
-    spare = cluster.brokers[-1].id
-    pl.planted.append(Problem("broker_without_pool", broker=spare))
-    unmatched = next(t.topic for t in cluster.topics if t.tenant is None)
-    pl.planted.append(Problem("topic_without_pool", topic=unmatched))
-
-    # ISR shrunk to the leader on a topic with min.insync.replicas=2
-    p = pl.pick(lambda p, t: t.min_insync_replicas >= 2)
-    pl.put(replace(p, isr=(p.replicas[0],)), Problem("under_min_isr", p.topic, p.partition))
-
-    # two tenants of different pools with two replicas each on another pool's brokers
-    mixed: set[int] = set()
-    for home, away in ((cluster.pools[0], cluster.pools[1]), (cluster.pools[1], cluster.pools[0])):
-        tenant = home.tenants[0]
-        for _ in range(2):
-            p = pl.pick(lambda p, t: t.tenant == tenant)
-            keep = p.replicas[:-1]
-            racks = {pl.rack[b] for b in keep}
-            target = [b for b in away.brokers if pl.rack[b] not in racks]
-            same = [b for b in target if pl.rack[b] == pl.rack[p.replicas[-1]]]
-            b = (same or target)[int(rng.integers(len(same or target)))]
-            replicas = keep + (b,)
-            pl.put(replace(p, replicas=replicas, isr=replicas),
-                   Problem("replica_outside_pool", p.topic, p.partition, broker=b, pool=home.name))
-            mixed.add(b)
-    pl.planted += [Problem("broker_mixed_pools", broker=b) for b in sorted(mixed)]
-
-    # two replicas in one rack: swap a follower for a pool broker sharing another replica's rack
-    def shareable(p: SamplePartition, t: SampleTopic) -> bool:
-        racks = {pl.rack[b] for b in p.replicas[:-1]}
-        return any(pl.rack[b] in racks and b not in p.replicas for b in pools[t.pool].brokers)
-
-    p = pl.pick(shareable)
-    racks = {pl.rack[b] for b in p.replicas[:-1]}
-    b = next(b for b in pools[pl.topics[p.topic].pool].brokers if pl.rack[b] in racks and b not in p.replicas)
-    replicas = p.replicas[:-1] + (b,)
-    pl.put(replace(p, replicas=replicas, isr=replicas), Problem("rack_shared", p.topic, p.partition))
-
-    # a follower out of the ISR, still at or above min.insync.replicas
-    p = pl.pick(lambda p, t: len(p.replicas) - 1 >= t.min_insync_replicas)
-    pl.put(replace(p, isr=p.replicas[:-1]), Problem("under_replicated", p.topic, p.partition))
-
-    # offline: the only ISR member's second log dir failed (log_dir_error); no leader
-    p = pl.pick(lambda p, t: True)
-    failed = p.replicas[0]
-    pl.put(replace(p, leader=None, isr=(failed,)),
-           Problem("offline_partition", p.topic, p.partition),
-           Problem("log_dir_error", broker=failed, log_dir=FAILED_DIR))
-    offline = p
-
-    # reassignment in progress: one follower replaced by a pool broker of a rack the partition lacks
-    def movable(p: SamplePartition, t: SampleTopic) -> bool:
-        racks = {pl.rack[b] for b in p.replicas}
-        return any(b not in p.replicas and pl.rack[b] not in racks for b in pools[t.pool].brokers)
-
-    def movable_same_rack(p: SamplePartition, t: SampleTopic) -> bool:
-        return any(b not in p.replicas and pl.rack[b] == pl.rack[p.replicas[-1]] for b in pools[t.pool].brokers)
-
-    try:
-        p = pl.pick(movable)
-        racks = {pl.rack[b] for b in p.replicas}
-        new = next(b for b in pools[pl.topics[p.topic].pool].brokers if b not in p.replicas and pl.rack[b] not in racks)
-    except AssertionError:
-        p = pl.pick(movable_same_rack)
-        new = next(b for b in pools[pl.topics[p.topic].pool].brokers
-                   if b not in p.replicas and pl.rack[b] == pl.rack[p.replicas[-1]])
-    old = p.replicas[-1]
-    target = p.replicas[:-1] + (new,)
-    pl.put(replace(p, replicas=target + (old,), isr=p.replicas, adding_replicas=(new,), removing_replicas=(old,)),
-           Problem("reassignment_in_progress", p.topic, p.partition))
-    reassigned = p
-
-    # two leaders moved to their second replica and never moved back
-    not_preferred = []
-    for _ in range(2):
-        p = pl.pick(lambda p, t: len(p.replicas) >= 2)
-        pl.put(replace(p, leader=p.replicas[1]), Problem("leader_not_preferred", p.topic, p.partition))
-        not_preferred.append(p)
-
-    brokers = tuple(
-        replace(b, log_dirs=(DATA_DIR, FAILED_DIR)) if b.id == failed else b for b in cluster.brokers
-    )
-    events = (
-        ("offline", offline.topic, offline.partition, int(rng.integers(20, 90)) * 60),
-        ("reassignment", reassigned.topic, reassigned.partition, int(rng.integers(60, 180)) * 60),
-        *(("not_preferred", p.topic, p.partition, int(rng.integers(3, 20)) * 3600) for p in not_preferred),
-    )
-    return replace(
-        cluster,
-        brokers=brokers,
-        partitions=tuple(pl.parts[k] for k in sorted(pl.parts)),
-        planted=tuple(sorted(set(pl.planted), key=_problem_key)),
-        events=events,
-        failed_log_dir=(failed, FAILED_DIR),
-        restarts=_restarts(cluster, spare, rng),
-    )
-
-
-def _restarts(cluster: SampleCluster, spare: int, rng: np.random.Generator) -> tuple[tuple[int, int, int], ...]:
-    """Rolling restarts ``(broker, down_at, up_at)`` in epoch seconds: one every ~4 days, none in the last 12 h."""
-    spec = cluster.spec
-    out = []
-    candidates = [b.id for b in cluster.brokers if b.id != spare]
-    n = max(1, spec.days // 4)
-    for i in range(n):
-        lo = spec.start + i * (spec.days * 86_400 - 43_200) // n
-        hi = spec.start + (i + 1) * (spec.days * 86_400 - 43_200) // n - 7_200
-        down = int(rng.integers(lo // spec.step_s, hi // spec.step_s)) * spec.step_s
-        up = down + int(rng.integers(3, 40)) * spec.step_s
-        out.append((candidates[int(rng.integers(len(candidates)))], down, up))
-    return tuple(out)
-
-
-def _problem_key(p: Problem) -> tuple:
-    return (p.kind, p.topic or "", -1 if p.partition is None else p.partition, -1 if p.broker is None else p.broker,
-            p.pool or "", p.log_dir or "")

@@ -83,8 +83,7 @@ def simulate(cluster: SampleCluster, rng: np.random.Generator) -> Traffic:
     """
     spec = cluster.spec
     step = spec.step_s
-    history = max((t.retention_ms or 0) // 1000 for t in cluster.topics)
-    history = max(history, _DAY) - (history % step)
+    history = max(_DAY, *((t.retention_ms or 0) // 1000 for t in cluster.topics))  # whole days
     n_hist = history // step
     n = spec.days * _DAY // step
     ends = spec.start - history + step * np.arange(1, n_hist + n + 1, dtype=np.int64)
@@ -125,12 +124,13 @@ def _leaders(cluster: SampleCluster, times: np.ndarray) -> dict[tuple[str, int],
         if p.removing_replicas:
             original = tuple(b for b in p.replicas if b not in p.adding_replicas)
         lead = np.full(times.shape, original[0], dtype=np.int64)
-        for broker, down, up in cluster.restarts:
-            if original[0] == broker and len(original) > 1:
-                lead[(starts >= down) & (starts < up + _ELECTION_DELAY_S)] = original[1]
         if (p.topic, p.partition) in planted:
             kind, since = planted[(p.topic, p.partition)]
             lead[starts >= since] = -1 if kind == "offline" else original[1]
+        for broker, down, up in cluster.restarts:
+            # leadership leaves the stopped broker and returns after the next preferred-leader election
+            others = [b for b in original if b != broker]
+            lead[(lead == broker) & (starts >= down) & (starts < up + _ELECTION_DELAY_S)] = others[0] if others else -1
         out[(p.topic, p.partition)] = lead
     return out
 
@@ -161,7 +161,15 @@ def _counter(inc: np.ndarray, active: np.ndarray, offset: float) -> np.ndarray:
     return values
 
 
-def _counters(cluster, times, leaders, alive, pbytes, rng):
+def _counters(
+    cluster: SampleCluster,
+    times: np.ndarray,
+    leaders: dict[tuple[str, int], np.ndarray],
+    alive: dict[int, np.ndarray],
+    pbytes: dict[tuple[str, int], np.ndarray],
+    rng: np.random.Generator,
+) -> tuple[tuple[Series, ...], tuple[tuple[int, str, int], ...]]:
+    """Every counter series per broker, and the re-creations of per-topic meters ``(broker, topic, time)``."""
     by_broker: dict[int, dict[str, dict[str, np.ndarray]]] = {}
     led_by: dict[int, dict[str, np.ndarray]] = {}
     for t in cluster.topics:
@@ -234,7 +242,14 @@ def _sizes(
     return np.floor(retained)
 
 
-def _log_size_series(cluster, alive, times, size_times, sizes) -> tuple[Series, ...]:
+def _log_size_series(
+    cluster: SampleCluster,
+    alive: dict[int, np.ndarray],
+    times: np.ndarray,
+    size_times: np.ndarray,
+    sizes: dict[tuple[str, int], np.ndarray],
+) -> tuple[Series, ...]:
+    """``kafka_log_log_size`` of every replica on its broker, NaN while the broker is down or the log absent."""
     idx = np.searchsorted(times, size_times)
     out = []
     for p in cluster.partitions:

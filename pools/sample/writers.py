@@ -30,6 +30,13 @@ __all__ = [
     "PROM_HELP",
 ]
 
+#: ``(log_dir, error, [(topic-partition, size, offset_lag, is_future)])``
+LogDirEntry = tuple[str, str | None, Sequence[tuple[str, int, int, bool]]]
+#: ``(consumer_id, host, client_id, [(topic, partition)])``
+MemberEntry = tuple[str, str, str, Sequence[tuple[str, int]]]
+#: ``(metric name, type, [(label text, values)])``
+PromFamily = tuple[str, str, Sequence[tuple[str, np.ndarray]]]
+
 #: jmx_exporter's HELP text for each family (the bean it first saw), keyed by lowercase metric name.
 PROM_HELP: dict[str, str] = {
     "kafka_server_brokertopicmetrics_bytesin_total":
@@ -98,7 +105,7 @@ def format_topics_describe(topics: Iterable[dict], partitions: dict[str, Sequenc
     return "\n".join(lines) + "\n"
 
 
-def format_log_dirs(brokers: Sequence[tuple[int, Sequence[tuple[str, str | None, Sequence[tuple[str, int, int, bool]]]]]]) -> str:
+def format_log_dirs(brokers: Sequence[tuple[int, Sequence[LogDirEntry]]]) -> str:
     """``kafka-log-dirs.sh --describe``: ``brokers`` = ``[(id, [(log_dir, error, [(topic-partition, size,
     offset_lag, is_future)])])]``."""
     doc = {
@@ -152,7 +159,7 @@ def format_consumer_offsets(groups: Sequence[tuple[str, bool, Sequence[tuple]]])
     return "".join(out)
 
 
-def format_consumer_members(groups: Sequence[tuple[str, Sequence[tuple[str, str, str, Sequence[tuple[str, int]]]]]]) -> str:
+def format_consumer_members(groups: Sequence[tuple[str, Sequence[MemberEntry]]]) -> str:
     """``kafka-consumer-groups.sh --describe --all-groups --members --verbose`` (Kafka 3.6 layout).
 
     ``groups`` = ``[(group, [(consumer_id, host, client_id, [(topic, partition)])])]``; a group without
@@ -176,7 +183,7 @@ def format_consumer_members(groups: Sequence[tuple[str, Sequence[tuple[str, str,
     return "".join(out)
 
 
-def format_prom_text(families: Sequence[tuple[str, str, Sequence[tuple[str, np.ndarray]]]], times_ms: np.ndarray) -> str:
+def format_prom_text(families: Sequence[PromFamily], times_ms: np.ndarray) -> str:
     """Exposition text for one file: per family ``# HELP``, ``# TYPE`` then its samples, scrape by scrape.
 
     ``families`` = ``[(name, type, [(label_text, values)])]`` where ``label_text`` is the inside of the
