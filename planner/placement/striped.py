@@ -13,7 +13,7 @@ from planner.java_compat import hashmap_order, int32, string_hash, utf16_key
 from planner.placement.draws import next_ints, scramble
 from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
 from planner.placement.pylists import rows_to_lists
-from planner.placement.striped_cycles import place_cycles
+from planner.placement.striped_cycles import place_cycles, stripes_simply
 
 _DRAWS_PER_CHUNK = 1 << 20
 
@@ -161,7 +161,7 @@ class _Placer:
         u = self.cluster.unfenced
         cycle = u if u > 1 else max(num_partitions, 1)
         n_cycles = -(-num_partitions // cycle)
-        striped = rf <= len(self.racks) and all(self.sizes[1::2])
+        striped = stripes_simply(self.sizes[1::2], rf)
         row = 0
         for orders, contents in self._cycles(n_cycles):
             if striped:

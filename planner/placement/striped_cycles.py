@@ -1,22 +1,32 @@
 """Whole reshuffle cycles of the striped placer by arithmetic, when every rack stripes simply.
 
-When ``RF <= R`` and every rack has an unfenced broker, partition ``e`` of a cycle takes replica
-``t`` from the unfenced list of the rack at striping position ``offset + e + t``, and each list
-touch returns ``brokers[(offset + shift) % size]``, where the shift only depends on how often the
-list was touched before in the cycle and on whether its first touch repeats the list's epoch from
-an earlier cycle ("stale": no rotation, the index continues). So the only sequential state is one
-offset/index/epoch per list and cycle. A cycle in which a stale list is already exhausted would
-make Kafka move on to other racks; it is placed by the partition-by-partition path instead.
+When every rack has at least ``ceil(RF / R)`` unfenced brokers, partition ``e`` of a cycle takes
+replica ``t`` from the unfenced list of the rack at striping position ``offset + e + t`` (mod R):
+the leader's rack is skipped once and the walk wraps round to it. A rack's list is first touched
+in a partition at a new epoch and rotates, unless that epoch repeats the one it was last touched
+in, in an earlier cycle ("stale": no rotation, the index continues); further touches in the same
+partition continue the index. So a list returns ``brokers[(offset + shift) % size]`` where the
+shift only depends on how many earlier partitions of the cycle touched it, and the only
+sequential state is one offset/index/epoch per list and cycle. A cycle in which a stale list would
+run out makes Kafka move on to other racks or fenced brokers; it is placed by the
+partition-by-partition path instead.
 """
 
 from __future__ import annotations
 
-__all__ = ["place_cycles"]
+__all__ = ["place_cycles", "stripes_simply"]
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+
+def stripes_simply(unfenced_sizes: Sequence[int], rf: int) -> bool:
+    """Whether every rack can give each partition all the replicas striping asks of it, unfenced."""
+    n_racks = len(unfenced_sizes)
+    return n_racks > 0 and min(unfenced_sizes) >= -(-rf // n_racks)
 
 
 def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, contents: np.ndarray, cycle: int) -> int:
@@ -53,7 +63,7 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
             if count:
                 lst = 2 * h + 1
                 stale = touches.first[d] == epoch[lst]
-                if stale and index[lst] >= sizes[lst]:
+                if stale and index[lst] + touches.first_n[d] > sizes[lst]:
                     plan = None
                     break
                 plan.append((h, lst, d, count, stale))
@@ -68,7 +78,7 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
         for h, lst, d, count, stale in plan:
             o_tab[i, h], stale_tab[i, h], index_tab[i, h] = offset[lst], stale, index[lst]
             offset[lst] = (offset[lst] + count - stale) % sizes[lst]
-            index[lst] = index[lst] + 1 if stale and count == 1 else 1
+            index[lst] = index[lst] + touches.first_n[d] if stale and count == 1 else touches.last_n[d]
             epoch[lst] = touches.last[d]
         placer.rack_offset = (first_pos + m - 1) % n_racks + 1
         row += m
@@ -79,11 +89,13 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
 
 @dataclass(frozen=True, slots=True)
 class _Touches:
-    """Touches of the rack at distance ``d`` from a cycle's first striping position, for ``m`` partitions.
+    """How partitions touch the rack at distance ``d`` from a cycle's first striping position.
 
-    ``before[d, r]`` counts the partitions ``e < r`` of one R-long round that touch it; ``count``,
-    ``first`` and ``last`` give how often, and at which epochs, it is touched in the cycle;
-    ``first_cell`` is the flat (epoch, replica) cell of its first touch.
+    A partition touches ``w = min(RF, R)`` racks. ``before[d, r]`` counts the partitions ``e < r``
+    of one R-long round that touch rack ``d``; in a cycle of ``m`` partitions it is touched by
+    ``count[d]`` of them, the first at epoch ``first[d]`` (in cell ``first_cell[d]`` of the flat
+    (epoch, replica) grid, ``first_n[d]`` times) and the last at epoch ``last[d]`` (``last_n[d]``
+    times).
     """
 
     before: np.ndarray
@@ -91,34 +103,49 @@ class _Touches:
     first: list[int]
     last: list[int]
     first_cell: list[int]
+    first_n: list[int]
+    last_n: list[int]
 
     @classmethod
     def build(cls, n_racks: int, rf: int, m: int) -> _Touches:
-        d = np.arange(n_racks)[:, None]
-        r = np.arange(n_racks)[None, :]
-        touched = (d - r) % n_racks < rf
+        w = min(rf, n_racks)
+        d = np.arange(n_racks)
+        touched = (d[:, None] - d[None, :]) % n_racks < w
         before = np.zeros((n_racks, n_racks + 1), dtype=np.int64)
         before[:, 1:] = np.cumsum(touched, axis=1)
-        count = (m // n_racks) * rf + before[:, m % n_racks]
-        first = np.where(d[:, 0] < rf, 0, d[:, 0] - rf + 1)
-        residues = (d - np.arange(rf)[None, :]) % n_racks
+        count = (m // n_racks) * w + before[:, m % n_racks]
+        first = np.where(d < w, 0, d - w + 1)
+        residues = (d[:, None] - np.arange(w)[None, :]) % n_racks
         last = np.where(residues <= m - 1, residues + n_racks * ((m - 1 - residues) // n_racks), -1).max(axis=1)
-        first_cell = first * rf + (d[:, 0] - first)
-        return cls(before[:, :n_racks], count.tolist(), first.tolist(), last.tolist(), first_cell.tolist())
+        return cls(
+            before=before[:, :n_racks],
+            count=count.tolist(),
+            first=first.tolist(),
+            last=last.tolist(),
+            first_cell=(first * rf + (d - first)).tolist(),
+            first_n=_touches_in_partition(d - first, rf, n_racks).tolist(),
+            last_n=_touches_in_partition((d - last) % n_racks, rf, n_racks).tolist(),
+        )
+
+
+def _touches_in_partition(t0: np.ndarray, rf: int, n_racks: int) -> np.ndarray:
+    """Replicas ``t < rf`` with ``t = t0 (mod R)``: how often one partition takes from that rack."""
+    return np.where(t0 < rf, (rf - 1 - t0) // n_racks + 1, 0)
 
 
 def _fill(placer: Any, out: np.ndarray, row: int, stop: int, orders: np.ndarray, contents: np.ndarray,
           first_pos: int, tabs: tuple[np.ndarray, np.ndarray, np.ndarray], touches: _Touches, cycle: int) -> None:
     """Write rows ``row:stop``: consecutive arithmetic cycles, all full except possibly the last.
 
-    Cell ``(e, t)`` of a cycle is the ``k``-th touch of the rack at distance ``d = (e + t) % R``;
-    ``k`` and ``d`` are the same in every cycle, so they are computed once and the per-cycle
-    state is gathered per (cycle, distance).
+    Cell ``(e, t)`` of a cycle is touch ``t // R`` in partition ``e`` of the rack at distance
+    ``d = (e + t) % R``, which ``k`` earlier partitions touched; ``d`` and ``k`` are the same in
+    every cycle, so they are computed once and the per-cycle state is gathered per (cycle, rack).
     """
     if stop <= row:
         return
     n_cycles, n_racks = orders.shape
     rf, width = out.shape[1], contents.shape[1]
+    w = min(rf, n_racks)
     o_tab, stale_tab, index_tab = tabs
     cycles = np.arange(n_cycles, dtype=np.int64)[:, None]
     distance = np.arange(n_racks, dtype=np.int64)[None, :]
@@ -129,8 +156,9 @@ def _fill(placer: Any, out: np.ndarray, row: int, stop: int, orders: np.ndarray,
     stale = stale_tab[cycles, h]
     base = cycles * width + placer.starts[lst]
     e = np.arange(cycle, dtype=np.int64)[:, None]
-    d_cell = (e + np.arange(rf)) % n_racks
-    k_cell = touches.before[d_cell, e % n_racks] + (e // n_racks) * rf
+    slot = np.arange(rf, dtype=np.int64)
+    d_cell = (e + slot) % n_racks
+    k_cell = touches.before[d_cell, e % n_racks] + (e // n_racks) * w + slot // n_racks
     n_cells = (stop - row) * rf
     # Cell-sized arrays are int32 (a chunk holds at most ~2**20 list slots): half the memory traffic.
     gd = ((cycles * n_racks).astype(np.int32)[:, :, None] + d_cell.astype(np.int32).ravel()).ravel()[:n_cells]
@@ -139,7 +167,10 @@ def _fill(placer: Any, out: np.ndarray, row: int, stop: int, orders: np.ndarray,
     values = contents.ravel()[base.astype(np.int32).ravel()[gd] + pos]
     # A stale first touch continues the old index instead of rotating: fix those few cells.
     first_cell = np.asarray(touches.first_cell, dtype=np.int64)[None, :] + cycles * cycle * rf
-    fix = (stale == 1) & (first_cell < n_cells)
+    first_n = np.asarray(touches.first_n, dtype=np.int64)[None, :]
     index = index_tab[cycles, h]
-    values[first_cell[fix]] = contents.ravel()[base[fix] + (o[fix] + index[fix]) % sizes[fix]]
+    for j in range(-(-rf // n_racks)):
+        cell = first_cell + j * n_racks
+        fix = (stale == 1) & (j < first_n) & (cell < n_cells)
+        values[cell[fix]] = contents.ravel()[base[fix] + (o[fix] + index[fix] + j) % sizes[fix]]
     out[row:stop] = values.reshape(-1, rf)
