@@ -30,7 +30,8 @@ class ClusterArrays:
     part_id: np.ndarray  # (P,) partition number
     part_rf: np.ndarray  # (P,) replica count
     part_start: np.ndarray  # (P,) offset of the partition's first replica in the flat arrays
-    part_leader: np.ndarray  # (P,) broker position of the leader, -1 = none
+    part_leader: np.ndarray  # (P,) broker position of the leader, -1 = none or not a listed broker
+    part_offline: np.ndarray  # (P,) bool: no leader (``Leader: none``)
     part_isr: np.ndarray  # (P,) ISR size
     part_adding: np.ndarray  # (P,) adding-replica count
     part_removing: np.ndarray  # (P,) removing-replica count
@@ -148,6 +149,7 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
         part_rf=part_rf,
         part_start=part_start,
         part_leader=part_leader,
+        part_offline=leader_id < 0,
         part_isr=part_isr,
         part_adding=part_adding,
         part_removing=part_removing,

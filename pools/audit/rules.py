@@ -164,11 +164,9 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     if not a.racks:
         return []
-    n_racks = len(a.racks)
     rep_rack = np.append(a.broker_rack, -1)[a.rep_broker]
     unracked = np.bincount(a.rep_part, weights=(rep_rack < 0), minlength=len(a.part_rf)) > 0
-    key = a.rep_part * n_racks + np.maximum(rep_rack, 0)
-    distinct = np.bincount(np.unique(key[rep_rack >= 0]) // n_racks, minlength=len(a.part_rf))
+    distinct = _distinct_racks(a, rep_rack)
     pool_racks = _pool_rack_counts(a, p)
     tp = p.topic_pool[a.part_topic]
     available = np.where(tp >= 0, pool_racks[np.maximum(tp, 0)], len(a.racks))
@@ -503,7 +501,7 @@ def _utilisation(scope: str, pool: str | None, broker: int | None, dim: str, bas
 
 
 def _offline(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
-    return np.fromiter((p.leader is None or p.leader < 0 for p in snapshot.partitions), bool, len(a.part_rf))
+    return a.part_offline
 
 
 def _min_isr(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
@@ -544,6 +542,20 @@ def _broker_pool_replicas(a: ClusterArrays, p: PoolArrays) -> np.ndarray:
     keep = (tp >= 0) & (a.rep_broker < a.n_brokers)
     flat = np.bincount(a.rep_broker[keep] * n_pools + tp[keep], minlength=a.n_brokers * n_pools)
     return flat.reshape(a.n_brokers, n_pools)
+
+
+def _distinct_racks(a: ClusterArrays, rep_rack: np.ndarray) -> np.ndarray:
+    """Distinct racks among each partition's replicas (replicas without a rack not counted)."""
+    n = len(a.part_rf)
+    if len(a.racks) <= 63 and len(rep_rack):
+        bits = np.where(rep_rack >= 0, np.left_shift(np.uint64(1), np.maximum(rep_rack, 0).astype(np.uint64)),
+                        np.uint64(0))
+        masks = np.zeros(n, dtype=np.uint64)
+        has = a.part_rf > 0
+        masks[has] = np.bitwise_or.reduceat(bits, a.part_start[has])
+        return np.bitwise_count(masks).astype(np.int64)
+    key = a.rep_part * len(a.racks) + np.maximum(rep_rack, 0)
+    return np.bincount(np.unique(key[rep_rack >= 0]) // len(a.racks), minlength=n)
 
 
 def _pool_rack_counts(a: ClusterArrays, p: PoolArrays) -> np.ndarray:
