@@ -7,6 +7,7 @@ __all__ = ["assign_range", "member_order"]
 from typing import TYPE_CHECKING
 
 from planner.assignors.errors import AssignorError
+from planner.assignors.server import SubscriptionType
 from planner.java_compat import utf16_key
 
 if TYPE_CHECKING:
@@ -48,8 +49,6 @@ def assign_range(spec: GroupSpec) -> dict[str, dict[str, range]]:
     >>> assign_range(build_group_spec(topics, members))
     {'A': {'AAAAAAAAAAAAAAAAAAAAAg': range(0, 3)}, 'B': {'AAAAAAAAAAAAAAAAAAAAAg': range(3, 5)}}
     """
-    from planner.assignors.server import SubscriptionType
-
     ordered = member_order(spec.members)
     if not ordered:
         return {}

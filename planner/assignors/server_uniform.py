@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from planner.assignors.errors import AssignorError
-from planner.java_compat import table_size_for
+from planner.assignors.server import SubscriptionType
+from planner.java_compat import hashmap_order, table_size_for
 
 if TYPE_CHECKING:
     from planner.assignors.server import GroupSpec, MemberSpec, TopicSpec
@@ -44,8 +45,6 @@ def assign_uniform(spec: GroupSpec) -> Assignment:
     `HashSet<Uuid>` order of the topics and the `HashSet<Integer>` order of owned partitions), else
     `UniformHeterogeneousAssignmentBuilder` (O(P log P + 16 * T * (P_t + M_t log M_t))).
     """
-    from planner.assignors.server import SubscriptionType
-
     if not spec.members:
         return {}
     if spec.subscription_type is SubscriptionType.HOMOGENEOUS:
@@ -62,8 +61,6 @@ def _missing(topic: TopicSpec) -> AssignorError:
 
 def _homogeneous(spec: GroupSpec) -> Assignment:
     """`UniformHomogeneousAssignmentBuilder.build`: keep up to the quota, hand out the rest in order."""
-    from planner.java_compat import hashmap_order
-
     first = spec.members[0]
     capacity = table_size_for(max(int(len(first.topic_ids) / 0.75) + 1, 16))
     subscribed = hashmap_order(first.topic_ids, lambda tid: spec.topics[tid].hash, capacity=capacity)

@@ -120,7 +120,10 @@ def simulate(
         ``topics``), ``add_partitions``/``create_topic`` (``topic``, ``count``), ``delete_topic``
         (``topic``). A crashed member is dropped from the group but remembers its partitions and
         generation; on ``return`` a client member claims them again (a stale claim), while the KIP-848
-        coordinator, which owns the assignment, treats it as a new member.
+        coordinator, which owns the assignment, treats it as a new member. Kafka's sticky assignors
+        drop a claim from an older generation, but `CooperativeStickyAssignor` still counts it as
+        owned when it decides which partitions are in transfer, so a partition the returning member
+        gets back is handed over in the same round its current owner revokes it.
     partition_bytes : mapping, optional
         ``{(topic, partition): bytes/s}`` for the per-member byte balance (0 when absent).
     topic_ids : mapping, optional
