@@ -121,9 +121,10 @@ def simulate(
         (``topic``). A crashed member is dropped from the group but remembers its partitions and
         generation; on ``return`` a client member claims them again (a stale claim), while the KIP-848
         coordinator, which owns the assignment, treats it as a new member. Kafka's sticky assignors
-        drop a claim from an older generation, but `CooperativeStickyAssignor` still counts it as
-        owned when it decides which partitions are in transfer, so a partition the returning member
-        gets back is handed over in the same round its current owner revokes it.
+        drop a claim from an older generation, but on the general path (unequal subscriptions)
+        `CooperativeStickyAssignor.computePartitionsTransferringOwnership` reads the raw owned lists,
+        so a partition the returning member gets back is handed over in the same round its current
+        owner revokes it.
     partition_bytes : mapping, optional
         ``{(topic, partition): bytes/s}`` for the per-member byte balance (0 when absent).
     topic_ids : mapping, optional
