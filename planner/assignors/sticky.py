@@ -427,6 +427,8 @@ class _GeneralBuilder:
         self.sorted_subs = _SortedConsumers(current)
         self.movements = _PartitionMovements()
         self.revocation_required = False
+        self._version = 0  # bumped on every change to `current`
+        self._balance_check = (-1, False)  # `_is_balanced` verdict and the version it was computed at
 
     def build(self) -> dict[str, list[TopicPartition]]:
         """Keep valid claims, assign the rest, then rebalance."""
@@ -486,6 +488,7 @@ class _GeneralBuilder:
                 self.sorted_subs.remove(consumer)
                 self.current[consumer].append(tp)
                 self.partition_consumer[tp] = consumer
+                self._version += 1
                 self.sorted_subs.add(consumer)
                 return True
         return False
@@ -515,6 +518,7 @@ class _GeneralBuilder:
             if not self._can_participate(consumer):
                 self.sorted_subs.remove(consumer)
                 fixed_assignments[consumer] = self.current.pop(consumer)
+                self._version += 1
 
         before = {c: list(tps) for c, tps in self.current.items()}
         before_owner = dict(self.partition_consumer)
@@ -538,8 +542,16 @@ class _GeneralBuilder:
 
         Kafka scans, per consumer, every partition of its topics for an owner holding more than one
         partition more. The consumer's own partitions never qualify (their owner is the consumer
-        itself), so it is enough to know the largest owner of each topic's partitions.
+        itself), so it is enough to know the largest owner of each topic's partitions. The verdict is
+        reused until the assignment changes.
         """
+        version, verdict = self._balance_check
+        if version != self._version:
+            verdict = self._compute_balanced()
+            self._balance_check = (self._version, verdict)
+        return verdict
+
+    def _compute_balanced(self) -> bool:
         current = self.current
         if len(current[self.sorted_subs.first()]) >= len(current[self.sorted_subs.last()]) - 1:
             return True
@@ -612,6 +624,7 @@ class _GeneralBuilder:
         self.sorted_subs.remove(old)
         self.sorted_subs.remove(new_consumer)
         self.movements.move(moved, old, new_consumer)
+        self._version += 1
         self.current[old].remove(moved)
         self.current[new_consumer].append(moved)
         self.partition_consumer[moved] = new_consumer
