@@ -190,10 +190,38 @@ def test_truth_rates_follow_the_model(tiny_truth):
         assert t["bytes_in_p99_last_day"] > observed * (1 + t["pattern"]["amplitude"] / 2)
 
 
+def _bytes_in_series(files: dict[str, str]) -> dict[tuple[str, str | None], dict[int, float]]:
+    """``(instance, topic or None) -> {epoch s: value}`` from both the query_range JSON and the exposition text."""
+    out: dict[tuple[str, str | None], dict[int, float]] = {}
+    for path, text in files.items():
+        if path.startswith("metrics/query_range/kafka_server_BrokerTopicMetrics_BytesIn_total"):
+            for s in json.loads(text)["data"]["result"]:
+                key = (s["metric"]["instance"], s["metric"].get("topic"))
+                out.setdefault(key, {}).update({int(t): float(v) for t, v in s["values"]})
+        elif path.startswith("metrics/prom/"):
+            for m in re.finditer(r'^kafka_server_brokertopicmetrics_bytesin_total\{instance="([^"]+)",job="kafka",'
+                                 r'(?:topic="([^"]+)",)?\} (\S+) (\d+)$', text, re.M):
+                out.setdefault((m[1], m[2]), {})[int(m[4]) // 1000] = float(m[3])
+    return out
+
+
 def test_counter_resets_show_in_the_series(tiny, tiny_truth):
+    """A re-created meter appears after an absence and starts small; a restart resets the broker-wide total."""
+    series = _bytes_in_series(tiny)
+    instance = {b["id"]: b["instance"] for b in tiny_truth["brokers"]}
     resets = tiny_truth["counter_resets"]
     assert resets, "a rolling restart moves leaders, so meters are closed and re-created"
-    assert {r["broker"] for r in resets} <= {b["id"] for b in tiny_truth["brokers"]}
+    for r in resets:
+        at = int(np.datetime64(r["at"].rstrip("Z"), "s").astype(np.int64))
+        points = series[(instance[r["broker"]], r["topic"])]
+        assert at in points and at - 60 not in points
+        assert points[at] <= tiny_truth["topics"][r["topic"]]["bytes_in_p99_last_day"] * 60 * 3
+    for restart in tiny_truth["restarts"]:
+        down = int(np.datetime64(restart["down"].rstrip("Z"), "s").astype(np.int64))
+        up = int(np.datetime64(restart["up"].rstrip("Z"), "s").astype(np.int64))
+        total = series[(instance[restart["broker"]], None)]
+        assert not [t for t in total if down < t <= up]
+        assert total[up + 60] < total[down]
 
 
 def test_java_double_and_prom_float():
