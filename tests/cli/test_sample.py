@@ -45,3 +45,20 @@ def test_bad_options(run_cli, tmp_path):
     code, _, err = run_cli("sample", "--out", tmp_path / "x", "--end", "01/06/2026")
     assert code == 2 and "--end: expected a date YYYY-MM-DD, got '01/06/2026'" in err
     assert not (tmp_path / "x").exists()
+
+
+def test_identical_across_processes_and_hash_seeds(tmp_path):
+    """No set or dict order leaks into the files: two interpreters with different hash seeds agree."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"h{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        code = ("from planner.cli import main; import sys; "
+                f"sys.exit(main(['sample', '--out', {str(out)!r}, '--brokers', '6', '--topics', '7', '--days', '2']))")
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+        outs.append(_tree(out))
+    assert outs[0] == outs[1]
