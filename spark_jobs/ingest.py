@@ -220,7 +220,7 @@ def _profile(
         daily_sizes = aggregate_sizes(sizes, by_day=True).groupBy("topic", "bucket").agg(F.sum("size_bytes").alias("s"))
         for r in daily_sizes.collect():
             storage_daily.setdefault(r["topic"], {})[r["bucket"]] = r["s"]
-    partitions = sorted(PartitionProfile(r["topic"], r["partition"], r["size_bytes"]) for r in latest)
+    partitions = sorted((PartitionProfile(r["topic"], r["partition"], r["size_bytes"]) for r in latest), key=lambda p: (p.topic, p.partition))
     storage: dict[str, int] = {}
     size_parts: dict[str, int] = {}
     size_ts: dict[str, int] = {}

@@ -1,0 +1,176 @@
+"""The ingest job end to end on synthetic logs, checked against a plain-Python computation of the same numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.spark_jobs import synth
+
+pytestmark = pytest.mark.spark
+
+RATE_COLUMNS = (
+    "bytes_in_p50",
+    "bytes_in_p95",
+    "bytes_in_p99",
+    "bytes_in_max",
+    "bytes_out_p95",
+    "bytes_out_p99",
+    "bytes_out_max",
+    "messages_in_p99",
+    "samples",
+    "first_ts",
+    "last_ts",
+    "counter_resets",
+    "gaps",
+)
+
+SNAPSHOTS = {
+    "20250303T000000Z": {1: [("orders-0", 500, False), ("orders-1", 700, False)], 2: [("orders-0", 480, False)]},
+    "20250303T020000Z": {
+        1: [("orders-0", 900, False), ("orders-1", 1000, False), ("clicks-v2-0", 50, False)],
+        2: [("orders-0", 950, False), ("orders-1", 5000, True)],
+        3: [("orders-1", 990, False), ("payments.ledger-0", 10, False)],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> synth.Cluster:
+    return synth.build(minutes=180)
+
+
+@pytest.fixture(scope="module")
+def prom_run(spark, cluster: synth.Cluster, tmp_path_factory: pytest.TempPathFactory):
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    root = tmp_path_factory.mktemp("prom")
+    broker_map = synth.write_prom(cluster, root)
+    bad = root / "prom" / "kafka-1" / "2025-03-03.prom"
+    bad.write_text(
+        bad.read_text()
+        + 'kafka_server_brokertopicmetrics_bytesin_total{instance="kafka-1:7071",topic="orders"} NaN 1740960000000\n'
+        + "this is not a sample\n"
+    )
+    synth.write_log_dirs(root, SNAPSHOTS)
+    inputs = IngestInputs(
+        prom_text=tuple(sorted(str(p) for p in (root / "prom").rglob("*.prom"))),
+        log_dirs=tuple(sorted(str(p) for p in (root / "log-dirs").iterdir())),
+    )
+    params = IngestParams(cluster="c", broker_map=broker_map, horizon_days=30, partition_counts={"orders": 4})
+    out = root / "profile"
+    result = run(spark, inputs, out, params)
+    return root, out, result, inputs, params
+
+
+def test_profile_matches_plain_python(prom_run, cluster: synth.Cluster) -> None:
+    from pools.profile import load_profile
+
+    _, out, _, _, _ = prom_run
+    profile = load_profile(out)
+    assert sorted(profile) == sorted(cluster.topics)
+    for metric, cols in (
+        ("bytes_in", {"bytes_in_p50": 0.5, "bytes_in_p95": 0.95, "bytes_in_p99": 0.99, "bytes_in_max": 1.0}),
+        ("bytes_out", {"bytes_out_p95": 0.95, "bytes_out_p99": 0.99, "bytes_out_max": 1.0}),
+        ("messages_in", {"messages_in_p99": 0.99}),
+    ):
+        expected = synth.expected_rates(cluster, metric)
+        for topic, row in profile.items():
+            for col, q in cols.items():
+                assert getattr(row, col) == pytest.approx(synth.percentile(expected[topic], q), rel=1e-12), (topic, col)
+    for topic, row in profile.items():
+        assert row.samples == cluster.minutes
+        assert row.first_ts.timestamp() == synth.T0
+        assert row.last_ts.timestamp() == synth.T0 + 60 * (cluster.minutes - 1)
+        assert row.days_observed == 1
+        assert row.gaps == 0
+    # the closed-and-recreated meter of broker 2 and the in-place reset of broker 3
+    assert profile["orders"].counter_resets == 1  # one broker-minute: bytes_in and messages_in meters re-created
+    assert profile["clicks-v2"].counter_resets == 1
+    assert profile["payments.ledger"].counter_resets == 0
+
+
+def test_storage_partitions_and_forecast(prom_run) -> None:
+    from pools.profile import load_partition_profile, load_profile
+
+    _, out, _, _, _ = prom_run
+    profile = load_profile(out)
+    # latest snapshot only; largest replica per partition; the isFuture copy is excluded
+    assert profile["orders"].storage_bytes == 950 + 1000
+    assert profile["clicks-v2"].storage_bytes == 50
+    assert profile["orders"].partitions == 4  # from the snapshot's metadata
+    assert profile["clicks-v2"].partitions == 1  # from the size snapshot
+    parts = load_partition_profile(out)
+    assert parts[("orders", 1)].size_bytes == 1000
+    for row in profile.values():
+        assert row.forecast_horizon_days == 30
+        assert row.forecast_bytes_in_p99_low <= row.forecast_bytes_in_p99 <= row.forecast_bytes_in_p99_high
+        assert row.forecast_storage_low <= row.forecast_storage_bytes <= row.forecast_storage_high
+
+
+def test_bad_rows_are_quarantined_counted_and_reconciled(prom_run, spark) -> None:
+    from pools.profile import load_profile
+
+    _, out, result, _, _ = prom_run
+    quality = json.loads((out / "quality.json").read_text())
+    assert quality == result.quality
+    prom = quality["sources"]["prom_text"]
+    assert prom["quarantined"] == {"malformed_line": 1, "nan_value": 1}
+    assert prom["read"] == prom["accepted"] + prom["ignored_total"] + prom["quarantined_total"]
+    assert quality["totals"]["reconciles"] is True
+    lines = sum(len(p.read_text().splitlines()) for p in Path(out.parent / "prom").rglob("*.prom"))
+    assert prom["read"] == lines
+    assert quality["sources"]["log_dirs"]["accepted"] == 3 + 7
+    quarantine = spark.read.parquet(str(out / "quarantine")).collect()
+    assert sorted(r["reason"] for r in quarantine) == ["malformed_line", "nan_value"]
+    assert load_profile(out)["orders"].rejected_rows == 1
+    assert quality["rejected_without_topic"] == 1
+
+
+def test_output_is_byte_identical_whatever_the_partitioning(prom_run, spark, tmp_path: Path) -> None:
+    from spark_jobs.ingest import run
+
+    _, out, _, inputs, params = prom_run
+    old = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "7")
+    try:
+        run(spark, inputs, tmp_path / "again", params)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", old)
+    for name in ("topic_profile.parquet", "topic_profile.json", "partition_profile.parquet"):
+        assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_query_range_and_history_give_the_same_rates(prom_run, spark, cluster: synth.Cluster, tmp_path: Path) -> None:
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    _, out, _, _, params = prom_run
+    synth.write_query_range(cluster, tmp_path, name_in_labels=False)
+    qr = tuple(sorted(str(p) for p in (tmp_path / "query_range").iterdir()))
+    run(spark, IngestInputs(query_range=qr), tmp_path / "qr", IngestParams(cluster="c", broker_map=params.broker_map))
+    # a later run reads only the Parquet history the first run wrote
+    run(spark, IngestInputs(history=str(out / "history")), tmp_path / "hist", IngestParams(cluster="c"))
+    base = {r["topic"]: r for r in json.loads((out / "topic_profile.json").read_text())}
+    for name in ("qr", "hist"):
+        rows = {r["topic"]: r for r in json.loads((tmp_path / name / "topic_profile.json").read_text())}
+        assert sorted(rows) == sorted(base)
+        for topic, row in rows.items():
+            assert {c: row[c] for c in RATE_COLUMNS} == {c: base[topic][c] for c in RATE_COLUMNS}, (name, topic)
+    history = pq.read_table(out / "history")
+    assert set(history.column_names) >= {"cluster", "dt", "ts", "interval_s", "broker_id", "topic", "bytes_in", "flags"}
+    # one row per broker, topic and minute: broker 2's BytesOut meter is kept while its BytesIn meter is
+    # closed, so those 20 minutes have rows with bytes_in 0 and no messages_in
+    assert history.num_rows == 3 * 3 * cluster.minutes
+    rows = [r for r in history.to_pylist() if r["broker_id"] == 2 and r["topic"] == "orders" and r["messages_in"] is None]
+    assert len(rows) == 20 and all(r["bytes_in"] == 0 for r in rows)
+
+
+def test_no_input_is_an_input_error(spark, tmp_path: Path) -> None:
+    from pools.errors import InputError
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    with pytest.raises(InputError, match="no input"):
+        run(spark, IngestInputs(), tmp_path / "p", IngestParams(cluster="c"))
