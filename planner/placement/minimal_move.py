@@ -254,7 +254,7 @@ def _best_relief(n, d, placed, parts, hosted, load, cap, brokers, racks, index):
             options.append((cost, target, False, mine[d]))
             break
         for cost, target, swap, relief in options:
-            rank = (cost > 0, cost / relief if relief < excess else cost / excess, -relief, key)
+            rank = (cost > 0, relief < excess, cost, -relief, key)
             if best is None or rank < best[0]:
                 best = (rank, (key, target, swap))
         if best is not None and best[0][:3] == (False, False, 0):

@@ -56,17 +56,7 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
         m = min(cycle, n_partitions - row)
         touches = tables if m == cycle else _Touches.build(n_racks, rf, m)
         first_pos = placer.rack_offset % n_racks
-        plan = []
-        for q, h in enumerate(order):
-            d = (q - first_pos) % n_racks
-            count = touches.count[d]
-            if count:
-                lst = 2 * h + 1
-                stale = touches.first[d] == epoch[lst]
-                if stale and index[lst] + touches.first_n[d] > sizes[lst]:
-                    plan = None
-                    break
-                plan.append((h, lst, d, count, stale))
+        plan = _plan(order, first_pos, touches, placer)
         if plan is None:
             _fill(placer, out, run_row, row, orders[run_start:i], contents[run_start:i], run_offset,
                   (o_tab[run_start:i], stale_tab[run_start:i], index_tab[run_start:i]), tables, cycle)
@@ -85,6 +75,21 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
     _fill(placer, out, run_row, row, orders[run_start:], contents[run_start:], run_offset,
           (o_tab[run_start:], stale_tab[run_start:], index_tab[run_start:]), tables, cycle)
     return row
+
+
+def _plan(order: list[int], first_pos: int, touches: _Touches, placer: Any) -> list[tuple[int, int, int, int, bool]] | None:
+    """``(rack, list, distance, partitions touching, stale)`` per touched rack, or None to fall back."""
+    plan = []
+    for q, h in enumerate(order):
+        d = (q - first_pos) % len(order)
+        count = touches.count[d]
+        if count:
+            lst = 2 * h + 1
+            stale = touches.first[d] == placer.epoch[lst]
+            if stale and placer.index[lst] + touches.first_n[d] > placer.sizes[lst]:
+                return None
+            plan.append((h, lst, d, count, stale))
+    return plan
 
 
 @dataclass(frozen=True, slots=True)
