@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_STRATEGIES",
+    "STRATEGY_NAMES",
     "PartitionRate",
     "MemberCapacity",
     "StrategyLoad",
@@ -34,8 +35,12 @@ from pools.errors import InputError
 
 TopicPartition = tuple[str, int]
 
+STRATEGY_NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range")
+"""Every assignor sizing and simulation run: client ones by `partition.assignment.strategy` name, then
+the KIP-848 broker-side `uniform` and `range` (called ``server-range`` here to tell it apart)."""
+
 DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")
-"""Client assignors by `partition.assignment.strategy` name, then the KIP-848 server ones."""
+"""The assignors compared when none are named (eager `sticky` balances as `cooperative-sticky` does)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["command", "load_consumers_config", "ConsumersConfig"]
+__all__ = ["command", "load_consumers_config", "validate_options", "validate_strategies", "ConsumersConfig"]
 
 import json
 import tomllib
@@ -60,6 +60,7 @@ def command(**opts: Any) -> int:
     validate_options(opts)
     config = load_consumers_config(opts["config_path"]) if opts["config_path"] else ConsumersConfig({}, {}, ())
     strategies = tuple(opts["strategies"]) or config.strategies or _default_strategies(opts["events_path"])
+    validate_strategies(strategies)
     rates = _profile_rates(opts["profile_dir"]) if opts["profile_dir"] else None
     if opts["events_path"]:
         report = _simulate(opts["events_path"], strategies, rates)
@@ -92,6 +93,15 @@ def validate_options(opts: Mapping[str, Any]) -> None:
         raise InputError("give --describe (kafka-consumer-groups.sh --describe --all-groups output) or --simulate")
     if not opts["profile_dir"]:
         raise InputError("--profile: sizing needs the topic profile for per-partition rates")
+
+
+def validate_strategies(strategies: Sequence[str]) -> None:
+    """Every strategy must be an assignor sizing and simulation know."""
+    from planner.assignors.sizing import STRATEGY_NAMES
+
+    for name in strategies:
+        if name not in STRATEGY_NAMES:
+            raise InputError(f"--strategy: unknown assignor {name!r}; expected one of {', '.join(STRATEGY_NAMES)}")
 
 
 def load_consumers_config(path: str) -> ConsumersConfig:

@@ -124,3 +124,23 @@ def test_group_past_headroom_exits_one(run_cli, profile: Path) -> None:
     assert "1 group(s) have a member past the headroom: billing" in err
     report = json.loads(out)
     assert [g["over_capacity"] for g in report["groups"]] == [True, False]
+
+
+def test_simulate_with_profile_reports_bytes(run_cli, profile: Path, tmp_path: Path) -> None:
+    script = tmp_path / "events.json"
+    script.write_text(json.dumps({
+        "topics": {"orders": 3},
+        "members": [{"member_id": "a", "topics": ["orders"]}],
+        "events": [{"event": "join", "member": "b", "topics": ["orders"]}],
+    }))
+    code, out, err = run_cli("consumers", "--simulate", script, "--profile", profile, "--strategy", "range", "--format", "json")
+    assert code == 0, err
+    steps = json.loads(out)["simulation"]["range"]
+    # orders is 3 MB/s spread by partition size 1:1:4
+    assert steps[0]["member_bytes"] == {"a": 3_000_000.0}
+    assert steps[1]["member_bytes"] == {"a": 1_000_000.0, "b": 2_000_000.0}
+
+
+def test_unknown_strategy_is_bad_input(run_cli, profile: Path) -> None:
+    code, _, err = run_cli("consumers", "--describe", DESCRIBE, "--profile", profile, "--capacity-bytes", 1e6, "--strategy", "fair")
+    assert code == 2 and "--strategy: unknown assignor 'fair'; expected one of range, roundrobin, sticky" in err
