@@ -1,24 +1,31 @@
 """The audit rules: stateless checks ``check_<kind>(snapshot, policy, loads) -> list[Finding]``, one per kind.
 
-Every rule reads the shared arrays of `pools.audit.index` and is vectorised over partitions and replicas.
+This module holds the isolation, partition-health and leadership rules and the registry `RULES`; the capacity
+rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.audit.index` and is vectorised over partitions and replicas.
 Partition health is a ladder: a partition is reported once, at its worst state (offline, then under min ISR,
 then under-replicated); a preferred-leader finding needs a healthy partition.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from pools.audit.capacity import (
+    check_pool_cannot_lose_broker,
+    check_replica_count_over_limit,
+    check_utilisation_over_headroom,
+)
+from pools.audit.common import SEVERITY, finding, pool_name
 from pools.audit.findings import Finding, Severity
+from pools.audit.fixes import PLAN_FIX, ReplicaChooser, reassign_fix, replica_span
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.policy import PoolPolicy
-from pools.snapshot import DIMENSIONS, ClusterSnapshot
+from pools.snapshot import ClusterSnapshot
 
 __all__ = [
     "Rule",
@@ -46,11 +53,6 @@ __all__ = [
 #: LeaderReplicaDistributionGoal bounds, with a wider threshold than its 1.10 default).
 LEADER_SKEW = 0.5
 
-PLAN_FIX = (
-    "poolplan plan --snapshot $SNAPSHOT --policy $POLICY --profile $PROFILE --out plan"
-    " && poolplan emit --plan plan/plan.json --snapshot $SNAPSHOT --out bundle"
-)
-
 Check = Callable[[ClusterSnapshot, PoolPolicy, Loads], list[Finding]]
 
 
@@ -75,7 +77,7 @@ def check_replica_outside_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     want = p.topic_pool[a.rep_topic]
     bad = np.flatnonzero((want >= 0) & (p.broker_pool[a.rep_broker] != want))
-    chooser = _Chooser(a, p)
+    chooser = ReplicaChooser(a, p)
     out: list[Finding] = []
     targets: dict[int, tuple[int, ...] | None] = {}
     for r in bad.tolist():
@@ -84,18 +86,18 @@ def check_replica_outside_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
             targets[part] = chooser.repair(part, int(p.topic_pool[a.part_topic[part]]))
         pool = p.pools[int(want[r])]
         out.append(
-            _finding(
+            finding(
                 "replica_outside_pool",
                 pool=pool,
                 broker=_broker_id(a, int(a.rep_broker[r]), snapshot, part, int(a.rep_pos[r])),
                 topic=a.topics[int(a.part_topic[part])],
                 partition=int(a.part_id[part]),
                 evidence={
-                    "broker_pool": _pool_name(p, int(p.broker_pool[a.rep_broker[r]])),
+                    "broker_pool": pool_name(p, int(p.broker_pool[a.rep_broker[r]])),
                     "replicas": list(snapshot.partitions[part].replicas),
                     "size_bytes": int(a.rep_size[r]),
                 },
-                fix=_reassign_fix(a, part, targets[part]),
+                fix=reassign_fix(a, part, targets[part]),
             )
         )
     return out
@@ -109,9 +111,9 @@ def check_broker_mixed_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, load
     for b in np.flatnonzero((counts > 0).sum(axis=1) > 1).tolist():
         own = int(p.broker_pool[b])
         out.append(
-            _finding(
+            finding(
                 "broker_mixed_pools",
-                pool=_pool_name(p, own),
+                pool=pool_name(p, own),
                 broker=int(a.broker_ids[b]),
                 evidence={"replicas_by_pool": {p.pools[j]: int(c) for j, c in enumerate(counts[b]) if c}},
                 fix=PLAN_FIX,
@@ -127,7 +129,7 @@ def check_broker_without_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, loa
     for b in np.flatnonzero(p.broker_pool[: a.n_brokers] < 0).tolist():
         broker = snapshot.broker_by_id[int(a.broker_ids[b])]
         out.append(
-            _finding(
+            finding(
                 "broker_without_pool",
                 broker=broker.id,
                 evidence={"pool_tag": broker.pool, "rack": broker.rack, "replicas": int(loads.now[b, 3])},
@@ -144,7 +146,7 @@ def check_topic_without_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, load
     parts = np.bincount(a.part_topic, minlength=len(a.topics))
     size = np.bincount(a.part_topic, weights=a.part_size.astype(float), minlength=len(a.topics))
     return [
-        _finding(
+        finding(
             "topic_without_pool",
             topic=a.topics[t],
             evidence={"partitions": int(parts[t]), "size_bytes": int(size[t]), "tenant": policy.tenant_of(a.topics[t])},
@@ -171,23 +173,23 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
     tp = p.topic_pool[a.part_topic]
     available = np.where(tp >= 0, pool_racks[np.maximum(tp, 0)], len(a.racks))
     bad = np.flatnonzero(~unracked & (distinct < np.minimum(a.part_rf, available)))
-    chooser = _Chooser(a, p)
+    chooser = ReplicaChooser(a, p)
     out = []
     for part in bad.tolist():
         pool = int(tp[part])
         out.append(
-            _finding(
+            finding(
                 "rack_shared",
-                pool=_pool_name(p, pool),
+                pool=pool_name(p, pool),
                 topic=a.topics[int(a.part_topic[part])],
                 partition=int(a.part_id[part]),
                 evidence={
                     "replicas": list(snapshot.partitions[part].replicas),
-                    "racks": [a.racks[int(r)] for r in rep_rack[_span(a, part)]],
+                    "racks": [a.racks[int(r)] for r in rep_rack[replica_span(a, part)]],
                     "distinct_racks": int(distinct[part]),
                     "racks_available": int(available[part]),
                 },
-                fix=_reassign_fix(a, part, chooser.spread(part, pool)),
+                fix=reassign_fix(a, part, chooser.spread(part, pool)),
             )
         )
     return out
@@ -200,22 +202,22 @@ def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
     """Partitions without a leader (``Leader: none``)."""
     a = cluster_arrays(snapshot)
     return [
-        _partition_finding(
+        _partitionfinding(
             "offline_partition", snapshot, policy, part,
             fix="bring replicas {replicas} back online; if none can return, as a last resort (data loss): "
             "kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type UNCLEAN "
             "--topic {topic} --partition {partition}",
         )
-        for part in np.flatnonzero(_offline(snapshot, a)).tolist()
+        for part in np.flatnonzero(a.part_offline).tolist()
     ]
 
 
 def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
     """Partitions with a leader whose ISR is smaller than the topic's ``min.insync.replicas``."""
     a = cluster_arrays(snapshot)
-    bad = ~_offline(snapshot, a) & (a.part_isr < _min_isr(snapshot, a))
+    bad = ~a.part_offline & (a.part_isr < _min_isr(snapshot, a))
     return [
-        _partition_finding(
+        _partitionfinding(
             "under_min_isr", snapshot, policy, part,
             fix="restart or repair the out-of-sync replicas {out_of_sync} (producers with acks=all are failing); "
             "check: kafka-topics.sh --bootstrap-server $BOOTSTRAP --describe --under-min-isr-partitions "
@@ -233,9 +235,9 @@ def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads:
     """
     a = cluster_arrays(snapshot)
     rf = a.part_rf - a.part_adding
-    bad = ~_offline(snapshot, a) & (a.part_isr >= _min_isr(snapshot, a)) & (a.part_isr < rf)
+    bad = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a)) & (a.part_isr < rf)
     return [
-        _partition_finding(
+        _partitionfinding(
             "under_replicated", snapshot, policy, part,
             fix="restart or repair the out-of-sync replicas {out_of_sync}; check: kafka-topics.sh "
             "--bootstrap-server $BOOTSTRAP --describe --under-replicated-partitions --topic {topic}",
@@ -249,7 +251,7 @@ def check_reassignment_in_progress(snapshot: ClusterSnapshot, policy: PoolPolicy
     a = cluster_arrays(snapshot)
     bad = (a.part_adding > 0) | (a.part_removing > 0)
     return [
-        _partition_finding(
+        _partitionfinding(
             "reassignment_in_progress", snapshot, policy, part,
             fix="kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --list "
             "(then --verify with the reassignment file, or --cancel)",
@@ -267,9 +269,9 @@ def check_log_dir_error(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
         pos = int(np.searchsorted(a.broker_ids, e.broker))
         known = pos < a.n_brokers and int(a.broker_ids[pos]) == e.broker
         out.append(
-            _finding(
+            finding(
                 "log_dir_error",
-                pool=_pool_name(p, int(p.broker_pool[pos])) if known else None,
+                pool=pool_name(p, int(p.broker_pool[pos])) if known else None,
                 broker=e.broker,
                 evidence={"log_dir": e.log_dir, "error": e.error},
                 fix=f"replace the disk behind {e.log_dir} on broker {e.broker} and restart it; check: "
@@ -280,108 +282,6 @@ def check_log_dir_error(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
 
 
 # --- capacity -------------------------------------------------------------------------------------------------
-
-
-def check_replica_count_over_limit(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Brokers holding more replicas than their ``replicas`` capacity."""
-    a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    limit = np.array([snapshot.broker_by_id[int(b)].capacity.replicas for b in a.broker_ids])
-    return [
-        _finding(
-            "replica_count_over_limit",
-            pool=_pool_name(p, int(p.broker_pool[b])),
-            broker=int(a.broker_ids[b]),
-            evidence={"replicas": int(loads.now[b, 3]), "limit": _num(limit[b])},
-            fix=PLAN_FIX,
-        )
-        for b in np.flatnonzero(loads.now[:, 3] > limit).tolist()
-    ]
-
-
-def check_utilisation_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Brokers and pools whose load exceeds headroom × capacity in a dimension, now or at the forecast.
-
-    A broker or pool over its headroom now is not reported again for the forecast; a broker over its replica
-    limit is reported by `check_replica_count_over_limit` instead. Brokers in no pool use the default headroom.
-    """
-    a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    cap = _capacity(snapshot, a)
-    head = _headroom(policy, p, a)
-    out: list[Finding] = []
-    for d, dim in enumerate(DIMENSIONS):
-        broker_over_now = np.zeros(a.n_brokers, dtype=bool)
-        pool_over_now = np.zeros(len(p.pools), dtype=bool)
-        for basis in ("now", "forecast"):
-            load = loads.table(basis)[:, d]
-            if np.isnan(load).all():
-                continue
-            over = _over(load, cap[:, d], head[:, d]) & ~broker_over_now
-            if dim == "replicas":
-                over &= ~(loads.now[:, 3] > cap[:, 3])
-            for b in np.flatnonzero(over).tolist():
-                out.append(_utilisation("broker", _pool_name(p, int(p.broker_pool[b])), int(a.broker_ids[b]), dim,
-                                        basis, load[b], cap[b, d], head[b, d]))
-            if basis == "now":
-                broker_over_now |= over
-            for j, pool in enumerate(p.pools):
-                members = p.broker_pool[: a.n_brokers] == j
-                if not members.any() or pool_over_now[j]:
-                    continue
-                total, capacity, h = float(load[members].sum()), float(cap[members, d].sum()), policy.headroom(pool, dim)
-                if _over(np.array([total]), np.array([capacity]), np.array([h]))[0]:
-                    out.append(_utilisation("pool", pool, None, dim, basis, total, capacity, h))
-                    pool_over_now[j] = basis == "now"
-    return out
-
-
-def check_pool_cannot_lose_broker(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Pools whose load would exceed headroom × capacity after losing their largest broker(s).
-
-    Loses ``tolerated_broker_failures`` brokers, the largest in each dimension. Dimensions where the pool is
-    already over its headroom (reported by `check_utilisation_over_headroom`) are not counted; the finding is
-    for the current load when any dimension fails now, else for the forecast.
-    """
-    a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    k = policy.defaults.tolerated_broker_failures
-    if k <= 0:
-        return []
-    cap = _capacity(snapshot, a)
-    out = []
-    for j, pool in enumerate(p.pools):
-        members = np.flatnonzero(p.broker_pool[: a.n_brokers] == j)
-        if len(members) == 0:
-            continue
-        for basis in ("now", "forecast"):
-            failing = {}
-            for d, dim in enumerate(DIMENSIONS):
-                load = float(loads.table(basis)[members, d].sum())
-                if math.isnan(load) or load <= 0:
-                    continue
-                h = policy.headroom(pool, dim)
-                caps = np.sort(cap[members, d])
-                full, after = float(caps.sum()), float(caps[: max(len(caps) - k, 0)].sum())
-                if load > h * full or load <= h * after:
-                    continue
-                lost = sorted(members[np.argsort(-cap[members, d], kind="stable")[:k]].tolist())
-                failing[dim] = {
-                    "load": _num(load),
-                    "capacity_after_loss": _num(after),
-                    "headroom": h,
-                    "utilisation_after_loss": _ratio(load, after),
-                    "lost_brokers": [int(a.broker_ids[b]) for b in lost],
-                }
-            if failing:
-                out.append(
-                    _finding(
-                        "pool_cannot_lose_broker",
-                        severity=Severity.ERROR if basis == "now" else Severity.WARNING,
-                        pool=pool,
-                        evidence={"basis": basis, "tolerated_broker_failures": k, "dimensions": failing},
-                        fix=PLAN_FIX,
-                    )
-                )
-                break
-    return out
 
 
 # --- leadership -------------------------------------------------------------------------------------------------
@@ -398,10 +298,10 @@ def check_leader_not_preferred(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
     preferred_in_isr = np.zeros(len(a.part_rf), dtype=bool)
     preferred_in_isr[has] = a.rep_in_isr[first]
     leader_in_isr = _leader_in_isr(a)
-    healthy = ~_offline(snapshot, a) & (a.part_isr >= _min_isr(snapshot, a))
+    healthy = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a))
     bad = healthy & leader_in_isr & preferred_in_isr & (a.part_leader != preferred) & (a.part_adding == 0)
     return [
-        _partition_finding(
+        _partitionfinding(
             "leader_not_preferred", snapshot, policy, part,
             fix="kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type PREFERRED "
             "--topic {topic} --partition {partition}",
@@ -428,7 +328,7 @@ def check_leader_count_skew(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
                 continue
             balanced = lower <= preferred[b] <= upper
             out.append(
-                _finding(
+                finding(
                     "leader_count_skew",
                     pool=pool,
                     broker=int(a.broker_ids[b]),
@@ -446,33 +346,28 @@ def check_leader_count_skew(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("replica_outside_pool", check_replica_outside_pool, Severity.ERROR),
-    Rule("broker_mixed_pools", check_broker_mixed_pools, Severity.ERROR),
-    Rule("broker_without_pool", check_broker_without_pool, Severity.WARNING),
-    Rule("topic_without_pool", check_topic_without_pool, Severity.WARNING),
-    Rule("rack_shared", check_rack_shared, Severity.WARNING),
-    Rule("offline_partition", check_offline_partition, Severity.CRITICAL),
-    Rule("under_min_isr", check_under_min_isr, Severity.CRITICAL),
-    Rule("under_replicated", check_under_replicated, Severity.ERROR),
-    Rule("reassignment_in_progress", check_reassignment_in_progress, Severity.INFO),
-    Rule("log_dir_error", check_log_dir_error, Severity.CRITICAL),
-    Rule("replica_count_over_limit", check_replica_count_over_limit, Severity.ERROR),
-    Rule("utilisation_over_headroom", check_utilisation_over_headroom, Severity.ERROR),
-    Rule("pool_cannot_lose_broker", check_pool_cannot_lose_broker, Severity.ERROR),
-    Rule("leader_not_preferred", check_leader_not_preferred, Severity.INFO),
-    Rule("leader_count_skew", check_leader_count_skew, Severity.WARNING),
+    Rule("replica_outside_pool", check_replica_outside_pool, SEVERITY["replica_outside_pool"]),
+    Rule("broker_mixed_pools", check_broker_mixed_pools, SEVERITY["broker_mixed_pools"]),
+    Rule("broker_without_pool", check_broker_without_pool, SEVERITY["broker_without_pool"]),
+    Rule("topic_without_pool", check_topic_without_pool, SEVERITY["topic_without_pool"]),
+    Rule("rack_shared", check_rack_shared, SEVERITY["rack_shared"]),
+    Rule("offline_partition", check_offline_partition, SEVERITY["offline_partition"]),
+    Rule("under_min_isr", check_under_min_isr, SEVERITY["under_min_isr"]),
+    Rule("under_replicated", check_under_replicated, SEVERITY["under_replicated"]),
+    Rule("reassignment_in_progress", check_reassignment_in_progress, SEVERITY["reassignment_in_progress"]),
+    Rule("log_dir_error", check_log_dir_error, SEVERITY["log_dir_error"]),
+    Rule("replica_count_over_limit", check_replica_count_over_limit, SEVERITY["replica_count_over_limit"]),
+    Rule("utilisation_over_headroom", check_utilisation_over_headroom, SEVERITY["utilisation_over_headroom"]),
+    Rule("pool_cannot_lose_broker", check_pool_cannot_lose_broker, SEVERITY["pool_cannot_lose_broker"]),
+    Rule("leader_not_preferred", check_leader_not_preferred, SEVERITY["leader_not_preferred"]),
+    Rule("leader_count_skew", check_leader_count_skew, SEVERITY["leader_count_skew"]),
 )
-_SEVERITY = {r.kind: r.severity for r in RULES}
 
 
 # --- helpers ----------------------------------------------------------------------------------------------------
 
 
-def _finding(kind: str, *, severity: Severity | None = None, **fields) -> Finding:
-    return Finding(kind=kind, severity=severity or _SEVERITY[kind], **fields)
-
-
-def _partition_finding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy, part: int, *, fix: str) -> Finding:
+def _partitionfinding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy, part: int, *, fix: str) -> Finding:
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     state = snapshot.partitions[part]
     min_isr = snapshot.topic_by_name[state.topic].min_insync_replicas if state.topic in snapshot.topic_by_name else 1
@@ -483,25 +378,8 @@ def _partition_finding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy,
         evidence |= {"adding_replicas": list(state.adding_replicas), "removing_replicas": list(state.removing_replicas)}
     text = fix.format(topic=state.topic, partition=state.partition, replicas=list(state.replicas),
                       out_of_sync=out_of_sync)
-    return _finding(kind, pool=_pool_name(p, int(p.topic_pool[a.part_topic[part]])), topic=state.topic,
+    return finding(kind, pool=pool_name(p, int(p.topic_pool[a.part_topic[part]])), topic=state.topic,
                     partition=state.partition, evidence=evidence, fix=text)
-
-
-def _utilisation(scope: str, pool: str | None, broker: int | None, dim: str, basis: str, load: float,
-                 capacity: float, headroom: float) -> Finding:
-    return _finding(
-        "utilisation_over_headroom",
-        severity=Severity.ERROR if basis == "now" else Severity.WARNING,
-        pool=pool,
-        broker=broker,
-        evidence={"scope": scope, "dimension": dim, "basis": basis, "load": _num(load), "capacity": _num(capacity),
-                  "headroom": headroom, "utilisation": _ratio(load, capacity)},
-        fix=PLAN_FIX,
-    )
-
-
-def _offline(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
-    return a.part_offline
 
 
 def _min_isr(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
@@ -515,25 +393,6 @@ def _leader_in_isr(a: ClusterArrays) -> np.ndarray:
     out = np.zeros(len(a.part_rf), dtype=bool)
     out[a.rep_part[hit]] = True
     return out
-
-
-def _capacity(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
-    by_id = snapshot.broker_by_id
-    return np.array([[by_id[int(b)].capacity.get(d) for d in DIMENSIONS] for b in a.broker_ids],
-                    dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
-
-
-def _headroom(policy: PoolPolicy, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
-    rows = []
-    for b in range(a.n_brokers):
-        j = int(p.broker_pool[b])
-        rows.append([policy.headroom(p.pools[j], d) if j >= 0 else policy.defaults.headroom[d] for d in DIMENSIONS])
-    return np.array(rows, dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
-
-
-def _over(load: np.ndarray, capacity: np.ndarray, headroom: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        return ~np.isnan(load) & (load > 0) & (load > headroom * capacity)
 
 
 def _broker_pool_replicas(a: ClusterArrays, p: PoolArrays) -> np.ndarray:
@@ -566,86 +425,7 @@ def _pool_rack_counts(a: ClusterArrays, p: PoolArrays) -> np.ndarray:
     return counts
 
 
-def _span(a: ClusterArrays, part: int) -> slice:
-    start = int(a.part_start[part])
-    return slice(start, start + int(a.part_rf[part]))
-
-
 def _broker_id(a: ClusterArrays, pos: int, snapshot: ClusterSnapshot, part: int, rep_pos: int) -> int:
     return int(a.broker_ids[pos]) if pos < a.n_brokers else snapshot.partitions[part].replicas[rep_pos]
 
 
-def _pool_name(p: PoolArrays, j: int) -> str | None:
-    return p.pools[j] if j >= 0 else None
-
-
-def _num(x: float) -> float | int:
-    x = float(x)
-    return int(x) if x.is_integer() else round(x, 3)
-
-
-def _ratio(load: float, capacity: float) -> float | None:
-    return round(float(load) / float(capacity), 4) if capacity > 0 else None
-
-
-def _reassign_fix(a: ClusterArrays, part: int, target: tuple[int, ...] | None) -> str:
-    if target is None:
-        return PLAN_FIX
-    doc = {"version": 1, "partitions": [{"topic": a.topics[int(a.part_topic[part])],
-                                          "partition": int(a.part_id[part]), "replicas": list(target)}]}
-    return ("kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --reassignment-json-file "
-            f"<(echo '{json.dumps(doc, separators=(',', ':'))}')")
-
-
-class _Chooser:
-    """Picks replacement brokers inside a pool: an unused rack first, then the fewest replicas, then the lowest id.
-
-    Counts the replicas it hands out so successive repairs spread over the pool.
-    """
-
-    def __init__(self, a: ClusterArrays, p: PoolArrays) -> None:
-        self.a, self.p = a, p
-        self.count = np.bincount(a.rep_broker, minlength=a.n_brokers + 1)[: a.n_brokers].astype(np.int64)
-
-    def repair(self, part: int, pool: int) -> tuple[int, ...] | None:
-        """The partition's replicas with every replica outside ``pool`` replaced; ``None`` when impossible."""
-        span = self.a.rep_broker[_span(self.a, part)].tolist()
-        keep = [b for b in span if b < self.a.n_brokers and self.p.broker_pool[b] == pool]
-        target = []
-        for b in span:
-            if b in keep:
-                target.append(b)
-                continue
-            new = self._pick(pool, used=set(keep) | set(target))
-            if new is None:
-                return None
-            target.append(new)
-        return tuple(int(self.a.broker_ids[b]) for b in target)
-
-    def spread(self, part: int, pool: int) -> tuple[int, ...] | None:
-        """The replicas with each replica sharing a rack with an earlier one moved to an unused rack, if any."""
-        span = self.a.rep_broker[_span(self.a, part)].tolist()
-        target: list[int] = []
-        for b in span:
-            racks = {int(self.a.broker_rack[t]) for t in target}
-            if int(self.a.broker_rack[b]) in racks:
-                new = self._pick(pool, used=set(span) | set(target), avoid_racks=racks, need_new_rack=True)
-                if new is not None:
-                    target.append(new)
-                    continue
-            target.append(b)
-        return None if target == span else tuple(int(self.a.broker_ids[b]) for b in target)
-
-    def _pick(self, pool: int, *, used: set[int], avoid_racks: set[int] | None = None,
-              need_new_rack: bool = False) -> int | None:
-        avoid = avoid_racks if avoid_racks is not None else {int(self.a.broker_rack[b]) for b in used}
-        members = np.flatnonzero(self.p.broker_pool[: self.a.n_brokers] == pool).tolist() if pool >= 0 else \
-            list(range(self.a.n_brokers))
-        choices = [b for b in members if b not in used]
-        if need_new_rack:
-            choices = [b for b in choices if int(self.a.broker_rack[b]) not in avoid]
-        if not choices:
-            return None
-        best = min(choices, key=lambda b: (int(self.a.broker_rack[b]) in avoid, int(self.count[b]), b))
-        self.count[best] += 1
-        return best
