@@ -19,6 +19,7 @@ __all__ = ["Growth", "robust_growth", "PERIOD", "BAND"]
 PERIOD = 7
 #: Percentiles of the pairwise slopes that bound the band.
 BAND = (0.10, 0.90)
+_MAX_LOG = 700.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +32,12 @@ class Growth:
     level: float
 
     def forecast(self, horizon_days: int) -> tuple[float, float, float]:
-        """``(forecast, low, high)`` of the level ``horizon_days`` after the last day."""
-        return (
-            self.level * (1.0 + self.per_day) ** horizon_days,
-            self.level * (1.0 + self.low) ** horizon_days,
-            self.level * (1.0 + self.high) ** horizon_days,
+        """``(forecast, low, high)`` of the level ``horizon_days`` after the last day (finite: capped at e^700)."""
+        if self.level <= 0:
+            return 0.0, 0.0, 0.0
+        base = math.log(self.level)
+        return tuple(  # type: ignore[return-value]
+            math.exp(min(base + horizon_days * math.log1p(g), _MAX_LOG)) for g in (self.per_day, self.low, self.high)
         )
 
 
@@ -68,11 +70,10 @@ def robust_growth(days: Sequence[int], values: Sequence[float], *, period: int =
     -----
     O(n²) pairs for n days; n is a quarter at most.
     """
-    points = [(d, math.log(v)) for d, v in zip(days, values, strict=True) if v > 0]
-    if not points:
-        return Growth(0.0, 0.0, 0.0, 0.0)
-    if len(points) < 2:
-        return Growth(0.0, 0.0, 0.0, math.exp(points[-1][1]))
+    positive = [(d, v) for d, v in zip(days, values, strict=True) if v > 0]
+    if len(positive) < 2:
+        return Growth(0.0, 0.0, 0.0, positive[-1][1] if positive else 0.0)
+    points = [(d, math.log(v)) for d, v in positive]
     seasonal = points[-1][0] - points[0][0] >= period
     slopes = sorted(
         (yj - yi) / (dj - di)
