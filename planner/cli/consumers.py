@@ -29,19 +29,27 @@ class ConsumersConfig:
     strategies: tuple[str, ...]
 
 
+_FILE = click.Path(dir_okay=False)
+
+
 @click.command(name="consumers")
-@click.option("--describe", "describe_path", type=click.Path(dir_okay=False), help="`kafka-consumer-groups.sh --describe --all-groups` output.")
-@click.option("--members", "members_path", type=click.Path(dir_okay=False), help="`--describe --members --verbose` output (consumer ids of the groups).")
-@click.option("--profile", "profile_dir", type=click.Path(), help="Topic profile directory (rates per topic and partition).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Member capacity and strategies (conf/consumers.toml).")
+@click.option("--describe", "describe_path", type=_FILE,
+              help="`kafka-consumer-groups.sh --describe --all-groups` output.")
+@click.option("--members", "members_path", type=_FILE,
+              help="`--describe --all-groups --members --verbose` output (the groups' consumer ids).")
+@click.option("--profile", "profile_dir", type=click.Path(),
+              help="Topic profile directory (rates per topic and partition).")
+@click.option("--config", "config_path", type=_FILE, help="Member capacity and strategies (conf/consumers.toml).")
 @click.option("--capacity-bytes", type=float, help="Bytes/s one member processes (overrides the config).")
 @click.option("--capacity-messages", type=float, help="Messages/s one member processes (overrides the config).")
 @click.option("--headroom", type=float, help="Usable fraction of a member's capacity (overrides the config).")
-@click.option("--strategy", "strategies", multiple=True, help="Assignor to compare (repeat); default: the config's list or all.")
+@click.option("--strategy", "strategies", multiple=True,
+              help="Assignor to compare (repeat); default: the config's list, else all.")
 @click.option("--group", "groups", multiple=True, help="Only these groups (repeat).")
-@click.option("--simulate", "events_path", type=click.Path(dir_okay=False), help="Rebalance script (JSON: topics, members, events).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True, help="Standard output format.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Also write the JSON report here.")
+@click.option("--simulate", "events_path", type=_FILE, help="Rebalance script (JSON: topics, members, events).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Standard output format.")
+@click.option("--out", "out_path", type=_FILE, help="Also write the JSON report here.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def command(**opts: Any) -> int:
     """Size consumer groups under each assignor, or simulate a rebalance script with --simulate.
