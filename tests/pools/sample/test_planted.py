@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pools.kafka_formats.inventory import parse_inventory_toml
 from pools.policy import parse_policy
@@ -30,11 +32,8 @@ def _key(kind, topic=None, partition=None, broker=None, log_dir=None):
     return (kind, topic, partition, broker, log_dir)
 
 
-def test_planted_states_in_the_snapshot(tiny):
-    snapshot, policy, truth = _load(tiny)
-    planted = {_key(**{k: v for k, v in p.items() if k != "pool"}) for p in truth["planted"]}
-    kinds = {k[0] for k in planted}
-    assert kinds == PLANTED_KINDS - {"replica_count_over_limit"}
+def _independent_findings(snapshot, policy) -> set[tuple]:
+    """The planted kinds, recomputed from the snapshot with the audit's precedence but none of its code."""
     rack = {b.id: b.rack for b in snapshot.brokers}
     pool_of = {b.id: b.pool for b in snapshot.brokers}
     found = set()
@@ -54,7 +53,7 @@ def test_planted_states_in_the_snapshot(tiny):
         if len({rack[b] for b in target}) < len(target):
             found.add(_key("rack_shared", p.topic, p.partition))
         for b in p.replicas:
-            if tp and pool_of[b] != tp[0]:
+            if tp and pool_of.get(b) != tp[0]:
                 found.add(_key("replica_outside_pool", p.topic, p.partition, b))
     for e in snapshot.log_dir_errors:
         found.add(_key("log_dir_error", broker=e.broker, log_dir=e.log_dir))
@@ -65,8 +64,29 @@ def test_planted_states_in_the_snapshot(tiny):
         if b.pool is None:
             found.add(_key("broker_without_pool", broker=b.id))
             assert not any(b.id in p.replicas for p in snapshot.partitions)
+        if sum(b.id in p.replicas for p in snapshot.partitions) > b.capacity.replicas:
+            found.add(_key("replica_count_over_limit", broker=b.id))
     found |= {_key("topic_without_pool", t.topic) for t in snapshot.topics if not policy.resolve(t.topic).candidates}
-    assert found == planted
+    return found
+
+
+def _planted(truth) -> set[tuple]:
+    return {_key(**{k: v for k, v in p.items() if k != "pool"}) for p in truth["planted"]}
+
+
+def test_planted_states_in_the_snapshot(tiny):
+    snapshot, policy, truth = _load(tiny)
+    assert {k[0] for k in _planted(truth)} == PLANTED_KINDS - {"replica_count_over_limit"}
+    assert _independent_findings(snapshot, policy) == _planted(truth)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), brokers=st.integers(6, 15), topics=st.integers(6, 24))
+def test_every_size_plants_exactly_its_problems(seed, brokers, topics):
+    files = dict(sample_files(SampleSpec(seed=seed, brokers=brokers, topics=topics, days=2)))
+    snapshot, policy, truth = _load(files)
+    assert {k[0] for k in _planted(truth)} == PLANTED_KINDS - {"replica_count_over_limit"}
+    assert _independent_findings(snapshot, policy) == _planted(truth)
 
 
 @pytest.mark.parametrize("seed", [0, 3])
