@@ -81,7 +81,8 @@ class MemberSpec:
     """A member as the assignor sees it.
 
     ``topic_ids`` is the `TopicIds` set in iteration order (subscribed names that resolve to a topic
-    id); ``assignment`` is the current target assignment as ``(topic_id, partitions)`` pairs in
+    id) and ``subscription_size`` its `size()`, which counts every distinct subscribed name, resolved
+    or not; ``assignment`` is the current target assignment as ``(topic_id, partitions)`` pairs in
     `HashMap` order, each partition tuple in `HashSet<Integer>` order.
     """
 
@@ -89,6 +90,7 @@ class MemberSpec:
     instance_id: str | None
     rack: str | None
     topic_ids: tuple[str, ...]
+    subscription_size: int
     assignment: tuple[tuple[str, tuple[int, ...]], ...]
 
 
@@ -196,7 +198,7 @@ def build_group_spec(topics: Sequence[Mapping[str, Any]], members: Sequence[Mapp
     by_id = {t.topic_id: t for t in specs}
     seen: set[str] = set()
     built: list[MemberSpec] = []
-    subscriptions: dict[tuple[str, ...], tuple[str, ...]] = {}  # members mostly share one subscription
+    subscriptions: dict[tuple[str, ...], tuple[tuple[str, ...], int]] = {}  # members mostly share one
     for i, member in enumerate(members):
         member_id = _field(member, "member_id", str, f"members[{i}]")
         if member_id in seen:
@@ -251,7 +253,7 @@ def _member_spec(
     member: Mapping[str, Any],
     index: int,
     by_name: Mapping[str, TopicSpec],
-    subscriptions: dict[tuple[str, ...], tuple[str, ...]],
+    subscriptions: dict[tuple[str, ...], tuple[tuple[str, ...], int]],
 ) -> MemberSpec:
     where = f"members[{index}]"
     instance_id = member.get("instance_id")
@@ -262,12 +264,14 @@ def _member_spec(
     current = member.get("current_assignment") or {}
     if not isinstance(current, Mapping):
         raise AssignorError(f"{where}.current_assignment: expected {{topic: [partitions]}}, got {current!r}")
-    topic_ids = subscriptions.get(tuple(subscribed))
-    if topic_ids is None:
+    known = subscriptions.get(tuple(subscribed))
+    if known is None:
         if not all(isinstance(n, str) for n in subscribed):
             raise AssignorError(f"{where}.topics: expected topic names, got {subscribed!r}")
-        name_order = hashmap_order(subscribed, string_hash, capacity=_copy_capacity(len(set(subscribed))))
-        topic_ids = subscriptions[tuple(subscribed)] = tuple(by_name[n].topic_id for n in name_order if n in by_name)
+        size = len(set(subscribed))
+        name_order = hashmap_order(subscribed, string_hash, capacity=_copy_capacity(size))
+        known = subscriptions[tuple(subscribed)] = (tuple(by_name[n].topic_id for n in name_order if n in by_name), size)
+    topic_ids, size = known
     owned = []
     for name in sorted(current, key=utf16_key):
         topic = by_name.get(name)
@@ -285,7 +289,7 @@ def _member_spec(
             owned.append((topic, _hashset_order(partitions)))
     entries = hashmap_order(owned, lambda e: e[0].hash)
     assignment = tuple((topic.topic_id, parts) for topic, parts in entries)
-    return MemberSpec(member["member_id"], instance_id, rack, topic_ids, assignment)
+    return MemberSpec(member["member_id"], instance_id, rack, topic_ids, size, assignment)
 
 
 def _subscription_type(members: Sequence[Mapping[str, Any]]) -> SubscriptionType:

@@ -62,7 +62,8 @@ def _missing(topic: TopicSpec) -> AssignorError:
 def _homogeneous(spec: GroupSpec) -> Assignment:
     """`UniformHomogeneousAssignmentBuilder.build`: keep up to the quota, hand out the rest in order."""
     first = spec.members[0]
-    capacity = table_size_for(max(int(len(first.topic_ids) / 0.75) + 1, 16))
+    # `new HashSet<>(topicIds)` sizes its table from `TopicIds.size()`: every subscribed name
+    capacity = table_size_for(max(int(first.subscription_size / 0.75) + 1, 16))
     subscribed = hashmap_order(first.topic_ids, lambda tid: spec.topics[tid].hash, capacity=capacity)
     if not subscribed:
         return {}

@@ -221,3 +221,11 @@ def test_bulk_least_loaded_matches_one_at_a_time(sizes: list[int], count: int) -
         singles.append(index)
         one_sizes[index] += 1  # the builder assigns before asking again
     assert bulk.next_least_loaded_many(count) == singles
+
+
+def test_subscription_size_counts_unresolved_names_like_topic_ids() -> None:
+    topics = [{"name": f"t{i}", "topic_id": _uuid(i + 1), "partitions": 1} for i in range(11)]
+    names = [t["name"] for t in topics] + ["deleted"]
+    spec = build_group_spec(topics, [_member("a", names + ["t0"])])
+    (member,) = spec.members
+    assert len(member.topic_ids) == 11 and member.subscription_size == 12  # `TopicIds.size()` sizes the HashSet
