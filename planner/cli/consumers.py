@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["command", "load_consumers_config", "validate_options", "validate_strategies", "ConsumersConfig"]
 
 import json
+import logging
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from rich.table import Table
 from pools.errors import InputError
 
 _CAPACITY_KEYS = {"bytes_per_s", "messages_per_s", "headroom"}
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +196,9 @@ def _size(opts: Mapping[str, Any], config: ConsumersConfig, strategies: Sequence
         mpath = opts["members_path"]
         for m in parse_consumer_group_members(Path(mpath).read_text(), source=mpath):
             members.setdefault(m.group, []).append(m.consumer_id)
+    unprofiled = sorted({t for g in groups for t in g.topics} - rates["counts"].keys())
+    if unprofiled:
+        _log.warning("no profile rates for %d topic(s), counted as idle: %s", len(unprofiled), ", ".join(unprofiled))
     wanted = set(opts["groups"])
     missing = wanted - {g.group for g in groups}
     if missing:

@@ -144,3 +144,11 @@ def test_simulate_with_profile_reports_bytes(run_cli, profile: Path, tmp_path: P
 def test_unknown_strategy_is_bad_input(run_cli, profile: Path) -> None:
     code, _, err = run_cli("consumers", "--describe", DESCRIBE, "--profile", profile, "--capacity-bytes", 1e6, "--strategy", "fair")
     assert code == 2 and "--strategy: unknown assignor 'fair'; expected one of range, roundrobin, sticky" in err
+
+
+def test_topics_missing_from_the_profile_are_named(run_cli, tmp_path: Path, caplog) -> None:
+    only_orders = save_profile(tmp_path / "p", [_topic("orders", 3, 3_000_000.0, 3_000.0)], [])
+    with caplog.at_level("WARNING"):
+        code, _, err = run_cli("consumers", "--describe", DESCRIBE, "--profile", only_orders, "--capacity-bytes", 5e6)
+    assert code == 0, err
+    assert "no profile rates for 1 topic(s), counted as idle: payments.ledger" in caplog.text
