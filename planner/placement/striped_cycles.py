@@ -52,8 +52,17 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
     stale_tab = np.zeros((n_cycles, n_racks), dtype=np.int64)
     index_tab = np.zeros((n_cycles, n_racks), dtype=np.int64)
     run_start, run_row, run_offset = 0, row, placer.rack_offset % n_racks
-    for i, order in enumerate(orders.tolist()):
+    i = 0
+    while i < n_cycles:
         m = min(cycle, n_partitions - row)
+        if m == cycle >= 2 * n_racks and row > 0:
+            # Long cycles: a list's first touch (epoch < R) never repeats its last one (epoch >= R).
+            stop = min(n_cycles, i + (n_partitions - row) // cycle)
+            o_tab[i:stop] = _advance(placer, orders[i:stop], tables, cycle)
+            row += (stop - i) * cycle
+            i = stop
+            continue
+        order = orders[i].tolist()
         touches = tables if m == cycle else _Touches.build(n_racks, rf, m)
         first_pos = placer.rack_offset % n_racks
         plan = _plan(order, first_pos, touches, placer)
@@ -64,6 +73,7 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
             placer.place_cycle(out, row, m)
             row += m
             run_start, run_row, run_offset = i + 1, row, placer.rack_offset % n_racks
+            i += 1
             continue
         for h, lst, d, count, stale in plan:
             o_tab[i, h], stale_tab[i, h], index_tab[i, h] = offset[lst], stale, index[lst]
@@ -72,9 +82,34 @@ def place_cycles(placer: Any, out: np.ndarray, row: int, orders: np.ndarray, con
             epoch[lst] = touches.last[d]
         placer.rack_offset = (first_pos + m - 1) % n_racks + 1
         row += m
+        i += 1
     _fill(placer, out, run_row, row, orders[run_start:], contents[run_start:], run_offset,
           (o_tab[run_start:], stale_tab[run_start:], index_tab[run_start:]), tables, cycle)
     return row
+
+
+def _advance(placer: Any, orders: np.ndarray, touches: _Touches, cycle: int) -> np.ndarray:
+    """Offsets (K, R) at the start of K full, stale-free cycles; moves the lists' state past them.
+
+    Every list is touched in every such cycle (``cycle >= R``), so its offset simply advances by
+    its touch count, and its index and epoch are those of its last touch in the last cycle.
+    """
+    n_cycles, n_racks = orders.shape
+    first_pos = placer.rack_offset % n_racks
+    starts = (first_pos + np.arange(n_cycles, dtype=np.int64) * cycle) % n_racks
+    position = np.empty_like(orders)
+    position[np.arange(n_cycles)[:, None], orders] = np.arange(n_racks)
+    distance = (position - starts[:, None]) % n_racks
+    count = np.asarray(touches.count, dtype=np.int64)[distance]
+    unfenced = 2 * np.arange(n_racks) + 1
+    sizes = np.asarray(placer.sizes, dtype=np.int64)[unfenced]
+    total = np.cumsum(count, axis=0)
+    offsets = (np.asarray(placer.offset, dtype=np.int64)[unfenced] + total - count) % sizes
+    for h, (lst, d) in enumerate(zip(unfenced.tolist(), distance[-1].tolist())):
+        placer.offset[lst] = int(offsets[-1, h] + count[-1, h]) % placer.sizes[lst]
+        placer.index[lst], placer.epoch[lst] = touches.last_n[d], touches.last[d]
+    placer.rack_offset = (first_pos + n_cycles * cycle - 1) % n_racks + 1
+    return offsets
 
 
 def _plan(order: list[int], first_pos: int, touches: _Touches, placer: Any) -> list[tuple[int, int, int, int, bool]] | None:
