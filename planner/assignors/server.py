@@ -170,17 +170,18 @@ def _by_name(
     spec: GroupSpec, members: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Iterable[int]]]
 ) -> dict[str, dict[str, list[int]]]:
     """Topic ids back to names: members in input order, topics in name order, partitions ascending."""
-    ordered = sorted(spec.topics.values(), key=lambda t: utf16_key(t.name))
-    rank = {t.topic_id: i for i, t in enumerate(ordered)}
+    ordered = [(t.topic_id, t.name) for t in sorted(spec.topics.values(), key=lambda t: utf16_key(t.name))]
+    rank = {tid: i for i, (tid, _) in enumerate(ordered)}
     result: dict[str, dict[str, list[int]]] = {}
     for member in members:
         per_topic = by_id.get(member["member_id"], {})
         if len(per_topic) * 8 > len(ordered):  # most topics present: walk them in name order
-            pairs = [(t.name, per_topic.get(t.topic_id)) for t in ordered]
+            pairs = [(name, per_topic.get(tid)) for tid, name in ordered]
         else:
             pairs = [(spec.topics[tid].name, parts) for tid, parts in sorted(per_topic.items(), key=lambda kv: rank[kv[0]])]
+        # a range or a single partition is already in order; sets and hash-ordered tuples are sorted
         result[member["member_id"]] = {
-            name: list(parts) if type(parts) is range else sorted(parts) for name, parts in pairs if parts
+            name: [*parts] if len(parts) == 1 or type(parts) is range else sorted(parts) for name, parts in pairs if parts
         }
     return result
 

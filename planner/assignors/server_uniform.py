@@ -190,9 +190,8 @@ class _Heterogeneous:
         """`assignRemainingPartitions`: each topic's free partitions go to its least-loaded subscribers."""
         free = {}
         for tid, owners in self.owners.items():
-            missing = [p for p, owner in enumerate(owners) if owner == -1]
-            if missing:
-                free[tid] = missing
+            if -1 in owners:  # skip fully owned topics at C speed
+                free[tid] = [p for p, owner in enumerate(owners) if owner == -1]
         balancer = _Balancer(self.sizes)
         sizes, target = self.sizes, self.target
         for tid in self._topic_order(list(free)):
@@ -200,9 +199,24 @@ class _Heterogeneous:
             partitions = free[tid]
             receivers = balancer.next_least_loaded_many(len(partitions))
             owners = self.owners[tid]
+            first, last = partitions[0], partitions[-1]
+            if last - first + 1 == len(partitions):  # ascending and contiguous: one slice
+                owners[first : last + 1] = receivers
+            else:
+                for p, index in zip(partitions, receivers):
+                    owners[p] = index
+            if len(set(receivers)) == len(receivers):  # one partition each (`assignPartition`)
+                for index, p in zip(receivers, partitions):
+                    held = target[index]
+                    parts = held.get(tid)
+                    if parts is None:
+                        held[tid] = {p}
+                    else:
+                        parts.add(p)
+                    sizes[index] += 1
+                continue
             given: dict[int, list[int]] = {}
-            for p, index in zip(partitions, receivers):  # `assignPartition` without a previous owner
-                owners[p] = index
+            for index, p in zip(receivers, partitions):
                 got = given.get(index)
                 if got is None:
                     given[index] = [p]
