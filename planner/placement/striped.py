@@ -184,24 +184,22 @@ class _Placer:
         per_chunk = max(1, _DRAWS_PER_CHUNK // max(len(bounds), 1))
         sizes = [len(self.racks), *self.sizes]
         starts = [0, *(len(self.racks) + self.starts[:-1]).tolist()]
-        order = np.array(self.racks, dtype=np.int64)
-        contents = self.contents
+        n_racks = len(self.racks)
+        state = np.concatenate([np.array(self.racks, dtype=np.int64), self.contents])
         done = 0
         while done < count:
             k = min(per_chunk, count - done)
             reshuffles = k - 1 if done == 0 else k
             draws, self.state = next_ints(self.state, np.tile(bounds, reshuffles))
             perms = _fisher_yates(draws.reshape(reshuffles, len(bounds)), sizes, starts)
-            orders = np.empty((k, len(order)), dtype=np.int64)
-            chunk = np.empty((k, len(contents)), dtype=np.int64)
-            for i in range(k):
-                if done or i:
-                    perm = perms[i - (k - reshuffles)]
-                    order = order[perm[: len(order)]]
-                    contents = contents[perm[len(order) :] - len(order)]
-                orders[i], chunk[i] = order, contents
+            states = np.empty((k, len(state)), dtype=np.int64)
+            first = k - reshuffles
+            states[0] = state if first else state[perms[0]]
+            for i in range(1, k):
+                states[i] = states[i - 1][perms[i - first]]
+            state = states[-1]
             done += k
-            yield orders, chunk
+            yield states[:, :n_racks], np.ascontiguousarray(states[:, n_racks:])
 
     def place_cycle(self, out: np.ndarray, row: int, n: int) -> None:
         """Place ``n`` partitions with epochs ``0..n-1``, one at a time (`RackList.place`)."""
