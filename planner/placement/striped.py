@@ -259,15 +259,17 @@ def _fisher_yates(draws: np.ndarray, sizes: Sequence[int], starts: Sequence[int]
     for n, size in enumerate(sizes):
         if size > 1:
             groups.setdefault(size, []).append(n)
-    rows = np.arange(k)[:, None]
+    flat = perm.ravel()
+    row_base = (np.arange(k, dtype=np.int64) * perm.shape[1])[:, None]
     for size, members in groups.items():
-        first = np.asarray(starts, dtype=np.int64)[members]
+        first = row_base + np.asarray(starts, dtype=np.int64)[members]
         column = columns[members]
         for step, i in enumerate(range(size, 1, -1)):
-            j = first + draws[:, column + step]
-            a = perm[:, first + i - 1]
-            perm[:, first + i - 1] = perm[rows, j]
-            perm[rows, j] = a
+            j = (first + draws[:, column + step]).ravel()
+            last = (first + (i - 1)).ravel()
+            a = flat[last]
+            flat[last] = flat[j]
+            flat[j] = a
     return perm
 
 

@@ -203,8 +203,11 @@ def _fill(placer: Any, out: np.ndarray, row: int, stop: int, orders: np.ndarray,
     # Cell-sized arrays are int32 (a chunk holds at most ~2**20 list slots): half the memory traffic.
     gd = ((cycles * n_racks).astype(np.int32)[:, :, None] + d_cell.astype(np.int32).ravel()).ravel()[:n_cells]
     k = np.tile(k_cell.astype(np.int32).ravel(), n_cycles)[:n_cells]
-    pos = ((o + 1 - stale).astype(np.int32).ravel()[gd] + k) % sizes.astype(np.int32).ravel()[gd]
-    values = contents.ravel()[base.astype(np.int32).ravel()[gd] + pos]
+    pos = np.take((o + 1 - stale).astype(np.int32).ravel(), gd)
+    pos += k
+    pos %= np.take(sizes.astype(np.int32).ravel(), gd)
+    pos += np.take(base.astype(np.int32).ravel(), gd)
+    values = np.take(contents.ravel(), pos)
     # A stale first touch continues the old index instead of rotating: fix those few cells.
     first_cell = np.asarray(touches.first_cell, dtype=np.int64)[None, :] + cycles * cycle * rf
     first_n = np.asarray(touches.first_n, dtype=np.int64)[None, :]
