@@ -124,9 +124,7 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
     isr_len = part_isr
     isr_ids = np.fromiter(chain.from_iterable(p.isr for p in parts), np.int64, int(isr_len.sum()))
     isr_part = np.repeat(np.arange(n, dtype=np.int64), isr_len)
-    rep_keys = rep_part * (1 << 32) + (rep_ids & 0xFFFFFFFF)
-    isr_keys = np.unique(isr_part * (1 << 32) + (isr_ids & 0xFFFFFFFF))
-    rep_in_isr = np.isin(rep_keys, isr_keys, assume_unique=False)
+    rep_in_isr = _members(rep_part, rep_ids, isr_part, isr_ids)
 
     raw_sizes = np.fromiter(
         chain.from_iterable(
@@ -160,6 +158,21 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
         rep_in_isr=rep_in_isr,
         rep_size=rep_size,
     )
+
+
+def _members(part: np.ndarray, ids: np.ndarray, set_part: np.ndarray, set_ids: np.ndarray) -> np.ndarray:
+    """For each (partition, broker id) pair, whether the partition's set (e.g. its ISR) holds that id.
+
+    Sort and binary search on a combined key (``np.isin``/``np.unique`` hash such keys badly).
+    """
+    if len(set_ids) == 0 or len(ids) == 0:
+        return np.zeros(len(ids), dtype=bool)
+    low = min(int(ids.min()), int(set_ids.min()))
+    span = max(int(ids.max()), int(set_ids.max())) - low + 1
+    keys = np.sort(set_part * span + (set_ids - low))
+    probe = part * span + (ids - low)
+    found = np.minimum(np.searchsorted(keys, probe), len(keys) - 1)
+    return keys[found] == probe
 
 
 def _positions(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
