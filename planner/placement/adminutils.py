@@ -209,42 +209,66 @@ def _rack_aware_indices(
 ) -> np.ndarray:
     """Rack-alternated-list indices (P, RF) of `assignReplicasToBrokersRackAware`.
 
-    Every partition walks its own cursor ``k``; all partitions still searching for replica ``j``
-    advance together, one pass per candidate, and drop out once they accept one. A search ends
-    within ``n - 1`` steps, so when no Java ``int`` can overflow the candidates are computed with
-    non-negative arithmetic from ``shift * racks % (n - 1)`` (``plain``).
+    When no Java ``int`` can overflow (``plain``), a partition's replicas only depend on its leader
+    index and on ``shift * racks % (n - 1)``, which is constant over each run of ``n`` partitions:
+    if there are fewer such pairs than partitions, each pair is searched once and looked up.
     """
     n_brokers, n_partitions = len(racks), len(pids)
+    first = _leaders(pids, n_brokers, start)
+    if rf == 1:
+        _raise_first_negative(first[:, None], n_brokers)
+        return first[:, None]
+    if n_brokers == 1:
+        raise PlacementError("/ by zero")
+    shift_bound = (shift + n_partitions) * n_racks
+    plain = _pid_bound(pids) + start < _INT_MIN and shift_bound + rf * n_brokers < _INT_MIN
+    second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
+    if not plain:
+        return _search(first, second_shift, rf, racks, n_racks, plain=False)
+    base = second_shift % (n_brokers - 1)
+    runs = np.concatenate([[0], np.flatnonzero(np.diff(base)) + 1])
+    bases, run_key = np.unique(base[runs], return_inverse=True)
+    if len(bases) * n_brokers >= n_partitions:
+        return _search(first, base, rf, racks, n_racks, plain=True)
+    leaders = np.tile(np.arange(n_brokers, dtype=np.int64), len(bases))
+    grid = _search(leaders, np.repeat(bases, n_brokers), rf, racks, n_racks, plain=True)
+    lengths = np.diff(np.concatenate([runs, [n_partitions]]))
+    return grid[np.repeat(run_key * n_brokers, lengths) + first]
+
+
+def _search(
+    first: np.ndarray, shifts: np.ndarray, rf: int, racks: np.ndarray, n_racks: int, *, plain: bool
+) -> np.ndarray:
+    """Follower search of the rack-aware path for leaders ``first`` (indices into the list).
+
+    Every partition walks its own cursor ``k``; all partitions still searching for replica ``j``
+    advance together, one pass per candidate, and drop out once they accept one. ``shifts`` is
+    ``shift * racks`` reduced mod ``n - 1`` when ``plain`` (a search ends within ``n - 1`` steps,
+    so non-negative arithmetic suffices), else the Java int, with Java's ``%`` and failures.
+    """
+    n_brokers, n_partitions = len(racks), len(first)
     index = np.empty((n_partitions, rf), dtype=np.int64)
     chosen_racks = np.empty((n_partitions, rf), dtype=np.int64)
-    first = _leaders(pids, n_brokers, start)
     index[:, 0] = first
     chosen_racks[:, 0] = racks[first]
     alive = first >= 0
     failed = dict(zip(np.flatnonzero(~alive).tolist(), first[~alive].tolist()))
-    if rf > 1:
-        if n_brokers == 1:
-            raise PlacementError("/ by zero")
-        shift_bound = (shift + n_partitions) * n_racks
-        plain = not failed and _pid_bound(pids) + start < _INT_MIN and shift_bound + rf * n_brokers < _INT_MIN
-        second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
-        base = second_shift % (n_brokers - 1) if plain else second_shift
-        cursor = np.zeros(n_partitions, dtype=np.int64)
-        racks_used = np.ones(n_partitions, dtype=np.int64)
-        brokers_used = np.ones(n_partitions, dtype=np.int64)
-        steps = 0
+    cursor = np.zeros(n_partitions, dtype=np.int64)
+    racks_used = np.ones(n_partitions, dtype=np.int64)
+    brokers_used = np.ones(n_partitions, dtype=np.int64)
+    steps = 0
     for j in range(1, rf):
         active = np.flatnonzero(alive) if failed else np.arange(n_partitions)
         search_start = None if plain else cursor.copy()
         while len(active):
             if plain:
-                step = base[active] + cursor[active]
+                step = shifts[active] + cursor[active]
                 step = step % (n_brokers - 1) if steps >= n_brokers - 1 else step - (n_brokers - 1) * (step >= n_brokers - 1)
                 candidate = first[active] + 1 + step
                 candidate -= n_brokers * (candidate >= n_brokers)
             else:
-                _skip_negative_rounds(cursor, active, second_shift, search_start, n_brokers)
-                candidate = _replica_index(first[active], second_shift[active], cursor[active], n_brokers, _UINT32)
+                _skip_negative_rounds(cursor, active, shifts, search_start, n_brokers)
+                candidate = _replica_index(first[active], shifts[active], cursor[active], n_brokers, _UINT32)
                 bad = candidate < 0
                 if bad.any():
                     failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
