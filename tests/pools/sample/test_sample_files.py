@@ -8,6 +8,8 @@ import tomllib
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pools.errors import InputError
 from pools.kafka_formats.consumer_groups import parse_consumer_group_members, parse_consumer_groups_describe
@@ -244,3 +246,15 @@ def test_java_double_and_prom_float():
 def test_bad_spec(field, value, message):
     with pytest.raises(InputError, match=message):
         SampleSpec(**{field: value})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300))
+def test_java_double_round_trips_in_java_shape(x):
+    text = java_double(x)
+    assert float(text.replace("E", "e")) == x
+    if x != 0 and not 1e-3 <= abs(x) < 1e7:
+        assert re.fullmatch(r"-?[1-9]\.\d+E-?\d+", text)
+        assert not re.search(r"\d0E", text) or re.search(r"\.0E", text)  # no trailing zeros but one
+    else:
+        assert "E" not in text and "." in text
