@@ -228,7 +228,7 @@ def _rack_aware_indices(
     base = second_shift % (n_brokers - 1)
     runs = np.concatenate([[0], np.flatnonzero(np.diff(base)) + 1])
     bases, run_key = np.unique(base[runs], return_inverse=True)
-    if len(bases) * n_brokers >= n_partitions:
+    if 2 * len(bases) * n_brokers > n_partitions:
         return _search(first, base, rf, racks, n_racks, plain=True)
     leaders = np.tile(np.arange(n_brokers, dtype=np.int64), len(bases))
     grid = _search(leaders, np.repeat(bases, n_brokers), rf, racks, n_racks, plain=True)
@@ -261,10 +261,12 @@ def _search(
         active = np.flatnonzero(alive) if failed else np.arange(n_partitions)
         search_start = None if plain else cursor.copy()
         while len(active):
+            # While every partition is still searching, slices stand in for the index gathers.
+            sel = slice(None) if len(active) == n_partitions else active
             if plain:
-                step = shifts[active] + cursor[active]
+                step = shifts[sel] + cursor[sel]
                 step = step % (n_brokers - 1) if steps >= n_brokers - 1 else step - (n_brokers - 1) * (step >= n_brokers - 1)
-                candidate = first[active] + 1 + step
+                candidate = first[sel] + 1 + step
                 candidate -= n_brokers * (candidate >= n_brokers)
             else:
                 _skip_negative_rounds(cursor, active, shifts, search_start, n_brokers)
@@ -273,18 +275,17 @@ def _search(
                 if bad.any():
                     failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
                     alive[active[bad]] = False
-                    cursor[active] += 1
                     active, candidate = active[~bad], candidate[~bad]
-                    cursor[active] -= 1
-            cursor[active] += 1
+                sel = active
+            cursor[sel] += 1
             steps += 1
             rack = racks[candidate]
-            seen_rack = chosen_racks[active, 0] == rack
-            seen_broker = index[active, 0] == candidate
+            seen_rack = chosen_racks[sel, 0] == rack
+            seen_broker = index[sel, 0] == candidate
             for c in range(1, j):
-                seen_rack |= chosen_racks[active, c] == rack
-                seen_broker |= index[active, c] == candidate
-            accept = (~seen_rack | (racks_used[active] == n_racks)) & (~seen_broker | (brokers_used[active] == n_brokers))
+                seen_rack |= chosen_racks[sel, c] == rack
+                seen_broker |= index[sel, c] == candidate
+            accept = (~seen_rack | (racks_used[sel] == n_racks)) & (~seen_broker | (brokers_used[sel] == n_brokers))
             done = active[accept]
             index[done, j] = candidate[accept]
             chosen_racks[done, j] = rack[accept]
