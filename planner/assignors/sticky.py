@@ -419,6 +419,7 @@ class _GeneralBuilder:
             self.consumer_topics[m.member_id] = mine
             for t in mine:
                 self.topic_consumers[t].append(m.member_id)
+        self.consumer_topic_set = {c: frozenset(ts) for c, ts in self.consumer_topics.items()}
         self.subscriptions = {m.member_id: frozenset(m.topics) for m in ordered}
         self.partition_consumer = {tp: c for c, tps in current.items() for tp in tps}
         self.sorted_topics = sorted(per_topic, key=lambda t: (len(self.topic_consumers[t]), utf16_key(t)))
@@ -484,7 +485,7 @@ class _GeneralBuilder:
     def _assign_partition(self, tp: TopicPartition, rack_aware: bool) -> bool:
         """`maybeAssignPartition`: give ``tp`` to the least-loaded eligible consumer."""
         for consumer in self.sorted_subs:
-            if tp[0] in self.consumer_topics[consumer] and not (rack_aware and self.racks.racks_mismatch(consumer, tp)):
+            if tp[0] in self.consumer_topic_set[consumer] and not (rack_aware and self.racks.racks_mismatch(consumer, tp)):
                 self.sorted_subs.remove(consumer)
                 self.current[consumer].append(tp)
                 self.partition_consumer[tp] = consumer
@@ -553,19 +554,30 @@ class _GeneralBuilder:
 
     def _compute_balanced(self) -> bool:
         current = self.current
-        if len(current[self.sorted_subs.first()]) >= len(current[self.sorted_subs.last()]) - 1:
+        smallest = len(current[self.sorted_subs.first()])
+        if smallest >= len(current[self.sorted_subs.last()]) - 1:
             return True
+        # Only owners with at least two partitions more than the smallest consumer can give one away.
         largest: dict[str, int] = {}
-        for tps in current.values():
-            size = len(tps)
-            for t, p in tps:
+        for owner in self.sorted_subs.descending():
+            size = len(current[owner])
+            if size < smallest + 2:
+                break
+            for t, p in current[owner]:
                 if largest.get(t, -1) < size and p < self.per_topic[t]:
                     largest[t] = size
+        top = max(largest.values(), default=0)
         for consumer in self.sorted_subs:
             count = len(current[consumer])
-            if count != self._max_size(consumer) and any(
-                largest.get(t, 0) > count + 1 for t in self.consumer_topics[consumer]
-            ):
+            if count + 1 >= top:
+                break  # ascending sizes: no later consumer can take a partition either
+            if count == self._max_size(consumer):
+                continue
+            topics = self.consumer_topic_set[consumer]
+            if len(largest) < len(topics):
+                if any(size > count + 1 and t in topics for t, size in largest.items()):
+                    return False
+            elif any(largest.get(t, 0) > count + 1 for t in topics):
                 return False
         return True
 
@@ -614,7 +626,7 @@ class _GeneralBuilder:
         return False
 
     def _reassign_to_least_loaded(self, tp: TopicPartition) -> None:
-        target = next(c for c in self.sorted_subs if tp[0] in self.consumer_topics[c])
+        target = next(c for c in self.sorted_subs if tp[0] in self.consumer_topic_set[c])
         self._reassign(tp, target)
 
     def _reassign(self, tp: TopicPartition, new_consumer: str) -> None:
@@ -653,6 +665,10 @@ class _SortedConsumers:
         key = self._keys.pop(consumer)
         del self._order[bisect.bisect_left(self._order, (*key, consumer))]
 
+    def descending(self):
+        """Largest first."""
+        return map(itemgetter(2), reversed(self._order))
+
     def first(self) -> str:
         return self._order[0][2]
 
@@ -660,7 +676,8 @@ class _SortedConsumers:
         return self._order[-1][2]
 
     def __iter__(self):
-        return iter([entry[2] for entry in self._order])
+        """Ascending order; callers stop iterating before they change the set."""
+        return map(itemgetter(2), self._order)
 
 
 class _JavaHashSet:
