@@ -7,7 +7,6 @@ __all__ = ["MemberData", "StickyResult", "abstract_sticky_assign", "sticky_assig
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from operator import itemgetter
 
 import numpy as np
