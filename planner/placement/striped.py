@@ -220,16 +220,16 @@ class _Placer:
             return broker
 
         rack_offset = self.rack_offset
+        placed = []
         for e in range(n):
             if rack_offset == n_racks:
                 rack_offset = 0
-            replicas = out[row + e]
             leader_rack = rack_offset
             while (broker := take(2 * racks[leader_rack] + 1, e)) < 0:
                 leader_rack = (leader_rack + 1) % n_racks
-            replicas[0] = broker
+            replicas = [broker]
             cursor = rack_offset
-            for r in range(1, rf):
+            for _ in range(1, rf):
                 broker = -1
                 while broker < 0:
                     if cursor == leader_rack:
@@ -240,9 +240,12 @@ class _Placer:
                         if broker < 0:
                             broker = take(2 * h, e)
                     cursor = (cursor + 1) % n_racks
-                replicas[r] = broker
+                replicas.append(broker)
+            placed.append(replicas)
             rack_offset += 1
         self.rack_offset = rack_offset
+        if n:
+            out[row : row + n] = placed
 
 
 def _fisher_yates(draws: np.ndarray, sizes: Sequence[int], starts: Sequence[int]) -> np.ndarray:
