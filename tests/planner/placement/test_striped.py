@@ -125,3 +125,23 @@ def test_even_racks_lead_equally_each_round(racks, per_rack, rounds, seed) -> No
     brokers = [(10 * r + i, f"r{r}", False) for r in range(racks) for i in range(per_rack)]
     got = striped_place(brokers, rounds * len(brokers), min(3, racks), seed)
     assert Counter(r[0] // 10 for r in got) == Counter({r: rounds * per_rack for r in range(racks)})
+
+
+@pytest.mark.parametrize("chunk", [1, 40, 1000])
+@pytest.mark.parametrize(
+    ("brokers", "rf"),
+    [
+        ([(b, f"r{b % 4}", False) for b in range(24)], 3),  # long cycles: advanced by cumulative sums
+        ([(b, f"r{b % 5}", b % 7 == 0) for b in range(12)], 2),  # short cycles, stale epochs
+        ([(b, None, b == 3) for b in range(9)], 3),  # one rack, RF > racks
+        ([(b, "ab"[b % 2], b % 2 == 1 and b > 2) for b in range(10)], 3),  # a rack short of unfenced brokers
+    ],
+)
+def test_chunked_draws_match_oracle(monkeypatch, chunk, brokers, rf) -> None:
+    """Reshuffles are drawn and composed in chunks; chunk boundaries must not change anything."""
+    import planner.placement.striped as striped
+
+    monkeypatch.setattr(striped, "_DRAWS_PER_CHUNK", chunk)
+    unfenced = sum(not f for _, _, f in brokers)
+    p = 9 * unfenced + 5
+    assert striped_place(brokers, p, rf, 12345) == reference.striped(brokers, p, rf, 12345)
