@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner.assignors import assign
+from planner.assignors.common import java_member_order, parse_members
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "conformance"
 
@@ -75,3 +76,9 @@ def test_output_is_canonical() -> None:
     assert list(got["m0"]) == ["B", "a", "b"]
     assert got["idle"] == {}
     assert all(ps == sorted(ps) for topics in got.values() for ps in topics.values())
+
+
+@pytest.mark.parametrize("step", _steps("sticky.jsonl") + _steps("cooperative_sticky.jsonl"))
+def test_leader_hashmap_member_order_matches_java(step: dict) -> None:
+    members = parse_members(step["input"]["members"])
+    assert [m.member_id for m in java_member_order(members)] == step["input"]["java_hashmap_member_order"]
