@@ -11,8 +11,9 @@ from enum import StrEnum
 
 from planner.java_compat import hashmap_order, int32
 from planner.placement.adminutils import assign_replicas_to_brokers
-from planner.placement.errors import InvalidPartitionsError, PlacementError
+from planner.placement.errors import InvalidPartitionsError
 from planner.placement.striped import striped_place
+from pools.errors import InputError
 
 
 class Algorithm(StrEnum):
@@ -69,8 +70,9 @@ def preview_new_topic(
     Raises
     ------
     PlacementError
-        Whatever Kafka would reject (see `assign_replicas_to_brokers` and `striped_place`), or
-        options that do not apply to ``algorithm``.
+        Whatever Kafka would reject (see `assign_replicas_to_brokers` and `striped_place`).
+    InputError
+        Options that do not apply to ``algorithm``, or fenced ids that are not candidates.
     """
     _check_options(brokers, algorithm, start_index, fenced)
     if algorithm is Algorithm.ADMIN_UTILS:
@@ -107,7 +109,7 @@ def preview_added_partitions(
     _check_options(brokers, algorithm, start_index, fenced)
     current = len(existing)
     if not current:
-        raise PlacementError(f"topic {topic!r} has no partitions to add to")
+        raise InputError(f"topic {topic!r} has no partitions to add to")
     if total_partitions <= current:
         raise InvalidPartitionsError(
             f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
@@ -130,14 +132,14 @@ def _check_options(
 ) -> None:
     """Reject options the chosen algorithm has no use for, and fenced ids that are not brokers."""
     if algorithm is Algorithm.ADMIN_UTILS and fenced:
-        raise PlacementError("fenced brokers only matter to the striped placer (--algorithm striped)")
+        raise InputError("fenced brokers only matter to the striped placer (--algorithm striped)")
     if algorithm is Algorithm.STRIPED and start_index is not None:
-        raise PlacementError("a start index only applies to AdminUtils (--algorithm admin-utils)")
+        raise InputError("a start index only applies to AdminUtils (--algorithm admin-utils)")
     if start_index is not None and start_index < 0:
-        raise PlacementError(f"start index: expected a non-negative integer, got {start_index}")
+        raise InputError(f"start index: expected a non-negative integer, got {start_index}")
     unknown = sorted(set(fenced) - {b for b, _ in brokers})
     if unknown:
-        raise PlacementError(f"fenced broker {unknown[0]} is not among the candidate brokers")
+        raise InputError(f"fenced broker {unknown[0]} is not among the candidate brokers")
 
 
 def _heartbeat_order(brokers: Sequence[tuple[int, str | None]], fenced: Collection[int]) -> list[tuple[int, str | None, bool]]:

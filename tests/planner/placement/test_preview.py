@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.placement import PlacementError, assign_replicas_to_brokers, striped_place
+from planner.placement import assign_replicas_to_brokers, striped_place
 from planner.placement.preview import Algorithm, preview_added_partitions, preview_new_topic
+from pools.errors import InputError
 
 
 def test_striped_lists_brokers_in_controller_hashmap_order() -> None:
@@ -36,5 +37,5 @@ def test_added_partitions_start_at_first_broker_not_below_partition0_leader(head
 
 
 def test_fenced_id_must_be_a_candidate() -> None:
-    with pytest.raises(PlacementError, match="fenced broker 9 is not among the candidate brokers"):
+    with pytest.raises(InputError, match="fenced broker 9 is not among the candidate brokers"):
         preview_new_topic([(1, None)], "t", 1, 1, algorithm=Algorithm.STRIPED, fenced={9})
