@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from planner.report import CHART_NAMES
 from pools.atomic import write_bytes
 
 from .browser import chromium, load_page
+from .sample_run import build_sample_run
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,6 +43,18 @@ def test_report_loads_cleanly_with_every_chart(run_dir, run_cli):
     assert result.errors == []
     assert result.counts == {**dict.fromkeys(CHART_NAMES, 1), "sections": 7, "missing": 0}
     assert result.screenshot.startswith(b"\x89PNG") and len(result.screenshot) > 50_000
+
+
+def test_sample_cluster_report_end_to_end(tmp_path, run_cli):
+    """The sample cluster through every stage but Spark; its screenshot is the README's (docs/img/report.png)."""
+    run = build_sample_run(tmp_path, run_cli)
+    truth = json.loads((run / "sample" / "truth.json").read_text())
+    findings = json.loads((run / "audit" / "findings.json").read_text())["findings"]
+    assert len(findings) == len(truth["planted"])  # with traffic and forecast too: only the planted problems
+    selectors = {name: f"figure#chart-{name} svg" for name in CHART_NAMES}
+    result = load_page(run / "report" / "report.html", selectors)
+    assert result.errors == []
+    assert result.counts == dict.fromkeys(CHART_NAMES, 1)
     write_bytes(ROOT / "docs" / "img" / "report.png", result.screenshot)
 
 
