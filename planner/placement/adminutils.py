@@ -20,7 +20,7 @@ from planner.placement.errors import (
     InvalidReplicationFactorError,
     PlacementError,
 )
-from planner.placement.pylists import rows_to_lists
+from planner.placement.pylists import rows_to_dict
 
 _INT_MIN, _UINT32 = 1 << 31, 1 << 32
 
@@ -89,7 +89,7 @@ def assign_replicas_to_brokers(
         start_partition_id=start_partition_id,
         seed=seed,
     )
-    return dict(zip(ids.tolist(), rows_to_lists(table)))
+    return rows_to_dict(ids, table)
 
 
 def assign_replicas_array(

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["rows_to_lists"]
+__all__ = ["rows_to_lists", "rows_to_dict"]
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -20,10 +22,28 @@ def rows_to_lists(table: np.ndarray) -> list[list[int]]:
     >>> rows_to_lists(np.array([[1, 2], [3, 4]]))
     [[1, 2], [3, 4]]
     """
+    with _gc_paused():
+        return table.tolist()
+
+
+def rows_to_dict(keys: np.ndarray, table: np.ndarray) -> dict[int, list[int]]:
+    """``{key: row}`` for the rows of ``table``, built with the cyclic garbage collector paused.
+
+    Examples
+    --------
+    >>> rows_to_dict(np.array([5, 6]), np.array([[1, 2], [3, 4]]))
+    {5: [1, 2], 6: [3, 4]}
+    """
+    with _gc_paused():
+        return dict(zip(keys.tolist(), table.tolist()))
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return table.tolist()
+        yield
     finally:
         if enabled:
             gc.enable()
