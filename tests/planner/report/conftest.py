@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -10,26 +9,11 @@ import pytest
 from pools.atomic import write_json, write_text
 from pools.audit import audit, findings_to_json
 from pools.plan import Plan, PartitionMove, SolverReport, save_plan
-from pools.profile import TopicProfile, save_profile
+from pools.profile import save_profile
 from pools.snapshot import DIMENSIONS, save_snapshot
-from tests.pools.audit.helpers import POLICY, healthy, policy, snapshot, with_partition
+from tests.pools.audit.helpers import POLICY, healthy, policy, profile_row, snapshot, with_partition
 
 CAP = {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 100}
-T0 = datetime(2026, 8, 1, tzinfo=timezone.utc)
-T1 = datetime(2026, 10, 31, tzinfo=timezone.utc)
-
-
-def profile_row(topic: str, rate: float, growth: float) -> TopicProfile:
-    fc = rate * (1 + growth) ** 90
-    return TopicProfile(
-        topic=topic, partitions=3, bytes_in_p50=rate / 2, bytes_in_p95=rate * 0.9, bytes_in_p99=rate,
-        bytes_in_max=rate * 1.2, bytes_out_p95=rate * 1.8, bytes_out_p99=rate * 2, bytes_out_max=rate * 2.5,
-        messages_in_p99=rate / 1000, storage_bytes=3000, bytes_in_p99_growth_per_day=growth,
-        storage_growth_per_day=growth, forecast_horizon_days=90, forecast_bytes_in_p99=fc,
-        forecast_bytes_in_p99_low=fc * 0.8, forecast_bytes_in_p99_high=fc * 1.25, forecast_storage_bytes=3000 * 1.5,
-        forecast_storage_low=3000 * 1.2, forecast_storage_high=3000 * 1.8, days_observed=90, samples=129600, gaps=0,
-        counter_resets=0, rejected_rows=0, first_ts=T0, last_ts=T1,
-    )
 
 
 def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit")) -> Path:
