@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from pools.audit.index import ClusterArrays, PoolArrays
+from pools.kafka_formats.reassignment import format_reassignment_json
 
 __all__ = ["PLAN_FIX", "reassign_fix", "replica_span", "ReplicaChooser"]
 
@@ -22,10 +21,10 @@ def reassign_fix(a: ClusterArrays, part: int, target: tuple[int, ...] | None) ->
     when there is no ``target``."""
     if target is None:
         return PLAN_FIX
-    doc = {"version": 1, "partitions": [{"topic": a.topics[int(a.part_topic[part])],
-                                          "partition": int(a.part_id[part]), "replicas": list(target)}]}
-    return ("kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --reassignment-json-file "
-            f"<(echo '{json.dumps(doc, separators=(',', ':'))}')")
+    text = format_reassignment_json(
+        [{"topic": a.topics[int(a.part_topic[part])], "partition": int(a.part_id[part]), "replicas": list(target)}]
+    )
+    return f"kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --reassignment-json-file <(echo '{text}')"
 
 
 def replica_span(a: ClusterArrays, part: int) -> slice:

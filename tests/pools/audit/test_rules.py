@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import re
+
 import pytest
 
 from pools.audit import audit, audit_loads, fails
 from pools.audit.findings import Severity
 from pools.errors import InputError
+from pools.kafka_formats.reassignment import parse_reassignment_json
 from pools.snapshot import Capacity, PartitionState, TopicState
 
 from .helpers import CAP, POLICY, brokers, healthy, policy, snapshot, with_partition
+
+
+def reassignment(fix: str, snap) -> list:
+    """The JSON inside a reassignment fix, parsed and checked against the cluster as `--execute` does."""
+    assert fix.startswith("kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute")
+    text = re.search(r"<\(echo '(.*)'\)$", fix).group(1)
+    cluster = {"brokers": [b.id for b in snap.brokers], "reassignments_in_progress": False,
+               "topics": {t: [list(p.replicas) for p in ps] for t, ps in snap.partitions_by_topic.items()}}
+    return [(e.topic, e.partition, e.replicas) for e in parse_reassignment_json(text, cluster)]
 
 
 def kinds(findings):
@@ -28,12 +40,13 @@ def test_healthy_cluster_is_clean():
 
 def test_replica_outside_pool_and_mixed_broker_with_a_runnable_fix():
     parts = with_partition(base_parts(), "a-x", 0, replicas=(1, 2, 6), isr=(1, 2, 6))
-    found = audit(snapshot(parts), policy())
+    snap = snapshot(parts)
+    found = audit(snap, policy())
     assert kinds(found) == [("broker_mixed_pools", 6, None, None), ("replica_outside_pool", 6, "a-x", 0)]
     outside = next(f for f in found if f.kind == "replica_outside_pool")
     assert outside.pool == "a" and outside.evidence["broker_pool"] == "b"
     # broker 3 is the only pool-a broker left and sits on rack r3 like broker 6
-    assert '"replicas":[1,2,3]' in outside.fix and outside.fix.startswith("kafka-reassign-partitions.sh")
+    assert reassignment(outside.fix, snap) == [("a-x", 0, (1, 2, 3))]
     mixed = next(f for f in found if f.kind == "broker_mixed_pools")
     assert mixed.evidence == {"replicas_by_pool": {"a": 1, "b": 3}}
 
@@ -86,9 +99,12 @@ def test_rack_shared_with_a_fix_moving_to_an_unused_rack():
     assert found == []
     b = brokers({3: {"rack": "r1"}})
     b.append(replace(b[0], id=8, rack="r3", pool="a"))
-    found = [f for f in audit(snapshot(broker_list=b), policy()) if f.kind == "rack_shared"]
+    snap = snapshot(broker_list=b)
+    found = [f for f in audit(snap, policy()) if f.kind == "rack_shared"]
     assert [(f.topic, f.partition) for f in found] == [("a-x", 0), ("a-x", 1), ("a-x", 2)]
-    assert all("8" in f.fix for f in found)
+    # racks r1 (1, 3), r2 (2), r3 (8): the later of the two r1 replicas moves to broker 8, in its place
+    assert [reassignment(f.fix, snap) for f in found] == [
+        [("a-x", 0, (1, 2, 8))], [("a-x", 1, (2, 3, 8))], [("a-x", 2, (3, 8, 2))]]
 
 
 @pytest.mark.parametrize(
