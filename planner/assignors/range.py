@@ -6,6 +6,8 @@ __all__ = ["range_assign"]
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from planner.assignors.common import Member, java_member_order, partitions_per_topic, replica_racks, sort_members
 from planner.java_compat import utf16_key
 
@@ -53,8 +55,12 @@ def range_assign(
     assignment: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in members}
     states = [_TopicState(t, per_topic[t], subscribers[t], racks, partition_racks) for t in ordered_topics] if racks else []
     if not any(s.needs_rack_aware for s in states):
+        first = subscribers[ordered_topics[0]] if ordered_topics else []
+        if all(subscribers[t] == first for t in ordered_topics):
+            _assign_uniform_ranges(ordered_topics, [per_topic[t] for t in ordered_topics], first, assignment)
+            return assignment
         for t in ordered_topics:
-            _assign_plain_ranges(t, per_topic[t], subscribers[t], assignment)
+            _assign_plain_ranges(t, per_topic[t], [assignment[c] for c in subscribers[t]])
         return assignment
     _assign_with_rack_matching(states, assignment)
     for s in states:
@@ -135,18 +141,36 @@ class _TopicState:
                 self.on_assigned(c, chosen, assignment)
 
 
-def _assign_plain_ranges(
-    topic: str, count: int, consumers: list[str], assignment: dict[str, dict[str, list[int]]]
-) -> None:
-    """`assignRanges` without rack filtering, in closed form: the first ``count % n`` get one extra."""
-    per_consumer, extra = divmod(count, len(consumers))
+def _assign_plain_ranges(topic: str, count: int, results: list[dict[str, list[int]]]) -> None:
+    """`assignRanges` without rack filtering, in closed form: the first ``count % n`` get one extra.
+
+    ``results`` are the sorted subscribers' result maps.
+    """
+    per_consumer, extra = divmod(count, len(results))
     start = 0
-    for i, c in enumerate(consumers):
+    for i, result in enumerate(results):
         length = per_consumer + 1 if i < extra else per_consumer
         if length == 0:
             break
-        assignment[c][topic] = list(range(start, start + length))
+        result[topic] = [start] if length == 1 else list(range(start, start + length))
         start += length
+
+
+def _assign_uniform_ranges(
+    names: list[str], counts: list[int], consumers: list[str], assignment: dict[str, dict[str, list[int]]]
+) -> None:
+    """`_assign_plain_ranges` for topics that all have the same subscribers, one consumer at a time."""
+    count = np.asarray(counts, dtype=np.int64)
+    per_consumer, extra = np.divmod(count, len(consumers))
+    for i, c in enumerate(consumers):
+        starts = i * per_consumer + np.minimum(i, extra)
+        stops = starts + per_consumer + (i < extra)
+        got = stops > starts
+        keys = names
+        if not got.all():
+            keys = [t for t, keep in zip(names, got.tolist()) if keep]
+            starts, stops = starts[got], stops[got]
+        assignment[c].update(zip(keys, map(list, map(range, starts.tolist(), stops.tolist()))))
 
 
 def _assign_with_rack_matching(states: list[_TopicState], assignment: dict[str, dict[str, list[int]]]) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 __all__ = ["roundrobin_assign"]
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
+
+import numpy as np
 
 from planner.assignors.common import Member, java_member_order, sort_members
 from planner.java_compat import utf16_key
@@ -30,9 +33,9 @@ def roundrobin_assign(topics: Mapping[str, int], members: Sequence[Member]) -> d
     -----
     Mirrors `RoundRobinAssignor.assign`: members sorted by `MemberInfo` (a stable sort of the
     leader's `HashMap` order), topics in `String.compareTo` order, partitions ascending; a circular
-    iterator skips members not subscribed to the partition's topic. Racks are ignored. When every
-    member subscribes to every topic the deal is computed per topic in closed form. O(P·C) worst
-    case, O(P) with uniform subscriptions.
+    iterator skips members not subscribed to the partition's topic. Racks are ignored. Topics every
+    member takes are dealt in closed form (for all topics at once when subscriptions are uniform).
+    O(P·C) worst case, O(P) with uniform subscriptions.
     """
     ring = [m.member_id for m in sort_members(java_member_order(members))]
     subscribed = {m.member_id: frozenset(m.topics) for m in members}
@@ -41,14 +44,17 @@ def roundrobin_assign(topics: Mapping[str, int], members: Sequence[Member]) -> d
     if not ring:
         return assignment
     size = len(ring)
+    results = [assignment[c] for c in ring]
+    if all(subscribed[c].issuperset(all_topics) for c in ring):
+        _deal_uniform(all_topics, [topics[t] for t in all_topics], results)
+        return assignment
     cursor = 0
     for topic in all_topics:
         count = topics[topic]
         if all(topic in subscribed[c] for c in ring):
             # Every member takes this topic: member (cursor + k) % size gets partitions k, k + size, ...
             for k in range(min(size, count)):
-                member = ring[(cursor + k) % size]
-                assignment[member][topic] = list(range(k, count, size))
+                results[(cursor + k) % size][topic] = [k] if k + size >= count else list(range(k, count, size))
             cursor = (cursor + count) % size
             continue
         for p in range(count):
@@ -57,3 +63,24 @@ def roundrobin_assign(topics: Mapping[str, int], members: Sequence[Member]) -> d
             assignment[ring[cursor]].setdefault(topic, []).append(p)
             cursor = (cursor + 1) % size
     return assignment
+
+
+def _deal_uniform(names: list[str], counts: list[int], results: list[dict[str, list[int]]]) -> None:
+    """The deal when every member takes every topic, one member at a time.
+
+    Topic ``j`` starts at ring position ``cursor_j`` (all earlier partitions, modulo the ring size),
+    so the member at position ``i`` gets ``k0, k0 + n, ...`` with ``k0 = (i - cursor_j) mod n``.
+    """
+    size = len(results)
+    count = np.asarray(counts, dtype=np.int64)
+    cursor = (np.cumsum(count) - count) % size
+    every = count.tolist()
+    for i, result in enumerate(results):
+        first = (i - cursor) % size
+        dealt = first < count
+        if dealt.all():
+            keys, firsts, stops = names, first.tolist(), every
+        else:
+            keys = [t for t, keep in zip(names, dealt.tolist()) if keep]
+            firsts, stops = first[dealt].tolist(), count[dealt].tolist()
+        result.update(zip(keys, map(list, map(range, firsts, stops, repeat(size)))))

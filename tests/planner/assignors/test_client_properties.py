@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.assignors import assign
-from planner.assignors.common import parse_members
+from planner.assignors.common import java_member_order, parse_members, sort_members
 from planner.assignors.sticky import DEFAULT_GENERATION, MemberData, abstract_sticky_assign
 
 TOPICS = ("t0", "t1", "t2", "T3")
@@ -230,3 +230,44 @@ def _check_uniform_bounds(topics: dict, members: list, racks, result: dict) -> N
         valid = {(t, p) for t, ps in m["owned_partitions"].items() if t in m["topics"] for p in ps if p < topics.get(t, 0)}
         kept = {(t, p) for t, ps in result[m["member_id"]].items() for p in ps} & valid
         assert len(kept) >= min(len(valid), min_quota), f"{m['member_id']} kept {len(kept)} of {len(valid)}"
+
+
+def _reference_roundrobin(topics: dict, members: list) -> dict:
+    """Kafka's loop, partition by partition: a circular iterator over MemberInfo-sorted members."""
+    ring = [m.member_id for m in sort_members(java_member_order(parse_members(members)))]
+    subscribed = {m["member_id"]: set(m["topics"]) for m in members}
+    out: dict = {m["member_id"]: {} for m in members}
+    cursor = 0
+    for t in sorted({t for m in members for t in m["topics"] if topics.get(t)}):
+        for p in range(topics[t]):
+            while t not in subscribed[ring[cursor]]:
+                cursor = (cursor + 1) % len(ring)
+            out[ring[cursor]].setdefault(t, []).append(p)
+            cursor = (cursor + 1) % len(ring)
+    return out
+
+
+def _reference_range(topics: dict, members: list) -> dict:
+    """Kafka's ranges without racks: per topic, sorted subscribers, the first count % n get one more."""
+    ordered = sort_members(java_member_order(parse_members(members)))
+    out: dict = {m["member_id"]: {} for m in members}
+    for t in sorted(topics):
+        consumers = [m.member_id for m in ordered if t in m.topics]
+        if not consumers or not topics[t]:
+            continue
+        per, extra = divmod(topics[t], len(consumers))
+        start = 0
+        for i, c in enumerate(consumers):
+            length = per + (1 if i < extra else 0)
+            if length:
+                out[c][t] = list(range(start, start + length))
+            start += length
+    return out
+
+
+@SETTINGS
+@given(groups())
+def test_closed_form_range_and_roundrobin_equal_kafkas_loops(group) -> None:
+    topics, members, _ = group
+    assert assign("range", topics, members) == _reference_range(topics, members)
+    assert assign("roundrobin", topics, members) == _reference_roundrobin(topics, members)
