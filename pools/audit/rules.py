@@ -133,8 +133,8 @@ def check_broker_without_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, loa
                 "broker_without_pool",
                 broker=broker.id,
                 evidence={"pool_tag": broker.pool, "rack": broker.rack, "replicas": int(loads.now[b, 3])},
-                fix=f"tag broker {broker.id} with a pool in the broker inventory (pool = \"...\") "
-                f"or pin it under a [[pool]] brokers list in $POLICY",
+                fix=f"$EDITOR $POLICY  # pin broker {broker.id} in a [[pool]] brokers list, "
+                "or give it a pool tag in the broker inventory",
             )
         )
     return out
@@ -150,8 +150,8 @@ def check_topic_without_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, load
             "topic_without_pool",
             topic=a.topics[t],
             evidence={"partitions": int(parts[t]), "size_bytes": int(size[t]), "tenant": policy.tenant_of(a.topics[t])},
-            fix=f"add a selector matching {a.topics[t]!r} to a [[pool]] topics list (or a [[tenant]]) in $POLICY, "
-            "or mark one pool default = true",
+            fix=f"$EDITOR $POLICY  # add a selector matching {a.topics[t]!r} to a [[pool]] or [[tenant]] topics "
+            "list, or make one pool the default",
         )
         for t in np.flatnonzero(p.topic_pool < 0).tolist()
     ]
@@ -202,11 +202,10 @@ def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
     """Partitions without a leader (``Leader: none``)."""
     a = cluster_arrays(snapshot)
     return [
-        _partitionfinding(
+        _partition_finding(
             "offline_partition", snapshot, policy, part,
-            fix="bring replicas {replicas} back online; if none can return, as a last resort (data loss): "
-            "kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type UNCLEAN "
-            "--topic {topic} --partition {partition}",
+            fix="kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type UNCLEAN "
+            "--topic {topic} --partition {partition}  # last resort, loses data: first bring brokers {replicas} back",
         )
         for part in np.flatnonzero(a.part_offline).tolist()
     ]
@@ -217,11 +216,10 @@ def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
     a = cluster_arrays(snapshot)
     bad = ~a.part_offline & (a.part_isr < _min_isr(snapshot, a))
     return [
-        _partitionfinding(
+        _partition_finding(
             "under_min_isr", snapshot, policy, part,
-            fix="restart or repair the out-of-sync replicas {out_of_sync} (producers with acks=all are failing); "
-            "check: kafka-topics.sh --bootstrap-server $BOOTSTRAP --describe --under-min-isr-partitions "
-            "--topic {topic}",
+            fix="kafka-topics.sh --bootstrap-server $BOOTSTRAP --describe --under-min-isr-partitions "
+            "--topic {topic}  # acks=all producers fail: restart or repair out-of-sync brokers {out_of_sync}",
         )
         for part in np.flatnonzero(bad).tolist()
     ]
@@ -237,10 +235,10 @@ def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads:
     rf = a.part_rf - a.part_adding
     bad = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a)) & (a.part_isr < rf)
     return [
-        _partitionfinding(
+        _partition_finding(
             "under_replicated", snapshot, policy, part,
-            fix="restart or repair the out-of-sync replicas {out_of_sync}; check: kafka-topics.sh "
-            "--bootstrap-server $BOOTSTRAP --describe --under-replicated-partitions --topic {topic}",
+            fix="kafka-topics.sh --bootstrap-server $BOOTSTRAP --describe --under-replicated-partitions "
+            "--topic {topic}  # then restart or repair out-of-sync brokers {out_of_sync}",
         )
         for part in np.flatnonzero(bad).tolist()
     ]
@@ -251,10 +249,10 @@ def check_reassignment_in_progress(snapshot: ClusterSnapshot, policy: PoolPolicy
     a = cluster_arrays(snapshot)
     bad = (a.part_adding > 0) | (a.part_removing > 0)
     return [
-        _partitionfinding(
+        _partition_finding(
             "reassignment_in_progress", snapshot, policy, part,
-            fix="kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --list "
-            "(then --verify with the reassignment file, or --cancel)",
+            fix="kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --list  "
+            "# then --verify with its reassignment file, or --cancel it",
         )
         for part in np.flatnonzero(bad).tolist()
     ]
@@ -274,8 +272,8 @@ def check_log_dir_error(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
                 pool=pool_name(p, int(p.broker_pool[pos])) if known else None,
                 broker=e.broker,
                 evidence={"log_dir": e.log_dir, "error": e.error},
-                fix=f"replace the disk behind {e.log_dir} on broker {e.broker} and restart it; check: "
-                f"kafka-log-dirs.sh --bootstrap-server $BOOTSTRAP --describe --broker-list {e.broker}",
+                fix=f"kafka-log-dirs.sh --bootstrap-server $BOOTSTRAP --describe --broker-list {e.broker}  "
+                f"# then replace the disk behind {e.log_dir} on broker {e.broker} and restart it",
             )
         )
     return out
@@ -301,7 +299,7 @@ def check_leader_not_preferred(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
     healthy = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a))
     bad = healthy & leader_in_isr & preferred_in_isr & (a.part_leader != preferred) & (a.part_adding == 0)
     return [
-        _partitionfinding(
+        _partition_finding(
             "leader_not_preferred", snapshot, policy, part,
             fix="kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type PREFERRED "
             "--topic {topic} --partition {partition}",
@@ -367,7 +365,7 @@ RULES: tuple[Rule, ...] = (
 # --- helpers ----------------------------------------------------------------------------------------------------
 
 
-def _partitionfinding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy, part: int, *, fix: str) -> Finding:
+def _partition_finding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy, part: int, *, fix: str) -> Finding:
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     state = snapshot.partitions[part]
     min_isr = snapshot.topic_by_name[state.topic].min_insync_replicas if state.topic in snapshot.topic_by_name else 1
@@ -376,8 +374,8 @@ def _partitionfinding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy, 
                 "min_insync_replicas": min_isr}
     if state.adding_replicas or state.removing_replicas:
         evidence |= {"adding_replicas": list(state.adding_replicas), "removing_replicas": list(state.removing_replicas)}
-    text = fix.format(topic=state.topic, partition=state.partition, replicas=list(state.replicas),
-                      out_of_sync=out_of_sync)
+    text = fix.format(topic=state.topic, partition=state.partition, replicas=_ids(state.replicas),
+                      out_of_sync=_ids(out_of_sync))
     return finding(kind, pool=pool_name(p, int(p.topic_pool[a.part_topic[part]])), topic=state.topic,
                     partition=state.partition, evidence=evidence, fix=text)
 
@@ -423,6 +421,10 @@ def _pool_rack_counts(a: ClusterArrays, p: PoolArrays) -> np.ndarray:
         racks = a.broker_rack[p.broker_pool[: a.n_brokers] == j]
         counts[j] = len(set(racks[racks >= 0].tolist()))
     return counts
+
+
+def _ids(brokers) -> str:
+    return ", ".join(map(str, brokers))
 
 
 def _broker_id(a: ClusterArrays, pos: int, snapshot: ClusterSnapshot, part: int, rep_pos: int) -> int:
