@@ -25,7 +25,7 @@ __all__ = [
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from enum import StrEnum
 from typing import Any
 
@@ -162,12 +162,19 @@ def to_output(
 ) -> dict[str, dict[str, list[int]]]:
     """Canonical result: every member, topics in `compareTo` order, partitions ascending."""
     out: dict[str, dict[str, list[int]]] = {}
+    members = list(members)
+    # Code-point order equals UTF-16 order on ASCII names, and plain tuple sorting runs in C.
+    ascii_names = all(map(str.isascii, set().union(*(m.topics for m in members))))
     for m in members:
         tps = list(assignment.get(m.member_id, ()))
-        if all(t.isascii() for t, _ in tps):
-            tps.sort()  # code-point order equals UTF-16 order on ASCII names, and is done in C
+        if ascii_names:
+            tps.sort()
         else:
             tps.sort(key=lambda tp: (utf16_key(tp[0]), tp[1]))
+        topic_of, partition_of = (list(column) for column in zip(*tps)) if tps else ([], [])
+        if len(set(topic_of)) == len(topic_of):  # one partition per topic: build the map in C
+            out[m.member_id] = dict(zip(topic_of, map(list, zip(partition_of))))
+            continue
         by_topic: dict[str, list[int]] = {}
         for topic, partition in tps:
             ps = by_topic.get(topic)
@@ -209,15 +216,15 @@ def _parse_member(raw: Any, where: str) -> Member:
 def _parse_owned(owned: Any, where: str) -> tuple[TopicPartition, ...]:
     if not isinstance(owned, Mapping):
         raise AssignorError(f"{where}: expected a mapping of topic to partition list, got {owned!r}")
-    out: list[TopicPartition] = []
-    for topic, partitions in owned.items():
-        if not isinstance(topic, str):
-            raise AssignorError(f"{where}: topic names must be strings, got {topic!r}")
-        if type(partitions) not in (list, tuple) and (isinstance(partitions, str) or not isinstance(partitions, Sequence)):
-            raise AssignorError(f"{where}[{topic!r}]: expected a list of partitions, got {partitions!r}")
-        out.extend(zip(repeat(topic), partitions))
+    if not set(map(type, owned)) <= {str} or not set(map(type, owned.values())) <= {list, tuple}:
+        for topic, partitions in owned.items():
+            if not isinstance(topic, str):
+                raise AssignorError(f"{where}: topic names must be strings, got {topic!r}")
+            if isinstance(partitions, str) or not isinstance(partitions, Sequence):
+                raise AssignorError(f"{where}[{topic!r}]: expected a list of partitions, got {partitions!r}")
+    out = tuple(chain.from_iterable(map(zip, map(repeat, owned.keys()), owned.values())))
     ids = [p for _, p in out]
     if ids and not (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < 2**31):
         topic, p = next((t, p) for t, p in out if type(p) is not int or not 0 <= p < 2**31)
         raise AssignorError(f"{where}[{topic!r}]: expected partition ids in [0, 2^31), got {p!r}")
-    return tuple(out)
+    return out

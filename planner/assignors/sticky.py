@@ -7,6 +7,7 @@ __all__ = ["MemberData", "StickyResult", "abstract_sticky_assign", "sticky_assig
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 
 import numpy as np
@@ -116,8 +117,11 @@ def _all_subscriptions_equal(
             equal = False
         data = member_data[m.member_id]
         max_generation = max(max_generation, _generation(data))
-        owned[m.member_id] = [tp for tp in data.partitions if tp[0] in per_topic]
-    claims = [tp for tps in owned.values() for tp in tps]
+        if per_topic.keys() >= set(map(itemgetter(0), data.partitions)):
+            owned[m.member_id] = list(data.partitions)
+        else:
+            owned[m.member_id] = [tp for tp in data.partitions if tp[0] in per_topic]
+    claims = list(chain.from_iterable(owned.values()))
     if len(claims) == len(set(claims)):
         return equal, owned, set(), max_generation  # no partition claimed twice: nothing to resolve
     owned, multi = _resolve_claims(per_topic, ordered, member_data)
