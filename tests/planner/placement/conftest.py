@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from planner.placement import PlacementError
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / "data" / "conformance"
@@ -28,7 +26,3 @@ def expected_error(vector: dict) -> dict[str, str]:
     error = vector["error"]
     return {"exception": error["exception"].rsplit(".", 1)[-1], "message": error["message"]}
 
-
-@pytest.fixture()
-def vector_ids():
-    return lambda vectors: [v["id"] for v in vectors]
