@@ -26,6 +26,7 @@ __all__ = [
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import itemgetter
 from enum import StrEnum
 from typing import Any
 
@@ -162,18 +163,15 @@ def to_output(
 ) -> dict[str, dict[str, list[int]]]:
     """Canonical result: every member, topics in `compareTo` order, partitions ascending."""
     out: dict[str, dict[str, list[int]]] = {}
-    members = list(members)
-    # Code-point order equals UTF-16 order on ASCII names, and plain tuple sorting runs in C.
-    ascii_names = all(map(str.isascii, set().union(*(m.topics for m in members))))
     for m in members:
         tps = list(assignment.get(m.member_id, ()))
-        if ascii_names:
-            tps.sort()
+        names = set(map(itemgetter(0), tps))
+        if all(map(str.isascii, names)):
+            tps.sort()  # code-point order is UTF-16 order on ASCII names, and tuple sorting runs in C
         else:
             tps.sort(key=lambda tp: (utf16_key(tp[0]), tp[1]))
-        topic_of, partition_of = (list(column) for column in zip(*tps)) if tps else ([], [])
-        if len(set(topic_of)) == len(topic_of):  # one partition per topic: build the map in C
-            out[m.member_id] = dict(zip(topic_of, map(list, zip(partition_of))))
+        if len(names) == len(tps):  # one partition per topic: build the map in C
+            out[m.member_id] = dict(zip(map(itemgetter(0), tps), map(list, zip(map(itemgetter(1), tps)))))
             continue
         by_topic: dict[str, list[int]] = {}
         for topic, partition in tps:

@@ -160,3 +160,17 @@ def test_claim_beyond_partition_count_is_replayed_like_kafka() -> None:
     """Kafka keeps a claimed partition id the topic does not have and walks the rest as usual."""
     members = [member("a", ["t"], owned={"t": [5]}, generation=1), member("b", ["t"])]
     assert assign("sticky", {"t": 2}, members) == {"a": {"t": [5]}, "b": {"t": [0, 1]}}
+
+
+@pytest.mark.parametrize("strategy", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+def test_topics_order_as_utf16_code_units(strategy: str) -> None:
+    """U+1F600 is a surrogate pair (0xD83D...) in Java, so it sorts before U+FF61."""
+    emoji, halfwidth = "\U0001F600", "\uff61"
+    members = [member("m0", [halfwidth, emoji]), member("m1", [halfwidth, emoji])]
+    got = assign(strategy, {halfwidth: 1, emoji: 1}, members)
+    if strategy == "range":
+        assert got == {"m0": {emoji: [0], halfwidth: [0]}, "m1": {}}
+        assert list(got["m0"]) == [emoji, halfwidth]
+    else:
+        # Partitions are dealt in topic order, so the first sorted member takes the emoji topic.
+        assert got == {"m0": {emoji: [0]}, "m1": {halfwidth: [0]}}
