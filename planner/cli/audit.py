@@ -20,12 +20,15 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False), help="Pool policy (TOML).")
 @click.option("--profile", "profile_dir", type=click.Path(),
               help="Topic profile directory; enables traffic and forecast checks (absent or missing: counts and disk only).")
+@click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
+              help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
-def command(snapshot_path: str, policy_path: str, profile_dir: str | None, fail_on: str, out_dir: str) -> int:
+def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None, fail_on: str,
+            out_dir: str) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
@@ -34,18 +37,20 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, fail_
     from pools.atomic import write_text
     from pools.audit import audit, fails, findings_to_json, render_findings_md
     from pools.policy import load_policy
-    from pools.profile import TOPIC_PROFILE_FILE, load_profile
+    from pools.profile import PARTITION_PROFILE_FILE, TOPIC_PROFILE_FILE, load_partition_profile, load_profile
     from pools.snapshot import load_snapshot
 
     threshold = Severity.parse(fail_on, where="--fail-on")
     snapshot = load_snapshot(snapshot_path)
     policy = load_policy(policy_path)
-    profile = None
+    profile = partitions = None
     if profile_dir is not None and (Path(profile_dir) / TOPIC_PROFILE_FILE).exists():
         profile = load_profile(profile_dir)
+        if (Path(profile_dir) / PARTITION_PROFILE_FILE).exists():
+            partitions = load_partition_profile(profile_dir)
     elif profile_dir is not None:
         _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
-    findings = audit(snapshot, policy, profile)
+    findings = audit(snapshot, policy, profile, fanout=_fanout(groups_path), partition_profile=partitions)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,
@@ -55,3 +60,18 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, fail_
     summary = ", ".join(f"{n} {s}" for s, n in by_severity.items() if n) or "clean"
     _console.print(f"audit of {snapshot.cluster}: {len(findings)} finding(s) ({summary}); wrote {out}/findings.json")
     return 1 if failing else 0
+
+
+def _fanout(path: str | None) -> dict[str, int] | None:
+    """Consumer groups per topic from `kafka-consumer-groups.sh --describe --all-groups` output."""
+    if path is None:
+        return None
+    from planner.assignors.sizing import topic_fanout
+    from pools.errors import InputError
+    from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    return topic_fanout(parse_consumer_groups_describe(text, source=path))

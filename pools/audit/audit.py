@@ -8,7 +8,7 @@ from pools.audit.findings import Finding, Severity, sort_findings
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
 from pools.policy import PoolPolicy
-from pools.profile import TopicProfile
+from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import ClusterSnapshot
 
 __all__ = ["audit", "fails"]
@@ -21,6 +21,8 @@ def audit(
     *,
     loads: Loads | None = None,
     rules: Iterable[Rule] = RULES,
+    fanout: Mapping[str, float] | None = None,
+    partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
 
@@ -35,6 +37,9 @@ def audit(
         Precomputed `audit_loads` (computed from ``profile`` when omitted).
     rules : iterable of Rule
         The rules to run (default: all of `pools.audit.rules.RULES`).
+    fanout, partition_profile : optional
+        As for `pools.demand.topic_demand` (consumer groups per topic where the profile lacks bytes-out,
+        per-partition rates).
 
     Raises
     ------
@@ -43,7 +48,7 @@ def audit(
     """
     policy.check_against(snapshot)
     if loads is None:
-        loads = audit_loads(snapshot, profile)
+        loads = audit_loads(snapshot, profile, fanout=fanout, partition_profile=partition_profile)
     found: list[Finding] = []
     for rule in rules:
         found.extend(rule.check(snapshot, policy, loads))

@@ -57,3 +57,21 @@ def test_bad_input_exits_2_naming_the_file(tmp_path, run_cli):
 def test_missing_profile_dir_is_reported_not_fatal(tmp_path, run_cli):
     code, out, _ = run_cli("audit", *write_inputs(tmp_path), "--profile", tmp_path / "nope")
     assert code == 0 and "traffic and forecast checks skipped" in out
+
+
+def test_profile_and_consumer_groups_feed_the_traffic_checks(tmp_path, run_cli, data_dir):
+    from pools.profile import save_profile
+    from tests.pools.audit.helpers import profile_row
+
+    argv = write_inputs(tmp_path)
+    # a-x brings 80 MB/s into each of brokers 1-3 (capacity 100 MB/s, headroom 70 %): only traffic shows it
+    save_profile(tmp_path / "profile", [profile_row("a-x", 80e6, 0.0), profile_row("b-y", 1e6, 0.0)])
+    groups = data_dir / "kafka-formats" / "kafka-consumer-groups-describe.txt"
+    assert run_cli("audit", *argv)[0] == 0
+    code, out, err = run_cli("audit", *argv, "--profile", tmp_path / "profile", "--consumer-groups", groups)
+    assert code == 1, err
+    doc = json.loads((tmp_path / "audit" / "findings.json").read_text())
+    assert {(f["broker"], f["evidence"]["dimension"], f["evidence"]["basis"]) for f in doc["findings"]} >= {
+        (1, "nw_in", "now"), (2, "nw_in", "now"), (3, "nw_in", "now"), (None, "nw_in", "now")}
+    code, _, err = run_cli("audit", *argv, "--consumer-groups", tmp_path / "none.txt")
+    assert code == 2 and "none.txt: no such file" in err
