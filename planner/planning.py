@@ -207,7 +207,8 @@ def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_mod
         for name, g in sorted(groups.items())
     )
     brokers = tuple(
-        pool_model.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id))
+        pool_model.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id),
+                              b.pool if b.pool in policy.pool_by_name else None)
         for b in snapshot.brokers
     )
     limits = {

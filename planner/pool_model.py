@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+import numpy as np
 import pulp
 
 from pools.errors import InputError
@@ -58,12 +60,13 @@ class Solver(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class BrokerSpec:
-    """A real broker: id, rack, capacity in `DIMENSIONS` order, the pool that pins it (if any)."""
+    """A real broker: id, rack, capacity in `DIMENSIONS` order, the pool that pins it and its current pool."""
 
     broker_id: int
     rack: str | None
     capacity: Vector
     pinned: str | None = None
+    current: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,15 +153,20 @@ def solve_pools(
     """
     solver = Solver(solver)
     started = time.monotonic()
-    model = _Model(problem)
-    stage1 = model.solve(model.added_total, _solver(solver, time_limit, 0.0, threads, abs_gap=0.5))
+    counts = _Model(problem, aggregate=True)
+    # fewest new brokers; among those, keep as many brokers as possible in their current pool (the weight
+    # keeps the second term below one broker)
+    stay = counts.stay() / (len(problem.brokers) + 1)
+    stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads))
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
-        return model.unsolved(stage1, time.monotonic() - started)
-    need = round(pulp.value(model.added_total) or 0.0)
+        return counts.unsolved(stage1, time.monotonic() - started)
+    need = round(pulp.value(counts.added_total) or 0.0)
+    model = _Model(problem)
     model.prob += model.added_total <= need, "stage1_added"
+    model.start_from(counts)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
     objective = model.moved + model.tie_breakers()
-    stage2 = model.solve(objective, _solver(solver, remaining, gap, threads))
+    stage2 = model.solve(objective, _solver(solver, remaining, gap, threads))  # starts from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
     return model.solution(stage2, time.monotonic() - started)
@@ -174,21 +182,39 @@ class _Stage:
     gap: float | None
 
 
+class _StartedHiGHS(pulp.HiGHS):
+    """PuLP's highspy solver, handing HiGHS the integer variables' current values as a (partial) MIP start.
+
+    HiGHS completes a partial start by fixing the given integers and solving for the rest, so the first
+    stage starts from the current broker pools and the second from the first stage's solution.
+    """
+
+    def callSolver(self, lp: pulp.LpProblem) -> None:
+        start = [(v.index, v.varValue) for v in lp.variables() if v.cat == pulp.LpInteger and v.varValue is not None]
+        if start:
+            index = np.array([i for i, _ in start], dtype=np.int32)
+            value = np.array([round(x) for _, x in start], dtype=np.float64)
+            lp.solverModel.setSolution(len(start), index, value)
+        super().callSolver(lp)
+
+
 def _solver(solver: Solver, time_limit: float, gap: float, threads: int, abs_gap: float | None = None) -> pulp.LpSolver:
     if solver is Solver.HIGHS:
-        return pulp.HiGHS(
+        return _StartedHiGHS(
             msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads, random_seed=0
         )
     options = ["randomSeed 1", "randomCbcSeed 1"]
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads,
-                             options=options)
+                             options=options, warmStart=True)
 
 
 class _Model:
     """The PuLP problem and its index maps."""
 
-    def __init__(self, problem: PoolProblem) -> None:
+    def __init__(self, problem: PoolProblem, *, aggregate: bool = False) -> None:
         self.problem = problem
+        self.aggregate = aggregate
+        self.units, self.members_of = _units(problem, aggregate)
         self.pools = tuple(sorted(problem.pools))
         self.pool_index = {p: j for j, p in enumerate(self.pools)}
         racks = {b.rack for b in problem.brokers if b.rack is not None}
@@ -203,8 +229,12 @@ class _Model:
     def _variables(self) -> None:
         prob, problem = self.prob, self.problem
         n_pools = range(len(self.pools))
-        free = [i for i, b in enumerate(problem.brokers) if b.pinned is None]
-        self.x = prob.add_variable_dict("x_b%s_p%s", [(i, j) for i in free for j in n_pools], cat=pulp.LpBinary)
+        free = [(i, j) for i, u in enumerate(self.units) if u.pinned is None for j in n_pools]
+        if self.aggregate:  # x_c{i}_p{j}: how many brokers of class i (same rack and capacity) pool j gets
+            self.x = {(i, j): prob.add_variable(f"x_c{i}_p{j}", lowBound=0, upBound=len(self.members_of[i]),
+                                                cat=pulp.LpInteger) for i, j in free}
+        else:
+            self.x = prob.add_variable_dict("x_b%s_p%s", free, cat=pulp.LpBinary)
         self.fixed: dict[int, int | None] = {}
         for k, g in enumerate(problem.groups):
             self.fixed[k] = self.pool_index[g.candidates[0]] if len(g.candidates) == 1 else None
@@ -225,9 +255,54 @@ class _Model:
         self.moved = self.moved_var
     # END define_variables
 
+    def stay(self) -> pulp.LpAffineExpression:
+        """Aggregated model: brokers that can stay in their current pool under the class counts."""
+        terms = []
+        for c, unit in enumerate(self.units):
+            if unit.pinned is not None:
+                continue
+            now = Counter(self.problem.brokers[i].current for i in self.members_of[c])
+            for pool, n in sorted(now.items(), key=lambda kv: str(kv[0])):
+                if pool in self.pool_index:
+                    j = self.pool_index[pool]
+                    keep = self.prob.add_variable(f"stay_c{c}_p{j}", lowBound=0, upBound=n)
+                    self.prob += keep <= self.x[c, j], f"stay_c{c}_p{j}"
+                    terms.append(keep)
+        return pulp.lpSum(terms)
+
+    def start_from(self, counts: "_Model") -> None:
+        """Initial values from the aggregated stage: its broker counts per class, groups and new brokers.
+
+        Brokers stay in their current pool while the class's count there allows; the others fill the pools
+        whose count is short, lowest id first.
+        """
+        problem = self.problem
+        for c, unit in enumerate(counts.units):
+            if unit.pinned is not None:
+                continue
+            want = {j: round(counts.x[c, j].value() or 0) for j in range(len(self.pools))}
+            brokers = counts.members_of[c]
+            chosen: dict[int, int] = {}
+            for i in brokers:
+                j = self.pool_index.get(problem.brokers[i].current or "")
+                if j is not None and want[j] > 0:
+                    chosen[i] = j
+                    want[j] -= 1
+            spare = [i for i in brokers if i not in chosen]
+            for j in range(len(self.pools)):
+                for _ in range(want[j]):
+                    chosen[spare.pop(0)] = j
+            for i in brokers:
+                for j in range(len(self.pools)):
+                    self.x[i, j].setInitialValue(1 if chosen.get(i) == j else 0)
+        for key, var in self.y.items():
+            var.setInitialValue(round(counts.y[key].value() or 0))
+        for key, var in self.v.items():
+            var.setInitialValue(round(counts.v[key].value() or 0))
+
     def member(self, i: int, j: int) -> pulp.LpVariable | int:
         """Broker ``i`` in pool ``j``: a variable, or the constant its pin gives."""
-        pinned = self.problem.brokers[i].pinned
+        pinned = self.units[i].pinned
         if pinned is None:
             return self.x[i, j]
         return 1 if self.pool_index[pinned] == j else 0
@@ -243,9 +318,9 @@ class _Model:
     def _constraints(self) -> None:
         prob, problem = self.prob, self.problem
         n_pools = len(self.pools)
-        for i, b in enumerate(problem.brokers):
+        for i, b in enumerate(self.units):
             if b.pinned is None:
-                prob += pulp.lpSum(self.x[i, j] for j in range(n_pools)) <= 1, f"one_pool_b{i}"
+                prob += pulp.lpSum(self.x[i, j] for j in range(n_pools)) <= len(self.members_of[i]), f"one_pool_b{i}"
         fixed_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         floating_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         for k, j in self.fixed.items():
@@ -260,22 +335,24 @@ class _Model:
         v_of = {j: [var for (jj, _), var in self.v.items() if jj == j] for j in range(n_pools)}
         for j, pool in enumerate(self.pools):
             limits = problem.pools[pool]
-            members = [(i, self.member(i, j)) for i, b in enumerate(problem.brokers)
+            members = [(i, self.member(i, j)) for i, b in enumerate(self.units)
                        if b.pinned is None or b.pinned == pool]
             for d in range(len(DIMENSIONS)):
                 u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
                 fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u
                 demand = fixed_demand + pulp.lpSum(problem.groups[k].demand[d] / u * self.y[k, j]
                                                    for k in floating_in[j])
-                largest = max([problem.brokers[i].capacity[d] for i, _ in members] + [problem.new_broker[d]]) / u
-                usable = (
-                    pulp.lpSum(problem.brokers[i].capacity[d] / u * m for i, m in members)
+                largest = max([self.units[i].capacity[d] for i, _ in members] + [problem.new_broker[d]]) / u
+                usable = prob.add_variable(f"usable_p{j}_d{d}")  # one row holds the long sum, the others refer to it
+                prob += usable == (
+                    pulp.lpSum(self.units[i].capacity[d] / u * m for i, m in members)
                     + pulp.lpSum(problem.new_broker[d] / u * var for var in v_of[j])
                     - problem.tolerated_failures * largest
-                )
+                ), f"usable_p{j}_d{d}"
                 prob += demand <= limits.headroom[d] * usable, f"capacity_p{j}_d{d}"
                 prob += self.peak * limits.headroom[d] >= demand - limits.headroom[d] * usable, f"peak_p{j}_d{d}"
-            count = pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j])
+            count = prob.add_variable(f"count_p{j}")
+            prob += count == pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j]), f"count_def_p{j}"
             fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
             prob += count >= max(limits.min_brokers, fixed_rf), f"count_p{j}"
             for k in floating_in[j]:
@@ -284,7 +361,8 @@ class _Model:
                 self._rack_spread(j, members, limits, fixed_rf, floating_in[j])
                 self._rack_capacity(j, members, limits, fixed_in[j], floating_in[j], unit)
         self._conflicts()
-        self._moved(fixed_in)
+        if not self.aggregate:
+            self._moved(fixed_in)
         self.used = pulp.lpSum(self.x.values())
     # END define_constraints
 
@@ -312,7 +390,7 @@ class _Model:
     def _rack_spread(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
         prob, problem = self.prob, self.problem
         for l, rack in enumerate(self.racks):
-            in_rack = [m for i, m in members if problem.brokers[i].rack == rack]
+            in_rack = [m for i, m in members if self.units[i].rack == rack]
             new = [var for (jj, ll), var in self.v.items() if jj == j and ll == l]
             prob += self.z[j, l] <= pulp.lpSum(in_rack) + pulp.lpSum(new), f"rack_p{j}_r{l}"
         spread = pulp.lpSum(self.z[j, l] for l in range(len(self.racks)))
@@ -339,8 +417,8 @@ class _Model:
                 problem.groups[k].demand[d] / u * self.y[k, j] for k in full_floating
             )
             for l, rack in enumerate(self.racks):
-                in_rack = pulp.lpSum(problem.brokers[i].capacity[d] / unit[d] * m for i, m in members
-                                     if problem.brokers[i].rack == rack)
+                in_rack = pulp.lpSum(self.units[i].capacity[d] / unit[d] * m for i, m in members
+                                     if self.units[i].rack == rack)
                 new = pulp.lpSum(problem.new_broker[d] / unit[d] * var for (jj, ll), var in self.v.items()
                                  if jj == j and ll == l)
                 prob += share <= limits.headroom[d] * (in_rack + new), f"rack_capacity_p{j}_r{l}_d{d}"
@@ -429,6 +507,31 @@ class _Model:
         }
         kept = problem.total_bytes * (1.0 - (self.moved_var.value() or 0.0))
         return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
+
+
+def _units(problem: PoolProblem, aggregate: bool) -> tuple[list[BrokerSpec], list[list[int]]]:
+    """The model's broker units and the broker indices each stands for.
+
+    Full model: one unit per broker. Aggregated (stage 1): pinned brokers alone, free brokers merged into one
+    unit per (rack, capacity); every constraint but the moved bytes depends only on those counts.
+    """
+    if not aggregate:
+        return list(problem.brokers), [[i] for i in range(len(problem.brokers))]
+    units: list[BrokerSpec] = []
+    members: list[list[int]] = []
+    classes: dict[tuple, int] = {}
+    for i, b in enumerate(problem.brokers):
+        if b.pinned is not None:
+            units.append(b)
+            members.append([i])
+            continue
+        key = (b.rack or "", b.capacity)
+        if key not in classes:
+            classes[key] = len(units)
+            units.append(BrokerSpec(-1, b.rack, b.capacity))
+            members.append([])
+        members[classes[key]].append(i)
+    return units, members
 
 
 def _on(term: pulp.LpAffineExpression | int) -> bool:
