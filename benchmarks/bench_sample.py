@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from pools.sample import SampleSpec, sample_files
+from planner.sample import SampleSpec, sample_files
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_
     """
     from pools.atomic import atomic_dir
     from pools.errors import InputError
-    from pools.sample import SampleSpec, sample_files
+    from planner.sample import SampleSpec, sample_files
 
     try:
         end = dt.datetime.strptime(end_date, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc)

@@ -156,7 +156,7 @@ def test_empty_inventory_is_an_error():
 def test_snapshot_of_the_sample_matches_its_truth():
     import json
 
-    from pools.sample import SampleSpec, sample_files
+    from planner.sample import SampleSpec, sample_files
 
     files = dict(sample_files(SampleSpec(seed=1, brokers=6, topics=6, days=2)))
     truth = json.loads(files["truth.json"])

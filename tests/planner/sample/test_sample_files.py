@@ -17,8 +17,8 @@ from pools.kafka_formats.inventory import parse_inventory_toml
 from pools.kafka_formats.log_dirs import parse_log_dirs
 from pools.kafka_formats.topics_describe import parse_topics_describe
 from pools.policy import parse_policy
-from pools.sample import SampleSpec, sample_files
-from pools.sample.writers import java_double, prom_float
+from planner.sample import SampleSpec, sample_files
+from planner.sample.writers import java_double, prom_float
 
 
 _SAMPLE_LINE = re.compile(

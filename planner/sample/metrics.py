@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pools.sample.cluster import SampleCluster, SampleTopic
+from planner.sample.cluster import SampleCluster, SampleTopic
 
 __all__ = ["FAMILIES", "LOG_SIZE_STEP_S", "Series", "Traffic", "simulate", "topic_rates"]
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pools.kafka_formats.inventory import parse_inventory_toml
 from pools.policy import parse_policy
-from pools.sample import SampleSpec, sample_files
+from planner.sample import SampleSpec, sample_files
 from pools.snapshot_build import build_snapshot
 
 PLANTED_KINDS = {

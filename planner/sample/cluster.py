@@ -10,7 +10,7 @@ Layout (decided here, documented in ``docs/sample.md``):
   (``topic_without_pool``); it lives on the first pool's brokers.
 - Replicas are placed inside the topic's pool with Kafka's rack-aware ``AdminUtils`` round robin, so racks
   are diverse and preferred leaders spread; RF is 3 where the pool has three racks, else 2.
-- `pools.sample.plant` then plants the problems, each on its own partition.
+- `planner.sample.plant` then plants the problems, each on its own partition.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ class SampleCluster:
 
 
 def build_cluster(spec: SampleSpec, rng: np.random.Generator) -> SampleCluster:
-    """Generate brokers, pools, topics and a clean placement (`pools.sample.plant` adds the problems).
+    """Generate brokers, pools, topics and a clean placement (`planner.sample.plant` adds the problems).
 
     Parameters
     ----------

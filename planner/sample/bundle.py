@@ -22,13 +22,13 @@ import tomli_w
 
 from pools.atomic import dump_json
 from pools.policy import Defaults, NewBrokerType, PoolPolicy, PoolSpec, TenantSpec, dump_policy
-from pools.sample.cluster import DATA_DIR, RACKS, SampleCluster, SampleSpec, build_cluster
-from pools.sample.groups import build_groups
-from pools.sample.metrics import FAMILIES, Traffic, simulate
-from pools.sample.plant import plant_problems
-from pools.sample.truth import build_truth
+from planner.sample.cluster import DATA_DIR, RACKS, SampleCluster, SampleSpec, build_cluster
+from planner.sample.groups import build_groups
+from planner.sample.metrics import FAMILIES, Traffic, simulate
+from planner.sample.plant import plant_problems
+from planner.sample.truth import build_truth
 from pools.snapshot import Capacity
-from pools.sample.writers import (
+from planner.sample.writers import (
     format_consumer_members,
     format_consumer_offsets,
     format_log_dirs,

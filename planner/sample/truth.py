@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from pools.sample.cluster import SampleCluster
-from pools.sample.metrics import Traffic
+from planner.sample.cluster import SampleCluster
+from planner.sample.metrics import Traffic
 
 __all__ = ["TRUTH_VERSION", "build_truth", "iso"]
 

@@ -31,7 +31,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from pools.sample.cluster import (
+from planner.sample.cluster import (
     DATA_DIR,
     FAILED_DIR,
     Problem,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pools.sample import SampleSpec, sample_files
+from planner.sample import SampleSpec, sample_files
 
 TINY = SampleSpec(seed=7, brokers=6, topics=6, days=2)
 

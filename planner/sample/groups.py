@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pools.sample.cluster import SampleCluster
+from planner.sample.cluster import SampleCluster
 
 __all__ = ["GroupMember", "ConsumerGroup", "build_groups"]
 
