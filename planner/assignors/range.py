@@ -55,9 +55,9 @@ def range_assign(
     assignment: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in members}
     states = [_TopicState(t, per_topic[t], subscribers[t], racks, partition_racks) for t in ordered_topics] if racks else []
     if not any(s.needs_rack_aware for s in states):
-        first = subscribers[ordered_topics[0]] if ordered_topics else []
-        if all(subscribers[t] == first for t in ordered_topics):
-            _assign_uniform_ranges(ordered_topics, [per_topic[t] for t in ordered_topics], first, assignment)
+        if ordered_topics and all(subscribers[t] == subscribers[ordered_topics[0]] for t in ordered_topics):
+            counts = [per_topic[t] for t in ordered_topics]
+            _assign_uniform_ranges(ordered_topics, counts, subscribers[ordered_topics[0]], assignment)
             return assignment
         for t in ordered_topics:
             _assign_plain_ranges(t, per_topic[t], [assignment[c] for c in subscribers[t]])
