@@ -19,6 +19,7 @@ __all__ = [
     "BrokerHeat",
     "TopicRow",
     "TenantRow",
+    "PoolRow",
     "BatchRow",
     "ReportModel",
     "build_model",
@@ -80,6 +81,17 @@ class TenantRow:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolRow:
+    """A pool's brokers now and after the plan (``None`` without a plan), brokers the plan adds, its tenants."""
+
+    pool: str
+    brokers_now: int
+    brokers_after: int | None
+    brokers_to_add: int | None
+    tenants: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class BatchRow:
     """A reassignment batch: partitions, bytes moved and the estimated duration at its throttle."""
 
@@ -104,6 +116,7 @@ class ReportModel:
     top_throughput: tuple[TopicRow, ...] = ()
     top_growth: tuple[TopicRow, ...] = ()
     tenants: tuple[TenantRow, ...] = ()
+    pool_rows: tuple[PoolRow, ...] = ()
     batches: tuple[BatchRow, ...] = ()
     findings: tuple[Finding, ...] | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
@@ -117,6 +130,7 @@ def build_model(run: RunInputs) -> ReportModel:
     broker_now, broker_fc, broker_after, capacity = _broker_utilisation(run)
     topic_pool = _topic_pools(run)
     topics = _topic_rows(run, topic_pool)
+    tenants = _tenants(run, topics, topic_pool)
     return ReportModel(
         cluster=cluster,
         taken_at=snapshot.taken_at if snapshot else None,
@@ -126,7 +140,8 @@ def build_model(run: RunInputs) -> ReportModel:
         heat=_heat(before, broker_now, broker_after, capacity),
         top_throughput=tuple(sorted(topics, key=lambda r: (-r.bytes_in_p99, r.topic))[:TOP_TOPICS]),
         top_growth=tuple(sorted(topics, key=lambda r: (-r.growth_per_day, r.topic))[:TOP_TOPICS]),
-        tenants=_tenants(run, topics, topic_pool),
+        tenants=tenants,
+        pool_rows=_pool_rows(run, before, after, tenants),
         batches=_batches(run.bundle),
         findings=run.findings,
         warnings=tuple(plan.warnings) if plan else (),
@@ -255,6 +270,22 @@ def _tenants(run: RunInputs, topics: list[TopicRow], topic_pool: Mapping[str, st
             acc[1] += by_topic[t].bytes_in_p99
             acc[2] += by_topic[t].storage_bytes
     return tuple(TenantRow(k[0] or None, k[1] or None, int(v[0]), v[1], v[2]) for k, v in sorted(rows.items()))
+
+
+def _pool_rows(run: RunInputs, before, after, tenants: tuple[TenantRow, ...]) -> tuple[PoolRow, ...]:
+    names = sorted({p for p in before.values() if p} | {p for p in (after or {}).values() if p}
+                   | {t.pool for t in tenants if t.pool} | (set(run.policy.pool_names) if run.policy else set()))
+    added = dict(run.plan.brokers_to_add) if run.plan else None
+    return tuple(
+        PoolRow(
+            pool,
+            sum(p == pool for p in before.values()),
+            None if after is None else sum(p == pool for p in after.values()),
+            None if added is None else int(added.get(pool, 0)),
+            tuple(sorted({t.tenant for t in tenants if t.pool == pool and t.tenant})),
+        )
+        for pool in names
+    )
 
 
 def _batches(bundle: Mapping[str, Any] | None) -> tuple[BatchRow, ...]:

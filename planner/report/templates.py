@@ -84,6 +84,15 @@ topics (growth per day of the daily p99 bytes in).</figcaption></figure>
 
 <section id="tenants">
 <h2>Tenants and pools</h2>
+{% if m.pool_rows %}
+<table><tr><th class="l">pool</th><th>brokers now</th><th>brokers after the plan</th><th>brokers to add</th>
+<th class="l">tenants</th></tr>
+{% for r in m.pool_rows %}<tr><td class="l">{{ r.pool }}</td><td>{{ r.brokers_now }}</td>
+<td>{{ "—" if r.brokers_after is none else r.brokers_after }}</td>
+<td{% if r.brokers_to_add %} class="over"{% endif %}>{{ "—" if r.brokers_to_add is none else r.brokers_to_add }}</td>
+<td class="l">{{ r.tenants|join(", ") or "—" }}</td></tr>
+{% endfor %}</table>
+{% endif %}
 {% if m.tenants %}
 <table><tr><th class="l">tenant</th><th class="l">pool</th><th>topics</th><th>bytes in, p99</th><th>storage</th></tr>
 {% for r in m.tenants %}<tr><td class="l">{{ r.tenant or "(no tenant)" }}</td><td class="l">{{ r.pool or "(no pool)" }}</td>
@@ -170,7 +179,11 @@ Parts of this run are missing; the sections that need them say so.
 {% endif %}
 ## Tenants and pools
 
-{% if m.tenants %}| tenant | pool | topics | bytes in, p99 | storage |
+{% if m.pool_rows %}| pool | brokers now | brokers after the plan | brokers to add | tenants |
+|---|--:|--:|--:|---|
+{% for r in m.pool_rows %}| {{ r.pool }} | {{ r.brokers_now }} | {{ "—" if r.brokers_after is none else r.brokers_after }} | {{ "—" if r.brokers_to_add is none else r.brokers_to_add }} | {{ r.tenants|join(", ") or "—" }} |
+{% endfor %}
+{% endif %}{% if m.tenants %}| tenant | pool | topics | bytes in, p99 | storage |
 |---|---|--:|--:|--:|
 {% for r in m.tenants %}| {{ r.tenant or "(no tenant)" }} | {{ r.pool or "(no pool)" }} | {{ r.topics }} | {{ r.bytes_in_p99|mbps }} | {{ r.storage_bytes|gb }} |
 {% endfor %}{% if not has_policy %}

@@ -37,6 +37,9 @@ def test_topics_tenants_batches_and_findings(full):
     assert [r.topic for r in model.top_throughput] == ["b-y", "a-x"]
     assert [r.topic for r in model.top_growth] == ["a-x", "b-y"]
     assert [(t.tenant, t.pool, t.topics) for t in model.tenants] == [(None, "b", 1), ("ads", "a", 1)]
+    assert [(r.pool, r.brokers_now, r.brokers_after, r.brokers_to_add, r.tenants) for r in model.pool_rows] == [
+        ("a", 3, 3, 1, ("ads",)), ("b", 3, 3, 0, ())]
+    assert "| a | 3 | 3 | 1 | ads |" in out.markdown
     assert [(b.batch, b.moved_bytes) for b in model.batches] == [(1, 8e9), (2, 3e9)]
     assert [f.kind for f in model.findings] == ["broker_mixed_pools", "replica_outside_pool"]
     assert set(out.charts) == set(CHART_NAMES)
