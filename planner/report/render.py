@@ -78,7 +78,8 @@ def _kpis(model: ReportModel) -> list[tuple[str, str]]:
         gap = h.get("solver_gap")
         out.append(("solver", f"{h['solver_status']}" + ("" if gap is None else f", gap {gap * 100:.2f} %")))
     if "batches" in h:
-        out.append(("reassignment", f"{h['batches']} batches, {_duration(h['estimated_seconds'])}"))
+        plural = "" if h["batches"] == 1 else "es"
+        out.append(("reassignment", f"{h['batches']} batch{plural}, {_duration(h['estimated_seconds'])}"))
     if "findings" in h:
         counts = {s: n for s, n in h["findings"].items() if n}
         out.append(("audit findings", ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"))

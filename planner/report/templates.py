@@ -105,7 +105,7 @@ topics (growth per day of the daily p99 bytes in).</figcaption></figure>
 <section id="batches">
 <h2>Reassignment batches</h2>
 {% if charts.batches %}
-<figure class="chart" id="chart-batches">{{ charts.batches }}<figcaption>{{ m.batches|length }} batches,
+<figure class="chart" id="chart-batches">{{ charts.batches }}<figcaption>{{ m.batches|length }} batch{{ "" if m.batches|length == 1 else "es" }},
 {{ total_moved|gb }} in all, about {{ total_seconds|duration }} at the planned throttles.</figcaption></figure>
 <table><tr><th>batch</th><th class="l">phase</th><th>partitions</th><th>moved</th><th>throttle</th><th>estimated</th></tr>
 {% for b in m.batches %}<tr><td>{{ b.batch }}</td><td class="l">{{ b.phase }}</td><td>{{ b.partitions }}</td>
@@ -194,7 +194,7 @@ No policy was given (`--policy`), so tenants are not known.
 
 {% if charts.batches %}![Data moved per batch](charts/batches.svg)
 
-{{ m.batches|length }} batches, {{ total_moved|gb }} in all, about {{ total_seconds|duration }} at the planned throttles.
+{{ m.batches|length }} batch{{ "" if m.batches|length == 1 else "es" }}, {{ total_moved|gb }} in all, about {{ total_seconds|duration }} at the planned throttles.
 
 | batch | phase | partitions | moved | throttle | estimated |
 |--:|---|--:|--:|--:|--:|
