@@ -38,7 +38,17 @@ class Severity(StrEnum):
 
     @classmethod
     def parse(cls, value: str, *, where: str = "severity") -> Severity:
-        """Convert ``value`` (case-insensitive) or raise `InputError` naming ``where``."""
+        """Convert ``value`` (case-insensitive) or raise `InputError` naming ``where``.
+
+        Examples
+        --------
+        >>> Severity.parse("ERROR").rank > Severity.parse("warning").rank
+        True
+        >>> Severity.parse("loud", where="--fail-on")
+        Traceback (most recent call last):
+        ...
+        pools.errors.InputError: --fail-on: expected one of info, warning, error, critical, got 'loud'
+        """
         try:
             return cls(str(value).lower())
         except ValueError:
@@ -126,7 +136,22 @@ def findings_to_dict(findings: Iterable[Finding], *, cluster: str, taken_at: str
 
 
 def findings_to_json(findings: Iterable[Finding], *, cluster: str, taken_at: str | None) -> str:
-    """Deterministic ``findings.json`` text: sorted keys, one finding per line, trailing newline."""
+    """Deterministic ``findings.json`` text: sorted keys, one finding per line, trailing newline.
+
+    Examples
+    --------
+    >>> print(findings_to_json([Finding("broker_without_pool", Severity.WARNING, broker=9)], cluster="c",
+    ...                        taken_at=None), end="")
+    {
+      "cluster": "c",
+      "counts": {"by_kind": {"broker_without_pool": 1}, "by_severity": {"critical": 0, "error": 0, "info": 0, "warning": 1}, "total": 1},
+      "findings": [
+        {"broker": 9, "evidence": {}, "fix": "", "kind": "broker_without_pool", "partition": null, "pool": null, "severity": "warning", "topic": null}
+      ],
+      "taken_at": null,
+      "version": 1
+    }
+    """
     doc = findings_to_dict(findings, cluster=cluster, taken_at=taken_at)
     items = doc.pop("findings")
 
