@@ -15,7 +15,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
@@ -70,8 +70,7 @@ def plan_pools(
     Raises
     ------
     InputError
-        Contradictory policy: a topic selected by two pools, pins on missing brokers, a topic no pool takes,
-        a replication factor above the racks a pool can have, tenants that must not share forced together.
+        Contradictory policy: a topic selected by two pools, pins on missing brokers, a replication factor above the racks a pool can have, tenants that must not share forced together.
     InfeasibleError
         The model has no solution at all (tenant conflicts the candidate pools cannot separate).
     """
@@ -81,6 +80,12 @@ def plan_pools(
     forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
     now = topic_demand(snapshot, profile, fanout, "now", partition_profile=partition_profile)
     warnings = demand_warnings(forecast)
+    unmatched = sorted(t for t, r in resolved.items() if r.reason == "unmatched")
+    if unmatched:
+        warnings.append(
+            f"{len(unmatched)} topic(s) are selected by no pool and the policy has no default pool; each was planned "
+            f"into the pool where it moves the fewest bytes (add them to the policy): {', '.join(unmatched[:10])}"
+        )
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
@@ -129,12 +134,9 @@ def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, Top
     """
     policy.check_against(snapshot)
     resolved = policy.resolve_all(snapshot.partitions_by_topic)
-    unmatched = [t for t, r in resolved.items() if not r.candidates]
-    if unmatched:
-        raise InputError(
-            f"{policy.source}: topic {unmatched[0]!r} is selected by no pool and no pool is the default"
-            + (f" ({len(unmatched) - 1} more such topic(s))" if len(unmatched) > 1 else "")
-        )
+    for topic, r in resolved.items():
+        if not r.candidates:  # no selector, tenant pool or default: any pool, wherever it moves least
+            resolved[topic] = replace(r, candidates=policy.pool_names)
     racks = _possible_racks(snapshot, policy)
     if snapshot.racks:
         for pool in policy.pools:

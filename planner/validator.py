@@ -73,11 +73,11 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
 
 
 def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Each topic in one of its candidate pools; each replica on a broker of its topic's pool."""
+    """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool."""
     out = []
     for topic in sorted(snapshot.partitions_by_topic):
         pool = plan.topics.get(topic)
-        candidates = policy.resolve(topic).candidates
+        candidates = policy.resolve(topic).candidates or policy.pool_names  # claimed by no pool: any pool
         if pool not in candidates:
             out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
     for m in plan.partitions:

@@ -104,3 +104,39 @@ def test_missing_consumer_groups_file_is_exit_2(tmp_path: Path, run_cli) -> None
     args = _write(tmp_path, snapshot, policy, profile)
     code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--consumer-groups", tmp_path / "nope.txt")
     assert code == 2 and "nope.txt: no such file" in err
+
+
+def test_sample_cluster_plan_isolates_tenants_and_beats_placing_from_scratch(tmp_path: Path, run_cli) -> None:
+    from planner.placement import assign_replicas_to_brokers
+    from pools.policy import load_policy
+    from pools.snapshot import load_snapshot
+
+    sample = tmp_path / "sample"
+    assert run_cli("sample", "--out", sample)[0] == 0
+    assert run_cli("snapshot", "--describe", sample / "kafka" / "topics-describe.txt", "--log-dirs",
+                   sample / "kafka" / "log-dirs", "--inventory", sample / "brokers.toml",
+                   "--out", tmp_path / "snapshot.json")[0] == 0
+    snapshot = load_snapshot(tmp_path / "snapshot.json")
+    truth = json.loads((sample / "truth.json").read_text())
+    profile = {}
+    for name, t in truth["topics"].items():  # the profile `poolplan ingest` would write, from the truth numbers
+        storage = sum(p.size_bytes for p in snapshot.partitions_by_topic.get(name, ()))
+        profile[name] = profile_row(name, t["partitions"], t["bytes_in_p99_last_day"], t["bytes_out_mean_last_day"],
+                                    storage, (1 + t["growth_per_day"]) ** 90)
+    save_profile(tmp_path / "profile", profile)
+    code, _, err = run_cli("plan", "--snapshot", tmp_path / "snapshot.json", "--policy", sample / "pools.toml",
+                           "--profile", tmp_path / "profile", "--out", tmp_path / "plan")
+    assert code == 0, err
+    plan = load_plan(tmp_path / "plan" / "plan.json")
+    policy = load_policy(sample / "pools.toml")
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    for name, t in truth["topics"].items():  # every tenant's topics in one pool, on that pool's brokers only
+        if t["tenant"] is not None:
+            assert plan.topics[name] in {p["name"] for p in truth["pools"] if t["tenant"] in p["tenants"]}
+    scratch = 0
+    for topic, pool in plan.topics.items():
+        brokers = sorted((b.id, b.rack) for b in snapshot.brokers if plan.brokers[b.id] == pool)
+        parts = snapshot.partitions_by_topic[topic]
+        target = assign_replicas_to_brokers(brokers, len(parts), len(parts[0].replicas), fixed_start_index=0)
+        scratch += sum(p.size_bytes * sum(b not in p.replicas for b in target[p.partition]) for p in parts)
+    assert 0 < plan.moved_bytes < scratch

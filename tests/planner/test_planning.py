@@ -95,8 +95,6 @@ def test_shortfall_is_explained_per_pool_and_dimension() -> None:
         (lambda p: replace(p, pools=p.pools + (PoolSpec("x", topics=(r"tenant0\..*",)), PoolSpec("y", topics=(r"tenant0\.t.*",)))),
          "conflicting selectors: topic 'tenant0.t"),
         (lambda p: replace(p, pools=(replace(p.pools[0], brokers=(99,)),) + p.pools[1:]), "pins broker(s) 99"),
-        (lambda p: replace(p, pools=tuple(replace(s, default=False) for s in p.pools), tenants=p.tenants[1:]),
-         "is selected by no pool and no pool is the default"),
         (lambda p: replace(p, pools=(replace(p.pools[0], min_racks=5),) + p.pools[1:]),
          "pool 'p0' needs min_racks=5 but can only span 3 rack(s)"),
     ],
@@ -140,3 +138,14 @@ def test_extra_tenant_conflict_separates_floating_topics() -> None:
     tenants = (policy.tenants[0], policy.tenants[1], TenantSpec("tenant2", (r"tenant2\..*",), ("tenant0",)))
     plan = plan_pools(snapshot, replace(policy, pools=pools, tenants=tenants), profile).plan
     assert {p for t, p in plan.topics.items() if t.startswith("tenant2.")} == {"p2"}
+
+
+def test_topics_no_pool_takes_are_planned_where_they_move_least_with_a_warning() -> None:
+    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    # no default pool and no tenant0: tenant0's topics (and misc.*) are claimed by nobody
+    policy = replace(policy, pools=tuple(replace(s, default=False, tenants=s.tenants[1:] if s.name == "p0" else
+                                                 s.tenants) for s in policy.pools), tenants=policy.tenants[1:])
+    plan = plan_pools(snapshot, policy, profile).plan
+    assert any("selected by no pool and the policy has no default pool" in w for w in plan.warnings)
+    assert {p for t, p in plan.topics.items() if t.startswith("tenant0.")} == {"p0"}  # where their bytes are
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
