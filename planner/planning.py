@@ -274,10 +274,36 @@ def _explain_shortfall(problem, solution, topic_pool, demands, policy: PoolPolic
         if reasons:
             n, dim, h = max(reasons)
             why = f"for {dim} at {h:.0%} headroom"
+        elif rack := _rack_reason(problem, real, solution, pool, topic_pool, demands, policy):
+            why = rack
         else:
             why = "to reach its minimum broker count and rack spread"
         out.append(f"pool {pool} needs {count} more broker(s) {why}")
     return tuple(out)
+
+
+def _rack_reason(problem, real, solution, pool, topic_pool, demands, policy: PoolPolicy) -> str | None:
+    """The rack that cannot carry its share (1/RF) of the pool's topics that need one replica per rack."""
+    racks = sorted({b.rack for b in problem.brokers if b.rack is not None} | set(problem.new_broker_racks))
+    if not racks:
+        return None
+    full = [g for g in problem.groups if solution.groups.get(g.name) == pool and g.max_rf >= len(racks)]
+    worst = None
+    for rack in racks:
+        in_rack = [b for b in real if b.rack == rack]
+        for i, dim in enumerate(DIMENSIONS):
+            if dim == "nw_out":
+                continue
+            share = sum(g.demand[i] for g in full) / len(racks)
+            h = policy.headroom(pool, dim)
+            short = share / h - sum(b.capacity[i] for b in in_rack)
+            brokers = short / (problem.new_broker[i] or 1.0)
+            if short > 0 and (worst is None or brokers > worst[0]):
+                worst = (brokers, dim, rack, h)
+    if worst is None:
+        return None
+    _, dim, rack, h = worst
+    return f"for {dim} in rack {rack} at {h:.0%} headroom (each rack holds one replica of every partition)"
 
 
 def _r(value: float) -> float:
