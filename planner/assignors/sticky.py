@@ -414,7 +414,6 @@ class _GeneralBuilder:
         self.ordered = ordered
         self.member_data = member_data
         self.max_generation = max_generation
-        self.total = sum(per_topic.values())
         self.topic_consumers: dict[str, list[str]] = {t: [] for t in per_topic}
         self.consumer_topics: dict[str, list[str]] = {}
         for m in ordered:
@@ -423,6 +422,12 @@ class _GeneralBuilder:
             for t in mine:
                 self.topic_consumers[t].append(m.member_id)
         self.consumer_topic_set = {c: frozenset(ts) for c, ts in self.consumer_topics.items()}
+        # `getMaxAssignmentSize`: all partitions, or the sum over the consumer's existing topics.
+        total = sum(per_topic.values())
+        self.max_size = {
+            c: total if len(ts) == len(per_topic) else sum(per_topic[t] for t in ts)
+            for c, ts in self.consumer_topics.items()
+        }
         self.subscriptions = {m.member_id: frozenset(m.topics) for m in ordered}
         self.partition_consumer = {tp: c for c, tps in current.items() for tp in tps}
         self.sorted_topics = sorted(per_topic, key=lambda t: (len(self.topic_consumers[t]), utf16_key(t)))
@@ -479,12 +484,6 @@ class _GeneralBuilder:
         pos = self.topic_pos
         return _two_pointer_difference(self.sorted_all, assigned, lambda tp: (pos[tp[0]], tp[1]))
 
-    def _max_size(self, consumer: str) -> int:
-        topics = self.consumer_topics[consumer]
-        if len(topics) == len(self.per_topic):
-            return self.total
-        return sum(self.per_topic[t] for t in topics)
-
     def _assign_partition(self, tp: TopicPartition, rack_aware: bool) -> bool:
         """`maybeAssignPartition`: give ``tp`` to the least-loaded eligible consumer."""
         for consumer in self.sorted_subs:
@@ -537,7 +536,7 @@ class _GeneralBuilder:
 
     def _can_participate(self, consumer: str) -> bool:
         tps = self.current[consumer]
-        if len(tps) < self._max_size(consumer):
+        if len(tps) < self.max_size[consumer]:
             return True
         return any(len(self.topic_consumers[tp[0]]) >= 2 for tp in tps)
 
@@ -574,7 +573,7 @@ class _GeneralBuilder:
             count = len(current[consumer])
             if count + 1 >= top:
                 break  # ascending sizes: no later consumer can take a partition either
-            if count == self._max_size(consumer):
+            if count == self.max_size[consumer]:
                 continue
             topics = self.consumer_topic_set[consumer]
             if len(largest) < len(topics):
