@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["MemberData", "StickyResult", "abstract_sticky_assign", "sticky_assign"]
 
 import bisect
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -498,12 +499,38 @@ class _GeneralBuilder:
 
     def _assign_all(self, partitions: list[TopicPartition], rack_aware: bool) -> list[TopicPartition]:
         """`maybeAssign`; returns the partitions not placed (all of them when not rack-aware)."""
+        if not rack_aware:
+            self._assign_all_least_loaded(partitions)
+            return partitions
         left = []
         for tp in partitions:
-            placed = bool(self.topic_consumers[tp[0]]) and self._assign_partition(tp, rack_aware)
-            if not (placed and rack_aware):
+            if not (self.topic_consumers[tp[0]] and self._assign_partition(tp, rack_aware)):
                 left.append(tp)
         return left
+
+    def _assign_all_least_loaded(self, partitions: list[TopicPartition]) -> None:
+        """`maybeAssign` without racks: each partition to the first subscriber in (size, id) order.
+
+        The first subscriber in the consumer `TreeSet` is the minimum of the topic's subscribers, and
+        while one topic's partitions are placed only those subscribers change size, so a heap per
+        run of a topic replaces Kafka's scan of every consumer.
+        """
+        heap: list[tuple[int, bytes, str]] = []
+        heap_topic = None
+        for tp in partitions:
+            if not self.topic_consumers[tp[0]]:
+                continue
+            if tp[0] != heap_topic:
+                heap_topic = tp[0]
+                heap = [(len(self.current[c]), utf16_key(c), c) for c in dict.fromkeys(self.topic_consumers[tp[0]])]
+                heapq.heapify(heap)
+            size, key, consumer = heapq.heappop(heap)
+            self.sorted_subs.remove(consumer)
+            self.current[consumer].append(tp)
+            self.partition_consumer[tp] = consumer
+            self.sorted_subs.add(consumer)
+            self._version += 1
+            heapq.heappush(heap, (size + 1, key, consumer))
 
     def _balance(self, prev: dict[TopicPartition, tuple[str, int]], unassigned: list[TopicPartition]) -> None:
         initializing = not self.current[self.sorted_subs.last()]
