@@ -583,10 +583,13 @@ class _GeneralBuilder:
 
     def _compute_balanced(self) -> bool:
         current = self.current
-        smallest = len(current[self.sorted_subs.first()])
-        if smallest >= len(current[self.sorted_subs.last()]) - 1:
+        if len(current[self.sorted_subs.first()]) >= len(current[self.sorted_subs.last()]) - 1:
             return True
-        # Only owners with at least two partitions more than the smallest consumer can give one away.
+        # Only a consumer below its maximum can take a partition, and only from an owner holding at
+        # least two more than the smallest such consumer.
+        smallest = next((len(current[c]) for c in self.sorted_subs if len(current[c]) != self.max_size[c]), None)
+        if smallest is None:
+            return True
         largest: dict[str, int] = {}
         for owner in self.sorted_subs.descending():
             size = len(current[owner])
