@@ -53,7 +53,9 @@ def range_assign(
                 subscribers[t].append(m.member_id)
     ordered_topics = sorted(per_topic, key=utf16_key)
     assignment: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in members}
-    states = [_TopicState(t, per_topic[t], subscribers[t], racks, partition_racks) for t in ordered_topics] if racks else []
+    states = []
+    if racks:
+        states = [_TopicState(t, per_topic[t], subscribers[t], racks, partition_racks) for t in ordered_topics]
     if not any(s.needs_rack_aware for s in states):
         if ordered_topics and all(subscribers[t] == subscribers[ordered_topics[0]] for t in ordered_topics):
             counts = [per_topic[t] for t in ordered_topics]
@@ -67,7 +69,8 @@ def range_assign(
         s.assign_ranges(lambda c, p: True, assignment)
     rank = {s.topic: i for i, s in enumerate(states)}
     return {
-        m: {t: sorted(by_topic[t]) for t in sorted(by_topic, key=rank.__getitem__)} for m, by_topic in assignment.items()
+        m: {t: sorted(by_topic[t]) for t in sorted(by_topic, key=rank.__getitem__)}
+        for m, by_topic in assignment.items()
     }
 
 
@@ -101,8 +104,11 @@ class _TopicState:
             self.partition_racks = [replica_racks(partition_racks, topic, p) for p in range(count)]
             for rs in self.partition_racks:
                 all_partition_racks |= rs
-        self.needs_rack_aware = bool(consumer_rack_set) and not consumer_rack_set.isdisjoint(all_partition_racks) and any(
-            rs != all_partition_racks for rs in self.partition_racks or ()
+        # `useRackAwareAssignment`: consumer racks meet replica racks, and some partition misses a rack.
+        self.needs_rack_aware = (
+            bool(consumer_rack_set)
+            and not consumer_rack_set.isdisjoint(all_partition_racks)
+            and any(rs != all_partition_racks for rs in self.partition_racks or ())
         )
 
     def racks_match(self, consumer: str, partition: int) -> bool:

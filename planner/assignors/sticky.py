@@ -488,7 +488,9 @@ class _GeneralBuilder:
     def _assign_partition(self, tp: TopicPartition, rack_aware: bool) -> bool:
         """`maybeAssignPartition`: give ``tp`` to the least-loaded eligible consumer."""
         for consumer in self.sorted_subs:
-            if tp[0] in self.consumer_topic_set[consumer] and not (rack_aware and self.racks.racks_mismatch(consumer, tp)):
+            if tp[0] in self.consumer_topic_set[consumer] and not (
+                rack_aware and self.racks.racks_mismatch(consumer, tp)
+            ):
                 self.sorted_subs.remove(consumer)
                 self.current[consumer].append(tp)
                 self.partition_consumer[tp] = consumer
@@ -587,7 +589,8 @@ class _GeneralBuilder:
             return True
         # Only a consumer below its maximum can take a partition, and only from an owner holding at
         # least two more than the smallest such consumer.
-        smallest = next((len(current[c]) for c in self.sorted_subs if len(current[c]) != self.max_size[c]), None)
+        sizes = ((len(current[c]), self.max_size[c]) for c in self.sorted_subs)
+        smallest = next((size for size, most in sizes if size != most), None)
         if smallest is None:
             return True
         largest: dict[str, int] = {}

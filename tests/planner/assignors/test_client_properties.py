@@ -227,7 +227,8 @@ def _check_uniform_bounds(topics: dict, members: list, racks, result: dict) -> N
     if len(claims) != len(set(claims)):
         return
     for m in members:
-        valid = {(t, p) for t, ps in m["owned_partitions"].items() if t in m["topics"] for p in ps if p < topics.get(t, 0)}
+        owned = m["owned_partitions"].items()
+        valid = {(t, p) for t, ps in owned if t in m["topics"] for p in ps if p < topics.get(t, 0)}
         kept = {(t, p) for t, ps in result[m["member_id"]].items() for p in ps} & valid
         assert len(kept) >= min(len(valid), min_quota), f"{m['member_id']} kept {len(kept)} of {len(valid)}"
 
