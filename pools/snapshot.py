@@ -20,13 +20,17 @@ same bytes.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from pools.atomic import write_text
 from pools.errors import InputError
@@ -173,7 +177,10 @@ class ClusterSnapshot:
     def __post_init__(self) -> None:
         object.__setattr__(self, "brokers", tuple(sorted(self.brokers, key=lambda b: b.id)))
         object.__setattr__(self, "topics", tuple(sorted(self.topics, key=lambda t: t.topic)))
-        object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda p: (p.topic, p.partition))))
+        if not _in_order(self.partitions):
+            object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda p: (p.topic, p.partition))))
+        else:
+            object.__setattr__(self, "partitions", tuple(self.partitions))
         object.__setattr__(
             self, "log_dir_errors", tuple(sorted(self.log_dir_errors, key=lambda e: (e.broker, e.log_dir)))
         )
@@ -182,8 +189,10 @@ class ClusterSnapshot:
             if b.id in seen:
                 raise InputError(f"snapshot {self.cluster!r}: broker {b.id} is listed twice")
             seen.add(b.id)
-        for prev, cur in zip(self.partitions, self.partitions[1:]):
-            if (prev.topic, prev.partition) == (cur.topic, cur.partition):
+        parts = self.partitions
+        for i in range(1, len(parts)):
+            if parts[i].partition == parts[i - 1].partition and parts[i].topic == parts[i - 1].topic:
+                cur = parts[i]
                 raise InputError(f"snapshot {self.cluster!r}: partition {cur.topic}-{cur.partition} is listed twice")
 
     @cached_property
@@ -260,14 +269,32 @@ def load_snapshot(path: str | os.PathLike[str]) -> ClusterSnapshot:
     """Read and validate a ``snapshot.json``; errors name the file and the field."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"{source}: no such file") from None
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-    return snapshot_from_dict(doc, source=source)
+        with _gc_paused():
+            doc = orjson.loads(data)
+            return snapshot_from_dict(doc, source=source)
+    except orjson.JSONDecodeError:
+        try:  # orjson is fast; the standard library names the line and column
+            json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+        raise InputError(f"{source}: invalid JSON") from None
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building a million small objects otherwise triggers it
+    hundreds of times for nothing (the objects form no cycles)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot:
@@ -282,7 +309,8 @@ def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot
     brokers = tuple(_broker(v, b, f"brokers[{i}]") for i, b in enumerate(v.array(doc.get("brokers"), "brokers")))
     topics = tuple(_topic(v, t, f"topics[{i}]") for i, t in enumerate(v.array(doc.get("topics", []), "topics")))
     partitions = tuple(
-        _partition(v, p, f"partitions[{i}]") for i, p in enumerate(v.array(doc.get("partitions"), "partitions"))
+        _partition_fast(p) or _partition(v, p, f"partitions[{i}]")
+        for i, p in enumerate(v.array(doc.get("partitions"), "partitions"))
     )
     errors = tuple(
         LogDirError(
@@ -297,6 +325,16 @@ def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot
     return ClusterSnapshot(
         cluster=cluster, brokers=brokers, topics=topics, partitions=partitions, log_dir_errors=errors, taken_at=taken_at
     )
+
+
+def _in_order(partitions: Any) -> bool:
+    """True when partitions are already sorted by (topic, partition), as files written by poolplan are."""
+    prev_topic, prev_partition = "", -(1 << 63)
+    for p in partitions:
+        if p.topic < prev_topic or (p.topic == prev_topic and p.partition < prev_partition):
+            return False
+        prev_topic, prev_partition = p.topic, p.partition
+    return True
 
 
 def _partition_to_dict(p: PartitionState) -> dict[str, Any]:
@@ -393,6 +431,45 @@ def _topic(v: _Validator, t: Any, where: str) -> TopicState:
         topic_id=v.optional_string(t.get("topic_id"), f"{where}.topic_id"),
         configs=dict(configs),
         marked_for_deletion=deleted,
+    )
+
+
+_PARTITION_KEYS = frozenset(
+    ("topic", "partition", "replicas", "leader", "isr", "adding_replicas", "removing_replicas", "elr",
+     "last_known_elr", "log_dirs", "sizes")
+)
+
+
+def _ints(values: Any) -> bool:
+    return type(values) is list and all(type(x) is int for x in values)
+
+
+def _partition_fast(p: Any) -> PartitionState | None:
+    """The common, well-formed case in one pass; ``None`` sends the entry to `_partition` for a precise error."""
+    if type(p) is not dict or not _PARTITION_KEYS.issuperset(p):
+        return None
+    replicas, isr = p.get("replicas"), p.get("isr", ())
+    leader, sizes, log_dirs = p.get("leader"), p.get("sizes", ()), p.get("log_dirs", ())
+    adding, removing = p.get("adding_replicas", ()), p.get("removing_replicas", ())
+    elr, lke = p.get("elr"), p.get("last_known_elr")
+    ok = (
+        type(p.get("topic")) is str
+        and type(p.get("partition")) is int
+        and _ints(replicas)
+        and (leader is None or type(leader) is int)
+        and (isr == () or _ints(isr))
+        and (adding == () or _ints(adding))
+        and (removing == () or _ints(removing))
+        and (elr is None or _ints(elr))
+        and (lke is None or _ints(lke))
+        and (sizes == () or (len(sizes) == len(replicas) and all(x is None or (type(x) is int and x >= 0) for x in sizes)))
+        and (log_dirs == () or (len(log_dirs) == len(replicas) and all(x is None or type(x) is str for x in log_dirs)))
+    )
+    if not ok:
+        return None
+    return PartitionState(
+        p["topic"], p["partition"], tuple(replicas), leader, tuple(isr), tuple(adding), tuple(removing),
+        None if elr is None else tuple(elr), None if lke is None else tuple(lke), tuple(log_dirs), tuple(sizes),
     )
 
 
