@@ -11,12 +11,14 @@ call (plain dicts in and out: input validation, Java member order, the assignor 
 result) and of the assignor alone on already parsed members (what Kafka's test times).
 
     .venv/bin/python benchmarks/bench_assignors_client.py [--consumers 2000 --topics 500 --partitions 2000 --repeat 3]
+    .venv/bin/python benchmarks/bench_assignors_client.py --random-subscriptions ...   # general sticky builder
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import random
 import time
 
 from planner.assignors import assign
@@ -67,11 +69,17 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--strategies", default="range,roundrobin,sticky,cooperative-sticky")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best is reported")
+    parser.add_argument(
+        "--random-subscriptions", action="store_true",
+        help="each consumer subscribes to a random (seeded) subset of the topics: the general sticky builder",
+    )
     args = parser.parse_args()
     topics = {f"topic-{i}": args.partitions for i in range(args.topics)}
     names = list(topics)
+    rnd = random.Random(1)
     members = [
-        {"member_id": f"consumer-{i}", "group_instance_id": None, "rack": None, "topics": names,
+        {"member_id": f"consumer-{i}", "group_instance_id": None, "rack": None,
+         "topics": rnd.sample(names, rnd.randint(1, len(names))) if args.random_subscriptions else names,
          "owned_partitions": {}, "generation": None}
         for i in range(args.consumers)
     ]
