@@ -11,12 +11,18 @@ Variables (named by index, never by topic or pool name; the index → name maps 
 
 Constraints per pool ``j`` and dimension ``d``: demand ≤ headroom × (capacity of its brokers − tolerated failures ×
 the largest broker the pool may hold); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
-max(min_racks, largest RF) when the cluster has racks; conflicting tenants never in the same pool.
+max(min_racks, largest RF) when the cluster has racks; each rack of a pool carries 1/RF of the topics whose RF
+equals the rack count (one replica per rack), in every leader-independent dimension; conflicting tenants never
+in the same pool.
 
-The lexicographic objective is solved in two sequential stages: (1) fewest virtual brokers; (2) with that count
-fixed, fewest bytes moved (bytes of replicas not already on a broker of their topic's pool), plus weighted
-tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in broker
-units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay spare.
+The lexicographic objective is solved in two sequential stages: (1) fewest virtual brokers, on a model whose
+free brokers are aggregated by (rack, capacity) into integer counts (every constraint but moved bytes depends only
+on those counts), preferring counts that keep brokers in their current pool; (2) with that number of new brokers
+fixed, the full broker model, warm-started from stage 1 through a partial MIP start, minimising bytes moved
+(bytes of replicas not already on a broker of their topic's pool, as a fraction of all replica bytes) plus
+weighted tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in
+median-broker units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay
+spare. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
 from __future__ import annotations
