@@ -6,7 +6,7 @@ import pytest
 
 from planner.assignors import AssignorError, assign
 from planner.assignors.common import java_member_order, parse_members
-from planner.assignors.sticky import _JavaHashSet
+from planner.assignors.sticky_movements import _JavaHashSet
 from planner.java_compat import hashmap_order, topic_partition_hash
 from pools.errors import InputError
 
