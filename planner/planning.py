@@ -4,6 +4,9 @@ Steps: check the policy against the cluster (contradictions raise `InputError`),
 candidate pools and group it, compute the demand at the forecast, solve the pool model, place replicas inside
 each pool with `planner.placement.minimal_move`, and measure utilisation before and after.
 
+After placement the independent validator (`planner.validator`) checks the plan; what it finds is added to
+the plan's warnings.
+
 Virtual brokers: when the pools need more brokers than the cluster has, the plan reports them in
 ``brokers_to_add`` and an explanation per pool, but target replicas only ever name real brokers (the pool's
 real brokers carry the load, over capacity); the caller treats such a plan as infeasible (exit 1).
@@ -20,6 +23,7 @@ from dataclasses import dataclass, replace
 import networkx as nx
 
 from planner.placement.minimal_move import place_in_pools
+from planner.validator import validate_plan
 from pools.demand import Demand, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
 from pools.plan import PartitionMove, Plan
@@ -121,6 +125,12 @@ def plan_pools(
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
     )
+    if not shortfall:  # the post-solve check: the independent validator's findings become warnings
+        found = validate_plan(snapshot, policy, plan, forecast)
+        notes = [f"validator: {v.message}" for v in found[:10]]
+        if len(found) > 10:
+            notes.append(f"validator: {len(found) - 10} more violation(s)")
+        plan = replace(plan, warnings=plan.warnings + tuple(notes))
     return PlanOutcome(plan, shortfall)
 
 
