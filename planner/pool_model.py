@@ -18,7 +18,8 @@ in the same pool.
 The lexicographic objective is solved in two sequential stages: (1) fewest virtual brokers, on a model whose
 free brokers are aggregated by (rack, capacity) into integer counts (every constraint but moved bytes depends only
 on those counts), preferring counts that keep brokers in their current pool; (2) with that number of new brokers
-fixed, the full broker model, warm-started from stage 1 through a partial MIP start, minimising bytes moved
+fixed, the broker model (each free broker limited to its stage-1 pool, its current pool and the pools holding
+at least `MIN_SHARE` of its bytes), warm-started from stage 1 through a partial MIP start, minimising bytes moved
 (bytes of replicas not already on a broker of their topic's pool, as a fraction of all replica bytes) plus
 weighted tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in
 median-broker units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay
@@ -54,6 +55,7 @@ __all__ = [
 Vector = tuple[float, float, float, float]
 
 PEAK_WEIGHT = 1e-3
+MIN_SHARE = 0.01
 USED_WEIGHT = 1e-6
 
 
@@ -167,9 +169,10 @@ def solve_pools(
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
         return counts.unsolved(stage1, time.monotonic() - started)
     need = round(pulp.value(counts.added_total) or 0.0)
-    model = _Model(problem)
+    start = counts.broker_pools()
+    model = _Model(problem, allowed=_candidate_pools(problem, start, counts.pool_index))
     model.prob += model.added_total <= need, "stage1_added"
-    model.start_from(counts)
+    model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
     objective = model.moved + model.tie_breakers()
     stage2 = model.solve(objective, _solver(solver, remaining, gap, threads))  # starts from stage 1's solution
@@ -217,9 +220,11 @@ def _solver(solver: Solver, time_limit: float, gap: float, threads: int, abs_gap
 class _Model:
     """The PuLP problem and its index maps."""
 
-    def __init__(self, problem: PoolProblem, *, aggregate: bool = False) -> None:
+    def __init__(self, problem: PoolProblem, *, aggregate: bool = False,
+                 allowed: Mapping[int, set[int]] | None = None) -> None:
         self.problem = problem
         self.aggregate = aggregate
+        self.allowed = allowed
         self.units, self.members_of = _units(problem, aggregate)
         self.pools = tuple(sorted(problem.pools))
         self.pool_index = {p: j for j, p in enumerate(self.pools)}
@@ -235,7 +240,8 @@ class _Model:
     def _variables(self) -> None:
         prob, problem = self.prob, self.problem
         n_pools = range(len(self.pools))
-        free = [(i, j) for i, u in enumerate(self.units) if u.pinned is None for j in n_pools]
+        free = [(i, j) for i, u in enumerate(self.units) if u.pinned is None for j in n_pools
+                if self.allowed is None or j in self.allowed[i]]
         if self.aggregate:  # x_c{i}_p{j}: how many brokers of class i (same rack and capacity) pool j gets
             self.x = {(i, j): prob.add_variable(f"x_c{i}_p{j}", lowBound=0, upBound=len(self.members_of[i]),
                                                 cat=pulp.LpInteger) for i, j in free}
@@ -276,19 +282,19 @@ class _Model:
                     terms.append(keep)
         return pulp.lpSum(terms)
 
-    def start_from(self, counts: "_Model") -> None:
-        """Initial values from the aggregated stage: its broker counts per class, groups and new brokers.
+    def broker_pools(self) -> dict[int, int]:
+        """Aggregated model: its class counts mapped onto brokers (broker index → pool index).
 
         Brokers stay in their current pool while the class's count there allows; the others fill the pools
         whose count is short, lowest id first.
         """
         problem = self.problem
-        for c, unit in enumerate(counts.units):
+        chosen: dict[int, int] = {}
+        for c, unit in enumerate(self.units):
             if unit.pinned is not None:
                 continue
-            want = {j: round(counts.x[c, j].value() or 0) for j in range(len(self.pools))}
-            brokers = counts.members_of[c]
-            chosen: dict[int, int] = {}
+            want = {j: round(self.x[c, j].value() or 0) for j in range(len(self.pools))}
+            brokers = self.members_of[c]
             for i in brokers:
                 j = self.pool_index.get(problem.brokers[i].current or "")
                 if j is not None and want[j] > 0:
@@ -298,9 +304,12 @@ class _Model:
             for j in range(len(self.pools)):
                 for _ in range(want[j]):
                     chosen[spare.pop(0)] = j
-            for i in brokers:
-                for j in range(len(self.pools)):
-                    self.x[i, j].setInitialValue(1 if chosen.get(i) == j else 0)
+        return chosen
+
+    def start_from(self, counts: "_Model", brokers: Mapping[int, int]) -> None:
+        """Initial values: ``brokers`` (from `broker_pools`), and the aggregated stage's groups and new brokers."""
+        for (i, j), var in self.x.items():
+            var.setInitialValue(1 if brokers.get(i) == j else 0)
         for key, var in self.y.items():
             var.setInitialValue(round(counts.y[key].value() or 0))
         for key, var in self.v.items():
@@ -310,7 +319,7 @@ class _Model:
         """Broker ``i`` in pool ``j``: a variable, or the constant its pin gives."""
         pinned = self.units[i].pinned
         if pinned is None:
-            return self.x[i, j]
+            return self.x.get((i, j), 0)
         return 1 if self.pool_index[pinned] == j else 0
 
     def in_pool(self, k: int, j: int) -> pulp.LpVariable | int:
@@ -326,7 +335,8 @@ class _Model:
         n_pools = len(self.pools)
         for i, b in enumerate(self.units):
             if b.pinned is None:
-                prob += pulp.lpSum(self.x[i, j] for j in range(n_pools)) <= len(self.members_of[i]), f"one_pool_b{i}"
+                prob += pulp.lpSum(self.x.get((i, j), 0) for j in range(n_pools)) <= len(self.members_of[i]), \
+                    f"one_pool_b{i}"
         fixed_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         floating_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         for k, j in self.fixed.items():
@@ -341,8 +351,8 @@ class _Model:
         v_of = {j: [var for (jj, _), var in self.v.items() if jj == j] for j in range(n_pools)}
         for j, pool in enumerate(self.pools):
             limits = problem.pools[pool]
-            members = [(i, self.member(i, j)) for i, b in enumerate(self.units)
-                       if b.pinned is None or b.pinned == pool]
+            members = [(i, m) for i, b in enumerate(self.units)
+                       if (b.pinned is None or b.pinned == pool) and not _is_zero(m := self.member(i, j))]
             for d in range(len(DIMENSIONS)):
                 u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
                 fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u
@@ -538,6 +548,38 @@ def _units(problem: PoolProblem, aggregate: bool) -> tuple[list[BrokerSpec], lis
             members.append([])
         members[classes[key]].append(i)
     return units, members
+
+
+def _is_zero(term: pulp.LpVariable | int) -> bool:
+    return isinstance(term, int) and term == 0
+
+
+def _candidate_pools(problem: PoolProblem, start: Mapping[int, int], pool_index: Mapping[str, int]) -> dict[int, set[int]]:
+    """Pools each free broker may join in stage 2: its stage-1 pool, its current pool, and every pool whose topics
+    hold at least `MIN_SHARE` of the broker's bytes (joining any other pool would move almost all its bytes,
+    which stage 1's counts already decided against)."""
+    share: dict[int, dict[int, float]] = {}
+    for g in problem.groups:
+        for broker, size in g.bytes_on.items():
+            row = share.setdefault(broker, {})
+            for p in g.candidates:
+                row[pool_index[p]] = row.get(pool_index[p], 0.0) + size
+    out = {}
+    for i, b in enumerate(problem.brokers):
+        if b.pinned is not None:
+            continue
+        row = share.get(b.broker_id, {})
+        total = sum(row.values())
+        if not total:  # an empty broker moves nothing wherever it goes
+            out[i] = set(pool_index.values())
+            continue
+        pools = {j for j, size in row.items() if size >= MIN_SHARE * total}
+        if i in start:
+            pools.add(start[i])
+        if b.current in pool_index:
+            pools.add(pool_index[b.current])
+        out[i] = pools
+    return out
 
 
 def _on(term: pulp.LpAffineExpression | int) -> bool:
