@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_planner.py [--cases small,medium,large] [--threads 2] [--time-limit 60]
     .venv/bin/python benchmarks/bench_planner.py --margin 200     # greedy vs exact placement on 200 small pools
+    .venv/bin/python benchmarks/bench_planner.py --exact small,medium   # plan vs the exact pool-model optimum
 
 Prints, per case: generation time, planning time split into model+solve and placement, solver status, gap,
 bytes moved (fraction of all replica bytes) against placing every pool from scratch with AdminUtils, brokers
@@ -73,6 +74,20 @@ def run_case(name: str, threads: int, time_limit: float) -> None:
           f"violations {len(violations)}; warnings {len(plan.warnings)}")
 
 
+def exact(name: str, threads: int) -> None:
+    """Moved bytes of the default plan against the unrestricted broker model solved to gap 0."""
+    from planner import planning, pool_model
+
+    snapshot, policy, profile = synthetic_cluster(**CASES[name], misplaced=0.05, seed=0)
+    problem, _ = planning._problem(snapshot, policy, planning.check_policy(snapshot, policy),
+                                   topic_demand(snapshot, profile), pool_model)
+    default = pool_model.solve_pools(problem, gap=0.01, threads=threads)
+    best = pool_model.solve_pools(problem, gap=0.0, threads=threads, restrict=False, time_limit=600)
+    moved = [1 - s.kept_bytes / problem.total_bytes for s in (default, best)]
+    print(f"{name}: default plan moves {moved[0]:.4%}, exact optimum {moved[1]:.4%} "
+          f"({best.report.status}, gap {best.report.gap}): {moved[0] / moved[1] - 1:+.3%}")
+
+
 def margin(cases: int) -> None:
     """Greedy placement vs the exact MILP on random small pools (6 brokers, 3 racks, 30 partitions)."""
     rng = np.random.default_rng(0)
@@ -116,7 +131,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--margin", type=int, default=0, help="compare greedy and exact placement on N pools")
+    parser.add_argument("--exact", default="", help="cases whose plan to compare with the exact pool optimum")
     args = parser.parse_args()
+    for name in filter(None, args.exact.split(",")):
+        exact(name, args.threads)
+    if args.exact:
+        return
     if args.margin:
         margin(args.margin)
         return

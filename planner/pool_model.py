@@ -22,7 +22,7 @@ fixed, the broker model (each free broker limited to its stage-1 pool, its curre
 at least `MIN_SHARE` of its bytes), warm-started from stage 1 through a partial MIP start, minimising bytes moved
 (bytes of replicas not already on a broker of their topic's pool, as a fraction of all replica bytes) plus
 weighted tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in
-median-broker units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay
+median-broker units, weight 1e-5 / brokers) and brokers used (weight 1e-7 / brokers), so spare brokers stay
 spare. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
@@ -54,9 +54,9 @@ __all__ = [
 
 Vector = tuple[float, float, float, float]
 
-PEAK_WEIGHT = 1e-3
+PEAK_WEIGHT = 1e-5
 MIN_SHARE = 0.01
-USED_WEIGHT = 1e-6
+USED_WEIGHT = 1e-7
 
 
 class Solver(StrEnum):
@@ -135,6 +135,7 @@ def solve_pools(
     time_limit: float = 60.0,
     gap: float = 0.01,
     threads: int = 1,
+    restrict: bool = True,
 ) -> PoolSolution:
     """Solve the pool model (see the module docstring).
 
@@ -148,6 +149,9 @@ def solve_pools(
         Relative MIP gap at which stage 2 stops.
     threads : int
         Solver threads (fixed, with a fixed seed, for reproducible plans).
+    restrict : bool
+        Limit stage 2's free brokers to their likely pools (see `MIN_SHARE`); False gives every free broker
+        every pool (the exact reference benchmarks compare against).
 
     Returns
     -------
@@ -170,7 +174,7 @@ def solve_pools(
         return counts.unsolved(stage1, time.monotonic() - started)
     need = round(pulp.value(counts.added_total) or 0.0)
     start = counts.broker_pools()
-    model = _Model(problem, allowed=_candidate_pools(problem, start, counts.pool_index))
+    model = _Model(problem, allowed=_candidate_pools(problem, start, counts.pool_index) if restrict else None)
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
