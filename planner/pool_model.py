@@ -22,7 +22,7 @@ fixed, the broker model (each free broker limited to its stage-1 pool, its curre
 at least `MIN_SHARE` of its bytes), warm-started from stage 1 through a partial MIP start, minimising bytes moved
 (bytes of replicas not already on a broker of their topic's pool, as a fraction of all replica bytes) plus
 weighted tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in
-median-broker units, weight 1e-5 / brokers) and brokers used (weight 1e-7 / brokers), so spare brokers stay
+median-broker units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay
 spare. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
@@ -54,9 +54,9 @@ __all__ = [
 
 Vector = tuple[float, float, float, float]
 
-PEAK_WEIGHT = 1e-5
+PEAK_WEIGHT = 1e-3
 MIN_SHARE = 0.01
-USED_WEIGHT = 1e-7
+USED_WEIGHT = 1e-6
 
 
 class Solver(StrEnum):
