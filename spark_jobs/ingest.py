@@ -29,7 +29,6 @@ from spark_jobs.history import read_history, read_normalized_json, write_history
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.profile import (
     aggregate_daily_p99,
-    aggregate_quality,
     aggregate_sizes,
     aggregate_topic_minutes,
     aggregate_topic_stats,
@@ -109,13 +108,11 @@ def run(
     rejected = records.where(F.col("kind") == KIND_REJECTED).select("source", "file", "reason", "cluster", "broker_id", "topic", "raw")
     rejected.write.mode("overwrite").parquet(os.fspath(out / QUARANTINE_DIR))
     rows = _normalized(spark, records, inputs, history, params, counts, progress)
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
     progress("computing topic profile")
     topics, partitions, extra = _profile(rows, records, inputs, params, counts)
     quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": history}
     save_profile(out, topics, partitions)
     write_json(out / QUALITY_FILE, quality)
-    rows.unpersist()
     records.unpersist()
     return IngestResult(out, len(topics), len(partitions), quality)
 
@@ -207,7 +204,6 @@ def _profile(
     for r in aggregate_daily_p99(minutes).collect():
         daily.setdefault(r["topic"], []).append((r["day"], r["p99"]))
     minutes.unpersist()
-    quality = {r["topic"]: r for r in aggregate_quality(rows).collect()}
     rejected: dict[str | None, int] = {}
     for r in counts:
         if r["kind"] == KIND_REJECTED:
@@ -231,7 +227,6 @@ def _profile(
     topics = []
     for topic in sorted(set(stats) | set(storage)):
         s = stats.get(topic)
-        q = quality.get(topic)
         bytes_in = robust_growth(*_series(daily.get(topic, [])))
         stored = robust_growth(*_series(sorted(storage_daily.get(topic, {}).items())))
         f_in = bytes_in.forecast(params.horizon_days)
@@ -262,8 +257,8 @@ def _profile(
                 forecast_storage_high=f_st[2],
                 days_observed=int(s["days_observed"]) if s else 0,
                 samples=int(s["samples"]) if s else 0,
-                gaps=int(q["gaps"]) if q else 0,
-                counter_resets=int(q["counter_resets"]) if q else 0,
+                gaps=int(s["gaps"]) if s else 0,
+                counter_resets=int(s["counter_resets"]) if s else 0,
                 rejected_rows=int(rejected.get(topic, 0)),
                 first_ts=_utc(first_us),
                 last_ts=_utc(last_us),
@@ -271,7 +266,7 @@ def _profile(
         )
     extra = {
         "topics": len(topics),
-        "normalized_rows": sum(int(q["rows"]) for q in quality.values()),
+        "normalized_rows": sum(int(s["rows"]) for s in stats.values()),
         "gaps": sum(t.gaps for t in topics),
         "counter_resets": sum(t.counter_resets for t in topics),
         "rejected_without_topic": rejected.get(None, 0),

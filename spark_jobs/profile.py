@@ -18,7 +18,6 @@ __all__ = [
     "aggregate_topic_minutes",
     "aggregate_topic_stats",
     "aggregate_daily_p99",
-    "aggregate_quality",
     "aggregate_sizes",
     "SIZE_WINDOW_MS",
 ]
@@ -36,12 +35,23 @@ def _rate_sum(col: str) -> F.Column:
 
 
 def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
-    """``topic, ts, bytes_in, bytes_out, messages_in``: rates in units per second summed over brokers."""
-    return rows.groupBy("topic", "ts").agg(*[_rate_sum(c).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")])
+    """``topic, ts, bytes_in, bytes_out, messages_in, rows, gaps, resets``: rates summed over brokers.
+
+    ``gaps`` are the minutes missing inside gap windows and ``resets`` the windows with a counter reset, so
+    the quality counters come out of the same single pass over the rows.
+    """
+    flags = F.col("flags")
+    return rows.groupBy("topic", "ts").agg(
+        *[_rate_sum(c).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")],
+        F.count("*").alias("rows"),
+        F.sum(F.when(flags.bitwiseAND(FLAG_GAP) != 0, missing_minutes(F.col("interval_s"))).otherwise(0)).alias("gaps"),
+        F.sum((flags.bitwiseAND(FLAG_RESET) != 0).cast("long")).alias("resets"),
+    )
 
 
 def aggregate_topic_stats(minutes: DataFrame) -> DataFrame:
-    """Per topic: bytes-in p50/p95/p99/max, bytes-out p95/p99/max, messages-in p99, samples, first/last minute."""
+    """Per topic: bytes-in p50/p95/p99/max, bytes-out p95/p99/max, messages-in p99, samples, first/last
+    minute, days observed, and the summed ``rows``, ``gaps`` and ``counter_resets``."""
     bin_p = F.percentile("bytes_in", [0.5, 0.95, 0.99])
     bout_p = F.percentile("bytes_out", [0.95, 0.99])
     return minutes.groupBy("topic").agg(
@@ -54,6 +64,9 @@ def aggregate_topic_stats(minutes: DataFrame) -> DataFrame:
         F.min("ts").alias("first_ts"),
         F.max("ts").alias("last_ts"),
         F.countDistinct(F.to_date("ts")).alias("days_observed"),
+        F.sum("rows").alias("rows"),
+        F.sum("gaps").alias("gaps"),
+        F.sum("resets").alias("counter_resets"),
     ).select(
         "topic",
         F.col("bin_p")[0].alias("bytes_in_p50"),
@@ -68,6 +81,9 @@ def aggregate_topic_stats(minutes: DataFrame) -> DataFrame:
         "first_ts",
         "last_ts",
         "days_observed",
+        "rows",
+        "gaps",
+        "counter_resets",
     )
 
 
@@ -75,15 +91,6 @@ def aggregate_daily_p99(minutes: DataFrame) -> DataFrame:
     """``topic, day (days since epoch), p99``: the daily p99 of bytes-in/s."""
     day = F.datediff(F.to_date("ts"), F.lit("1970-01-01").cast("date"))
     return minutes.groupBy("topic", day.alias("day")).agg(F.percentile("bytes_in", 0.99).alias("p99"))
-
-
-def aggregate_quality(rows: DataFrame) -> DataFrame:
-    """``topic, rows, gaps, counter_resets``: rows, missing minutes inside gap windows, windows with a reset."""
-    return rows.groupBy("topic").agg(
-        F.count("*").alias("rows"),
-        F.sum(F.when((F.col("flags").bitwiseAND(FLAG_GAP)) != 0, missing_minutes(F.col("interval_s"))).otherwise(0)).alias("gaps"),
-        F.sum(((F.col("flags").bitwiseAND(FLAG_RESET)) != 0).cast("long")).alias("counter_resets"),
-    )
 
 
 def aggregate_sizes(records: DataFrame, *, by_day: bool) -> DataFrame:

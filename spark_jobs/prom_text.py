@@ -29,15 +29,15 @@ __all__ = ["read_prom_text", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN"]
 
 SOURCE = "prom_text"
 
-_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_QUOTED = r'"(?:[^"\\]++|\\.)*+"'
 #: name, optional label block, value, optional timestamp.
-LINE_PATTERN = r"^([A-Za-z_:][A-Za-z0-9_:]*)[ \t]*(\{(?:[^\"}]|" + _QUOTED + r")*\})?[ \t]+(\S+)(?:[ \t]+(\S+))?[ \t]*$"
+LINE_PATTERN = r"^([A-Za-z_:][A-Za-z0-9_:]*+)(?:[ \t]*+(\{(?:[^\"}]++|" + _QUOTED + r")*+\}))?[ \t]++(\S++)(?:[ \t]++(\S++))?[ \t]*+$"
 #: a well-formed label block body: name="value" pairs, comma separated, trailing comma allowed.
-LABELS_PATTERN = r'^[ \t]*(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*' + _QUOTED + r'[ \t]*(?:,[ \t]*|$))*$'
+LABELS_PATTERN = r'^[ \t]*+(?:[A-Za-z_][A-Za-z0-9_]*+[ \t]*+=[ \t]*+' + _QUOTED + r'[ \t]*+(?:,[ \t]*+|$))*+$'
 
 
 def _label(labels: F.Column, name: str) -> F.Column:
-    value = F.regexp_extract(labels, r'(?:^|,)[ \t]*' + name + r'[ \t]*=[ \t]*"((?:[^"\\]|\\.)*)"', 1)
+    value = F.regexp_extract(labels, r'(?:^|,)[ \t]*+' + name + r'[ \t]*+=[ \t]*+"((?:[^"\\]++|\\.)*+)"', 1)
     return F.when(value != "", value)
 
 

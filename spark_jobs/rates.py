@@ -1,8 +1,9 @@
 """Counters to per-minute increases with Prometheus ``increase()`` semantics, per (broker, topic, metric).
 
 Samples of one series are ordered by time; each consecutive pair gives the increase over ``[prev, cur)``:
-``cur - prev``, or ``cur`` when the counter went down (a reset: Kafka closes a leader-only meter when
-leadership moves and re-creates it from 0). The increase is credited to the minute the window starts in
+``cur - prev``, or ``cur`` when the counter went down (a reset: a broker restart, or Kafka closing a
+leader-only meter when leadership moves and re-creating it from 0). A series that was absent from its
+broker's previous scrape round was re-created since, so its first value is an increase too. The increase is credited to the minute the window starts in
 (``prev`` floored to the minute); windows longer than `GAP_MS` are flagged as gaps and keep their real length
 in ``interval_s`` instead of being spread over the missing minutes. The three metrics are then pivoted into
 the normalized `THROUGHPUT_SCHEMA` table.

@@ -1,0 +1,176 @@
+"""Benchmark: the Spark topic profile against a bare Spark scan and DuckDB, on N per-minute rows.
+
+Generates N normalized per-minute rows (cluster, ts, interval_s, broker_id, topic, bytes_in, bytes_out,
+messages_in, source, flags) as JSON lines and Parquet (and, with ``--prom``, the same traffic as Prometheus
+exposition text counters), then in one process measures: Spark session start, a bare Spark scan of each
+file set (every column read, ``noop`` sink), the whole Spark profile (per-topic percentiles, daily p99 and
+quality counters, collected), and DuckDB computing the same profile. Prints both ratios.
+
+    python benchmarks/bench_ingest.py --rows 20000000 --dir /tmp/bench-ingest [--master local[2]] [--prom]
+
+Needs ``duckdb`` (``pip install duckdb``; the optional ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+T0 = 1_740_960_000  # 2025-03-03T00:00:00Z
+BROKERS = 12
+TOPICS = 200
+
+
+def generate(rows: int, out: Path, *, prom: bool) -> dict[str, Path]:
+    """Write the rows in each format once (skipped when the files exist)."""
+    paths = {"json": out / "json", "parquet": out / "parquet", "prom": out / "prom"}
+    if (out / "done.json").exists():
+        return paths
+    minutes = max(rows // (BROKERS * TOPICS), 1)
+    rng = np.random.default_rng(0)
+    paths["json"].mkdir(parents=True, exist_ok=True)
+    paths["parquet"].mkdir(parents=True, exist_ok=True)
+    scale = np.exp(rng.normal(11, 1.5, TOPICS))
+    chunk = max(1, 1_000_000 // (BROKERS * TOPICS))
+    for i, start in enumerate(range(0, minutes, chunk)):
+        m = np.arange(start, min(start + chunk, minutes))
+        ts = np.repeat(T0 + 60 * m, BROKERS * TOPICS)
+        broker = np.tile(np.repeat(np.arange(1, BROKERS + 1), TOPICS), len(m))
+        topic_idx = np.tile(np.arange(TOPICS), BROKERS * len(m))
+        bytes_in = (scale[topic_idx] * rng.gamma(4.0, 0.25, len(ts)) * 60).astype(np.int64)
+        table = pa.table(
+            {
+                "cluster": pa.array(["bench"] * len(ts)),
+                "ts": pa.array(ts * 1_000_000, pa.timestamp("us", tz="UTC")),
+                "interval_s": pa.array(np.full(len(ts), 60, np.int32)),
+                "broker_id": pa.array(broker.astype(np.int32)),
+                "topic": pa.array([f"tenant{t % 20}.topic-{t}" for t in topic_idx]),
+                "bytes_in": pa.array(bytes_in),
+                "bytes_out": pa.array(bytes_in * 2),
+                "messages_in": pa.array(bytes_in // 500),
+                "source": pa.array(["prom_text"] * len(ts)),
+                "flags": pa.array(np.zeros(len(ts), np.int32)),
+            }
+        )
+        pq.write_table(table, paths["parquet"] / f"part-{i:05d}.parquet", compression="zstd", row_group_size=1_000_000)
+        df = table.to_pandas()
+        df["ts"] = df["ts"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        df.to_json(paths["json"] / f"part-{i:05d}.json", orient="records", lines=True)
+        if prom:
+            _write_prom(paths["prom"], i, ts, broker, topic_idx, bytes_in)
+    (out / "done.json").write_text(json.dumps({"rows": minutes * BROKERS * TOPICS}))
+    return paths
+
+
+def _write_prom(root: Path, i: int, ts, broker, topic_idx, bytes_in) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    cum = np.cumsum(bytes_in.reshape(-1, BROKERS * TOPICS), axis=0).ravel()
+    with (root / f"part-{i:05d}.prom").open("w") as f:
+        for t, b, k, v in zip((ts + 60) * 1000, broker, topic_idx, cum):
+            f.write(f'kafka_server_brokertopicmetrics_bytesin_total{{instance="{b}",topic="tenant{k % 20}.topic-{k}",}} {float(v)!r} {t}\n')
+
+
+def spark_profile(spark, rows) -> int:
+    from pyspark import StorageLevel
+
+    from spark_jobs.profile import aggregate_daily_p99, aggregate_topic_minutes, aggregate_topic_stats
+
+    minutes = aggregate_topic_minutes(rows).persist(StorageLevel.MEMORY_AND_DISK)
+    stats = aggregate_topic_stats(minutes).collect()
+    daily = aggregate_daily_p99(minutes).collect()
+    minutes.unpersist()
+    return len(stats) + len(daily)
+
+
+DUCKDB_PROFILE = """
+WITH m AS (
+  SELECT topic, ts, sum(bytes_in / interval_s) AS bin, sum(bytes_out / interval_s) AS bout,
+         sum(messages_in / interval_s) AS msg, count(*) AS n,
+         sum(CASE WHEN flags & 2 <> 0 THEN greatest(round(interval_s / 60) - 1, 0) ELSE 0 END) AS gaps,
+         sum(CASE WHEN flags & 1 <> 0 THEN 1 ELSE 0 END) AS resets
+  FROM {src} GROUP BY topic, ts),
+s AS (
+  SELECT topic, quantile_cont(bin, [0.5, 0.95, 0.99]) AS bin_p, max(bin), quantile_cont(bout, [0.95, 0.99]),
+         max(bout), quantile_cont(msg, 0.99), count(*), min(ts), max(ts), count(DISTINCT CAST(ts AS DATE)),
+         sum(n), sum(gaps), sum(resets)
+  FROM m GROUP BY topic),
+d AS (SELECT topic, CAST(ts AS DATE) AS day, quantile_cont(bin, 0.99) FROM m GROUP BY ALL)
+SELECT (SELECT count(*) FROM s) + (SELECT count(*) FROM d)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", type=int, default=20_000_000)
+    p.add_argument("--dir", type=Path, default=Path("/tmp/bench-ingest"))
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--prom", action="store_true", help="also write and scan Prometheus text")
+    a = p.parse_args(argv)
+    import duckdb
+
+    t = time.perf_counter()
+    paths = generate(a.rows, a.dir, prom=a.prom)
+    rows = json.loads((a.dir / "done.json").read_text())["rows"]
+    print(f"rows: {rows:,} ({BROKERS} brokers x {TOPICS} topics); generated in {time.perf_counter() - t:.1f}s")
+    for name, path in paths.items():
+        if path.exists():
+            size = sum(f.stat().st_size for f in path.iterdir())
+            print(f"  {name}: {size / 1e9:.2f} GB")
+
+    from spark_jobs.history import read_normalized_json
+    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.session import build_session
+
+    t = time.perf_counter()
+    spark = build_session(a.master, conf={"spark.ui.showConsoleProgress": "false", "spark.driver.memory": "4g"})
+    spark.range(1).collect()
+    print(f"spark session start: {time.perf_counter() - t:.1f}s")
+    readers = {
+        "json": lambda: read_normalized_json(spark, [str(paths["json"])]),
+        "parquet": lambda: spark.read.schema(THROUGHPUT_SCHEMA).parquet(str(paths["parquet"])),
+    }
+    duck_src = {
+        "json": f"read_json('{paths['json']}/*.json', format='newline_delimited', columns={{cluster:'VARCHAR', ts:'TIMESTAMPTZ', interval_s:'INTEGER', broker_id:'INTEGER', topic:'VARCHAR', bytes_in:'BIGINT', bytes_out:'BIGINT', messages_in:'BIGINT', source:'VARCHAR', flags:'INTEGER'}})",
+        "parquet": f"read_parquet('{paths['parquet']}/*.parquet')",
+    }
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    for fmt in ("json", "parquet"):
+        t = time.perf_counter()
+        readers[fmt]().write.format("noop").mode("overwrite").save()
+        scan = time.perf_counter() - t
+        t = time.perf_counter()
+        spark_profile(spark, readers[fmt]())
+        prof = time.perf_counter() - t
+        t = time.perf_counter()
+        con.execute(DUCKDB_PROFILE.format(src=duck_src[fmt])).fetchall()
+        duck = time.perf_counter() - t
+        print(
+            f"{fmt:8s} spark scan {scan:6.1f}s  spark profile {prof:6.1f}s  duckdb profile {duck:6.1f}s  "
+            f"profile/scan {prof / scan:4.2f}x  profile/duckdb {prof / duck:4.2f}x"
+        )
+    if a.prom and paths["prom"].exists():
+        from spark_jobs.prom_text import read_prom_text
+        from spark_jobs.rates import with_increase
+
+        t = time.perf_counter()
+        spark.read.text(str(paths["prom"])).write.format("noop").mode("overwrite").save()
+        scan = time.perf_counter() - t
+        t = time.perf_counter()
+        records = read_prom_text(spark, [str(paths["prom"])], cluster="bench", broker_map={})
+        spark_profile(spark, with_increase(records))
+        prof = time.perf_counter() - t
+        print(f"prom     spark scan {scan:6.1f}s  spark parse+rates+profile {prof:6.1f}s  profile/scan {prof / scan:4.2f}x")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
