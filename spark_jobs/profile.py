@@ -41,12 +41,15 @@ def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
     the quality counters come out of the same single pass over the rows.
     """
     flags = F.col("flags")
-    return rows.groupBy("topic", "ts").agg(
+    sums = rows.groupBy("topic", "ts").agg(
         *[_rate_sum(c).alias(c) for c in ("bytes_in", "bytes_out", "messages_in")],
         F.count("*").alias("rows"),
         F.sum(F.when(flags.bitwiseAND(FLAG_GAP) != 0, missing_minutes(F.col("interval_s"))).otherwise(0)).alias("gaps"),
         F.sum((flags.bitwiseAND(FLAG_RESET) != 0).cast("long")).alias("resets"),
     )
+    # one topic's minutes in one partition: the per-topic percentiles then run once per topic, without
+    # partial percentile buffers for every topic in every partition
+    return sums.repartition("topic")
 
 
 def aggregate_topic_stats(minutes: DataFrame) -> DataFrame:
@@ -63,7 +66,7 @@ def aggregate_topic_stats(minutes: DataFrame) -> DataFrame:
         F.count("*").alias("samples"),
         F.min("ts").alias("first_ts"),
         F.max("ts").alias("last_ts"),
-        F.countDistinct(F.to_date("ts")).alias("days_observed"),
+        F.size(F.collect_set(F.to_date("ts"))).alias("days_observed"),
         F.sum("rows").alias("rows"),
         F.sum("gaps").alias("gaps"),
         F.sum("resets").alias("counter_resets"),

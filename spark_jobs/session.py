@@ -28,6 +28,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.ui.showConsoleProgress": "true",
 }
 
+#: Shuffle partitions for an embedded session (Spark's 200 is sized for clusters).
+LOCAL_SHUFFLE_PARTITIONS = "8"
+
 _VERSION = re.compile(r'version "(\d+)(?:\.(\d+))?')
 
 
@@ -121,6 +124,8 @@ def build_session(
     if not re.match(r"^(local(\[(\*|\d+)(,\d+)?\])?|spark://.+|yarn|k8s://.+|local-cluster\[.+\])$", master):
         raise InputError(f"--master {master!r}: expected local[*], local[N], spark://host:port, yarn or k8s://...")
     check_java()
+    if master.startswith("local") and "spark.sql.shuffle.partitions" not in settings:
+        settings["spark.sql.shuffle.partitions"] = LOCAL_SHUFFLE_PARTITIONS
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
