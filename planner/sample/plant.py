@@ -37,6 +37,7 @@ from planner.sample.cluster import (
     Problem,
     SampleCluster,
     SamplePartition,
+    SamplePool,
     SampleTopic,
 )
 
@@ -51,7 +52,11 @@ def plant_problems(cluster: SampleCluster, rng: np.random.Generator) -> SampleCl
     Raises
     ------
     AssertionError
-        When no partition fits a problem; the layout (at least 6 topics of 3+ partitions) prevents it.
+        When no partition fits a problem; the layout (at least 6 topics of 3+ partitions) prevents it. The
+        tightest case is ``replica_outside_pool`` with 8 brokers (pools of 4 and 3 brokers, the second on two
+        racks): an RF-3 partition of the first pool fits only if its last replica is in a rack of the second
+        pool, which rack-aware placement gives all but at most one partition per topic, and the first
+        tenant has at least two topics.
     """
     pl = _Planter(cluster, rng)
     spare = cluster.brokers[-1].id
@@ -120,16 +125,24 @@ class _Planter:
         p = self.pick(lambda p, t: t.min_insync_replicas >= 2)
         self.put(replace(p, isr=(p.replicas[0],)), Problem("under_min_isr", p.topic, p.partition))
 
+    def free_in(self, pool: SamplePool, p: SamplePartition) -> list[int]:
+        """Brokers of ``pool`` in a rack that ``p``'s replicas other than the last do not use.
+
+        Empty when ``pool`` has two racks and those replicas cover both (8 brokers: pools of 4 and 3 brokers,
+        an RF-3 partition of the first pool whose last replica is in the rack the second pool lacks).
+        """
+        racks = {self.rack[b] for b in p.replicas[:-1]}
+        return [b for b in pool.brokers if self.rack[b] not in racks]
+
     def misplace_tenants(self) -> None:
         first, second = self.pool_list[0], self.pool_list[1]
         mixed: set[int] = set()
         for home, away in ((first, second), (second, first)):
             tenant = home.tenants[0]
             for _ in range(2):
-                p = self.pick(lambda p, t: t.tenant == tenant)
+                p = self.pick(lambda p, t: t.tenant == tenant and bool(self.free_in(away, p)))
                 keep = p.replicas[:-1]
-                racks = {self.rack[b] for b in keep}
-                free = [b for b in away.brokers if self.rack[b] not in racks]
+                free = self.free_in(away, p)
                 same = [b for b in free if self.rack[b] == self.rack[p.replicas[-1]]] or free
                 b = same[int(self.rng.integers(len(same)))]
                 self.put(replace(p, replicas=keep + (b,), isr=keep + (b,)),

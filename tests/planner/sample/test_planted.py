@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pools.kafka_formats.inventory import parse_inventory_toml
@@ -82,6 +82,7 @@ def test_planted_states_in_the_snapshot(tiny):
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31), brokers=st.integers(6, 15), topics=st.integers(6, 24))
+@example(seed=65, brokers=8, topics=6)  # the first pool's RF-3 replicas covered both racks of the second pool
 def test_every_size_plants_exactly_its_problems(seed, brokers, topics):
     files = dict(sample_files(SampleSpec(seed=seed, brokers=brokers, topics=topics, days=2)))
     snapshot, policy, truth = _load(files)
