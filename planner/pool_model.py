@@ -3,6 +3,7 @@
 Variables (named by index, never by topic or pool name; the index → name maps stay in Python):
 
 - ``x_b{i}_p{j}``: real broker ``i`` belongs to pool ``j`` (pinned brokers are constants, not variables);
+- ``x_n{c}_p{j}``: brokers of free class ``c`` in pool ``j`` where they hold no bytes (``restrict`` only);
 - ``y_g{k}_p{j}``: topic group ``k`` goes to pool ``j``, only for groups the policy leaves a choice;
 - ``v_p{j}_r{l}``: virtual new brokers (the policy's ``new_broker`` type) added to pool ``j`` in rack ``l``;
 - ``z_p{j}_r{l}``: pool ``j`` has a broker in rack ``l`` (rack spread);
@@ -15,15 +16,20 @@ max(min_racks, largest RF) when the cluster has racks; each rack of a pool carri
 equals the rack count (one replica per rack), in every leader-independent dimension; conflicting tenants never
 in the same pool.
 
-The lexicographic objective is solved in two sequential stages: (1) fewest virtual brokers, on a model whose
+The lexicographic objective is solved in three sequential stages: (1) fewest virtual brokers, on a model whose
 free brokers are aggregated by (rack, capacity) into integer counts (every constraint but moved bytes depends only
-on those counts), preferring counts that keep brokers in their current pool; (2) with that number of new brokers
-fixed, the broker model (each free broker limited to its stage-1 pool, its current pool and the pools holding
-at least `MIN_SHARE` of its bytes), warm-started from stage 1 through a partial MIP start, minimising bytes moved
-(bytes of replicas not already on a broker of their topic's pool, as a fraction of all replica bytes) plus
-weighted tie-breakers: the peak pool load (the largest demand − usable capacity over pools and dimensions, in
-median-broker units, weight 1e-3 / brokers) and brokers used (weight 1e-6 / brokers), so spare brokers stay
-spare. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
+on those counts), preferring counts that keep brokers in their current pool (that term stays below one broker);
+(2) with that number of new brokers fixed, the broker model, warm-started from stage 1 through a partial MIP
+start, minimising bytes moved (bytes of replicas not already on a broker of their topic's pool, as a fraction of
+all replica bytes) alone; (3) with the moved bytes fixed (up to half a byte), the tie-breakers: the peak pool
+load (the largest demand − usable capacity over pools and dimensions, in median-broker units) plus brokers used
+(weight `USED_WEIGHT` / brokers, below 1e-3 of a median broker in total), so spare brokers stay spare.
+
+With ``restrict`` the broker model names a free broker only in the pools whose topics hold some of its bytes
+(``x_b``); elsewhere it keeps nothing, so brokers of one (rack, capacity) class are interchangeable there and
+are placed by count (``x_n{c}_p{j}``, sharing the class's brokers with its ``x_b``). Every plan of the full model
+maps onto one of the restricted model with the same moved bytes and tie-breakers and back, so the restriction
+is exact. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
 from __future__ import annotations
@@ -54,9 +60,7 @@ __all__ = [
 
 Vector = tuple[float, float, float, float]
 
-PEAK_WEIGHT = 1e-3
-MIN_SHARE = 0.01
-USED_WEIGHT = 1e-6
+USED_WEIGHT = 1e-3
 
 
 class Solver(StrEnum):
@@ -144,18 +148,19 @@ def solve_pools(
     problem : PoolProblem
     solver : {"highs", "cbc"}
     time_limit : float
-        Seconds for both stages together.
+        Seconds for all stages together.
     gap : float
-        Relative MIP gap at which stage 2 stops.
+        Relative MIP gap at which stages 2 and 3 stop.
     threads : int
         Solver threads (fixed, with a fixed seed, for reproducible plans).
     restrict : bool
-        Limit stage 2's free brokers to their likely pools (see `MIN_SHARE`); False gives every free broker
-        every pool (the exact reference benchmarks compare against).
+        Name stage 2's free brokers only in the pools holding their bytes, and count them by class elsewhere
+        (exact, smaller); False gives every free broker every pool by name (the reference benchmarks use).
 
     Returns
     -------
     PoolSolution
+        Its report is stage 2's (bytes moved, as a fraction of all replica bytes).
 
     Raises
     ------
@@ -174,14 +179,22 @@ def solve_pools(
         return counts.unsolved(stage1, time.monotonic() - started)
     need = round(pulp.value(counts.added_total) or 0.0)
     start = counts.broker_pools()
-    model = _Model(problem, allowed=_candidate_pools(problem, start, counts.pool_index) if restrict else None)
+    model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index) if restrict else None)
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
-    objective = model.moved + model.tie_breakers()
-    stage2 = model.solve(objective, _solver(solver, remaining, gap, threads))  # starts from stage 1's solution
+    stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
+    # the tie-breakers may not give back even half a byte of what stage 2 saved
+    moved = model.moved_var.value() or 0.0
+    model.prob += model.moved_var <= moved + 0.5 / max(problem.total_bytes, 1.0), "stage2_moved"
+    found = {v.name: v.varValue for v in model.prob.variables()}
+    remaining = max(1.0, time_limit - (time.monotonic() - started))
+    stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads))  # from stage 2's solution
+    if stage3.solution == "No Solution Found":
+        for v in model.prob.variables():
+            v.varValue = found[v.name]
     return model.solution(stage2, time.monotonic() - started)
 
 
@@ -230,6 +243,12 @@ class _Model:
         self.aggregate = aggregate
         self.allowed = allowed
         self.units, self.members_of = _units(problem, aggregate)
+        self.n_real = len(self.units)
+        if allowed is not None:  # one unit per free class for the brokers placed where they hold no bytes
+            classes = [(u, m) for u, m in zip(*_units(problem, True)) if u.pinned is None]
+            self.units += [u for u, _ in classes]
+            self.members_of += [m for _, m in classes]
+        self.class_of = {i: c for c in range(self.n_real, len(self.units)) for i in self.members_of[c]}
         self.pools = tuple(sorted(problem.pools))
         self.pool_index = {p: j for j, p in enumerate(self.pools)}
         racks = {b.rack for b in problem.brokers if b.rack is not None}
@@ -244,13 +263,17 @@ class _Model:
     def _variables(self) -> None:
         prob, problem = self.prob, self.problem
         n_pools = range(len(self.pools))
-        free = [(i, j) for i, u in enumerate(self.units) if u.pinned is None for j in n_pools
+        free = [(i, j) for i, u in enumerate(self.units[:self.n_real]) if u.pinned is None for j in n_pools
                 if self.allowed is None or j in self.allowed[i]]
         if self.aggregate:  # x_c{i}_p{j}: how many brokers of class i (same rack and capacity) pool j gets
             self.x = {(i, j): prob.add_variable(f"x_c{i}_p{j}", lowBound=0, upBound=len(self.members_of[i]),
                                                 cat=pulp.LpInteger) for i, j in free}
         else:
             self.x = prob.add_variable_dict("x_b%s_p%s", free, cat=pulp.LpBinary)
+            # x_n{i}_p{j}: brokers of class unit i in pool j where they hold no bytes (any such broker will do)
+            self.x |= {(i, j): prob.add_variable(f"x_n{i}_p{j}", lowBound=0, upBound=len(self.members_of[i]),
+                                                 cat=pulp.LpInteger)
+                       for i in range(self.n_real, len(self.units)) for j in n_pools}
         self.fixed: dict[int, int | None] = {}
         for k, g in enumerate(problem.groups):
             self.fixed[k] = self.pool_index[g.candidates[0]] if len(g.candidates) == 1 else None
@@ -312,8 +335,9 @@ class _Model:
 
     def start_from(self, counts: "_Model", brokers: Mapping[int, int]) -> None:
         """Initial values: ``brokers`` (from `broker_pools`), and the aggregated stage's groups and new brokers."""
+        neutral = Counter((self.class_of[i], j) for i, j in brokers.items() if (i, j) not in self.x)
         for (i, j), var in self.x.items():
-            var.setInitialValue(1 if brokers.get(i) == j else 0)
+            var.setInitialValue(neutral[i, j] if i >= self.n_real else int(brokers.get(i) == j))
         for key, var in self.y.items():
             var.setInitialValue(round(counts.y[key].value() or 0))
         for key, var in self.v.items():
@@ -339,8 +363,9 @@ class _Model:
         n_pools = len(self.pools)
         for i, b in enumerate(self.units):
             if b.pinned is None:
-                prob += pulp.lpSum(self.x.get((i, j), 0) for j in range(n_pools)) <= len(self.members_of[i]), \
-                    f"one_pool_b{i}"
+                real = self.members_of[i] if i >= self.n_real else []  # a class unit shares its brokers
+                prob += pulp.lpSum(self.x.get((ii, j), 0) for ii in [i, *real] for j in range(n_pools)) \
+                    <= len(self.members_of[i]), f"one_pool_b{i}"
         fixed_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         floating_in: dict[int, list[int]] = {j: [] for j in range(n_pools)}
         for k, j in self.fixed.items():
@@ -477,7 +502,7 @@ class _Model:
                 prob += pa + pb <= 1, f"conflict_n{index[a]}_n{index[b]}_p{j}"
 
     def tie_breakers(self) -> pulp.LpAffineExpression:
-        return (PEAK_WEIGHT * self.peak + USED_WEIGHT * self.used) / self.n_brokers
+        return self.peak + USED_WEIGHT * self.used / self.n_brokers
 
     def solve(self, objective, solver: pulp.LpSolver) -> _Stage:
         self.prob.setObjective(objective)
@@ -515,6 +540,12 @@ class _Model:
         for i, b in enumerate(problem.brokers):
             pools = [p for j, p in enumerate(self.pools) if _on(self.member(i, j))]
             brokers[b.broker_id] = pools[0] if pools else None
+        for c in range(self.n_real, len(self.units)):  # class counts go to the class's unplaced brokers, lowest first
+            unplaced = [problem.brokers[i].broker_id for i in self.members_of[c]
+                        if brokers[problem.brokers[i].broker_id] is None]
+            for j, pool in enumerate(self.pools):
+                for _ in range(round(self.x[c, j].value() or 0)):
+                    brokers[unplaced.pop(0)] = pool
         groups: dict[str, str] = {}
         for k, g in enumerate(problem.groups):
             chosen = [p for j, p in enumerate(self.pools) if _on(self.in_pool(k, j))]
@@ -525,7 +556,8 @@ class _Model:
                    and round(var.value() or 0) > 0}
             for j, pool in enumerate(self.pools)
         }
-        kept = problem.total_bytes * (1.0 - (self.moved_var.value() or 0.0))
+        kept = sum(size for g in problem.groups if g.name in groups
+                   for broker, size in g.bytes_on.items() if brokers.get(broker) == groups[g.name])
         return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
 
 
@@ -558,32 +590,18 @@ def _is_zero(term: pulp.LpVariable | int) -> bool:
     return isinstance(term, int) and term == 0
 
 
-def _candidate_pools(problem: PoolProblem, start: Mapping[int, int], pool_index: Mapping[str, int]) -> dict[int, set[int]]:
-    """Pools each free broker may join in stage 2: its stage-1 pool, its current pool, and every pool whose topics
-    hold at least `MIN_SHARE` of the broker's bytes (joining any other pool would move almost all its bytes,
-    which stage 1's counts already decided against)."""
-    share: dict[int, dict[int, float]] = {}
+def _candidate_pools(problem: PoolProblem, pool_index: Mapping[str, int]) -> dict[int, set[int]]:
+    """Pools each free broker may join by name in stage 2: those whose topics hold any of its bytes.
+
+    Elsewhere a broker keeps nothing, so brokers of one (rack, capacity) class are interchangeable there and the
+    model places them by class count (``x_n``); the restriction therefore loses no plan and no moved byte.
+    """
+    pools: dict[int, set[int]] = {}
     for g in problem.groups:
         for broker, size in g.bytes_on.items():
-            row = share.setdefault(broker, {})
-            for p in g.candidates:
-                row[pool_index[p]] = row.get(pool_index[p], 0.0) + size
-    out = {}
-    for i, b in enumerate(problem.brokers):
-        if b.pinned is not None:
-            continue
-        row = share.get(b.broker_id, {})
-        total = sum(row.values())
-        if not total:  # an empty broker moves nothing wherever it goes
-            out[i] = set(pool_index.values())
-            continue
-        pools = {j for j, size in row.items() if size >= MIN_SHARE * total}
-        if i in start:
-            pools.add(start[i])
-        if b.current in pool_index:
-            pools.add(pool_index[b.current])
-        out[i] = pools
-    return out
+            if size > 0:
+                pools.setdefault(broker, set()).update(pool_index[p] for p in g.candidates)
+    return {i: pools.get(b.broker_id, set()) for i, b in enumerate(problem.brokers) if b.pinned is None}
 
 
 def _on(term: pulp.LpAffineExpression | int) -> bool:

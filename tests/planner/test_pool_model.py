@@ -127,3 +127,31 @@ def test_moved_bytes_match_brute_force(n_brokers: int, data: st.DataObject) -> N
         assert problem.total_bytes - sol.kept_bytes == pytest.approx(moved, abs=1e-6)
     else:
         assert sum(sol.brokers_to_add.values()) >= 1
+
+
+def test_empty_pool_takes_the_broker_whose_bytes_matter_least() -> None:
+    # CI failure (hypothesis 6.170.15): pool "a" holds no bytes, so stage 1 only decides that one of the two
+    # interchangeable brokers joins it; stage 2 must pick broker 2 (1 byte moved), not broker 1 (2 bytes)
+    cap = (50.0,) * 4
+    brokers = [BrokerSpec(1, None, cap), BrokerSpec(2, None, cap)]
+    groups = [GroupSpec("g0", ("a",), (0.0,) * 4, 1, bytes_on={1: 0.0, 2: 0.0}),
+              GroupSpec("g1", ("b",), (0.0,) * 4, 1, bytes_on={1: 2.0, 2: 1.0})]
+    problem = _problem(brokers, groups)
+    assert _brute_force_moved(problem) == (0, 1.0)
+    for restrict in (True, False):
+        sol = solve_pools(problem, gap=0.0, restrict=restrict)
+        assert sol.brokers == {1: "b", 2: "a"}
+        assert problem.total_bytes - sol.kept_bytes == pytest.approx(1.0)
+
+
+def test_tie_breakers_never_trade_a_moved_byte() -> None:
+    # broker 3 in pool "a" would lower the peak load by 0.8 brokers but move its one byte of g_b
+    brokers = [BrokerSpec(i, None, UNIT) for i in range(1, 5)]
+    groups = [GroupSpec("g_a", ("a",), (190.0,) * 4, 1, bytes_on={1: 5000.0}),
+              GroupSpec("g_b", ("b",), (10.0,) * 4, 1, bytes_on={2: 5000.0, 3: 1.0})]
+    problem = _problem(brokers, groups)
+    assert _brute_force_moved(problem) == (0, 0.0)
+    for restrict in (True, False):
+        sol = solve_pools(problem, gap=0.0, restrict=restrict)
+        assert sol.brokers == {1: "a", 2: "b", 3: "b", 4: "a"}
+        assert sol.kept_bytes == pytest.approx(problem.total_bytes)
