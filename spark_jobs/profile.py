@@ -2,7 +2,7 @@
 
 Rates are summed over brokers per minute (each broker's bytes over its window length, so a gap row counts
 at its average rate): the bytes of 60 s windows are summed as integers and divided once, other windows are
-added in sorted order, so the result does not depend on partitioning; percentiles
+summed as exact decimals, so the result does not depend on partitioning; percentiles
 are exact (``percentile``, linear interpolation between closest ranks, as numpy's default).
 """
 
@@ -27,10 +27,11 @@ SIZE_WINDOW_MS = 3_600_000
 
 
 def _rate_sum(col: str) -> F.Column:
-    """Σ over brokers of bytes / interval_s: exact for the 60 s windows, the odd ones added in sorted order."""
+    """Σ over brokers of bytes / interval_s: 60 s windows summed as integers and divided once, other windows
+    as exact decimals (6 places), so the sum does not depend on the order rows arrive in."""
     regular = F.sum(F.when(F.col("interval_s") == 60, F.col(col)))
-    odd = F.array_sort(F.collect_list(F.when(F.col("interval_s") != 60, F.col(col) / F.col("interval_s"))))
-    total = F.coalesce(regular / 60.0, F.lit(0.0)) + F.aggregate(odd, F.lit(0.0), lambda acc, x: acc + x)
+    odd = F.sum(F.when(F.col("interval_s") != 60, F.col(col).cast("decimal(38,0)") / F.col("interval_s")))
+    total = F.coalesce(regular / 60.0, F.lit(0.0)) + F.coalesce(odd.cast("double"), F.lit(0.0))
     return F.when(F.count(col) > 0, total)
 
 
