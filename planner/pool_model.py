@@ -25,11 +25,11 @@ all replica bytes) alone; (3) with the moved bytes fixed (up to half a byte), th
 load (the largest demand − usable capacity over pools and dimensions, in median-broker units) plus brokers used
 (weight `USED_WEIGHT` / brokers, below 1e-3 of a median broker in total), so spare brokers stay spare.
 
-With ``restrict`` the broker model names a free broker only in the pools whose topics hold some of its bytes
-(``x_b``); elsewhere it keeps nothing, so brokers of one (rack, capacity) class are interchangeable there and
-are placed by count (``x_n{c}_p{j}``, sharing the class's brokers with its ``x_b``). Every plan of the full model
-maps onto one of the restricted model with the same moved bytes and tie-breakers and back, so the restriction
-is exact. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
+With ``restrict`` the broker model names a free broker only in the pools whose topics hold some (at least
+``gap``) of its bytes (``x_b``); elsewhere it is counted as keeping nothing, so brokers of one (rack, capacity)
+class are interchangeable there and are placed by count (``x_n{c}_p{j}``, sharing the class's brokers with its
+``x_b``). Every plan of the full model maps onto one of the restricted model with the same tie-breakers and
+moved bytes overstated by at most ``gap`` of all replica bytes, and back, so at gap 0 the restriction is exact. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
 from __future__ import annotations
@@ -154,8 +154,9 @@ def solve_pools(
     threads : int
         Solver threads (fixed, with a fixed seed, for reproducible plans).
     restrict : bool
-        Name stage 2's free brokers only in the pools holding their bytes, and count them by class elsewhere
-        (exact, smaller); False gives every free broker every pool by name (the reference benchmarks use).
+        Name stage 2's free brokers only in the pools holding at least ``gap`` of their bytes, and count them by
+        class elsewhere (exact at gap 0, smaller); False gives every free broker every pool by name (the
+        reference benchmarks use).
 
     Returns
     -------
@@ -179,7 +180,7 @@ def solve_pools(
         return counts.unsolved(stage1, time.monotonic() - started)
     need = round(pulp.value(counts.added_total) or 0.0)
     start = counts.broker_pools()
-    model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index) if restrict else None)
+    model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index, gap) if restrict else None)
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
@@ -590,18 +591,26 @@ def _is_zero(term: pulp.LpVariable | int) -> bool:
     return isinstance(term, int) and term == 0
 
 
-def _candidate_pools(problem: PoolProblem, pool_index: Mapping[str, int]) -> dict[int, set[int]]:
-    """Pools each free broker may join by name in stage 2: those whose topics hold any of its bytes.
+def _candidate_pools(problem: PoolProblem, pool_index: Mapping[str, int], share: float) -> dict[int, set[int]]:
+    """Pools each free broker may join by name in stage 2: those whose topics hold more than ``share`` of its bytes.
 
-    Elsewhere a broker keeps nothing, so brokers of one (rack, capacity) class are interchangeable there and the
-    model places them by class count (``x_n``); the restriction therefore loses no plan and no moved byte.
+    Elsewhere the model counts the broker as keeping nothing, and brokers of one (rack, capacity) class are then
+    interchangeable, so it places them by class count (``x_n``). Every plan stays possible; the moved bytes are
+    overstated by at most ``share`` of all replica bytes (not at all with ``share`` 0).
     """
-    pools: dict[int, set[int]] = {}
+    bytes_in: dict[int, dict[int, float]] = {}
     for g in problem.groups:
         for broker, size in g.bytes_on.items():
-            if size > 0:
-                pools.setdefault(broker, set()).update(pool_index[p] for p in g.candidates)
-    return {i: pools.get(b.broker_id, set()) for i, b in enumerate(problem.brokers) if b.pinned is None}
+            row = bytes_in.setdefault(broker, {})
+            for p in g.candidates:
+                row[pool_index[p]] = row.get(pool_index[p], 0.0) + size
+    out = {}
+    for i, b in enumerate(problem.brokers):
+        if b.pinned is None:
+            row = bytes_in.get(b.broker_id, {})
+            total = sum(row.values())
+            out[i] = {j for j, size in row.items() if size > 0 and size >= share * total}
+    return out
 
 
 def _on(term: pulp.LpAffineExpression | int) -> bool:
