@@ -184,7 +184,6 @@ def solve_pools(
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
-    stage2_started = time.monotonic()
     stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
@@ -192,8 +191,7 @@ def solve_pools(
     moved = model.moved_var.value() or 0.0
     model.prob += model.moved_var <= moved + 0.5 / max(problem.total_bytes, 1.0), "stage2_moved"
     found = {v.name: v.varValue for v in model.prob.variables()}
-    # stage 3 only polishes stage 2's plan: it gets no more time than stage 2 took
-    remaining = max(1.0, min(time_limit - (time.monotonic() - started), time.monotonic() - stage2_started))
+    remaining = max(1.0, time_limit - (time.monotonic() - started))
     stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads))  # from stage 2's solution
     if stage3.solution == "No Solution Found":
         for v in model.prob.variables():
