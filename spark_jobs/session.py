@@ -63,6 +63,26 @@ def check_java() -> int:
     return major
 
 
+def local_driver_memory() -> str:
+    """Heap for an embedded session (driver = executor): half the machine's memory, 1-8 GiB.
+
+    Spark's own default of 1 GiB is too small for week-long ``query_range`` documents, which are parsed
+    whole (one file per task).
+    """
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "2g"
+    return f"{max(1, min(8, total // 2**31))}g"
+
+
+def active_session_exists() -> bool:
+    """True when this process already has an active SparkSession (e.g. the test suite's shared one)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession() is not None
+
+
 def parse_conf(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Parse ``--conf key=value`` strings into a dict (later keys win).
 
@@ -126,6 +146,8 @@ def build_session(
     check_java()
     if master.startswith("local") and "spark.sql.shuffle.partitions" not in settings:
         settings["spark.sql.shuffle.partitions"] = LOCAL_SHUFFLE_PARTITIONS
+    if master.startswith("local") and "spark.driver.memory" not in settings and "SPARK_CONF_DIR" not in os.environ:
+        settings["spark.driver.memory"] = local_driver_memory()
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -58,13 +58,11 @@ def command(
     spark_conf = parse_conf(confs)
 
     from spark_jobs.ingest import IngestInputs, IngestParams, run
-    from spark_jobs.session import build_session
+    from spark_jobs.session import active_session_exists, build_session
 
     inputs = IngestInputs(*files.values(), history=history)
     params = IngestParams(cluster or snap_cluster or "default", bmap, horizon_days, counts)
-    from pyspark.sql import SparkSession
-
-    shared = SparkSession.getActiveSession() is not None
+    shared = active_session_exists()
     with _console.status("starting Spark") as status:
         spark = build_session(master, remote, spark_conf)
         try:
