@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from planner.cli.inputs import read_topic_fanout
+
 from pools.audit.findings import Severity
 
 __all__ = ["command"]
@@ -50,7 +52,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
             partitions = load_partition_profile(profile_dir)
     elif profile_dir is not None:
         _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
-    findings = audit(snapshot, policy, profile, fanout=_fanout(groups_path), partition_profile=partitions)
+    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,
@@ -60,18 +62,3 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
     summary = ", ".join(f"{n} {s}" for s, n in by_severity.items() if n) or "clean"
     _console.print(f"audit of {snapshot.cluster}: {len(findings)} finding(s) ({summary}); wrote {out}/findings.json")
     return 1 if failing else 0
-
-
-def _fanout(path: str | None) -> dict[str, int] | None:
-    """Consumer groups per topic from `kafka-consumer-groups.sh --describe --all-groups` output."""
-    if path is None:
-        return None
-    from planner.assignors.sizing import topic_fanout
-    from pools.errors import InputError
-    from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    return topic_fanout(parse_consumer_groups_describe(text, source=path))

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from planner.cli.inputs import read_topic_fanout
+
 __all__ = ["command"]
 
 _console = Console(highlight=False, soft_wrap=True)
@@ -48,7 +50,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     policy = load_policy(policy_path)
     profile = load_profile(profile_dir)
     partitions = load_partition_profile(profile_dir) if (Path(profile_dir) / PARTITION_PROFILE_FILE).exists() else None
-    outcome = plan_pools(snapshot, policy, profile, fanout=_fanout(groups_path), partition_profile=partitions,
+    outcome = plan_pools(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
                          solver=solver, time_limit=time_limit, gap=gap, threads=threads)
     plan = outcome.plan
     path = save_plan(plan, Path(out_dir) / "plan.json")
@@ -62,17 +64,3 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     if outcome.shortfall:
         raise InfeasibleError("; ".join(outcome.shortfall), dict(plan.brokers_to_add))
     return 0
-
-
-def _fanout(path: str | None) -> dict[str, int] | None:
-    if path is None:
-        return None
-    from planner.assignors.sizing import topic_fanout
-    from pools.errors import InputError
-    from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    return topic_fanout(parse_consumer_groups_describe(text, source=path))

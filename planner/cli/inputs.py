@@ -1,0 +1,25 @@
+"""Input files more than one subcommand reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["read_topic_fanout"]
+
+
+def read_topic_fanout(path: str | None) -> dict[str, int] | None:
+    """Consumer groups per topic from `kafka-consumer-groups.sh --describe --all-groups` output.
+
+    ``None`` when no file is given; a missing file is an `InputError` naming it.
+    """
+    if path is None:
+        return None
+    from planner.assignors.sizing import topic_fanout
+    from pools.errors import InputError
+    from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    return topic_fanout(parse_consumer_groups_describe(text, source=path))
