@@ -23,6 +23,9 @@ from spark_jobs.records import (
     broker_lookup,
     classify,
     finish,
+    origin_rules,
+    partition_rule,
+    value_rules,
 )
 
 __all__ = ["read_prom_text", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN"]
@@ -88,18 +91,10 @@ def read_prom_text(
             (~labels.rlike(LABELS_PATTERN), KIND_REJECTED, "malformed_labels"),
             (F.col("metric").isNull(), KIND_IGNORED, "other_metric"),
             (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
-            (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
-            (F.isnan("value"), KIND_REJECTED, "nan_value"),
-            (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
-            (F.col("value") < 0, KIND_REJECTED, "negative_value"),
+            *value_rules(),
             (F.col("ts_text") == "", KIND_REJECTED, "missing_timestamp"),
-            (F.col("ts_ms").isNull() | (F.col("ts_ms") <= 0), KIND_REJECTED, "bad_timestamp"),
-            (F.col("broker_id").isNull(), KIND_REJECTED, "unknown_broker"),
-            (
-                (F.col("metric") == "log_size") & ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$"),
-                KIND_REJECTED,
-                "bad_partition",
-            ),
+            *origin_rules(),
+            partition_rule(F.col("metric") == "log_size"),
         ],
         F.when(F.col("metric") == "log_size", F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )

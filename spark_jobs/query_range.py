@@ -14,7 +14,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_REJECTED, KIND_SIZE, PROM_METRICS, broker_lookup, classify, finish
+from spark_jobs.records import (
+    KIND_COUNTER,
+    KIND_IGNORED,
+    KIND_REJECTED,
+    KIND_SIZE,
+    PROM_METRICS,
+    broker_lookup,
+    classify,
+    finish,
+    origin_rules,
+    partition_rule,
+    value_rules,
+)
 
 __all__ = ["read_query_range", "SOURCE", "QUERY_RANGE_SCHEMA"]
 
@@ -114,17 +126,9 @@ def read_query_range(
             (F.col("pair").isNull() | (F.size("pair") != 2), KIND_REJECTED, "malformed_pair"),
             (F.col("metric").isNull(), KIND_IGNORED, "other_metric"),
             (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
-            (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
-            (F.isnan("value"), KIND_REJECTED, "nan_value"),
-            (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
-            (F.col("value") < 0, KIND_REJECTED, "negative_value"),
-            (F.col("ts_ms").isNull() | (F.col("ts_ms") <= 0), KIND_REJECTED, "bad_timestamp"),
-            (F.col("broker_id").isNull(), KIND_REJECTED, "unknown_broker"),
-            (
-                (F.col("metric") == "log_size") & ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$"),
-                KIND_REJECTED,
-                "bad_partition",
-            ),
+            *value_rules(),
+            *origin_rules(),
+            partition_rule(F.col("metric") == "log_size"),
         ],
         F.when(F.col("metric") == "log_size", F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )

@@ -29,6 +29,9 @@ __all__ = [
     "KIND_IGNORED",
     "KIND_REJECTED",
     "classify",
+    "value_rules",
+    "origin_rules",
+    "partition_rule",
     "broker_lookup",
     "finish",
     "RAW_LIMIT",
@@ -82,6 +85,30 @@ def classify(rules: list[tuple[Column, str, str]], default_kind: Column | str) -
         kind = F.when(cond, F.lit(k)).otherwise(kind)
         reason = F.when(cond, F.lit(r)).otherwise(reason)
     return kind, reason
+
+
+def value_rules() -> list[tuple[Column, str, str]]:
+    """`classify` rules rejecting a sample whose ``value`` is missing, NaN, infinite or negative."""
+    return [
+        (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
+        (F.isnan("value"), KIND_REJECTED, "nan_value"),
+        (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
+        (F.col("value") < 0, KIND_REJECTED, "negative_value"),
+    ]
+
+
+def origin_rules() -> list[tuple[Column, str, str]]:
+    """`classify` rules rejecting a sample without a positive ``ts_ms`` or from an unmapped broker."""
+    return [
+        (F.col("ts_ms").isNull() | (F.col("ts_ms") <= 0), KIND_REJECTED, "bad_timestamp"),
+        (F.col("broker_id").isNull(), KIND_REJECTED, "unknown_broker"),
+    ]
+
+
+def partition_rule(is_size: Column) -> tuple[Column, str, str]:
+    """The `classify` rule rejecting a partition-size sample whose partition label is not an int id."""
+    bad = ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$")
+    return (is_size & bad, KIND_REJECTED, "bad_partition")
 
 
 def broker_lookup(broker_map: Mapping[str, int], *labels: Column) -> Column:

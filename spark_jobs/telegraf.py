@@ -14,7 +14,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.records import COUNTER_METRICS, KIND_COUNTER, KIND_IGNORED, KIND_REJECTED, KIND_SIZE, broker_lookup, classify, finish
+from spark_jobs.records import (
+    COUNTER_METRICS,
+    KIND_COUNTER,
+    KIND_IGNORED,
+    KIND_REJECTED,
+    KIND_SIZE,
+    broker_lookup,
+    classify,
+    finish,
+    origin_rules,
+    partition_rule,
+    value_rules,
+)
 
 __all__ = ["read_telegraf", "SOURCE", "TELEGRAF_SCHEMA"]
 
@@ -95,13 +107,9 @@ def read_telegraf(
         [
             (F.col("metric").isNull() | (is_size != (F.col("metric") == "log_size")), KIND_IGNORED, "other_field"),
             (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
-            (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
-            (F.isnan("value"), KIND_REJECTED, "nan_value"),
-            (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
-            (F.col("value") < 0, KIND_REJECTED, "negative_value"),
-            (F.col("ts_ms").isNull() | (F.col("ts_ms") <= 0), KIND_REJECTED, "bad_timestamp"),
-            (F.col("broker_id").isNull(), KIND_REJECTED, "unknown_broker"),
-            (is_size & ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$"), KIND_REJECTED, "bad_partition"),
+            *value_rules(),
+            *origin_rules(),
+            partition_rule(is_size),
         ],
         F.when(is_size, F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )
