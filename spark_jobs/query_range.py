@@ -1,8 +1,8 @@
 """Prometheus ``/api/v1/query_range`` exports: one JSON document per file, raw counters at a fixed step.
 
 ``{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[<float s>,"<value>"],
-...]}]}}``. Timestamps are float seconds, values strings. Each file is one document, so Spark reads it with
-``multiLine`` as one task per file: many files parse in parallel. The metric is ``metric.__name__`` (matched
+...]}]}}``. Timestamps are float seconds, values strings. Each file is one document, read whole by one task:
+many files parse in parallel. The metric is ``metric.__name__`` (matched
 case-insensitively) or, for exports of an expression, the file name's prefix ``<metric>-<week>.json``.
 """
 
@@ -54,9 +54,12 @@ QUERY_RANGE_SCHEMA = T.StructType(
                 ]
             ),
         ),
-        T.StructField("_corrupt_record", T.StringType()),
     ]
 )
+
+
+def _unit(labels: F.Column, pair: F.Column) -> F.Column:
+    return F.struct(labels.alias("labels"), pair.alias("pair"))
 
 
 def read_query_range(
@@ -68,50 +71,56 @@ def read_query_range(
 ) -> DataFrame:
     """Read query_range export files into classified records, one per value pair (see `spark_jobs.records`).
 
+    Each file is read whole as text and parsed with ``from_json``; its value pairs are flattened into one
+    array inside the same projection and exploded. (Spark's ``multiLine`` JSON reader would first copy each
+    week-long document into one nested row, which takes minutes per file.) A file is one string, so it must
+    be under 2 GiB.
+
     Rejection reasons (a whole document counts once): ``malformed_json``, ``query_failed`` (status not
     ``success``), ``not_a_matrix``; per value pair: ``malformed_pair``, ``bad_value``, ``nan_value``,
     ``infinite_value``, ``negative_value``, ``bad_timestamp``, ``unknown_broker``, ``bad_partition``.
     Ignored: ``empty_result``, ``other_metric``, ``broker_total``.
     """
-    docs = (
-        spark.read.schema(QUERY_RANGE_SCHEMA)
-        .option("multiLine", "true")
-        .option("mode", "PERMISSIVE")
-        .option("columnNameOfCorruptRecord", "_corrupt_record")
-        .json(list(paths))
-        .select("*", F.col("_metadata.file_path").alias("file"))
+    text = spark.read.text(list(paths), wholetext=True)
+    docs = text.select(
+        F.col("_metadata.file_path").alias("file"), "value", F.from_json("value", QUERY_RANGE_SCHEMA).alias("doc")
     )
-    doc_ok = (
-        F.col("_corrupt_record").isNull()
-        & (F.col("status") == "success")
-        & (F.col("data.resultType") == "matrix")
-        & F.col("data.result").isNotNull()
-    )
-    good = docs.where(doc_ok)
-    bad_kind, bad_reason = classify(
+    result = F.col("doc.data.result")
+    doc_kind, doc_reason = classify(
         [
-            (F.col("_corrupt_record").isNotNull() | F.col("status").isNull(), KIND_REJECTED, "malformed_json"),
-            (F.col("status") != "success", KIND_REJECTED, "query_failed"),
+            (F.col("doc.status").isNull(), KIND_REJECTED, "malformed_json"),
+            (F.col("doc.status") != "success", KIND_REJECTED, "query_failed"),
+            ((F.col("doc.data.resultType") != "matrix") | result.isNull(), KIND_REJECTED, "not_a_matrix"),
+            (F.size(result) == 0, KIND_IGNORED, "empty_result"),
         ],
-        KIND_REJECTED,
+        KIND_COUNTER,
     )
-    bad = docs.where(~doc_ok).select(
-        "file",
-        bad_kind.alias("kind"),
-        F.coalesce(bad_reason, F.lit("not_a_matrix")).alias("reason"),
-        F.coalesce(F.col("_corrupt_record"), F.to_json(F.struct("status", "data"))).alias("raw"),
+    # a series without values still counts once (as a malformed pair), a bad document once (as itself)
+    per_series = F.transform(
+        result,
+        lambda r: F.when(F.size(r["values"]) > 0, F.transform(r["values"], lambda p: _unit(r["metric"], p))).otherwise(
+            F.array(_unit(r["metric"], F.lit(None).cast("array<string>")))
+        ),
     )
-    series = good.select("file", F.explode_outer("data.result").alias("r"))
-    empty = series.where(F.col("r").isNull()).select("file", F.lit(KIND_IGNORED).alias("kind"), F.lit("empty_result").alias("reason"))
-    samples = series.where(F.col("r").isNotNull()).select(
-        "file", F.col("r.metric").alias("labels"), F.explode_outer("r.values").alias("pair")
-    )
+    no_unit = F.array(_unit(F.lit(None).cast("map<string,string>"), F.lit(None).cast("array<string>")))
     file_metric = F.lower(F.regexp_extract("file", r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$", 1))
-    name = F.coalesce(F.lower(F.col("labels")["__name__"]), file_metric)
+    per_doc = docs.select(
+        "file",
+        file_metric.alias("file_metric"),
+        doc_kind.alias("doc_kind"),
+        doc_reason.alias("doc_reason"),
+        F.when(doc_reason.isNotNull(), F.col("value")).alias("doc_raw"),
+        F.when(doc_reason.isNull(), F.flatten(per_series)).otherwise(no_unit).alias("units"),
+    )
+    units = per_doc.select("file", "file_metric", "doc_kind", "doc_reason", "doc_raw", F.inline_outer("units"))
+    name = F.coalesce(F.lower(F.col("labels")["__name__"]), F.col("file_metric"))
     metrics = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])
     labels = F.col("labels")
-    samples = samples.select(
+    samples = units.select(
         "file",
+        "doc_kind",
+        "doc_reason",
+        "doc_raw",
         "pair",
         "labels",
         metrics[name].alias("metric"),
@@ -123,6 +132,7 @@ def read_query_range(
     )
     kind, reason = classify(
         [
+            (F.col("doc_reason").isNotNull(), F.col("doc_kind"), F.col("doc_reason")),
             (F.col("pair").isNull() | (F.size("pair") != 2), KIND_REJECTED, "malformed_pair"),
             (F.col("metric").isNull(), KIND_IGNORED, "other_metric"),
             (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
@@ -132,13 +142,13 @@ def read_query_range(
         ],
         F.when(F.col("metric") == "log_size", F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )
-    samples = samples.select(
+    raw = F.coalesce(F.col("doc_raw"), F.to_json(F.struct(F.col("labels").alias("metric"), F.col("pair").alias("value"))))
+    out = samples.select(
         "*",
         kind.alias("kind"),
         reason.alias("reason"),
         F.col("partition_text").try_cast("int").alias("partition"),
         F.lit(False).alias("is_future"),
-        F.to_json(F.struct(F.col("labels").alias("metric"), F.col("pair").alias("value"))).alias("raw"),
+        raw.alias("raw"),
     )
-    out = samples.unionByName(empty, allowMissingColumns=True).unionByName(bad, allowMissingColumns=True)
     return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(cluster).alias("cluster")))
