@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from pools.errors import InputError
 from spark_jobs.rates import THROUGHPUT_SCHEMA
 
-__all__ = ["read_history", "write_history", "read_normalized_json"]
+__all__ = ["read_history", "write_history"]
 
 
 def read_history(spark: SparkSession, path: str, *, cluster: str | None = None) -> DataFrame:
@@ -33,11 +33,6 @@ def read_history(spark: SparkSession, path: str, *, cluster: str | None = None) 
     if cluster is not None:
         df = df.where(F.col("cluster") == cluster)
     return df.select(*[F.col(f.name).cast(f.dataType) for f in THROUGHPUT_SCHEMA.fields])
-
-
-def read_normalized_json(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """Read normalized rows written as JSON lines (``ts`` as ISO-8601 text), columns as `THROUGHPUT_SCHEMA`."""
-    return spark.read.schema(THROUGHPUT_SCHEMA).option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ssX").json(paths)
 
 
 def write_history(rows: DataFrame, path: str) -> None:

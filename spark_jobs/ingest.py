@@ -25,7 +25,7 @@ from pools.atomic import write_json
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
-from spark_jobs.history import read_history, read_normalized_json, write_history
+from spark_jobs.history import read_history, write_history
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.profile import (
     aggregate_daily_p99,
@@ -33,10 +33,12 @@ from spark_jobs.profile import (
     aggregate_topic_minutes,
     aggregate_topic_stats,
 )
+from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
+from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
 from spark_jobs.query_range import read_query_range
-from spark_jobs.rates import with_increase
-from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_REJECTED, KIND_SIZE, RECORD_SCHEMA
+from spark_jobs.rates import THROUGHPUT_SCHEMA, with_increase
+from spark_jobs.records import ACCEPTED_KINDS, KIND_COUNTER, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, RECORD_SCHEMA
 from spark_jobs.telegraf import read_telegraf
 
 __all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR"]
@@ -101,20 +103,37 @@ def run(
     if records is None:
         records = spark.createDataFrame([], RECORD_SCHEMA)
     records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    normalized = None
+    if inputs.normalized_json:
+        normalized = read_normalized_json(spark, inputs.normalized_json, cluster=params.cluster)
+        normalized = normalized.persist(StorageLevel.MEMORY_AND_DISK)
+    units = _units(records, normalized)
     progress("classifying input records")
     rejected_topic = F.when(F.col("kind") == KIND_REJECTED, F.col("topic")).alias("topic")
-    counts = records.groupBy("source", "kind", "reason", rejected_topic).count().collect()
+    counts = units.groupBy("source", "kind", "reason", rejected_topic).count().collect()
     progress("writing quarantine")
-    rejected = records.where(F.col("kind") == KIND_REJECTED).select("source", "file", "reason", "cluster", "broker_id", "topic", "raw")
+    rejected = units.where(F.col("kind") == KIND_REJECTED).drop("kind")
     rejected.write.mode("overwrite").parquet(os.fspath(out / QUARANTINE_DIR))
-    rows = _normalized(spark, records, inputs, history, params, counts, progress)
+    rows = _normalized(spark, records, normalized, history, params, counts, progress)
     progress("computing topic profile")
     topics, partitions, extra = _profile(rows, records, inputs, params, counts)
     quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": history}
     save_profile(out, topics, partitions)
     write_json(out / QUALITY_FILE, quality)
     records.unpersist()
+    if normalized is not None:
+        normalized.unpersist()
     return IngestResult(out, len(topics), len(partitions), quality)
+
+
+def _units(records: DataFrame, normalized: DataFrame | None) -> DataFrame:
+    """Every input unit as ``source, file, kind, reason, cluster, broker_id, topic, raw``: counted and quarantined."""
+    columns = ("source", "file", "kind", "reason", "cluster", "broker_id", "topic", "raw")
+    units = records.select(*columns)
+    if normalized is not None:
+        rows = normalized.drop("source").select("*", F.lit(NORMALIZED_SOURCE).alias("source"), F.col("source_file").alias("file"))
+        units = units.unionByName(rows.select(*columns))
+    return units
 
 
 def _exists(path: str) -> bool:
@@ -143,23 +162,24 @@ def _records(spark: SparkSession, inputs: IngestInputs, params: IngestParams) ->
 def _normalized(
     spark: SparkSession,
     records: DataFrame,
-    inputs: IngestInputs,
+    normalized: DataFrame | None,
     history: str,
     params: IngestParams,
     counts: list[Any],
     progress: Callable[[str], None],
 ) -> DataFrame:
-    """New rows from raw counters go into the history; the profile reads the whole history for the cluster."""
+    """New rows from raw counters and valid normalized lines go into the history; the profile reads the
+    whole history for the cluster."""
     has_counters = any(r["kind"] == KIND_COUNTER for r in counts)
     new = with_increase(records) if has_counters else None
-    if inputs.normalized_json:
-        rows = read_normalized_json(spark, list(inputs.normalized_json)).where(F.col("cluster") == params.cluster)
+    if normalized is not None and any(r["kind"] == KIND_MINUTE for r in counts):
+        rows = normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames())
         new = rows if new is None else new.unionByName(rows)
     if new is not None:
         progress(f"converting counters to per-minute rows into {history}")
         write_history(new, history)
     if not _exists(history):
-        return spark.createDataFrame([], read_normalized_json(spark, []).schema)
+        return spark.createDataFrame([], THROUGHPUT_SCHEMA)
     return read_history(spark, history, cluster=params.cluster)
 
 
@@ -168,7 +188,7 @@ def _quality(counts: list[Any]) -> dict[str, Any]:
     for row in sorted(counts, key=lambda r: (r["source"], r["kind"], r["reason"] or "")):
         s = sources.setdefault(row["source"], {"read": 0, "accepted": 0, "ignored": {}, "quarantined": {}})
         s["read"] += row["count"]
-        if row["kind"] in (KIND_COUNTER, KIND_SIZE):
+        if row["kind"] in ACCEPTED_KINDS:
             s["accepted"] += row["count"]
         else:
             bucket = s["ignored" if row["kind"] == KIND_IGNORED else "quarantined"]

@@ -28,6 +28,8 @@ __all__ = [
     "KIND_SIZE",
     "KIND_IGNORED",
     "KIND_REJECTED",
+    "KIND_MINUTE",
+    "ACCEPTED_KINDS",
     "classify",
     "value_rules",
     "origin_rules",
@@ -38,6 +40,10 @@ __all__ = [
 ]
 
 KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED = "counter", "size", "ignored", "rejected"
+#: A valid normalized per-minute row read as such (`spark_jobs.normalized_json`).
+KIND_MINUTE = "minute"
+#: The kinds that count as accepted in the quality totals.
+ACCEPTED_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_MINUTE)
 
 #: Normalized metric name → the BrokerTopicMetrics meter whose Count it is.
 COUNTER_METRICS: Mapping[str, str] = {
@@ -77,7 +83,7 @@ RECORD_SCHEMA = T.StructType(
 )
 
 
-def classify(rules: list[tuple[Column, str, str]], default_kind: Column | str) -> tuple[Column, Column]:
+def classify(rules: list[tuple[Column, str | Column, str | Column]], default_kind: Column | str) -> tuple[Column, Column]:
     """Turn ordered ``(condition, kind, reason)`` rules into ``kind`` and ``reason`` columns (first match wins)."""
     kind = F.lit(default_kind) if isinstance(default_kind, str) else default_kind
     reason = F.lit(None).cast("string")
