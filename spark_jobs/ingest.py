@@ -27,12 +27,7 @@ from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
 from spark_jobs.history import read_history, write_history
 from spark_jobs.log_dirs import read_log_dirs
-from spark_jobs.profile import (
-    aggregate_daily_p99,
-    aggregate_sizes,
-    aggregate_topic_minutes,
-    aggregate_topic_stats,
-)
+from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
@@ -212,18 +207,14 @@ def _utc(micros: int) -> datetime:
 def _profile(
     rows: DataFrame, records: DataFrame, inputs: IngestInputs, params: IngestParams, counts: list[Any]
 ) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any]]:
-    minutes = aggregate_topic_minutes(rows).persist(StorageLevel.MEMORY_AND_DISK)
+    profile = aggregate_topic_profile(aggregate_topic_minutes(rows))
     stats = {
         r["topic"]: r.asDict()
-        for r in aggregate_topic_stats(minutes)
-        .select("*", F.unix_micros("first_ts").alias("first_us"), F.unix_micros("last_ts").alias("last_us"))
+        for r in profile.select("*", F.unix_micros("first_ts").alias("first_us"), F.unix_micros("last_ts").alias("last_us"))
         .drop("first_ts", "last_ts")
         .collect()
     }
-    daily: dict[str, list[tuple[int, float]]] = {}
-    for r in aggregate_daily_p99(minutes).collect():
-        daily.setdefault(r["topic"], []).append((r["day"], r["p99"]))
-    minutes.unpersist()
+    daily = {topic: [(d["day"], d["p99"]) for d in s["daily"]] for topic, s in stats.items()}
     rejected: dict[str | None, int] = {}
     for r in counts:
         if r["kind"] == KIND_REJECTED:
