@@ -31,26 +31,8 @@ _MINUTE_US = 60_000_000
 
 
 def _timestamp(text: F.Column) -> F.Column:
-    """``text`` as a UTC timestamp, null unless it is a date-time.
-
-    The usual ``YYYY-MM-DDTHH:MM:SS`` with ``Z``, ``+00:00`` or no offset is computed from its date and
-    clock fields (about 10x cheaper per row than a string cast, which resolves a zone per row); any other
-    form goes through the cast.
-    """
-    date = F.substring(text, 1, 10).try_cast("date")
-    clock = [F.substring(text, start, 2).try_cast("int") for start in (12, 15, 18)]
-    seconds = F.unix_date(date).cast("long") * 86_400 + clock[0] * 3_600 + clock[1] * 60 + clock[2]
-    utc = (
-        F.substring(text, 11, 1).isin("T", " ")
-        & (F.substring(text, 14, 1) == ":")
-        & (F.substring(text, 17, 1) == ":")
-        & F.substring(text, 20, 10).isin("", "Z", "+00:00")
-        & (clock[0] < 24)
-        & (clock[1] < 60)
-        & (clock[2] < 60)
-    )
-    general = F.when((F.length(text) >= 19) & F.substring(text, 11, 1).isin("T", " "), text.try_cast("timestamp"))
-    return F.when(utc & seconds.isNotNull(), F.timestamp_seconds(seconds)).otherwise(general)
+    """``text`` as a timestamp (UTC unless it carries an offset), null unless it is a date and a time."""
+    return F.when((F.length(text) >= 19) & F.substring(text, 11, 1).isin("T", " "), text.try_cast("timestamp"))
 
 
 def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: str) -> DataFrame:
