@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -36,22 +38,41 @@ class PageResult:
 def load_page(path: Path, selectors: dict[str, str], *, width: int = 1200, timeout: float = 60.0) -> PageResult:
     """Open ``path`` in headless Chromium; return console errors, exceptions and failed loads, the number of
     elements matching each CSS selector, and a full-page PNG screenshot."""
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes may still write into the profile while they exit: stop the whole
+    # process group, and do not fail a test over a profile directory that is removed a moment late
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-address=127.0.0.1",
              "--remote-debugging-port=0", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         try:
             port = _devtools_port(Path(profile), proc, timeout)
             return _drive(port, path, selectors, width, timeout)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate Chromium and every helper it started (its own process group), then reap it."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(10)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # helpers of the group outlive the leader for a moment
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
 
 
 def _devtools_port(profile: Path, proc: subprocess.Popen, timeout: float) -> int:
