@@ -58,8 +58,20 @@ QUERY_RANGE_SCHEMA = T.StructType(
 )
 
 
-def _unit(labels: F.Column, pair: F.Column) -> F.Column:
-    return F.struct(labels.alias("labels"), pair.alias("pair"))
+#: Per-series fields every value pair of the series carries, with their types (for the null unit).
+_SERIES_FIELDS = (
+    ("labels", "map<string,string>"),
+    ("metric", "string"),
+    ("topic", "string"),
+    ("partition_text", "string"),
+    ("broker_id", "int"),
+)
+
+
+def _unit(series: F.Column | None, pair: F.Column) -> F.Column:
+    """One value pair with its series' fields (all null for a document that is not read)."""
+    fields = [(series[name] if series is not None else F.lit(None).cast(t)).alias(name) for name, t in _SERIES_FIELDS]
+    return F.struct(*fields, pair.alias("pair"))
 
 
 def read_query_range(
@@ -95,40 +107,41 @@ def read_query_range(
         ],
         KIND_COUNTER,
     )
+    # the labels are resolved once per series, not once per value pair
+    file_metric = F.lower(F.regexp_extract("file", r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$", 1))
+    metrics = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])
+
+    def series(r: F.Column) -> F.Column:
+        labels = r["metric"]
+        return F.struct(
+            labels.alias("labels"),
+            metrics[F.coalesce(F.lower(labels["__name__"]), file_metric)].alias("metric"),
+            F.when(labels["topic"] != "", labels["topic"]).alias("topic"),
+            labels["partition"].alias("partition_text"),
+            broker_lookup(broker_map, labels["instance"], labels["pod"]).alias("broker_id"),
+            r["values"].alias("values"),
+        )
+
+    no_pair = F.lit(None).cast("array<string>")
     # a series without values still counts once (as a malformed pair), a bad document once (as itself)
-    per_series = F.transform(
-        result,
-        lambda r: F.when(F.size(r["values"]) > 0, F.transform(r["values"], lambda p: _unit(r["metric"], p))).otherwise(
-            F.array(_unit(r["metric"], F.lit(None).cast("array<string>")))
+    pairs = F.transform(
+        F.transform(result, series),
+        lambda s: F.when(F.size(s["values"]) > 0, F.transform(s["values"], lambda p: _unit(s, p))).otherwise(
+            F.array(_unit(s, no_pair))
         ),
     )
-    no_unit = F.array(_unit(F.lit(None).cast("map<string,string>"), F.lit(None).cast("array<string>")))
-    file_metric = F.lower(F.regexp_extract("file", r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$", 1))
     per_doc = docs.select(
         "file",
-        file_metric.alias("file_metric"),
         doc_kind.alias("doc_kind"),
         doc_reason.alias("doc_reason"),
         F.when(doc_reason.isNotNull(), F.col("value")).alias("doc_raw"),
-        F.when(doc_reason.isNull(), F.flatten(per_series)).otherwise(no_unit).alias("units"),
+        F.when(doc_reason.isNull(), F.flatten(pairs)).otherwise(F.array(_unit(None, no_pair))).alias("units"),
     )
-    units = per_doc.select("file", "file_metric", "doc_kind", "doc_reason", "doc_raw", F.inline_outer("units"))
-    name = F.coalesce(F.lower(F.col("labels")["__name__"]), F.col("file_metric"))
-    metrics = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])
-    labels = F.col("labels")
+    units = per_doc.select("file", "doc_kind", "doc_reason", "doc_raw", F.inline_outer("units"))
     samples = units.select(
-        "file",
-        "doc_kind",
-        "doc_reason",
-        "doc_raw",
-        "pair",
-        "labels",
-        metrics[name].alias("metric"),
+        "*",
         F.get("pair", 1).try_cast("double").alias("value"),
         (F.get("pair", 0).try_cast("decimal(20,3)") * 1000).cast("long").alias("ts_ms"),
-        F.when(labels["topic"] != "", labels["topic"]).alias("topic"),
-        labels["partition"].alias("partition_text"),
-        broker_lookup(broker_map, labels["instance"], labels["pod"]).alias("broker_id"),
     )
     kind, reason = classify(
         [
