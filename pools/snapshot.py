@@ -20,11 +20,9 @@ same bytes.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +32,7 @@ import orjson
 
 from pools.atomic import write_text
 from pools.errors import InputError
+from pools.memory import gc_paused
 
 __all__ = [
     "DIMENSIONS",
@@ -273,7 +272,7 @@ def load_snapshot(path: str | os.PathLike[str]) -> ClusterSnapshot:
     except FileNotFoundError:
         raise InputError(f"{source}: no such file") from None
     try:
-        with _gc_paused():
+        with gc_paused():
             doc = orjson.loads(data)
             return snapshot_from_dict(doc, source=source)
     except orjson.JSONDecodeError:
@@ -282,19 +281,6 @@ def load_snapshot(path: str | os.PathLike[str]) -> ClusterSnapshot:
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
         raise InputError(f"{source}: invalid JSON") from None
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: building a million small objects otherwise triggers it
-    hundreds of times for nothing (the objects form no cycles)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot:

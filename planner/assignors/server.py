@@ -21,15 +21,14 @@ __all__ = [
 
 import base64
 import binascii
-import gc
-from contextlib import contextmanager
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from planner.assignors.errors import AssignorError
 from planner.java_compat import hashmap_order, string_hash, table_size_for, utf16_key, uuid_hash
+from pools.memory import gc_paused
 
 
 class ServerStrategy(StrEnum):
@@ -160,7 +159,7 @@ def assign_server(
         raise AssignorError(
             f"unknown server assignor {strategy!r}; expected one of {[s.value for s in ServerStrategy]}"
         ) from None
-    with _gc_paused():
+    with gc_paused():
         spec = build_group_spec(topics, members)
         by_id = assign_uniform(spec) if chosen is ServerStrategy.UNIFORM else assign_range(spec)
         return _by_name(spec, members, by_id)
@@ -323,22 +322,6 @@ def _hashset_order(partitions: Sequence[int]) -> tuple[int, ...]:
 def _copy_capacity(n: int) -> int:
     """Table length of ``new HashSet<>(collection)``: ``max((int) (n / .75f) + 1, 16)``."""
     return table_size_for(max(int(n / 0.75) + 1, 16))
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of acyclic sets and lists are built.
-
-    Collections triggered by those allocations find nothing to free yet cost as much as the
-    assignment itself at a million partitions; reference counting still frees everything.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _field(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:

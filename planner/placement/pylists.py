@@ -4,11 +4,9 @@ from __future__ import annotations
 
 __all__ = ["rows_to_lists", "rows_to_dict"]
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import numpy as np
+
+from pools.memory import gc_paused
 
 
 def rows_to_lists(table: np.ndarray) -> list[list[int]]:
@@ -22,7 +20,7 @@ def rows_to_lists(table: np.ndarray) -> list[list[int]]:
     >>> rows_to_lists(np.array([[1, 2], [3, 4]]))
     [[1, 2], [3, 4]]
     """
-    with _gc_paused():
+    with gc_paused():
         return table.tolist()
 
 
@@ -34,16 +32,5 @@ def rows_to_dict(keys: np.ndarray, table: np.ndarray) -> dict[int, list[int]]:
     >>> rows_to_dict(np.array([5, 6]), np.array([[1, 2], [3, 4]]))
     {5: [1, 2], 6: [3, 4]}
     """
-    with _gc_paused():
+    with gc_paused():
         return dict(zip(keys.tolist(), table.tolist()))
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
