@@ -44,7 +44,7 @@ from enum import StrEnum
 import numpy as np
 import pulp
 
-from pools.errors import InputError
+from pools.errors import InputError, SolverError
 from pools.plan import SolverReport
 from pools.snapshot import DIMENSIONS
 
@@ -187,16 +187,21 @@ def solve_pools(
     stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
-    # the tie-breakers may not give back even half a byte of what stage 2 saved
-    moved = model.moved_var.value() or 0.0
+    # the tie-breakers may not give back even half a byte of what stage 2 saved (measured on the rounded
+    # integers: the solver's own value may sit below them by its feasibility tolerance)
+    moved = model.moved_exact()
     model.prob += model.moved_var <= moved + 0.5 / max(problem.total_bytes, 1.0), "stage2_moved"
     found = {v.name: v.varValue for v in model.prob.variables()}
     remaining = max(1.0, time_limit - (time.monotonic() - started))
     stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads))  # from stage 2's solution
-    if stage3.solution == "No Solution Found":
+    if stage3.solution not in _HAS_SOLUTION:  # e.g. HiGHS >= 1.16 may call the fixed-moved-bytes model infeasible
         for v in model.prob.variables():
             v.varValue = found[v.name]
     return model.solution(stage2, time.monotonic() - started)
+
+
+#: PuLP's solution statuses that carry variable values.
+_HAS_SOLUTION = (pulp.LpSolution[pulp.LpSolutionOptimal], pulp.LpSolution[pulp.LpSolutionIntegerFeasible])
 
 
 @dataclass(frozen=True)
@@ -424,14 +429,28 @@ class _Model:
                     i = index.get(broker)
                     if i is not None and size:
                         kept_fixed[i, j] = kept_fixed.get((i, j), 0.0) + size * scale
-        kept: list = [size * self.member(i, j) for (i, j), size in sorted(kept_fixed.items())]
+        self.kept_fixed = sorted(kept_fixed.items())
+        self.kept_floating: list[tuple[int, int, float, list[tuple[int, float]]]] = []
+        kept: list = [size * self.member(i, j) for (i, j), size in self.kept_fixed]
         for (k, j), var in self.k.items():
             group = problem.groups[k]
-            prob += var <= sum(group.bytes_on.values()) * scale * self.y[k, j], f"kept_choice_g{k}_p{j}"
+            total = sum(group.bytes_on.values()) * scale
+            prob += var <= total * self.y[k, j], f"kept_choice_g{k}_p{j}"
             on = [(index[b], s * scale) for b, s in sorted(group.bytes_on.items()) if b in index and s]
             prob += var <= pulp.lpSum(s * self.member(i, j) for i, s in on), f"kept_brokers_g{k}_p{j}"
+            self.kept_floating.append((k, j, total, on))
             kept.append(var)
         prob += self.moved_var >= 1 - pulp.lpSum(kept), "moved"
+
+    def moved_exact(self) -> float:
+        """The moved-bytes fraction of the current solution, from its integer values rounded."""
+        def rounded(term: pulp.LpVariable | int) -> int:
+            return term if isinstance(term, int) else round(term.value() or 0.0)
+
+        kept = sum(size * rounded(self.member(i, j)) for (i, j), size in self.kept_fixed)
+        for k, j, total, on in self.kept_floating:
+            kept += rounded(self.y[k, j]) * min(total, sum(s * rounded(self.member(i, j)) for i, s in on))
+        return max(0.0, 1.0 - kept)
 
     def _rack_spread(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
         prob, problem = self.prob, self.problem
@@ -559,7 +578,41 @@ class _Model:
         }
         kept = sum(size for g in problem.groups if g.name in groups
                    for broker, size in g.bytes_on.items() if brokers.get(broker) == groups[g.name])
+        self._check(brokers, groups)
         return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
+
+    def _check(self, brokers: Mapping[int, str | None], groups: Mapping[str, str]) -> None:
+        """Post-conditions of a solution before anyone uses it (a solver may return a wrong one).
+
+        Raises
+        ------
+        SolverError
+            A group in no pool or several, a group outside its candidates, a pinned broker elsewhere, a
+            non-integral binary, or conflicting tenants sharing a pool.
+        """
+        problem = self.problem
+        for k, g in enumerate(problem.groups):
+            on = [v for j in range(len(self.pools)) if not _is_zero(v := self.in_pool(k, j))]
+            values = [v if isinstance(v, int) else (v.value() or 0.0) for v in on]
+            if any(min(abs(x), abs(1 - x)) > _INTEGRALITY for x in values):
+                raise SolverError(f"the solver returned a fractional pool choice for group {g.name!r}: {values}")
+            chosen = [self.pools[j] for j in range(len(self.pools)) if _on(self.in_pool(k, j))]
+            if len(chosen) != 1:
+                raise SolverError(f"the solver put group {g.name!r} in {len(chosen)} pools ({', '.join(chosen)})")
+            if chosen[0] not in g.candidates:
+                raise SolverError(f"the solver put group {g.name!r} in pool {chosen[0]!r}, not one of its candidates")
+        for b in problem.brokers:
+            if b.pinned is not None and brokers.get(b.broker_id) != b.pinned:
+                raise SolverError(f"the solver moved broker {b.broker_id}, pinned to pool {b.pinned!r}")
+        tenants: dict[str, set[str]] = {}
+        for g in problem.groups:
+            if g.tenant is not None:
+                tenants.setdefault(g.tenant, set()).add(groups[g.name])
+        for pair in problem.conflicts:
+            a, b = sorted(pair)
+            shared = tenants.get(a, set()) & tenants.get(b, set())
+            if a != b and shared:
+                raise SolverError(f"the solver put tenants {a!r} and {b!r}, which must not share, in {sorted(shared)}")
 
 
 def _units(problem: PoolProblem, aggregate: bool) -> tuple[list[BrokerSpec], list[list[int]]]:
@@ -611,6 +664,10 @@ def _candidate_pools(problem: PoolProblem, pool_index: Mapping[str, int], share:
             total = sum(row.values())
             out[i] = {j for j, size in row.items() if size > 0 and size >= share * total}
     return out
+
+
+#: How far from 0 or 1 a binary's value may be (HiGHS's default integrality tolerance is 1e-6).
+_INTEGRALITY = 1e-5
 
 
 def _on(term: pulp.LpAffineExpression | int) -> bool:

@@ -1,10 +1,11 @@
 """The exception tree shared by every poolplan package.
 
 `InputError` (bad file, field, option or policy conflict) maps to exit code 2;
-`InfeasibleError` (no plan meets the policy) maps to exit code 1.
+`InfeasibleError` (no plan meets the policy) maps to exit code 1; `SolverError` (a solver returned a result
+that fails its post-conditions) maps to exit code 3, a failure that is not the input's fault.
 """
 
-__all__ = ["PoolplanError", "InputError", "InfeasibleError"]
+__all__ = ["PoolplanError", "InputError", "InfeasibleError", "SolverError"]
 
 
 class PoolplanError(Exception):
@@ -28,3 +29,10 @@ class InfeasibleError(PoolplanError):
     def __init__(self, message: str, brokers_to_add: dict[str, int] | None = None) -> None:
         super().__init__(message)
         self.brokers_to_add = dict(brokers_to_add or {})
+
+
+class SolverError(PoolplanError):
+    """A MILP solver returned a result that breaks the model's post-conditions (exit code 3).
+
+    The message says which condition failed; the plan is not written.
+    """

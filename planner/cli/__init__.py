@@ -1,7 +1,8 @@
 """The `poolplan` command line: one root group, one module per subcommand.
 
 This is the only place where exceptions become exit codes:
-0 = done or clean, 1 = findings or infeasible, 2 = bad input or usage.
+0 = done or clean, 1 = findings or infeasible, 2 = bad input or usage, 3 = a failure that is not the input's
+(a solver result that breaks its post-conditions).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from pools.errors import InfeasibleError, InputError
+from pools.errors import InfeasibleError, InputError, SolverError
 
-__all__ = ["cli", "main", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT"]
+__all__ = ["cli", "main", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT", "EXIT_FAILED"]
 
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -58,6 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfeasibleError as exc:
         _err.print(f"[bold yellow]infeasible:[/] {exc}", markup=True)
         return EXIT_FINDINGS
+    except SolverError as exc:
+        _err.print(f"[bold red]solver failed:[/] {exc}", markup=True)
+        return EXIT_FAILED
     except FileExistsError as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
         return EXIT_INPUT

@@ -155,3 +155,21 @@ def test_tie_breakers_never_trade_a_moved_byte() -> None:
         sol = solve_pools(problem, gap=0.0, restrict=restrict)
         assert sol.brokers == {1: "a", 2: "b", 3: "b", 4: "a"}
         assert sol.kept_bytes == pytest.approx(problem.total_bytes)
+
+
+def test_a_solution_that_breaks_its_post_conditions_is_a_solver_error(monkeypatch) -> None:
+    from planner import pool_model
+    from pools.errors import SolverError
+
+    brokers = [BrokerSpec(1, None, UNIT, "a"), BrokerSpec(2, None, UNIT, "b"), BrokerSpec(3, None, UNIT)]
+    groups = [GroupSpec("float", ("a", "b"), (10, 10, 10, 1), 1, bytes_on={3: 70.0})]
+    real = pool_model._Model.solution
+
+    def broken(self, stage, seconds):  # a solver that leaves the floating group in no pool
+        for var in self.y.values():
+            var.varValue = 0.0
+        return real(self, stage, seconds)
+
+    monkeypatch.setattr(pool_model._Model, "solution", broken)
+    with pytest.raises(SolverError, match="group 'float' in 0 pools"):
+        solve_pools(_problem(brokers, groups))
