@@ -21,8 +21,8 @@ import numpy as np
 from planner.placement import assign_replicas_to_brokers
 from planner.placement.exact import exact_placement
 from planner.placement.minimal_move import place_in_pools
-from planner.planning import plan_pools
-from planner.synthetic import synthetic_cluster
+from planner.pool_planner import plan_pools
+from planner.random_clusters import random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.errors import InfeasibleError
@@ -54,7 +54,7 @@ def scratch_moved(snapshot, plan) -> int:
 def run_case(name: str, threads: int, time_limit: float) -> None:
     spec = CASES[name]
     t0 = time.perf_counter()
-    snapshot, policy, profile = synthetic_cluster(**spec, misplaced=0.05, seed=0)
+    snapshot, policy, profile = random_cluster(**spec, misplaced=0.05, seed=0)
     t1 = time.perf_counter()
     outcome = plan_pools(snapshot, policy, profile, time_limit=time_limit, gap=0.01, threads=threads)
     t2 = time.perf_counter()
@@ -76,13 +76,13 @@ def run_case(name: str, threads: int, time_limit: float) -> None:
 
 def exact(name: str, threads: int) -> None:
     """Moved bytes of the default plan against the unrestricted broker model solved to gap 0."""
-    from planner import planning, pool_model
+    from planner import pool_milp, pool_planner
 
-    snapshot, policy, profile = synthetic_cluster(**CASES[name], misplaced=0.05, seed=0)
-    problem, _ = planning._problem(snapshot, policy, planning.check_policy(snapshot, policy),
-                                   topic_demand(snapshot, profile), pool_model)
-    default = pool_model.solve_pools(problem, gap=0.01, threads=threads)
-    best = pool_model.solve_pools(problem, gap=0.0, threads=threads, restrict=False, time_limit=600)
+    snapshot, policy, profile = random_cluster(**CASES[name], misplaced=0.05, seed=0)
+    problem, _ = pool_planner._problem(snapshot, policy, pool_planner.check_policy(snapshot, policy),
+                                       topic_demand(snapshot, profile), pool_milp)
+    default = pool_milp.solve_pools(problem, gap=0.01, threads=threads)
+    best = pool_milp.solve_pools(problem, gap=0.0, threads=threads, restrict=False, time_limit=600)
     moved = [1 - s.kept_bytes / problem.total_bytes for s in (default, best)]
     print(f"{name}: default plan moves {moved[0]:.4%}, exact optimum {moved[1]:.4%} "
           f"({best.report.status}, gap {best.report.gap}): {moved[0] / moved[1] - 1:+.3%}")

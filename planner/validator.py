@@ -1,7 +1,7 @@
 """The independent plan validator: pool rules as stateless checks over (snapshot, policy, plan, demands).
 
 Each ``check_<rule>(snapshot, policy, plan, demands) -> list[Violation]`` recomputes what it needs from the
-inputs (never from the solver's own numbers). `validate_plan` runs them all; planning runs it after every solve
+inputs (never from the solver's own numbers). `validate_plan` runs them all; `planner.pool_planner` runs it after every solve
 and tests run it on every plan they produce.
 """
 

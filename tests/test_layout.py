@@ -46,4 +46,4 @@ def test_planner_does_not_import_spark_jobs_at_module_level() -> None:
 
 def test_pulp_is_confined_to_the_milp_modules() -> None:
     users = {f for f, n in _imports("planner").items() if "pulp" in n}
-    assert users <= {"planner/pool_model.py", "planner/placement/exact.py"}
+    assert users <= {"planner/pool_milp.py", "planner/placement/exact.py"}

@@ -39,7 +39,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     Writes OUT/plan.json. Exit 0 with a plan that fits the cluster; 1 when the pools need brokers the cluster
     lacks (plan.json is still written, with brokers_to_add and the reasons); 2 on a contradictory policy.
     """
-    from planner.planning import plan_pools
+    from planner.pool_planner import plan_pools
     from pools.errors import InfeasibleError
     from pools.plan import save_plan
     from pools.policy import load_policy

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.synthetic import profile_row, synthetic_cluster
+from planner.random_clusters import profile_row, random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.plan import load_plan
@@ -26,7 +26,7 @@ def _write(tmp: Path, snapshot, policy, profile) -> list[str]:
 
 
 def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
-    snapshot, policy, profile = synthetic_cluster(15, 40, 3, misplaced=0.2, seed=11)
+    snapshot, policy, profile = random_cluster(15, 40, 3, misplaced=0.2, seed=11)
     args = _write(tmp_path, snapshot, policy, profile)
     (tmp_path / "out").mkdir()  # an existing directory is fine
     code, out, err = run_cli("plan", *args, "--out", tmp_path / "out", "--time-limit", "30")
@@ -45,7 +45,7 @@ def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
 
 
 def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path: Path, run_cli) -> None:
-    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1)
     small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
     snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
     args = _write(tmp_path, snapshot, policy, profile)
@@ -67,7 +67,7 @@ def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path:
     ],
 )
 def test_contradictory_policy_exits_2_naming_the_conflict(tmp_path: Path, run_cli, edit, message: str) -> None:
-    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1)
     args = _write(tmp_path, snapshot, edit(policy), profile)
     code, _, err = run_cli("plan", *args, "--out", tmp_path / "out")
     assert code == 2
@@ -77,7 +77,7 @@ def test_contradictory_policy_exits_2_naming_the_conflict(tmp_path: Path, run_cl
 
 
 def test_consumer_groups_give_fan_out_where_bytes_out_is_missing(tmp_path: Path, run_cli, data_dir: Path) -> None:
-    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1)
     parts = tuple(PartitionState("orders", i, r.replicas, leader=r.replicas[0], sizes=r.sizes)
                   for i, r in enumerate(snapshot.partitions[:3]))
     snapshot = replace(snapshot, topics=snapshot.topics + (TopicState("orders"),),
@@ -100,7 +100,7 @@ def test_consumer_groups_give_fan_out_where_bytes_out_is_missing(tmp_path: Path,
 
 
 def test_missing_consumer_groups_file_is_exit_2(tmp_path: Path, run_cli) -> None:
-    snapshot, policy, profile = synthetic_cluster(9, 10, 2, seed=1)
+    snapshot, policy, profile = random_cluster(9, 10, 2, seed=1)
     args = _write(tmp_path, snapshot, policy, profile)
     code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--consumer-groups", tmp_path / "nope.txt")
     assert code == 2 and "nope.txt: no such file" in err

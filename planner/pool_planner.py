@@ -65,7 +65,7 @@ def plan_pools(
     partition_profile : mapping, optional
         Per-partition rates for splitting topic traffic over partitions.
     solver, time_limit, gap, threads
-        Passed to `planner.pool_model.solve_pools`.
+        Passed to `planner.pool_milp.solve_pools`.
 
     Returns
     -------
@@ -78,7 +78,7 @@ def plan_pools(
     InfeasibleError
         The model has no solution at all (tenant conflicts the candidate pools cannot separate).
     """
-    from planner import pool_model
+    from planner import pool_milp
 
     resolved = check_policy(snapshot, policy)
     forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
@@ -93,10 +93,10 @@ def plan_pools(
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
-    problem, new_note = _problem(snapshot, policy, resolved, forecast, pool_model)
+    problem, new_note = _problem(snapshot, policy, resolved, forecast, pool_milp)
     if new_note:
         warnings.append(new_note)
-    solution = pool_model.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
+    solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
     if not solution.groups:
         _raise_unsolved(policy, resolved, solution.report)
     topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
@@ -200,7 +200,7 @@ def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPool
                     )
 
 
-def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_model):
+def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_milp):
     """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed."""
     groups: dict[str, dict] = {}
     for topic, r in resolved.items():
@@ -214,17 +214,17 @@ def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_mod
             for b in p.replicas:
                 g["bytes"][b] += p.size_bytes
     specs = tuple(
-        pool_model.GroupSpec(name, g["candidates"], tuple(g["demand"]), g["rf"], g["tenant"],
+        pool_milp.GroupSpec(name, g["candidates"], tuple(g["demand"]), g["rf"], g["tenant"],
                              dict(sorted(g["bytes"].items())))
         for name, g in sorted(groups.items())
     )
     brokers = tuple(
-        pool_model.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id),
+        pool_milp.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id),
                               b.pool if b.pool in policy.pool_by_name else None)
         for b in snapshot.brokers
     )
     limits = {
-        p.name: pool_model.PoolLimits(
+        p.name: pool_milp.PoolLimits(
             tuple(policy.headroom(p.name, d) for d in DIMENSIONS), policy.min_brokers(p.name), p.min_racks or 1
         )
         for p in policy.pools
@@ -239,7 +239,7 @@ def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_mod
         new_racks = snapshot.racks
         note = "policy has no [new_broker]; brokers to add are sized like the cluster's most common broker"
     total = float(sum(p.size_bytes * len(p.replicas) for p in snapshot.partitions))
-    problem = pool_model.PoolProblem(
+    problem = pool_milp.PoolProblem(
         pools=limits, brokers=brokers, groups=specs, conflicts=policy.conflicting_tenants,
         tolerated_failures=policy.defaults.tolerated_broker_failures, new_broker=new,
         new_broker_racks=tuple(new_racks), total_bytes=total,

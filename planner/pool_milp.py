@@ -104,7 +104,7 @@ class PoolLimits:
 
 @dataclass(frozen=True)
 class PoolProblem:
-    """Everything the MILP needs, as plain data (built by `planner.planning`)."""
+    """Everything the MILP needs, as plain data (built by `planner.pool_planner`)."""
 
     pools: Mapping[str, PoolLimits]
     brokers: tuple[BrokerSpec, ...]

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.placement import assign_replicas_to_brokers
-from planner.planning import check_policy, plan_pools
-from planner.synthetic import synthetic_cluster
+from planner.pool_planner import check_policy, plan_pools
+from planner.random_clusters import random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.errors import InputError
@@ -41,7 +41,7 @@ def _scratch_moved_bytes(snapshot, plan) -> int:
     seed=st.integers(0, 10_000),
 )
 def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load, seed) -> None:
-    snapshot, policy, profile = synthetic_cluster(brokers, topics, pools, misplaced=misplaced, load=load, seed=seed,
+    snapshot, policy, profile = random_cluster(brokers, topics, pools, misplaced=misplaced, load=load, seed=seed,
                                                   partitions=4)
     outcome = plan_pools(snapshot, policy, profile, time_limit=20, gap=0.0)
     plan = outcome.plan
@@ -60,13 +60,13 @@ def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load
 
 
 def test_same_inputs_give_byte_identical_plans() -> None:
-    snapshot, policy, profile = synthetic_cluster(15, 40, 3, misplaced=0.2, seed=7)
+    snapshot, policy, profile = random_cluster(15, 40, 3, misplaced=0.2, seed=7)
     first = plan_to_json(plan_pools(snapshot, policy, profile).plan)
     assert first == plan_to_json(plan_pools(snapshot, policy, profile).plan)
 
 
 def test_isolates_tenants_and_moves_less_than_from_scratch() -> None:
-    snapshot, policy, profile = synthetic_cluster(18, 60, 3, misplaced=0.3, seed=3)
+    snapshot, policy, profile = random_cluster(18, 60, 3, misplaced=0.3, seed=3)
     plan = plan_pools(snapshot, policy, profile, gap=0.0).plan
     assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
     for topic, pool in plan.topics.items():
@@ -79,7 +79,7 @@ def test_isolates_tenants_and_moves_less_than_from_scratch() -> None:
 
 
 def test_shortfall_is_explained_per_pool_and_dimension() -> None:
-    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1, load=0.45)
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1, load=0.45)
     small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
     snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
     outcome = plan_pools(snapshot, policy, profile)
@@ -100,20 +100,20 @@ def test_shortfall_is_explained_per_pool_and_dimension() -> None:
     ],
 )
 def test_contradictory_policies_are_input_errors(edit, message: str) -> None:
-    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, _ = random_cluster(12, 30, 2, seed=1)
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         check_policy(snapshot, edit(policy))
 
 
 def test_replication_factor_above_the_racks_is_an_input_error() -> None:
-    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1, racks=2, rf=3)
+    snapshot, policy, _ = random_cluster(12, 30, 2, seed=1, racks=2, rf=3)
     policy = replace(policy, new_broker=replace(policy.new_broker, racks=("r0", "r1")))
     with pytest.raises(InputError, match="replication factor 3 but pool 'p[01]' can only span 2 rack"):
         check_policy(snapshot, policy)
 
 
 def test_conflict_clique_larger_than_its_pools_is_an_input_error() -> None:
-    snapshot, policy, _ = synthetic_cluster(12, 30, 3, seed=1)  # tenants 0-1-2 conflict in a triangle
+    snapshot, policy, _ = random_cluster(12, 30, 3, seed=1)  # tenants 0-1-2 conflict in a triangle
     everyone = ("tenant0", "tenant1", "tenant2")
     pools = (replace(policy.pools[0], tenants=everyone), replace(policy.pools[1], tenants=everyone),
              replace(policy.pools[2], tenants=()))
@@ -123,7 +123,7 @@ def test_conflict_clique_larger_than_its_pools_is_an_input_error() -> None:
 
 
 def test_tenant_fixed_together_is_named() -> None:
-    snapshot, policy, _ = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, _ = random_cluster(12, 30, 2, seed=1)
     tenants = (replace(policy.tenants[0], must_not_share_with=("tenant1",)), policy.tenants[1])
     pools = (replace(policy.pools[0], tenants=("tenant0", "tenant1")), replace(policy.pools[1], tenants=()))
     with pytest.raises(InputError, match=r"tenants 'tenant0', 'tenant1' must not share a pool but their topics can "
@@ -132,7 +132,7 @@ def test_tenant_fixed_together_is_named() -> None:
 
 
 def test_extra_tenant_conflict_separates_floating_topics() -> None:
-    snapshot, policy, profile = synthetic_cluster(16, 40, 3, seed=5)
+    snapshot, policy, profile = random_cluster(16, 40, 3, seed=5)
     # tenant2 may now go to p0 or p2 but must not share with tenant0 (fixed in p0): it must stay in p2
     pools = (replace(policy.pools[0], tenants=("tenant0", "tenant2")),) + policy.pools[1:]
     tenants = (policy.tenants[0], policy.tenants[1], TenantSpec("tenant2", (r"tenant2\..*",), ("tenant0",)))
@@ -141,7 +141,7 @@ def test_extra_tenant_conflict_separates_floating_topics() -> None:
 
 
 def test_topics_no_pool_takes_are_planned_where_they_move_least_with_a_warning() -> None:
-    snapshot, policy, profile = synthetic_cluster(12, 30, 2, seed=1)
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1)
     # no default pool and no tenant0: tenant0's topics (and misc.*) are claimed by nobody
     policy = replace(policy, pools=tuple(replace(s, default=False, tenants=s.tenants[1:] if s.name == "p0" else
                                                  s.tenants) for s in policy.pools), tenants=policy.tenants[1:])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.pool_model import BrokerSpec, GroupSpec, PoolLimits, PoolProblem, solve_pools
+from planner.pool_milp import BrokerSpec, GroupSpec, PoolLimits, PoolProblem, solve_pools
 
 UNIT = (100.0, 100.0, 100.0, 100.0)
 LIMITS = PoolLimits((1.0, 1.0, 1.0, 1.0), min_brokers=1)
@@ -158,18 +158,18 @@ def test_tie_breakers_never_trade_a_moved_byte() -> None:
 
 
 def test_a_solution_that_breaks_its_post_conditions_is_a_solver_error(monkeypatch) -> None:
-    from planner import pool_model
+    from planner import pool_milp
     from pools.errors import SolverError
 
     brokers = [BrokerSpec(1, None, UNIT, "a"), BrokerSpec(2, None, UNIT, "b"), BrokerSpec(3, None, UNIT)]
     groups = [GroupSpec("float", ("a", "b"), (10, 10, 10, 1), 1, bytes_on={3: 70.0})]
-    real = pool_model._Model.solution
+    real = pool_milp._Model.solution
 
     def broken(self, stage, seconds):  # a solver that leaves the floating group in no pool
         for var in self.y.values():
             var.varValue = 0.0
         return real(self, stage, seconds)
 
-    monkeypatch.setattr(pool_model._Model, "solution", broken)
+    monkeypatch.setattr(pool_milp._Model, "solution", broken)
     with pytest.raises(SolverError, match="group 'float' in 0 pools"):
         solve_pools(_problem(brokers, groups))

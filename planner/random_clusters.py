@@ -16,7 +16,7 @@ from pools.policy import Defaults, NewBrokerType, PoolPolicy, PoolSpec, TenantSp
 from pools.profile import TopicProfile
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
 
-__all__ = ["synthetic_cluster", "profile_row"]
+__all__ = ["random_cluster", "profile_row"]
 
 _TS = datetime(2026, 10, 1, tzinfo=timezone.utc)
 
@@ -35,7 +35,7 @@ def profile_row(topic: str, partitions: int, bytes_in: float, bytes_out: float |
     )
 
 
-def synthetic_cluster(
+def random_cluster(
     brokers: int,
     topics: int,
     pools: int,
