@@ -1,4 +1,9 @@
-"""Atomic file and directory writes: write to a temporary sibling, then rename."""
+"""Atomic file and directory writes: write to a temporary sibling, then rename.
+
+`check_output` is the check every command makes on its outputs before any work, so an output below a regular
+file, in a read-only directory or already present (without ``--force``) is an `InputError` naming the path
+before minutes of work are lost.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,56 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_text", "write_bytes", "write_json", "dump_json", "atomic_dir"]
+from pools.errors import InputError
+
+__all__ = ["check_output", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir"]
+
+
+def check_output(path: str | os.PathLike[str], *, directory: bool = True, overwrite: bool = True) -> Path:
+    """Check that ``path`` can be written (as a directory, or a file with ``directory=False``), before any work.
+
+    Walks up to the nearest existing ancestor, which must be a writable directory (missing ones are created
+    later). With ``overwrite`` false, an existing ``path`` is refused too.
+
+    Raises
+    ------
+    InputError
+        Naming the path and what is wrong with it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "file"
+    >>> _ = f.write_text("x")
+    >>> try:
+    ...     check_output(f / "out")
+    ... except InputError as exc:
+    ...     print(str(exc).split(": ", 1)[1].split(" (")[0])
+    cannot write below a regular file
+    """
+    target = Path(path)
+    try:
+        _check_output(target, directory, overwrite)
+    except PermissionError as exc:
+        raise InputError(f"{target}: cannot write: permission denied on {exc.filename or target}") from None
+    return target
+
+
+def _check_output(target: Path, directory: bool, overwrite: bool) -> None:
+    if target.exists():
+        if not overwrite:
+            raise InputError(f"{target}: already exists (pass --force to overwrite)")
+        if directory and not target.is_dir():
+            raise InputError(f"{target}: exists and is not a directory")
+        if not directory and target.is_dir():
+            raise InputError(f"{target}: is a directory; expected a file path")
+    ancestor = target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"{target}: cannot write below a regular file ({ancestor})")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"{target}: cannot write: {ancestor} is not writable")
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -1,0 +1,108 @@
+"""Reading the user's files: the one place where OS and decoding errors become an `InputError` naming the file.
+
+Every reader of a user file (policy, inventory, snapshot, plan, profile, run config, consumer files, Kafka
+tool output) goes through `read_text`, `load_toml` or `load_json`, so a missing file, a directory, a file that
+is not UTF-8 or not valid TOML/JSON all end in one line that names the file and what was expected.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "pools.toml"
+>>> _ = p.write_bytes(b"\\xef\\xbb\\xbf[defaults]\\nheadroom = 0.7\\n")  # a UTF-8 byte-order mark is dropped
+>>> load_toml(p)
+{'defaults': {'headroom': 0.7}}
+>>> _ = p.write_bytes(b"name = \\"caf\\xe9\\"\\n")  # Latin-1, not UTF-8
+>>> try:
+...     read_text(p)
+... except InputError as exc:
+...     print(str(exc).split(": ", 1)[1])
+not UTF-8 text (byte offset 11: 0xe9); save it as UTF-8
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pools.errors import InputError
+
+__all__ = ["read_bytes", "read_text", "load_toml", "load_json"]
+
+_BOM = "\ufeff"
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of ``path``.
+
+    Raises
+    ------
+    InputError
+        The file is missing, a directory, unreadable or cannot be read (the message names it).
+    """
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; expected a file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The text of ``path``, decoded as UTF-8; a leading byte-order mark is dropped.
+
+    Raises
+    ------
+    InputError
+        As `read_bytes`, and for bytes that are not UTF-8 (the message gives the byte offset).
+    """
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text (byte offset {exc.start}: 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
+    return text.removeprefix(_BOM)
+
+
+def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The TOML document in ``path``.
+
+    Raises
+    ------
+    InputError
+        As `read_text`, and for invalid TOML (with the line and column tomllib reports).
+    """
+    text = read_text(path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+
+
+def load_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON document in ``path``; ``NaN`` and ``Infinity`` are rejected (they are not JSON).
+
+    Raises
+    ------
+    InputError
+        As `read_text`, and for invalid JSON (with its line and column).
+    """
+    text = read_text(path)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: invalid JSON: {exc}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
