@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_bytes", "format_rate", "format_duration", "format_percent", "format_count", "BYTE_UNITS"]
+__all__ = ["format_bytes", "format_rate", "format_load", "format_duration", "format_percent", "format_count",
+           "BYTE_UNITS"]
 
 #: Decimal byte units, smallest first, with their size in bytes.
 BYTE_UNITS: tuple[tuple[str, float], ...] = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12),
@@ -62,6 +63,22 @@ def format_rate(value: float | None, *, signed: bool = False) -> str:
     return text if text == "—" else f"{text}/s"
 
 
+def format_load(value: float | None, dimension: str, *, signed: bool = False) -> str:
+    """A load or capacity in a capacity dimension's unit: ``nw_in``/``nw_out`` bytes/s, ``disk`` bytes, ``replicas``.
+
+    Examples
+    --------
+    >>> format_load(181.25e6, "nw_in"), format_load(41.4e12, "disk"), format_load(5000, "replicas")
+    ('181 MB/s', '41.4 TB', '5,000 replicas')
+    """
+    if dimension in ("nw_in", "nw_out"):
+        return format_rate(value, signed=signed)
+    if dimension == "disk":
+        return format_bytes(value, signed=signed)
+    text = format_count(value, signed=signed)
+    return text if text == "—" else f"{text} replicas"
+
+
 def format_duration(seconds: float | None) -> str:
     """A duration rounded up to the whole minute (seconds under one minute), as an operator plans with it.
 
@@ -80,21 +97,21 @@ def format_duration(seconds: float | None) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
-def format_percent(fraction: float | None, *, signed: bool = False, points: bool = False) -> str:
-    """A fraction as a percentage with one decimal; ``points`` for a difference of percentages (``pp``).
+def format_percent(fraction: float | None, *, signed: bool = False, points: bool = False, digits: int = 1) -> str:
+    """A fraction as a percentage with ``digits`` decimals; ``points`` for a difference of percentages (``pp``).
 
     Examples
     --------
     >>> format_percent(0.275), format_percent(None), format_percent(-0.0123, points=True)
     ('27.5 %', '—', '−1.2 pp')
-    >>> format_percent(0.05, signed=True)
-    '+5.0 %'
+    >>> format_percent(0.05, signed=True), format_percent(0.00757, signed=True, digits=2)
+    ('+5.0 %', '+0.76 %')
     """
     if fraction is None or math.isnan(fraction):
         return "—"
-    value = round(fraction * 100, 1)
+    value = round(fraction * 100, digits)
     sign = "−" if value < 0 else "+" if signed and value > 0 else ""
-    return f"{sign}{abs(value):.1f} {'pp' if points else '%'}"
+    return f"{sign}{abs(value):.{digits}f} {'pp' if points else '%'}"
 
 
 def format_count(value: float | None, *, signed: bool = False) -> str:
