@@ -44,10 +44,11 @@ class Para:
 
 @dataclass(frozen=True, slots=True)
 class Items:
-    """A bulleted list with a lead-in line."""
+    """A bulleted list with a lead-in line (``cls`` as for `Para`)."""
 
     title: str
     items: tuple[str, ...]
+    cls: str = ""
 
 
 @dataclass(frozen=True, slots=True)

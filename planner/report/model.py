@@ -76,13 +76,14 @@ class TopicRow:
 
 @dataclass(frozen=True, slots=True)
 class TenantRow:
-    """A tenant (``None``: topics of no tenant) in one pool: topic count, bytes-in (B/s) and storage (bytes)."""
+    """A tenant (``None``: topics of no tenant) in one pool: topic count, bytes-in (B/s) and storage (bytes) of its
+    profiled topics (``None`` when none is profiled)."""
 
     tenant: str | None
     pool: str | None
     topics: int
-    bytes_in_p99: float
-    storage_bytes: float
+    bytes_in_p99: float | None
+    storage_bytes: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,7 @@ class ReportModel:
     cost: Costing | None = None
     risks: Risks | None = None
     comparison: Comparison | None = None
+    history_end: date | None = None
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -175,6 +177,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         warnings=tuple(plan.warnings) if plan else (),
         cost=costing(run),
         risks=plan_risks(plan, run.findings, snapshot) if plan and run.findings is not None else None,
+        history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
     )
     if previous is None:
         return model
@@ -297,17 +300,17 @@ def _topic_rows(run: RunInputs, topic_pool: Mapping[str, str | None]) -> list[To
 
 def _tenants(run: RunInputs, topics: tuple[TopicRow, ...],
              topic_pool: Mapping[str, str | None]) -> tuple[TenantRow, ...]:
-    rows: dict[tuple[str, str], list[float]] = {}
+    rows: dict[tuple[str, str], list] = {}
     by_topic = {r.topic: r for r in topics}
     names = sorted(set(topic_pool) | set(by_topic) | ({t.topic for t in run.snapshot.topics} if run.snapshot else set()))
     for t in names:
         tenant = run.policy.tenant_of(t) if run.policy else None
         key = (tenant or "", topic_pool.get(t) or "")
-        acc = rows.setdefault(key, [0, 0.0, 0.0])
+        acc = rows.setdefault(key, [0, None, None])
         acc[0] += 1
         if t in by_topic:
-            acc[1] += by_topic[t].bytes_in_p99
-            acc[2] += by_topic[t].storage_bytes
+            acc[1] = (acc[1] or 0.0) + by_topic[t].bytes_in_p99
+            acc[2] = (acc[2] or 0.0) + by_topic[t].storage_bytes
     return tuple(TenantRow(k[0] or None, k[1] or None, int(v[0]), v[1], v[2]) for k, v in sorted(rows.items()))
 
 

@@ -53,9 +53,12 @@ def _buy(model: ReportModel) -> str:
         return (f"Buy {_n(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
                 f"within the policy's limits at {at}.")
-    runways = [p for p in model.pools if p.runway_days is not None]
+    if model.history_end is None:
+        return ""  # no growth measured: nothing to say about when to buy
+    known = [p for p in model.pools if p.limit is not None and p.demand_now is not None]
+    runways = [p for p in known if p.runway_days is not None]
     if not runways:
-        return "" if not model.pools else "No pool approaches its limit at the measured growth: nothing to buy."
+        return "No pool reaches its limit at the measured growth: nothing to buy." if known else ""
     first = min(runways, key=lambda p: (p.runway_days, p.pool, DIMENSIONS.index(p.dimension)))
     what = f"{first.pool}'s {DIMENSION_LABELS[first.dimension].lower()}"
     if first.runway_days == 0:
@@ -78,8 +81,8 @@ def _buy(model: ReportModel) -> str:
 def _loss(model: ReportModel) -> str:
     over = [p for p in model.pools if _over(p.after_loss_forecast, p.max_utilisation)]
     if not over:
-        known = [p for p in model.pools if p.after_loss_forecast is not None]
-        return "Every pool stays within its limits if it loses its largest broker." if known else ""
+        known = [p for p in model.pools if p.after_loss_forecast is not None and p.max_utilisation is not None]
+        return "Every pool stays within its limits at the forecast if it loses its largest broker." if known else ""
     parts = [f"{p.pool}'s {DIMENSION_LABELS[p.dimension].lower()} would run at "
              f"{format_percent(p.after_loss_forecast)} (limit {format_percent(p.max_utilisation)})"
              for p in sorted(over, key=lambda p: -(p.after_loss_forecast or 0))[:MAX_NAMED]]

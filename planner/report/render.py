@@ -49,8 +49,8 @@ def render_report(model: ReportModel, *, has_policy: bool) -> RenderedReport:
 def report_document(model: ReportModel, charts: set[str], *, has_policy: bool) -> Document:
     """The report's content, charts named in ``charts`` included."""
     parts = [f"Snapshot taken {model.taken_at or 'at an unknown time'}"]
-    if model.as_of is not None:
-        parts.append(f"metric history to {model.as_of.isoformat()}")
+    if model.history_end is not None:
+        parts.append(f"metric history to {model.history_end.isoformat()}")
     if model.horizon_days:
         parts.append(f"forecast horizon {model.horizon_days} days")
     if model.comparison is not None:

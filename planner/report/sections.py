@@ -64,7 +64,7 @@ def _summary(model: ReportModel) -> Section:
     blocks: list = [Kpis(tuple(kpis))]
     if model.notes:
         blocks.append(Items("Parts of this run are missing; the sections that need them say so.",
-                            tuple(f"{stage}: {note}" for stage, note in sorted(model.notes.items()))))
+                            tuple(f"{stage}: {note}" for stage, note in sorted(model.notes.items())), MISSING))
     if model.warnings:
         blocks.append(Items("Planner warnings:", model.warnings))
     return Section("summary", "Summary", tuple(blocks))
@@ -103,17 +103,17 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
 def _runway(model: ReportModel, charts: set[str]) -> Section:
     title = "Runway"
     rows = [p for p in model.pools if p.demand_now is not None]
-    if not rows:
-        return Section("runway", title, (Para("No runway: the run has no plan and no profile to measure demand "
-                                              "and its growth.", MISSING),))
+    if not rows or model.horizon_days is None or model.history_end is None:
+        return Section("runway", title, (Para("No runway: the run has no topic profile to measure demand and its "
+                                              "growth.", MISSING),))
     failures = len(rows[0].limits.lost)
     lost = f"the {_n(failures, 'largest broker')}" if failures else "no broker"
     horizon = model.horizon_days
-    since = f" from {model.as_of.isoformat()} (the end of the metric history)" if model.as_of else ""
+    since = f" from {model.as_of.isoformat()} (the end of the metric history)"
     demand = "the pool's topics after the plan" if model.planned else "the load on the pool's brokers today"
     blocks: list = [Para(
         f"When each pool first needs more than its limit: demand ({demand}), compounding at the daily rate between "
-        f"its value now and at the {horizon or '?'}-day forecast, against the maximum utilisation × the capacity "
+        f"its value now and at the {horizon}-day forecast, against the maximum utilisation × the capacity "
         f"left when the tolerated failures take {lost} (`tolerated_broker_failures`). Counted{since}.")]
     if "runway" in charts:
         blocks.append(Chart("runway", "Runway per pool", "Each dimension's demand as a share of its limit; a dot "
@@ -126,7 +126,7 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                       cell(growth(p.growth_per_day)),
                       cell(format_load(p.limits.usable, p.dimension)), cell(format_load(p.limit, p.dimension)),
                       cell(crossing, cls), cell(_days(p))))
-    blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon or '?'} days)",
+    blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon} days)",
                                    "growth per day", "usable capacity", "limit", "crosses the limit", "days"),
                         tuple(table), frozenset({0, 1, 7})))
     return Section("runway", title, tuple(blocks))

@@ -41,8 +41,8 @@ code.fix { display: block; white-space: pre-wrap; overflow-x: auto; }
 <h2>{{ s.title }}</h2>
 {% for b in s.blocks %}{% set k = kind(b) %}
 {%- if k == "Para" %}<p{% if b.cls %} class="{{ b.cls }}"{% endif %}>{{ b.text|inline }}</p>
-{%- elif k == "Items" %}<p>{{ b.title|inline }}</p>
-<ul>{% for i in b.items %}<li>{{ i|inline }}</li>{% endfor %}</ul>
+{%- elif k == "Items" %}<div{% if b.cls %} class="{{ b.cls }}"{% endif %}><p>{{ b.title|inline }}</p>
+<ul>{% for i in b.items %}<li>{{ i|inline }}</li>{% endfor %}</ul></div>
 {%- elif k == "Kpis" %}<ul class="kpis">
 {% for label, value in b.items %}<li><b>{{ value }}</b>{{ label }}</li>
 {% endfor %}</ul>

@@ -20,9 +20,13 @@ from pathlib import Path
 import pytest
 
 from planner.cli import main
+from planner.report import CHART_NAMES
+from pools.atomic import write_bytes
 
 from .browser import chromium, load_page
 from .sample_run import build_previous_run, build_sample_run
+
+ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = [
     pytest.mark.slow,
@@ -86,15 +90,28 @@ def page(tmp_path_factory):
     run = build_sample_run(root / "run", run_cli)
     previous = build_previous_run(root / "previous", run, run_cli)
     assert run_cli("report", run, "--policy", run / "sample" / "pools.toml", "--compare", previous)[0] == 0
-    result = load_page(run / "report" / "report.html", {}, evaluate={"page": READ_PAGE, "breaks": MID_WORD_BREAKS})
+    charts = {name: f"figure#chart-{name} svg" for name in CHART_NAMES}
+    result = load_page(run / "report" / "report.html", charts, evaluate={"page": READ_PAGE, "breaks": MID_WORD_BREAKS})
     assert result.errors == []
-    return Sources(run, previous), result.values
+    # the README's picture of the report (docs/img/report.png)
+    write_bytes(ROOT / "docs" / "img" / "report.png", result.screenshot)
+    return Sources(run, previous), result.values, result.counts
+
+
+def test_sample_report_end_to_end(page):
+    """Only the planted problems are found, and every chart but the batches (the plan is one batch) is drawn."""
+    src, _, counts = page
+    truth = json.loads((src.run / "sample" / "truth.json").read_text())
+    assert len(src.findings["findings"]) == len(truth["planted"])
+    assert len(src.bundle["batches"]) == 1
+    assert counts == {**dict.fromkeys(CHART_NAMES, 1), "batches": 0}
 
 
 class Sources:
     """The run's files, read as plain JSON and TOML."""
 
     def __init__(self, run: Path, previous: Path) -> None:
+        self.run = run
         self.plan = _json(run / "plan" / "plan.json")
         self.findings = _json(run / "audit" / "findings.json")
         self.profile = {r["topic"]: r for r in _json(run / "profile" / "topic_profile.json")}
@@ -131,19 +148,19 @@ class Sources:
 
 
 def test_every_table_on_the_page_is_checked(page):
-    _, shown = page
+    _, shown, _ = page
     assert set(shown["page"]["tables"]) <= CHECKED_TABLES, set(shown["page"]["tables"]) - CHECKED_TABLES
     assert shown["page"]["sections"] == ["recommendation", "summary", "pools", "runway", "n-minus-1", "cost", "risks",
                                          "compare", "heatmap", "topics", "tenants", "batches", "findings"]
 
 
 def test_lines_break_only_at_spaces(page):
-    _, shown = page
+    _, shown, _ = page
     assert shown["breaks"] == []
 
 
 def test_headline_figures(page):
-    src, shown = page
+    src, shown, _ = page
     kpis = dict((label, value) for value, label in shown["page"]["kpis"])
     snap, plan = src.snapshot, src.plan
     assert kpis["brokers"] == str(len(snap["brokers"])) and kpis["partitions"] == str(len(snap["partitions"]))
@@ -162,14 +179,14 @@ def test_headline_figures(page):
 
 
 def test_subtitle_dates_and_horizon(page):
-    src, shown = page
+    src, shown, _ = page
     assert shown["page"]["subtitle"] == (f"Snapshot taken {src.snapshot['taken_at']}; metric history to "
                                          f"{src.as_of.isoformat()}; forecast horizon {src.horizon} days; compared "
                                          f"with run previous.")
 
 
 def test_pool_table_capacity_before_and_after(page):
-    src, shown = page
+    src, shown, _ = page
     rows = _rows(shown, "pools")
     assert len(rows) == 4 * len(src.plan["utilisation"]["pools"])
     for r in rows:
@@ -188,7 +205,7 @@ def test_pool_table_capacity_before_and_after(page):
 
 
 def test_runway(page):
-    src, shown = page
+    src, shown, _ = page
     rows = _rows(shown, "runway")
     assert len(rows) == len(_rows(shown, "pools"))
     assert f"({src.horizon} days)" in shown["page"]["tables"]["runway"]["headers"][3]
@@ -217,7 +234,7 @@ def test_runway(page):
 
 
 def test_n_minus_1(page):
-    src, shown = page
+    src, shown, _ = page
     for r in _rows(shown, "n-minus-1"):
         pool, dim = r["pool"], DIMS[r["dimension"]]
         row = src.pool_row(pool, dim)
@@ -240,7 +257,7 @@ def test_n_minus_1(page):
 
 
 def test_cost(page):
-    src, shown = page
+    src, shown, _ = page
     nb = src.policy["new_broker"]
     money = f"{nb['currency']} {nb['price']:,.0f} per {nb['period']}"
     paras = shown["page"]["paras"]["cost"]
@@ -262,7 +279,7 @@ def test_cost(page):
 
 
 def test_risks_join_findings_and_planned_moves(page):
-    src, shown = page
+    src, shown, _ = page
     moves = src.moves()
     leaders = {(p["topic"], p["partition"]): p.get("leader") for p in src.snapshot["partitions"]}
     findings = {(f["kind"], _where(f)): f for f in src.findings["findings"]}
@@ -310,7 +327,7 @@ def test_risks_join_findings_and_planned_moves(page):
 
 
 def test_comparison_with_the_previous_run(page):
-    src, shown = page
+    src, shown, _ = page
     lead = shown["page"]["paras"]["compare"][0]
     assert lead.startswith("Compared with run previous")
     assert f"brokers {len(src.previous_snapshot['brokers'])} → {len(src.snapshot['brokers'])}" in lead
@@ -344,7 +361,7 @@ def test_comparison_with_the_previous_run(page):
 
 
 def test_topics_tenants_and_pools(page):
-    src, shown = page
+    src, shown, _ = page
     top = sorted(src.profile.values(), key=lambda r: (-r["bytes_in_p99"], r["topic"]))[:15]
     rows = _rows(shown, "topics")
     assert [r["topic"] for r in rows] == [t["topic"] for t in top]
@@ -376,7 +393,7 @@ def test_topics_tenants_and_pools(page):
 
 
 def test_batches_and_findings(page):
-    src, shown = page
+    src, shown, _ = page
     rows = _rows(shown, "batches")
     assert len(rows) == len(src.bundle["batches"])
     for r, b in zip(rows, src.bundle["batches"]):
@@ -396,7 +413,7 @@ def test_batches_and_findings(page):
 
 
 def test_recommendation_quotes_only_numbers_checked_elsewhere(page):
-    src, shown = page
+    src, shown, _ = page
     page_ = shown["page"]
     text = page_["paras"]["recommendation"][0]
     checked = [c for t in page_["tables"].values() for row in t["rows"] for c in row]
