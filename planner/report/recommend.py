@@ -6,7 +6,7 @@ sentence whose inputs the run lacks is left out rather than guessed.
 
 from __future__ import annotations
 
-from planner.report.capacity import RUNWAY_CAP_DAYS, Costing
+from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
 from pools.audit.findings import Finding, Severity
 from pools.snapshot import DIMENSIONS

@@ -10,14 +10,13 @@ import jinja2
 from markupsafe import Markup, escape
 
 from planner.report import charts as draw
-from planner.report.details import MAX_FINDING_ROWS, detail_sections
+from planner.report.details import detail_sections
 from planner.report.document import Chart, Document, Items, Kpis, Para, Table
 from planner.report.model import ReportModel
 from planner.report.sections import decision_sections
 from planner.report.templates import HTML_TEMPLATE
 
-__all__ = ["RenderedReport", "render_report", "report_document", "render_markdown", "CHART_NAMES",
-           "MAX_FINDING_ROWS"]
+__all__ = ["RenderedReport", "render_report", "report_document", "render_markdown", "CHART_NAMES"]
 
 #: Every chart the report can hold, in page order.
 CHART_NAMES = ("pools", "runway", "heatmap", "throughput", "growth", "batches", "findings")

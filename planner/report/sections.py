@@ -14,6 +14,9 @@ __all__ = ["decision_sections", "MISSING", "where", "growth"]
 #: The class of a paragraph that says what a missing stage output leaves out.
 MISSING = "missing"
 
+#: Findings listed in the risk table (the most severe first).
+MAX_RISK_ROWS = 200
+
 
 def decision_sections(model: ReportModel, charts: set[str]) -> tuple[Section, ...]:
     """The sections a capacity review decides from, in page order (the comparison only with a previous run)."""
@@ -211,12 +214,14 @@ def _risks(model: ReportModel) -> Section:
         rows = tuple(
             (cell(r.finding.severity.value, f"sev-{r.finding.severity.value}"), cell(r.finding.kind),
              cell(where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)),
-             cell("; ".join(f"{m.topic}-{m.partition} ({format_bytes(m.moved_bytes)}): {m.how}" for m in r.moves)),
-             cell(format_bytes(r.moved_bytes)))
-            for r in risks.risks
+             cell(_touching(r)), cell(format_bytes(r.moved_bytes)))
+            for r in risks.risks[:MAX_RISK_ROWS]
         )
         blocks.append(Table("risks", ("severity", "finding", "where", "planned moves that touch it", "to copy"),
                             rows, frozenset({0, 1, 2, 3})))
+        if len(risks.risks) > MAX_RISK_ROWS:
+            blocks.append(Para(f"{_n(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
+                               f"touch planned moves."))
     if risks.pools:
         rows = tuple((cell(p.pool), cell(p.moves), cell(format_bytes(p.moved_bytes)),
                       *(cell(n, f"sev-{s}" if n else "") for s, n in p.findings.items())) for p in risks.pools)
@@ -258,8 +263,9 @@ def _compare(model: ReportModel) -> Section:
                    cell(_pair(format_bytes(t.storage_before), format_bytes(t.storage_now))),
                    cell(format_bytes(t.storage_delta, signed=True))) for t in c.topics),
             frozenset({0, 1})))
-        blocks.append(Para(f"The {_n(len(c.topics), 'topic')} whose bytes in changed most; all topics are in both "
-                           f"runs' profiles."))
+        rest = "topics in only one run are listed below" if c.new_topics or c.gone_topics else \
+            "every topic is in both runs' profiles"
+        blocks.append(Para(f"The {_n(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
     lists = [(f"New topics ({len(c.new_topics)})", c.new_topics), (f"Gone topics ({len(c.gone_topics)})",
                                                                    c.gone_topics),
              (f"Topics in another pool ({len(c.repooled)})",
@@ -269,6 +275,14 @@ def _compare(model: ReportModel) -> Section:
             blocks.append(Items(head + ":", tuple(names[:50]) + ((f"and {len(names) - 50} more",)
                                                                   if len(names) > 50 else ())))
     return Section("compare", "Since the previous run", tuple(blocks))
+
+
+def _touching(r) -> str:
+    text = "; ".join(f"{m.topic}-{m.partition} ({format_bytes(m.moved_bytes)}): {m.how}" for m in r.moves)
+    rest = r.count - len(r.moves)
+    if rest:
+        text += f"; and {_n(rest, 'more move')} ({format_bytes(r.moved_bytes - sum(m.moved_bytes for m in r.moves))})"
+    return text
 
 
 def _pct(value: float | None, limit: float | None):

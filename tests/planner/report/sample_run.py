@@ -12,11 +12,11 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import shutil
 from dataclasses import replace
 
 from pools.policy import load_policy, save_policy
 from pools.profile import TopicProfile, save_profile
+from pools.snapshot import load_snapshot, save_snapshot
 
 HORIZON_DAYS = 90
 
@@ -73,7 +73,9 @@ def build_previous_run(root: Path, run: Path, run_cli) -> Path:
     """An earlier quarter of the sample run ``run``: the same cluster, its topics 20 % slower and 10 % smaller a
     quarter ago (one topic, ``ads.replies``, half as busy), planned again by the real planner."""
     root.mkdir(parents=True)
-    shutil.copy(run / "snapshot.json", root / "snapshot.json")
+    snapshot = load_snapshot(run / "snapshot.json")
+    earlier = datetime.fromisoformat(snapshot.taken_at.replace("Z", "+00:00")) - timedelta(days=91)
+    save_snapshot(replace(snapshot, taken_at=earlier.strftime("%Y-%m-%dT%H:%M:%SZ")), root / "snapshot.json")
     rows = []
     for r in profile_from_truth(json.loads((run / "sample" / "truth.json").read_text())):
         k = 0.5 if r.topic == "ads.replies" else 0.8

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from collections import Counter
 from dataclasses import replace
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -128,6 +130,20 @@ def test_risks_link_findings_to_the_moves_that_touch_them():
                                                      "rack_shared"]
     assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 1)), 100, 2, 100)
     assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 1}
+
+
+def test_risks_name_the_largest_moves_and_count_the_rest():
+    moves = tuple(PartitionMove("t", i, (1, 2), (1, 3 + i), 10 * (i + 1)) for i in range(25))
+    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0, 1))
+    risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
+                              Finding("topic_without_pool", Severity.WARNING, topic="t")])
+    disk, topic = risks.risks
+    assert (disk.count, disk.moved_bytes, len(disk.moves)) == (25, sum(10 * (i + 1) for i in range(25)), 10)
+    assert [m.partition for m in disk.moves] == list(range(24, 14, -1))
+    assert (topic.count, topic.moves[0].how) == (25, "a partition of this topic")
+    model = build_model(load_run(build_run(Path(tempfile.mkdtemp()) / "run")))
+    text = render_report(replace(model, risks=risks), has_policy=False).markdown
+    assert "t-15 (160 B): copies from broker 1; and 15 more moves (1.20 kB) | 3.25 kB |" in text
 
 
 def test_risk_copy_source_is_the_current_leader():

@@ -282,46 +282,59 @@ def test_risks_join_findings_and_planned_moves(page):
     src, shown, _ = page
     moves = src.moves()
     leaders = {(p["topic"], p["partition"]): p.get("leader") for p in src.snapshot["partitions"]}
-    findings = {(f["kind"], _where(f)): f for f in src.findings["findings"]}
-    touched: dict[tuple[str, int], int] = {}
-    serious: dict[tuple[str, int], int] = {}
+    roles = {}
+    for key, m in moves.items():  # broker -> what the move does there (the module docstring's rule)
+        adding = [b for b in m["replicas"] if b not in m["old_replicas"]]
+        leader = leaders.get(key)
+        source = leader if leader in m["old_replicas"] else m["old_replicas"][0]
+        roles[key] = {**({source: "from"} if adding else {}), **dict.fromkeys(adding, "to")}
+        if m["replicas"][0] != m["old_replicas"][0]:
+            roles[key].setdefault(m["replicas"][0], "leader")
+
+    def copied(key):
+        m = moves[key]
+        return m["size_bytes"] * len(set(m["replicas"]) - set(m["old_replicas"]))
+
+    def expected(f) -> set:
+        if f["topic"] is not None and f["partition"] is None:
+            return {k for k in moves if k[0] == f["topic"]}
+        if f["topic"] is not None:
+            out = {k for k in moves if k == (f["topic"], f["partition"])}
+            if "isr" in f["evidence"] and f["severity"] in ("critical", "error"):
+                out |= {k for k in moves if set(roles[k]) & set(f["evidence"]["replicas"])}
+            return out
+        return {k for k in moves if f["broker"] in roles[k]}
+
+    wanted = [(f, expected(f)) for f in src.findings["findings"] if expected(f)]
     rows = _rows(shown, "risks")
-    assert rows
-    for r in rows:
-        f = findings[(r["finding"], r["where"])]
+    assert rows and [(r["finding"], r["where"]) for r in rows] == [(f["kind"], _where(f)) for f, _ in wanted]
+    for r, (f, links) in zip(rows, wanted):
         assert r["severity"] == f["severity"]
-        total = 0
-        for item in r["planned moves that touch it"].split("; "):
+        items = r["planned moves that touch it"].split("; ")
+        more = re.fullmatch(r"and (\d+) more moves? \((.+)\)", items[-1])
+        named = items[:-1] if more else items
+        assert len(named) + (int(more[1]) if more else 0) == len(links)
+        for item in named:
             topic, part, size, how = re.fullmatch(r"(.+)-(\d+) \((.+)\): (.+)", item).groups()
-            m = moves[(topic, int(part))]
-            adding = [b for b in m["replicas"] if b not in m["old_replicas"]]
-            copied = m["size_bytes"] * len(adding)
-            _close(size, copied)
-            total += copied
-            touched[(topic, int(part))] = copied
-            if f["severity"] in ("critical", "error"):
-                serious[(topic, int(part))] = copied
-            leader = leaders.get((topic, int(part)))
-            source = leader if leader in m["old_replicas"] else m["old_replicas"][0]
-            named = [int(b) for b in re.findall(r"broker (\d+)", how)]
-            if how == "this partition":
-                assert (f["topic"], f["partition"]) == (topic, int(part))
-            else:  # every broker named is a copy source, a copy target or the new preferred leader
-                for b in named:
-                    assert b in ([source] if adding else []) + adding + [m["replicas"][0]], (item, b)
-                on = [f["broker"]] if f["topic"] is None else f["evidence"]["replicas"]
-                assert set(named) <= set(on), (item, on)
-        _close(r["to copy"], total)
+            key = (topic, int(part))
+            assert key in links, item
+            _close(size, copied(key))
+            for b in map(int, re.findall(r"broker (\d+)", how)):
+                assert b in roles[key], (item, b)
+        _close(r["to copy"], sum(copied(k) for k in links))
+    touched = set().union(*(links for _, links in wanted))
+    serious = set().union(set(), *(links for f, links in wanted if f["severity"] in ("critical", "error")))
     lead = shown["page"]["paras"]["risks"][0]
     k, n, part, whole, j, jbytes = re.fullmatch(
         r"(\d+) of the plan's (\d+) moves? \((.+) of (.+) to copy\) touch(?:es)? a broker or partition with an audit "
         r"finding: .*; (\d+) of them \((.+)\) touch(?:es)? findings of severity error or worse\.", lead).groups()
     assert (int(k), int(n), int(j)) == (len(touched), len(moves), len(serious))
-    _close(part, sum(touched.values())), _close(whole, src.plan["moved_bytes"]), _close(jbytes, sum(serious.values()))
+    _close(part, sum(map(copied, touched))), _close(whole, src.plan["moved_bytes"])
+    _close(jbytes, sum(map(copied, serious)))
     for r in _rows(shown, "risk-pools"):
-        mine = [m for key, m in moves.items() if src.plan["topics"][key[0]] == r["pool"]]
+        mine = [key for key in moves if src.plan["topics"][key[0]] == r["pool"]]
         assert int(r["planned moves"]) == len(mine)
-        _close(r["to copy"], sum(m["size_bytes"] * len(set(m["replicas"]) - set(m["old_replicas"])) for m in mine))
+        _close(r["to copy"], sum(map(copied, mine)))
         for s in SEVERITIES:
             assert int(r[s]) == sum(f["pool"] == r["pool"] and f["severity"] == s for f in src.findings["findings"])
 
