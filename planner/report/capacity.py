@@ -55,8 +55,9 @@ class PoolCapacity:
     pool's brokers before the plan with today's placement; ``demand_now`` and ``demand_forecast`` are the pool's
     topics after the plan (the plan's numbers), carried by ``capacity_after`` (its brokers after the plan,
     including the ``added`` ones). ``limits`` applies the failures the policy tolerates; ``loss`` loses at least
-    one broker (the N−1 view, the same as ``limits`` unless the policy tolerates none). ``runway_days`` counts from ``as_of`` until ``demand`` (compounding at ``growth_per_day``) first exceeds
-    ``max_utilisation × usable``: 0 when it already does, ``None`` when it never does at this growth.
+    one broker (the N−1 view, the same as ``limits`` unless the policy tolerates none). ``runway_days`` counts
+    from ``as_of`` until the demand (compounding at ``growth_per_day``) first exceeds ``max_utilisation ×
+    usable``: 0 when it already does, ``None`` when it never does at this growth.
     """
 
     pool: str
@@ -173,23 +174,25 @@ class Costing:
 
 
 def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[str, float], *,
-               failures: int) -> PoolLimits:
+               at_least: int = 0) -> PoolLimits:
     """The pool rules for ``pool`` in ``dimension``: its maximum utilisation and what losing brokers leaves.
 
     This is the report's one question to the pool rules; every capacity limit the report shows comes from it.
     The maximum utilisation is the plan's ``headroom`` for the pool (else the policy's); a failure removes the
-    ``failures`` largest of ``capacities`` (the pool's brokers after the plan, ``"new"`` for an added one).
+    largest of ``capacities`` (the pool's brokers after the plan, ``"new"`` for an added one), as many as the
+    policy's ``tolerated_broker_failures`` (1 without a policy) and at least ``at_least``.
 
     Examples
     --------
     >>> from planner.report.inputs import RunInputs
-    >>> pool_rules(RunInputs("run"), "core", "nw_in", {"1": 50.0, "2": 80.0, "new": 80.0}, failures=1)
+    >>> pool_rules(RunInputs("run"), "core", "nw_in", {"1": 50.0, "2": 80.0, "new": 80.0})
     PoolLimits(max_utilisation=None, lost=('2',), usable=130.0)
     """
     row = _plan_pool_row(run, pool, dimension)
     headroom = _number(row.get("headroom"))
     if headroom is None and run.policy is not None and pool in run.policy.pool_by_name:
         headroom = run.policy.headroom(pool, dimension)
+    failures = max(run.policy.defaults.tolerated_broker_failures if run.policy else 1, at_least)
     largest = sorted(capacities.items(), key=lambda kv: (-kv[1], _broker_order(kv[0])))[:failures]
     return PoolLimits(headroom, tuple(label for label, _ in largest),
                       sum(capacities.values()) - sum(c for _, c in largest))
@@ -205,7 +208,6 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
     """
     plan_pools = _plan_pools(run)
     names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after or {}).values() if p})
-    failures = run.policy.defaults.tolerated_broker_failures if run.policy else 1
     horizon, as_of = _horizon(run), _as_of(run)
     added = dict(run.plan.brokers_to_add) if run.plan else {}
     out = []
@@ -227,8 +229,8 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
             planned = after is not None
             demand_now = _number(row.get("demand_now")) if planned else load_now
             demand_fc = _number(row.get("demand_forecast")) if planned else load_fc
-            limits = pool_rules(run, pool, dim, caps, failures=failures)
-            loss = limits if failures >= 1 else pool_rules(run, pool, dim, caps, failures=1)
+            limits = pool_rules(run, pool, dim, caps)
+            loss = limits if limits.lost or not caps else pool_rules(run, pool, dim, caps, at_least=1)
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
                                     demand_now, demand_fc, limits, loss, horizon, as_of, planned))
     return tuple(out)

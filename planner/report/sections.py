@@ -110,7 +110,7 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         return Section("runway", title, (Para("No runway: the run has no topic profile to measure demand and its "
                                               "growth.", MISSING),))
     failures = len(rows[0].limits.lost)
-    lost = f"the {_n(failures, 'largest broker')}" if failures else "no broker"
+    lost = _largest(failures, "the") if failures else "no broker"
     horizon = model.horizon_days
     since = f" from {model.as_of.isoformat()} (the end of the metric history)"
     demand = "the pool's topics after the plan" if model.planned else "the load on the pool's brokers today"
@@ -136,8 +136,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
 
 
 def _loss(model: ReportModel) -> Section:
-    title = "Losing the largest broker (N−1)"
     rows = [p for p in model.pools if p.demand_now is not None]
+    k = max((len(p.loss.lost) for p in rows), default=1)
+    title = f"Losing the largest broker{'' if k == 1 else 's'} (N−{k})"
     if not rows:
         return Section("n-minus-1", title, (Para("No N−1 view: the run has no plan and no profile.", MISSING),))
     brokers = "after the plan" if model.planned else "today"
@@ -154,8 +155,9 @@ def _loss(model: ReportModel) -> Section:
                       _pct(p.after_loss_forecast, p.max_utilisation), cell(format_percent(p.max_utilisation)),
                       verdict or cell(None)))
     return Section("n-minus-1", title, (
-        Para(f"Each pool's brokers {brokers} minus its largest broker in each dimension (\"new\": a broker the "
-             f"plan adds): the share of what is left that the pool's demand would use, now and at the forecast."),
+        Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
+             f"policy's `tolerated_broker_failures`, at least one; \"new\": a broker the plan adds): the share of what "
+             f"is left that the pool's demand would use, now and at the forecast."),
         Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left", "now",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
               tuple(table), frozenset({0, 1, 3, 8})),
@@ -327,6 +329,10 @@ def _sub(now: float | None, before: float | None) -> float | None:
 
 def _n(count: int, noun: str) -> str:
     return f"{format_count(count)} {noun}{'' if count == 1 else 's'}"
+
+
+def _largest(count: int, article: str) -> str:
+    return f"{article} largest broker" if count == 1 else f"{article} {count} largest brokers"
 
 
 def _verb(count: int, one: str, many: str) -> str:

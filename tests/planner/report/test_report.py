@@ -59,6 +59,16 @@ def test_n_minus_1_loses_the_largest_broker_the_pool_has_after_the_plan(full):
     assert "| a | Network in | 4 | broker 1 | 300 MB/s | 33.3 % | 66.7 % | 70.0 % | yes |" in out.markdown
 
 
+@pytest.mark.parametrize(("tolerated", "lost", "usable", "loss"), [(0, (), 4e12, ("1",)), (2, ("1", "2"), 2e12, ("1", "2"))])
+def test_the_policy_decides_how_many_brokers_a_failure_takes(tmp_path, tolerated, lost, usable, loss):
+    run = build_run(tmp_path / "run")
+    text = (run / "pools.toml").read_text().replace("tolerated_broker_failures = 1",
+                                                     f"tolerated_broker_failures = {tolerated}")
+    (run / "pools.toml").write_text(text)
+    a = pool(build_model(load_run(run, policy=run / "pools.toml")), "a", "disk")
+    assert (a.limits.lost, a.limits.usable, a.loss.lost) == (lost, usable, loss)  # the N−1 view loses one at least
+
+
 def test_runway_compounds_from_demand_now_to_the_forecast(full):
     model, out = full
     a, b = pool(model, "a", "disk"), pool(model, "b", "disk")
