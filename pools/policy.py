@@ -14,6 +14,9 @@ File format (TOML, commented example in ``conf/pools.toml``)::
     disk = 4_000_000_000_000        # bytes
     replicas = 4000
     racks = ["r1", "r2", "r3"]      # racks new brokers may go to (default: the cluster's racks)
+    price = 1200.0                  # optional: what one such broker costs, for the report
+    currency = "USD"                # of the price (default USD)
+    period = "month"                # optional: the price recurs per hour, day, month, quarter or year
 
     [[tenant]]
     name = "payments"
@@ -37,6 +40,7 @@ planner makes (a tenant's topics always stay together).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -53,7 +57,15 @@ from pools.atomic import write_text
 from pools.errors import InputError
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
+#: The currency of ``[new_broker] price`` when the policy names none.
+DEFAULT_CURRENCY = "USD"
+
+#: What ``[new_broker] period`` may say: the price recurs once per this period.
+PRICE_PERIODS = ("hour", "day", "month", "quarter", "year")
+
 __all__ = [
+    "DEFAULT_CURRENCY",
+    "PRICE_PERIODS",
     "Defaults",
     "TenantSpec",
     "PoolSpec",
@@ -102,10 +114,17 @@ class PoolSpec:
 
 @dataclass(frozen=True)
 class NewBrokerType:
-    """The broker type the planner adds when a pool lacks capacity."""
+    """The broker type the planner adds when a pool lacks capacity, and what one costs.
+
+    ``price`` is per broker (``None``: not priced), in ``currency``, once or per ``period`` (``None``: a one-off
+    purchase).
+    """
 
     capacity: Capacity
     racks: tuple[str, ...] = ()
+    price: float | None = None
+    currency: str = DEFAULT_CURRENCY
+    period: str | None = None
 
 
 @dataclass(frozen=True)
@@ -269,8 +288,25 @@ class _NewBrokerModel(_Strict):
     disk: float = Field(gt=0)
     replicas: float = Field(gt=0)
     racks: list[str] = []
+    price: float | None = Field(None, ge=0)
+    currency: str | None = None
+    period: Literal[PRICE_PERIODS] | None = None  # type: ignore[valid-type]
 
     model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+    @field_validator("price", mode="before")
+    @classmethod
+    def _price_is_a_number(cls, v: Any) -> Any:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise ValueError(f"expected a finite number (the price of one broker), got {v!r}")
+        return v
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def _currency_is_a_word(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or not re.fullmatch(r"\S{1,16}", v)):
+            raise ValueError(f"expected a currency code or symbol such as 'USD' (1-16 characters, no spaces), got {v!r}")
+        return v
 
 
 class _PolicyModel(_Strict):
@@ -354,7 +390,11 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
     new_broker = None
     if model.new_broker is not None:
         nb = model.new_broker
-        new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks))
+        for key in ("currency", "period"):
+            if getattr(nb, key) is not None and nb.price is None:
+                raise InputError(f"{source}: new_broker.{key}: set new_broker.price too (a {key} prices nothing alone)")
+        new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks),
+                                   price=nb.price, currency=nb.currency or DEFAULT_CURRENCY, period=nb.period)
     return PoolPolicy(
         defaults=Defaults(
             headroom=_headroom_map(d.headroom) or {},
@@ -408,7 +448,12 @@ def dump_policy(policy: PoolPolicy) -> str:
         }
     }
     if policy.new_broker is not None:
-        doc["new_broker"] = {**policy.new_broker.capacity.to_dict(), "racks": list(policy.new_broker.racks)}
+        nb = policy.new_broker
+        doc["new_broker"] = {**nb.capacity.to_dict(), "racks": list(nb.racks)}
+        if nb.price is not None:
+            doc["new_broker"] |= {"price": nb.price, "currency": nb.currency}
+            if nb.period is not None:
+                doc["new_broker"]["period"] = nb.period
     if policy.tenants:
         doc["tenant"] = [
             {"name": t.name, "topics": list(t.topics), "must_not_share_with": list(t.must_not_share_with)}

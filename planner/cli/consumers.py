@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pools.errors import InputError
+from pools.units import format_rate
 
 _CAPACITY_KEYS = {"bytes_per_s", "messages_per_s", "headroom"}
 _log = logging.getLogger(__name__)
@@ -251,13 +252,6 @@ def _simulate(events_path: str, strategies: Sequence[str], rates: Mapping[str, A
     return {"simulation": runs}
 
 
-def _fmt_rate(value: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.1f}{unit}"
-    return f"{value:.0f}"
-
-
 def _fmt_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "never"
@@ -303,14 +297,14 @@ def _print_sizing(report: Mapping[str, Any]) -> None:
 def _print_simulation(report: Mapping[str, Any]) -> None:
     for strategy, steps in report["simulation"].items():
         table = Table(title=f"rebalance simulation: {strategy}")
-        for col in ("step", "round", "event", "gen", "partitions min-max", "bytes/s min-max", "moved", "revoked"):
+        for col in ("step", "round", "event", "gen", "partitions min-max", "rate min-max", "moved", "revoked"):
             table.add_column(col, justify="left" if col == "event" else "right")
         for s in steps:
             counts = list(s["partition_counts"].values()) or [0]
             rates = list(s["member_bytes"].values()) or [0.0]
             table.add_row(
                 str(s["step"]), str(s["round"]), s["event"], str(s["generation"]),
-                f"{min(counts)}-{max(counts)}", f"{_fmt_rate(min(rates))}-{_fmt_rate(max(rates))}",
+                f"{min(counts)}-{max(counts)}", f"{format_rate(min(rates))}-{format_rate(max(rates))}",
                 str(len(s["moved"])), str(len(s["revoked"])),
             )
         _console().print(table)

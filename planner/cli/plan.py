@@ -45,6 +45,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     from pools.policy import load_policy
     from pools.profile import PARTITION_PROFILE_FILE, load_partition_profile, load_profile
     from pools.snapshot import load_snapshot
+    from pools.units import format_bytes
 
     snapshot = load_snapshot(snapshot_path)
     policy = load_policy(policy_path)
@@ -56,7 +57,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     path = save_plan(plan, Path(out_dir) / "plan.json")
     s = plan.solver
     _console.print(
-        f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {plan.moved_bytes} bytes; "
+        f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {format_bytes(plan.moved_bytes)} to copy; "
         f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap}; wrote {path}"
     )
     for warning in plan.warnings:

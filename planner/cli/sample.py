@@ -35,6 +35,7 @@ def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_
     """
     from pools.atomic import atomic_dir
     from pools.errors import InputError
+    from pools.units import format_bytes
     from planner.sample import SampleSpec, sample_files
 
     try:
@@ -52,5 +53,5 @@ def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_
             path.write_bytes(data)
             count, size = count + 1, size + len(data)
     _console.print(f"sample {cluster!r} (seed {seed}): {brokers} brokers, {topics} topics, {days} days; "
-                   f"wrote {count} files ({size / 1e6:.1f} MB) to {out_dir}")
+                   f"wrote {count} files ({format_bytes(size)}) to {out_dir}")
     return 0

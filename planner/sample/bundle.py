@@ -49,6 +49,8 @@ RANGE_NAMES = {
 }
 #: Brokers are sized so the busiest one uses at most this fraction of each capacity dimension.
 TARGET_UTILISATION = 0.3
+#: Monthly price of one broker of the sample's new-broker type (USD), so the report can price what it adds.
+SAMPLE_BROKER_PRICE = 1200.0
 #: Trailing days written as exposition text; the earlier days go to query_range (no overlap). One day
 #: keeps the default sample (9 brokers, 30 topics, 14 days) near 250 MB.
 PROM_TEXT_DAYS = 1
@@ -218,6 +220,8 @@ def _policy(cluster: SampleCluster, capacity: dict[str, int]) -> str:
         new_broker=NewBrokerType(
             Capacity(capacity["nw_in_Bps"], capacity["nw_out_Bps"], capacity["disk_bytes"], capacity["max_replicas"]),
             RACKS,
+            price=SAMPLE_BROKER_PRICE,
+            period="month",
         ),
     )
     return "# Pool policy of the synthetic cluster (poolplan sample).\n" + dump_policy(policy)

@@ -137,6 +137,46 @@ def test_policy_errors_name_file_and_key(text: str, message: str) -> None:
         parse_policy(text, source="p.toml")
 
 
+_NEW_BROKER = "[new_broker]\nnw_in = 1e8\nnw_out = 1e8\ndisk = 4e12\nreplicas = 4000\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "price", "currency", "period"),
+    [("", None, "USD", None), ("price = 1200\n", 1200.0, "USD", None),
+     ("price = 950.5\ncurrency = 'EUR'\nperiod = 'month'\n", 950.5, "EUR", "month")],
+)
+def test_new_broker_price_is_optional_and_round_trips_byte_for_byte(extra, price, currency, period) -> None:
+    policy = parse_policy(_NEW_BROKER + extra + "[[pool]]\nname = 'a'\n", source="p.toml")
+    assert (policy.new_broker.price, policy.new_broker.currency, policy.new_broker.period) == (price, currency, period)
+    text = dump_policy(policy)
+    assert dump_policy(parse_policy(text)) == text
+    assert ("price" in text) == (price is not None)
+
+
+def test_conf_policy_round_trips_byte_for_byte() -> None:
+    text = dump_policy(load_policy(Path(__file__).resolve().parents[2] / "conf" / "pools.toml"))
+    again = parse_policy(text)
+    assert dump_policy(again) == text and again.new_broker.price == 1200.0 and again.new_broker.period == "month"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("price = -1\n", r"new_broker\.price: Input should be greater than or equal to 0"),
+        ("price = '12'\n", r"new_broker\.price: expected a finite number .* got '12'"),
+        ("price = inf\n", r"new_broker\.price: expected a finite number .* got inf"),
+        ("price = true\n", r"new_broker\.price: expected a finite number"),
+        ("price = 1\ncurrency = ''\n", r"new_broker\.currency: expected a currency code"),
+        ("price = 1\nperiod = 'week'\n", r"new_broker\.period: Input should be 'hour', 'day', 'month'"),
+        ("currency = 'EUR'\n", r"new_broker\.currency: set new_broker\.price too"),
+        ("period = 'year'\n", r"new_broker\.period: set new_broker\.price too"),
+    ],
+)
+def test_bad_new_broker_price_names_the_key(extra, message) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_policy(_NEW_BROKER + extra + "[[pool]]\nname = 'a'\n", source="p.toml")
+
+
 def test_conflicting_selectors_name_both_pools_and_topic() -> None:
     policy = parse_policy("[[pool]]\nname='a'\ntopics=['x.*']\n[[pool]]\nname='b'\ntopics=['xy']", source="p.toml")
     with pytest.raises(InputError, match=r"topic 'xy' is selected by pools 'a' and 'b'"):
