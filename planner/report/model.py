@@ -12,6 +12,7 @@ from planner.report.inputs import RunInputs
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.pool_rules import PoolRules, usable_capacity
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
@@ -32,7 +33,11 @@ TOP_TOPICS = 15
 
 @dataclass(frozen=True, slots=True)
 class PoolUtilisation:
-    """One pool and dimension: capacity and utilisation (fractions of capacity, ``None`` = unknown)."""
+    """One pool and dimension: capacity and utilisation (fractions of capacity, ``None`` = unknown).
+
+    ``failures`` is the forecast load over the usable capacity with the tolerated broker failures down
+    (`pools.pool_rules.usable_capacity`): after the plan when there is one, else with today's brokers.
+    """
 
     pool: str
     dimension: str
@@ -41,6 +46,7 @@ class PoolUtilisation:
     forecast: float | None
     after: float | None
     headroom: float | None
+    failures: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,23 +212,29 @@ def _broker_utilisation(run: RunInputs):
 def _pool_utilisation(run, before, now, fc, after, cap, after_members) -> tuple[PoolUtilisation, ...]:
     plan_pools = (run.plan.utilisation or {}).get("pools", {}) if run.plan else {}
     names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after_members or {}).values() if p})
+    rules = PoolRules.from_policy(run.policy) if run.policy else None
     out = []
     for pool in names:
         members = [b for b, p in before.items() if p == pool]
+        limits = rules.pools.get(pool) if rules else None
         for dim in DIMENSIONS:
             capacity = sum(cap.get(b, {}).get(dim, 0.0) for b in members)
             row = plan_pools.get(pool, {}).get(dim, {}) if isinstance(plan_pools.get(pool), Mapping) else {}
-            after_value = None
+            after_value = failures = None
             if row:
                 after_value = _ratio(_number(row.get("demand_forecast")), _number(row.get("capacity_with_added")))
+                failures = _ratio(_number(row.get("demand_forecast")), _number(row.get("capacity_usable")))
             elif after_members is not None:
                 moved = [b for b, p in after_members.items() if p == pool]
                 after_value = _ratio(_sum(after, moved, dim), sum(cap.get(b, {}).get(dim, 0.0) for b in moved))
+            elif limits is not None:
+                caps = [cap.get(b, {}).get(dim, 0.0) for b in members]
+                failures = _ratio(_sum(fc, members, dim), usable_capacity(caps, limits.tolerated_failures))
             headroom = _number(row.get("headroom")) if row else None
-            if headroom is None and run.policy and pool in run.policy.pool_by_name:
-                headroom = run.policy.headroom(pool, dim)
+            if headroom is None and limits is not None:
+                headroom = limits.headroom_of(dim)
             out.append(PoolUtilisation(pool, dim, capacity, _ratio(_sum(now, members, dim), capacity),
-                                       _ratio(_sum(fc, members, dim), capacity), after_value, headroom))
+                                       _ratio(_sum(fc, members, dim), capacity), after_value, headroom, failures))
     return tuple(out)
 
 

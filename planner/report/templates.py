@@ -47,12 +47,13 @@ code { font-size: .85em; word-break: break-all; }
 {% if charts.pools %}
 <figure class="chart" id="chart-pools">{{ charts.pools }}<figcaption>Share of each pool's capacity in use now, at the
 forecast horizon with today's placement, and after the plan (including brokers it adds). Dashed: the pool's headroom
-limit.</figcaption></figure>
+limit. The table's last share is the forecast load over the capacity left with the policy's tolerated broker failures
+down (the largest brokers of each dimension), after the plan when there is one.</figcaption></figure>
 <table><tr><th class="l">pool</th><th class="l">dimension</th><th>capacity</th><th>now</th><th>at forecast</th>
-<th>after the plan</th><th>headroom</th></tr>
+<th>after the plan</th><th>with failures</th><th>headroom</th></tr>
 {% for r in m.pools %}<tr><td class="l">{{ r.pool }}</td><td class="l">{{ r.dimension|dimlabel }}</td>
 <td>{{ r.capacity|capacity(r.dimension) }}</td>
-{% for v in (r.now, r.forecast, r.after) %}<td{% if v is not none and r.headroom is not none and v > r.headroom %} class="over"{% endif %}>{{ v|pct }}</td>{% endfor %}
+{% for v in (r.now, r.forecast, r.after, r.failures) %}<td{% if v is not none and r.headroom is not none and v > r.headroom %} class="over"{% endif %}>{{ v|pct }}</td>{% endfor %}
 <td>{{ r.headroom|pct }}</td></tr>
 {% endfor %}</table>
 {% else %}<p class="missing">No pool utilisation: the run has neither a plan nor a snapshot.</p>{% endif %}
@@ -156,9 +157,9 @@ Parts of this run are missing; the sections that need them say so.
 
 {% if charts.pools %}![Pool utilisation per dimension](charts/pools.svg)
 
-| pool | dimension | capacity | now | at forecast | after the plan | headroom |
-|---|---|--:|--:|--:|--:|--:|
-{% for r in m.pools %}| {{ r.pool }} | {{ r.dimension|dimlabel }} | {{ r.capacity|capacity(r.dimension) }} | {{ r.now|pct }} | {{ r.forecast|pct }} | {{ r.after|pct }} | {{ r.headroom|pct }} |
+| pool | dimension | capacity | now | at forecast | after the plan | with failures | headroom |
+|---|---|--:|--:|--:|--:|--:|--:|
+{% for r in m.pools %}| {{ r.pool }} | {{ r.dimension|dimlabel }} | {{ r.capacity|capacity(r.dimension) }} | {{ r.now|pct }} | {{ r.forecast|pct }} | {{ r.after|pct }} | {{ r.failures|pct }} | {{ r.headroom|pct }} |
 {% endfor %}{% else %}No pool utilisation: the run has neither a plan nor a snapshot.
 {% endif %}
 ## Broker heatmap

@@ -30,7 +30,8 @@ def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "a
         util = {
             "brokers": {str(b): {d: {"capacity": CAP[d], "now": CAP[d] * 0.1 * b, "before": CAP[d] * 0.12 * b,
                                      "after": CAP[d] * 0.11 * (7 - b)} for d in DIMENSIONS} for b in range(1, 7)},
-            "pools": {p: {d: {"capacity": 3 * CAP[d], "capacity_with_added": 4 * CAP[d], "demand_now": CAP[d],
+            "pools": {p: {d: {"capacity": 3 * CAP[d], "capacity_with_added": 4 * CAP[d],
+                              "capacity_usable": 3 * CAP[d], "demand_now": CAP[d],
                               "demand_forecast": 2 * CAP[d], "headroom": 0.7} for d in DIMENSIONS} for p in ("a", "b")},
         }
         plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)},

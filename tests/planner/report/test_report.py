@@ -28,6 +28,7 @@ def test_pool_utilisation_now_forecast_and_after(full):
     a = next(r for r in model.pools if (r.pool, r.dimension) == ("a", "disk"))
     # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast; the plan's pool row: 2 / 4 after
     assert (a.capacity, round(a.now, 6), round(a.forecast, 6), a.after, a.headroom) == (3e12, 0.2, 0.24, 0.5, 0.7)
+    assert a.failures == pytest.approx(2 / 3)  # the forecast over the plan's usable capacity, one broker down
     assert model.heat.brokers == (1, 2, 3, 4, 5, 6) and model.heat.pools == ("a",) * 3 + ("b",) * 3
     assert [round(v, 6) for v in model.heat.now[0]] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 
@@ -44,7 +45,7 @@ def test_topics_tenants_batches_and_findings(full):
     assert [f.kind for f in model.findings] == ["broker_mixed_pools", "replica_outside_pool"]
     assert set(out.charts) == set(CHART_NAMES)
     assert "| 2 | move | 1 | 3.00 GB | 50.00 MB/s | 1 h 04 min |" in out.markdown
-    assert "| a | Disk | 3.00 TB | 20.0 % | 24.0 % | 50.0 % | 70.0 % |" in out.markdown
+    assert "| a | Disk | 3.00 TB | 20.0 % | 24.0 % | 50.0 % | 66.7 % | 70.0 % |" in out.markdown
 
 
 @pytest.mark.parametrize(
