@@ -53,6 +53,7 @@ from pools.pool_rules import (
     RACK_DIMENSIONS,
     PoolLimits,
     brokers_required,
+    failure_loss,
     misplaced_pins,
     over_limit,
     pool_racks_required,
@@ -369,7 +370,7 @@ class _Model:
             return self.y.get((k, j), 0)
         return 1 if fixed == j else 0
 
-    def _failure_loss(self, j: int, members, virtual: list, unit: Vector) -> list:
+    def _failure_loss(self, j: int, members, virtual: list, unit: Vector, floor: int) -> list:
         """Capacity pool ``j`` loses with its ``tolerated_failures`` largest brokers down, per dimension, in
         median-broker units: exactly `pools.pool_rules.failure_loss` of the brokers it ends up with.
 
@@ -379,6 +380,10 @@ class _Model:
         brokers). The sum of the ``k`` largest of those slots is the LP ``min over t >= 0 of k t + sum max(0, c f -
         t)``: loss = ``k t + sum s`` with ``s >= c f - t``, ``s >= 0``, which the solver keeps at its minimum
         wherever capacity binds (a larger loss only lowers usable capacity).
+
+        Tightening (valid for every integer solution): a pool whose brokers can only be of one type has at least
+        ``floor`` (its required broker count) of it, so those slots are constants; a named broker in the pool sets
+        its type's first slot.
         """
         problem, prob = self.problem, self.prob
         k = problem.pools[self.pools[j]].tolerated_failures
@@ -397,16 +402,22 @@ class _Model:
         slots = []
         for q, (capacity, (terms, const, brokers)) in enumerate(sorted(types.items())):
             upper = len(brokers) + (self._virtual_bound(j) if virtual and capacity == problem.new_broker else 0)
+            known = max(const[0], floor) if len(types) == 1 else const[0]
             previous = None
             for m in range(1, min(k, upper) + 1):
                 f: pulp.LpVariable | int = 1
-                if const[0] < m:
+                if known < m:
                     f = prob.add_variable(f"f_p{j}_t{q}_m{m}", cat=pulp.LpBinary)
                     prob += pulp.lpSum(terms) <= m - 1 - const[0] + (upper - m + 1) * f, f"fail_p{j}_t{q}_m{m}"
                     if previous is not None and not isinstance(previous, int):
                         prob += f <= previous, f"fail_order_p{j}_t{q}_m{m}"
+                    elif m == 1:
+                        for n, x in enumerate(t for t in terms if t.upBound == 1):  # binaries: named brokers
+                            prob += f >= x, f"fail_p{j}_t{q}_m1_b{n}"
                 slots.append((q, m, capacity, f))
                 previous = f
+        if all(isinstance(f, int) for *_, f in slots):  # every slot known: the k largest are constants
+            return [failure_loss((c[d] / unit[d] for *_, c, _ in slots), k) for d in range(len(DIMENSIONS))]
         loss = []
         for d in range(len(DIMENSIONS)):
             t = prob.add_variable(f"t_p{j}_d{d}", lowBound=0)
@@ -464,7 +475,8 @@ class _Model:
             limits = problem.pools[pool]
             members = [(i, m) for i, b in enumerate(self.units)
                        if (b.pinned is None or b.pinned == pool) and not _is_zero(m := self.member(i, j))]
-            loss = self._failure_loss(j, members, v_of[j], unit)
+            fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
+            loss = self._failure_loss(j, members, v_of[j], unit, brokers_required(limits, fixed_rf))
             for d in range(len(DIMENSIONS)):
                 u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
                 fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u
@@ -480,7 +492,6 @@ class _Model:
                 prob += self.peak * limits.headroom[d] >= demand - limits.headroom[d] * usable, f"peak_p{j}_d{d}"
             count = prob.add_variable(f"count_p{j}")
             prob += count == pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j]), f"count_def_p{j}"
-            fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
             prob += count >= brokers_required(limits, fixed_rf), f"count_p{j}"
             for k in floating_in[j]:
                 prob += count >= problem.groups[k].max_rf * self.y[k, j], f"count_p{j}_g{k}"
