@@ -23,7 +23,7 @@ import networkx as nx
 
 from planner.placement.minimal_move import place_in_pools
 from planner.validator import validate_plan
-from pools.demand import Demand, broker_load, demand_warnings, topic_demand
+from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
 from pools.plan import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
@@ -59,6 +59,7 @@ def plan_pools(
     time_limit: float = 60.0,
     gap: float = 0.01,
     threads: int = 1,
+    horizon_days: int | None = None,
 ) -> PlanOutcome:
     """Decide pools, brokers to add and every partition's target replicas.
 
@@ -72,6 +73,9 @@ def plan_pools(
         Per-partition rates for splitting topic traffic over partitions.
     solver, time_limit, gap, threads
         Passed to `planner.pool_milp.solve_pools`.
+    horizon_days : int, optional
+        The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
+        re-derived at it (`pools.demand.at_horizon`).
 
     Returns
     -------
@@ -87,6 +91,8 @@ def plan_pools(
     from planner import pool_milp
 
     resolved = check_policy(snapshot, policy)
+    rules = PoolRules.from_policy(policy, horizon_days=horizon_days)
+    profile = at_horizon(profile, rules.horizon_days)
     forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
     now = topic_demand(snapshot, profile, fanout, "now", partition_profile=partition_profile)
     warnings = demand_warnings(forecast)
@@ -99,7 +105,6 @@ def plan_pools(
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
-    rules = PoolRules.from_policy(policy)
     problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp)
     if new_note:
         warnings.append(new_note)
@@ -131,6 +136,7 @@ def plan_pools(
         solver=solution.report,
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
+        horizon_days=rules.horizon_days,
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
         found = validate_plan(snapshot, policy, plan, forecast)

@@ -2,7 +2,7 @@
 
 ``plan.json``::
 
-    {"version": 1, "cluster": "prod-eu",
+    {"version": 1, "cluster": "prod-eu", "horizon_days": 90,
      "brokers_before": {"1": "payments", "2": null}, "brokers": {"1": "payments", "2": "shared"},
      "topics": {"orders": "shared"},
      "partitions": [{"topic": "orders", "partition": 0, "old_replicas": [1, 2, 3],
@@ -18,7 +18,8 @@
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
-(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load).
+(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
+``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class Plan:
     solver: SolverReport
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    horizon_days: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
@@ -145,7 +147,7 @@ class Plan:
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
-        }
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -227,4 +229,13 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         solver=solver,
         utilisation=doc.get("utilisation", {}),
         warnings=tuple(doc.get("warnings", [])),
+        horizon_days=_horizon(doc.get("horizon_days"), fail),
     )
+
+
+def _horizon(value: Any, fail: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise fail("horizon_days", f"expected a whole number of days, got {value!r}")
+    return value

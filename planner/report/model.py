@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ from planner.report.inputs import RunInputs
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.demand import at_horizon
 from pools.pool_rules import PoolRules, usable_capacity
 from pools.snapshot import DIMENSIONS
 
@@ -129,7 +130,13 @@ class ReportModel:
 
 
 def build_model(run: RunInputs) -> ReportModel:
-    """The report's numbers from whatever stages of the run are present."""
+    """The report's numbers from whatever stages of the run are present.
+
+    Forecasts are at the plan's horizon, else at the policy's (`pools.pool_rules`), else at the profile's own.
+    """
+    horizon = _horizon(run)
+    if horizon is not None and run.profile:
+        run = replace(run, profile=at_horizon(run.profile, horizon))
     snapshot, plan = run.snapshot, run.plan
     cluster = snapshot.cluster if snapshot else plan.cluster if plan else "unknown"
     before, after = _membership(run)
@@ -141,7 +148,7 @@ def build_model(run: RunInputs) -> ReportModel:
         cluster=cluster,
         taken_at=snapshot.taken_at if snapshot else None,
         notes=dict(run.notes),
-        headline=_headline(run),
+        headline=_headline(run) | ({"horizon_days": horizon} if horizon is not None else {}),
         pools=_pool_utilisation(run, before, broker_now, broker_fc, broker_after, capacity, after),
         heat=_heat(before, broker_now, broker_after, capacity),
         top_throughput=tuple(sorted(topics, key=lambda r: (-r.bytes_in_p99, r.topic))[:TOP_TOPICS]),
@@ -152,6 +159,12 @@ def build_model(run: RunInputs) -> ReportModel:
         findings=run.findings,
         warnings=tuple(plan.warnings) if plan else (),
     )
+
+
+def _horizon(run: RunInputs) -> int | None:
+    if run.plan and run.plan.horizon_days is not None:
+        return run.plan.horizon_days
+    return PoolRules.from_policy(run.policy).horizon_days if run.policy else None
 
 
 def _headline(run: RunInputs) -> dict[str, Any]:

@@ -71,6 +71,8 @@ def _kpis(model: ReportModel) -> list[tuple[str, str]]:
     h = model.headline
     out = [(label, str(h[key])) for key, label in (("brokers", "brokers"), ("racks", "racks"), ("topics", "topics"),
                                                      ("partitions", "partitions")) if key in h]
+    if "horizon_days" in h:
+        out.append(("forecast horizon", f"{h['horizon_days']} days"))
     if "moved_bytes" in h:
         out.append(("to move", f"{_gb(h['moved_bytes'])} in {h['partitions_moved']} partitions"))
         added = {p: n for p, n in h["brokers_to_add"].items() if n}
