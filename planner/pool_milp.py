@@ -41,7 +41,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -125,13 +125,19 @@ class PoolProblem:
 
 @dataclass(frozen=True)
 class PoolSolution:
-    """The decision: broker → pool (None = spare), group → pool, virtual brokers per pool and rack."""
+    """The decision: broker → pool (None = spare), group → pool, virtual brokers per pool and rack.
+
+    ``seconds`` (wall time of all stages) and ``time_limited`` (a stage stopped at its time limit, so the
+    decision may differ between runs) are for the console, never for the plan.
+    """
 
     brokers: Mapping[int, str | None]
     groups: Mapping[str, str]
     added: Mapping[str, Mapping[str, int]]
     kept_bytes: float
     report: SolverReport
+    seconds: float = 0.0
+    time_limited: bool = False
 
     @property
     def brokers_to_add(self) -> dict[str, int]:
@@ -185,6 +191,7 @@ def solve_pools(
     stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads))
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
         return counts.unsolved(stage1, time.monotonic() - started)
+    limited = stage1.limited
     need = round(pulp.value(counts.added_total) or 0.0)
     start = counts.broker_pools()
     model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index, gap) if restrict else None)
@@ -194,6 +201,7 @@ def solve_pools(
     stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
+    limited |= stage2.limited
     # the tie-breakers may not give back even half a byte of what stage 2 saved (measured on the rounded
     # integers: the solver's own value may sit below them by its feasibility tolerance)
     moved = model.moved_exact()
@@ -204,7 +212,8 @@ def solve_pools(
     if stage3.solution not in _HAS_SOLUTION:  # e.g. HiGHS >= 1.16 may call the fixed-moved-bytes model infeasible
         for v in model.prob.variables():
             v.varValue = found[v.name]
-    return model.solution(stage2, time.monotonic() - started)
+    limited |= stage3.limited
+    return replace(model.solution(stage2), seconds=time.monotonic() - started, time_limited=limited)
 
 
 #: PuLP's solution statuses that carry variable values.
@@ -219,6 +228,7 @@ class _Stage:
     objective: float | None
     bound: float | None
     gap: float | None
+    limited: bool = False  # stopped at a limit (time) with a solution short of the gap
 
 
 class _StartedHiGHS(pulp.HiGHS):
@@ -627,21 +637,22 @@ class _Model:
                 gap = float(info.mip_gap)
         elif self.prob.sol_status == 2:
             bound, gap = None, None
-        return _Stage(solver.name, status, solution, value, bound, gap)
+        limited = self.prob.sol_status == pulp.LpSolutionIntegerFeasible
+        return _Stage(solver.name, status, solution, value, bound, gap, limited)
 
-    def _report(self, stage: _Stage, seconds: float) -> SolverReport:
+    def _report(self, stage: _Stage) -> SolverReport:
         def rounded(v: float | None) -> float | None:
             return None if v is None else round(v, 9)
 
         return SolverReport(
             name=stage.name, status=stage.status, solution=stage.solution, objective=rounded(stage.objective),
-            bound=rounded(stage.bound), gap=rounded(stage.gap), seconds=max(1, math.ceil(seconds)),
+            bound=rounded(stage.bound), gap=rounded(stage.gap),
         )
 
     def unsolved(self, stage: _Stage, seconds: float) -> PoolSolution:
-        return PoolSolution({}, {}, {}, 0.0, self._report(stage, seconds))
+        return PoolSolution({}, {}, {}, 0.0, self._report(stage), seconds=seconds, time_limited=stage.limited)
 
-    def solution(self, stage: _Stage, seconds: float) -> PoolSolution:
+    def solution(self, stage: _Stage) -> PoolSolution:
         problem = self.problem
         brokers: dict[int, str | None] = {}
         for i, b in enumerate(problem.brokers):
@@ -666,7 +677,7 @@ class _Model:
         kept = sum(size for g in problem.groups if g.name in groups
                    for broker, size in g.bytes_on.items() if brokers.get(broker) == groups[g.name])
         self._check(brokers, groups, added)
-        return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
+        return PoolSolution(brokers, groups, added, kept, self._report(stage))
 
     def _check(self, brokers: Mapping[int, str | None], groups: Mapping[str, str],
                added: Mapping[str, Mapping[str, int]]) -> None:

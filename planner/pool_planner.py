@@ -42,10 +42,12 @@ __all__ = ["PlanOutcome", "plan_pools", "check_policy"]
 
 @dataclass(frozen=True)
 class PlanOutcome:
-    """The plan and, when the pools need brokers the cluster lacks, one explanation per shortfall."""
+    """The plan and, when the pools need brokers the cluster lacks, one explanation per shortfall; the solver's
+    wall time (for the console: it varies with the machine and its load, so it is not in the plan)."""
 
     plan: Plan
     shortfall: tuple[str, ...] = ()
+    solver_seconds: float = 0.0
 
 
 def plan_pools(
@@ -111,6 +113,11 @@ def plan_pools(
     solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
     if not solution.groups:
         _raise_unsolved(policy, resolved, solution.report)
+    if solution.time_limited:
+        warnings.append(
+            f"the solver stopped at its time limit ({time_limit:g} s) short of the {gap:.2%} gap: a plan cut short by "
+            "time may differ between runs and machines; raise --time-limit"
+        )
     topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
     pool_brokers: dict[str, list[int]] = {p: [] for p in policy.pool_names}
     for b, p in solution.brokers.items():
@@ -144,7 +151,7 @@ def plan_pools(
         if len(found) > 10:
             notes.append(f"validator: {len(found) - 10} more violation(s)")
         plan = replace(plan, warnings=plan.warnings + tuple(notes))
-    return PlanOutcome(plan, shortfall)
+    return PlanOutcome(plan, shortfall, solution.seconds)
 
 
 def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, TopicPools]:

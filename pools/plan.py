@@ -9,7 +9,7 @@
                      "replicas": [4, 2, 3], "size_bytes": 1048576}],
      "moved_bytes": 1048576, "brokers_to_add": {"payments": 0, "shared": 0},
      "solver": {"name": "HiGHS", "status": "Optimal", "solution": "Optimal Solution Found",
-                "objective": 1.0, "bound": 1.0, "gap": 0.0, "seconds": 1},
+                "objective": 1.0, "bound": 1.0, "gap": 0.0},
      "utilisation": {"brokers": {"1": {"nw_in": {"capacity": 1.25e8, "now": 1e7, "before": 1.2e7, "after": 1.1e7}}},
                      "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
                                                    "demand_now": 1e12, "demand_forecast": 1.4e12,
@@ -25,7 +25,6 @@ current ``old_replicas``; a partition moves when the two differ. Broker loads ar
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,9 +74,10 @@ class PartitionMove:
 
 @dataclass(frozen=True, slots=True)
 class SolverReport:
-    """What the MILP solver said: status, PuLP's solution status, objective, best bound, relative gap, time.
+    """What the MILP solver said: status, PuLP's solution status, objective, best bound and relative gap.
 
-    ``seconds`` is the wall time rounded up to whole seconds, so re-running a quick solve gives the same plan bytes.
+    No wall time: the same inputs give the same plan bytes on any machine and under any load (the time goes to
+    the console).
     """
 
     name: str
@@ -86,7 +86,6 @@ class SolverReport:
     objective: float | None
     bound: float | None
     gap: float | None
-    seconds: int
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,6 @@ class Plan:
                 "objective": s.objective,
                 "bound": s.bound,
                 "gap": s.gap,
-                "seconds": s.seconds,
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
@@ -212,8 +210,8 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
     try:
         solver = SolverReport(
             name=s["name"], status=s["status"], solution=s.get("solution", s["status"]),
-            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"), seconds=int(math.ceil(float(s.get("seconds", 0)))),
-        )
+            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"),
+        )  # a "seconds" key of plans written before 2026-11 is ignored
     except (KeyError, TypeError) as exc:
         raise fail("solver", f"expected name and status ({exc!r})") from None
     topics = doc.get("topics", {})

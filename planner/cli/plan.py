@@ -59,7 +59,8 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     s = plan.solver
     _console.print(
         f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {plan.moved_bytes} bytes; "
-        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap}; wrote {path}"
+        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap} in "
+        f"{outcome.solver_seconds:.1f} s; wrote {path}"
     )
     for warning in plan.warnings:
         _console.print(f"[yellow]warning:[/] {warning}")

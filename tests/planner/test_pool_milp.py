@@ -166,10 +166,10 @@ def test_a_solution_that_breaks_its_post_conditions_is_a_solver_error(monkeypatc
     groups = [GroupSpec("float", ("a", "b"), (10, 10, 10, 1), 1, bytes_on={3: 70.0})]
     real = pool_milp._Model.solution
 
-    def broken(self, stage, seconds):  # a solver that leaves the floating group in no pool
+    def broken(self, stage):  # a solver that leaves the floating group in no pool
         for var in self.y.values():
             var.varValue = 0.0
-        return real(self, stage, seconds)
+        return real(self, stage)
 
     monkeypatch.setattr(pool_milp._Model, "solution", broken)
     with pytest.raises(SolverError, match="group 'float' in 0 pools"):

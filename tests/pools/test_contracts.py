@@ -192,7 +192,7 @@ def test_plan_round_trips_and_counts_moved_bytes(tmp_path: Path) -> None:
         topics={"t": "a"},
         partitions=(PartitionMove("t", 1, (1, 2), (2, 1), 10), PartitionMove("t", 0, (1,), (2,), 5)),
         brokers_to_add={"a": 0},
-        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
         utilisation={"pools": {}},
         warnings=("w",),
     )
