@@ -14,7 +14,7 @@ Variables (named by index, never by topic or pool name; the index → name maps 
 
 Constraints per pool ``j`` and dimension ``d`` (the rules of `pools.pool_rules`): demand ≤ headroom × usable
 capacity, where usable = capacity of its brokers (virtual ones included) − its ``tolerated_failures`` largest,
-modelled exactly (`_Model._failure_loss`); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
+modelled exactly (`_Model._failure_rows`); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
 max(min_racks, largest RF) when the cluster has racks; each rack of a pool carries 1/RF of the topics whose RF
 equals the rack count (one replica per rack), in every leader-independent dimension; conflicting tenants never
 in the same pool.
@@ -380,7 +380,7 @@ class _Model:
             return self.y.get((k, j), 0)
         return 1 if fixed == j else 0
 
-    def _failure_loss(self, j: int, members, virtual: list, unit: Vector, floor: int) -> list:
+    def _failure_rows(self, j: int, members, virtual: list, unit: Vector, floor: int) -> list:
         """Capacity pool ``j`` loses with its ``tolerated_failures`` largest brokers down, per dimension, in
         median-broker units: exactly `pools.pool_rules.failure_loss` of the brokers it ends up with.
 
@@ -486,7 +486,7 @@ class _Model:
             members = [(i, m) for i, b in enumerate(self.units)
                        if (b.pinned is None or b.pinned == pool) and not _is_zero(m := self.member(i, j))]
             fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
-            loss = self._failure_loss(j, members, v_of[j], unit, brokers_required(limits, fixed_rf))
+            loss = self._failure_rows(j, members, v_of[j], unit, brokers_required(limits, fixed_rf))
             for d in range(len(DIMENSIONS)):
                 u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
                 fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u

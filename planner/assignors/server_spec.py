@@ -223,8 +223,8 @@ def hashset_order(partitions: Sequence[int]) -> tuple[int, ...]:
 
     Examples
     --------
-    >>> hashset_order([40, 7, 23]), hashset_order([70_000, 3])
-    ((7, 23, 40), (3, 70000))
+    >>> hashset_order([40, 7, 23]), hashset_order([70_000, 3])  # 70000 spreads to bucket 1 of 16
+    ((7, 23, 40), (70000, 3))
     """
     distinct = list(dict.fromkeys(partitions))
     mask = table_size_for(hashset_copy_capacity(len(distinct))) - 1

@@ -115,7 +115,7 @@ def assign_replicas_array(
             f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
         )
     first_id = max(0, start_partition_id)
-    pids = _wrap32(first_id + np.arange(n_partitions, dtype=np.int64), first_id + n_partitions)
+    pids = _java_int(first_id + np.arange(n_partitions, dtype=np.int64), first_id + n_partitions)
     if all(rack is None for _, rack in brokers):
         order = np.array([broker_id for broker_id, _ in brokers], dtype=np.int64)
         start, shift = _start_and_shift(len(order), fixed_start_index, seed)
@@ -160,7 +160,7 @@ def _start_and_shift(n_brokers: int, fixed_start_index: int, seed: int | None) -
     return start, rnd.next_int(n_brokers)
 
 
-def _wrap32(a: np.ndarray, bound: int) -> np.ndarray:
+def _java_int(a: np.ndarray, bound: int) -> np.ndarray:
     """Java ``int`` overflow of int64 values whose magnitude is at most ``bound`` (a no-op below 2**31)."""
     return a if bound < _INT_LIMIT else int32(a)
 
@@ -168,12 +168,12 @@ def _wrap32(a: np.ndarray, bound: int) -> np.ndarray:
 def _shifts(pids: np.ndarray, n_brokers: int, shift: int) -> np.ndarray:
     """``nextReplicaShift`` per partition: +1 whenever the id is a positive multiple of the broker count."""
     bumps = (pids > 0) & (np.fmod(pids, n_brokers) == 0)
-    return _wrap32(shift + np.cumsum(bumps), shift + len(pids))
+    return _java_int(shift + np.cumsum(bumps), shift + len(pids))
 
 
 def _leaders(pids: np.ndarray, n_brokers: int, start: int) -> np.ndarray:
     """``firstReplicaIndex``: ``(currentPartitionId + startIndex) % n`` with int overflow and Java's ``%``."""
-    return np.fmod(_wrap32(pids + start, _pid_bound(pids) + start), n_brokers)
+    return np.fmod(_java_int(pids + start, _pid_bound(pids) + start), n_brokers)
 
 
 def _pid_bound(pids: np.ndarray) -> int:
@@ -190,7 +190,7 @@ def _replica_index(
     """
     if n_brokers == 1:
         raise PlacementError("/ by zero")
-    rest = np.fmod(_wrap32(second_shift + k, bound), n_brokers - 1)
+    rest = np.fmod(_java_int(second_shift + k, bound), n_brokers - 1)
     return np.fmod(first + 1 + rest, n_brokers)
 
 
@@ -223,7 +223,7 @@ def _rack_aware_indices(
         raise PlacementError("/ by zero")
     shift_bound = (shift + n_partitions) * n_racks
     plain = _pid_bound(pids) + start < _INT_LIMIT and shift_bound + rf * n_brokers < _INT_LIMIT
-    second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
+    second_shift = _java_int(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
     if not plain:
         return _search(first, second_shift, rf, racks, n_racks, plain=False)
     base = second_shift % (n_brokers - 1)
@@ -309,7 +309,7 @@ def _skip_negative_rounds(
     ``n - 1`` steps, so after a full round without a match none can match before that point:
     move the cursor there, as Kafka's loop eventually does.
     """
-    x = _wrap32(second_shift[active] + cursor[active], 2 * _INT_LIMIT)
+    x = _java_int(second_shift[active] + cursor[active], 2 * _INT_LIMIT)
     stuck = (x < 0) & (cursor[active] - search_start[active] >= n_brokers - 1)
     cursor[active[stuck]] -= x[stuck]
 

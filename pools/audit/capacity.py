@@ -46,7 +46,7 @@ def check_utilisation_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolic
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     rules = PoolRules.from_policy(policy)
     cap = _capacity(snapshot, a)
-    head = _headroom(rules, p, a)
+    head = _broker_headroom(rules, p, a)
     out: list[Finding] = []
     for d, dim in enumerate(DIMENSIONS):
         broker_over_now = np.zeros(a.n_brokers, dtype=bool)
@@ -145,7 +145,7 @@ def _capacity(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
                     dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
 
 
-def _headroom(rules: PoolRules, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
+def _broker_headroom(rules: PoolRules, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
     """Headroom per broker position and dimension: its pool's, the policy default for a broker in no pool."""
     rows = [rules.limits(p.pools[j] if (j := int(p.broker_pool[b])) >= 0 else None).headroom for b in range(a.n_brokers)]
     return np.array(rows, dtype=float).reshape(a.n_brokers, len(DIMENSIONS))

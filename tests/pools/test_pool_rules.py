@@ -74,3 +74,19 @@ def test_over_limit_has_one_tolerance_for_numbers_and_arrays() -> None:
     load, limit = np.array([1.0, 105.00001, 106.0]), np.array([1.0, 105.0, 105.0])
     assert over_limit(load, limit).tolist() == [False, False, True]
     assert [over_limit(float(x), float(y)) for x, y in zip(load, limit)] == [False, False, True]
+
+
+def test_every_default_is_the_one_in_pool_rules() -> None:
+    from planner.cli.ingest import command as ingest_command
+    from pools.policy import Defaults
+    from pools.pool_rules import DEFAULT_MIN_BROKERS, DEFAULT_TOLERATED_BROKER_FAILURES
+    from spark_jobs.ingest import IngestParams
+
+    parsed = parse_policy('[[pool]]\nname = "x"\n').defaults
+    assert parsed == Defaults()
+    assert (dict(parsed.headroom), parsed.tolerated_broker_failures, parsed.forecast_horizon_days,
+            parsed.min_brokers) == ({"nw_in": DEFAULT_HEADROOM, "nw_out": DEFAULT_HEADROOM, "disk": DEFAULT_HEADROOM,
+                                     "replicas": DEFAULT_HEADROOM}, DEFAULT_TOLERATED_BROKER_FAILURES,
+                                    DEFAULT_FORECAST_HORIZON_DAYS, DEFAULT_MIN_BROKERS)
+    horizon = next(o for o in ingest_command.params if o.name == "horizon_days")
+    assert horizon.default == IngestParams("c").horizon_days == DEFAULT_FORECAST_HORIZON_DAYS
