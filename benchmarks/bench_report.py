@@ -68,7 +68,7 @@ def build_run(root: Path, partitions: int, brokers: int, pools: int, per_mille: 
                                     "demand_now": sum(brokers_table[str(b)][d]["now"] for b in bs),
                                     "demand_forecast": sum(brokers_table[str(b)][d]["before"] for b in bs)}
     plan = Plan("bench", dict(pool_of), dict(pool_of), {t.topic: t.topic.split(".")[0] for t in snap.topics},
-                tuple(moves), dict.fromkeys(members, 0), SolverReport("HiGHS", "Optimal", "", 0.0, 0.0, 0.0, 1),
+                tuple(moves), dict.fromkeys(members, 0), SolverReport("HiGHS", "Optimal", "", 0.0, 0.0, 0.0),
                 {"brokers": brokers_table, "pools": pools_table})
     save_snapshot(snap, root / "snapshot.json")
     save_profile(root / "profile", list(profile.values()))

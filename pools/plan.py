@@ -2,14 +2,14 @@
 
 ``plan.json``::
 
-    {"version": 1, "cluster": "prod-eu",
+    {"version": 1, "cluster": "prod-eu", "horizon_days": 90,
      "brokers_before": {"1": "payments", "2": null}, "brokers": {"1": "payments", "2": "shared"},
      "topics": {"orders": "shared"},
      "partitions": [{"topic": "orders", "partition": 0, "old_replicas": [1, 2, 3],
                      "replicas": [4, 2, 3], "size_bytes": 1048576}],
      "moved_bytes": 1048576, "brokers_to_add": {"payments": 0, "shared": 0},
      "solver": {"name": "HiGHS", "status": "Optimal", "solution": "Optimal Solution Found",
-                "objective": 1.0, "bound": 1.0, "gap": 0.0, "seconds": 1},
+                "objective": 1.0, "bound": 1.0, "gap": 0.0},
      "utilisation": {"brokers": {"1": {"nw_in": {"capacity": 1.25e8, "now": 1e7, "before": 1.2e7, "after": 1.1e7}}},
                      "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
                                                    "demand_now": 1e12, "demand_forecast": 1.4e12,
@@ -18,13 +18,13 @@
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
-(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load).
+(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
+``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -74,9 +74,10 @@ class PartitionMove:
 
 @dataclass(frozen=True, slots=True)
 class SolverReport:
-    """What the MILP solver said: status, PuLP's solution status, objective, best bound, relative gap, time.
+    """What the MILP solver said: status, PuLP's solution status, objective, best bound and relative gap.
 
-    ``seconds`` is the wall time rounded up to whole seconds, so re-running a quick solve gives the same plan bytes.
+    No wall time: the same inputs give the same plan bytes on any machine and under any load (the time goes to
+    the console).
     """
 
     name: str
@@ -85,7 +86,6 @@ class SolverReport:
     objective: float | None
     bound: float | None
     gap: float | None
-    seconds: int
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ class Plan:
     solver: SolverReport
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    horizon_days: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
@@ -141,11 +142,10 @@ class Plan:
                 "objective": s.objective,
                 "bound": s.bound,
                 "gap": s.gap,
-                "seconds": s.seconds,
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
-        }
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -210,8 +210,8 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
     try:
         solver = SolverReport(
             name=s["name"], status=s["status"], solution=s.get("solution", s["status"]),
-            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"), seconds=int(math.ceil(float(s.get("seconds", 0)))),
-        )
+            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"),
+        )  # a "seconds" key of plans written before 2026-11 is ignored
     except (KeyError, TypeError) as exc:
         raise fail("solver", f"expected name and status ({exc!r})") from None
     topics = doc.get("topics", {})
@@ -227,4 +227,13 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         solver=solver,
         utilisation=doc.get("utilisation", {}),
         warnings=tuple(doc.get("warnings", [])),
+        horizon_days=_horizon(doc.get("horizon_days"), fail),
     )
+
+
+def _horizon(value: Any, fail: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise fail("horizon_days", f"expected a whole number of days, got {value!r}")
+    return value

@@ -2,10 +2,10 @@
 
 File format (TOML, commented example in ``conf/pools.toml``)::
 
-    [defaults]
+    [defaults]                      # every key optional; the defaults are in pools.pool_rules
     headroom = 0.7                  # usable fraction of capacity; or a table per dimension
-    tolerated_broker_failures = 1   # each pool must carry its load with this many brokers down
-    forecast_horizon_days = 90
+    tolerated_broker_failures = 1   # each pool must carry its load with this many (largest) brokers down
+    forecast_horizon_days = 90      # the horizon the profile's forecast is re-derived at (--horizon-days overrides)
     min_brokers = 3
 
     [new_broker]                    # the broker type added when a pool lacks capacity
@@ -55,6 +55,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pools.atomic import write_text
 from pools.errors import InputError
+from pools.pool_rules import (
+    DEFAULT_FORECAST_HORIZON_DAYS,
+    DEFAULT_HEADROOM,
+    DEFAULT_MIN_BROKERS,
+    DEFAULT_TOLERATED_BROKER_FAILURES,
+)
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
 #: The currency of ``[new_broker] price`` when the policy names none.
@@ -83,10 +89,10 @@ __all__ = [
 class Defaults:
     """Policy-wide defaults."""
 
-    headroom: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, 0.7))
-    tolerated_broker_failures: int = 1
-    forecast_horizon_days: int = 90
-    min_brokers: int = 3
+    headroom: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, DEFAULT_HEADROOM))
+    tolerated_broker_failures: int = DEFAULT_TOLERATED_BROKER_FAILURES
+    forecast_horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
+    min_brokers: int = DEFAULT_MIN_BROKERS
 
 
 @dataclass(frozen=True)
@@ -155,15 +161,6 @@ class PoolPolicy:
     @property
     def pool_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pools)
-
-    def headroom(self, pool: str, dimension: str) -> float:
-        """The usable fraction of capacity in ``dimension`` for ``pool``."""
-        own = self.pool_by_name[pool].headroom
-        return (own if own is not None else self.defaults.headroom)[dimension]
-
-    def min_brokers(self, pool: str) -> int:
-        own = self.pool_by_name[pool].min_brokers
-        return self.defaults.min_brokers if own is None else own
 
     @cached_property
     def pinned_pool(self) -> dict[int, str]:
@@ -252,10 +249,10 @@ def _headroom_field(value: Any) -> Any:
 
 
 class _DefaultsModel(_Strict):
-    headroom: float | dict[str, float] = 0.7
-    tolerated_broker_failures: int = Field(1, ge=0)
-    forecast_horizon_days: int = Field(90, ge=0)
-    min_brokers: int = Field(3, ge=1)
+    headroom: float | dict[str, float] = DEFAULT_HEADROOM
+    tolerated_broker_failures: int = Field(DEFAULT_TOLERATED_BROKER_FAILURES, ge=0)
+    forecast_horizon_days: int = Field(DEFAULT_FORECAST_HORIZON_DAYS, ge=0)
+    min_brokers: int = Field(DEFAULT_MIN_BROKERS, ge=1)
 
     _check_headroom = field_validator("headroom", mode="before")(_headroom_field)
 

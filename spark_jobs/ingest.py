@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from pools.atomic import write_json
 from pools.errors import InputError
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
 from spark_jobs.history import read_history, write_history
@@ -61,7 +62,7 @@ class IngestParams:
 
     cluster: str
     broker_map: Mapping[str, int] = field(default_factory=dict)
-    horizon_days: int = 90
+    horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
     partition_counts: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -303,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument(f"--{name}", action="append", default=[], help="input glob (repeatable)")
     for name in ("history", "broker-map", "snapshot", "cluster", "remote"):
         p.add_argument(f"--{name}")
-    p.add_argument("--horizon-days", type=int, default=90)
+    p.add_argument("--horizon-days", type=int, default=DEFAULT_FORECAST_HORIZON_DAYS)
     p.add_argument("--out", required=True)
     p.add_argument("--master", default="local[*]")
     p.add_argument("--conf", action="append", default=[])

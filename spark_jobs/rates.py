@@ -57,7 +57,14 @@ THROUGHPUT_SCHEMA = T.StructType(
 
 
 def missing_minutes(interval_s: F.Column) -> F.Column:
-    """Whole minutes a window of ``interval_s`` seconds skipped (0 for a normal minute)."""
+    """Whole minutes a window of ``interval_s`` seconds skipped (0 for a normal minute).
+
+    Examples
+    --------
+    >>> rows = spark.createDataFrame([(60,), (90,), (180,)], "interval_s int")
+    >>> [r.m for r in rows.select(missing_minutes(F.col("interval_s")).alias("m")).collect()]
+    [0, 1, 2]
+    """
     return F.greatest(F.round(interval_s / 60.0).cast("long") - 1, F.lit(0).cast("long"))
 
 

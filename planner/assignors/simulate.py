@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from planner.assignors.server import ServerStrategy, assign_server
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 from pools.errors import InputError
 
 Assignment = dict[str, dict[str, list[int]]]

@@ -30,7 +30,7 @@ from typing import Any
 
 from planner.assignors.server import ServerStrategy, assign_server
 from planner.assignors.simulate import derive_topic_id
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 from pools.errors import InputError
 
 TopicPartition = tuple[str, int]

@@ -27,10 +27,12 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
+@click.option("--horizon-days", type=click.IntRange(min=0),
+              help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
 def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None, fail_on: str,
-            out_dir: str) -> int:
+            horizon_days: int | None, out_dir: str) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
@@ -52,7 +54,8 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
             partitions = load_partition_profile(profile_dir)
     elif profile_dir is not None:
         _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
-    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions)
+    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
+                     horizon_days=horizon_days)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
+
 __all__ = ["command"]
 
 _console = Console(stderr=True, highlight=False)
@@ -21,7 +23,8 @@ _GLOB = {"multiple": True, "metavar": "GLOB"}
 @click.option("--broker-map", type=click.Path(dir_okay=False), default=None, help="TOML: label value (instance, pod, agent URL) = broker id.")
 @click.option("--cluster", default=None, help="Cluster name  [default: the snapshot's, else 'default'].")
 @click.option("--snapshot", type=click.Path(dir_okay=False), default=None, help="Cluster snapshot JSON for partition counts.")
-@click.option("--horizon-days", type=click.IntRange(min=0), default=90, show_default=True, help="Forecast horizon.")
+@click.option("--horizon-days", type=click.IntRange(min=0), default=DEFAULT_FORECAST_HORIZON_DAYS, show_default=True,
+              help="Horizon the profile stores its forecast at (plan and audit re-derive it at the policy's).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Profile directory (may exist).")
 @click.option("--master", default="local[*]", show_default=True, help="local[N], spark://host:port, yarn or k8s://...")
 @click.option("--remote", default=None, help="Spark Connect URL sc://host:port (instead of --master).")

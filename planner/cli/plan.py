@@ -30,10 +30,12 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Relative MIP gap at which the solver stops.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="Solver threads (the plan is reproducible for a given count).")
+@click.option("--horizon-days", type=click.IntRange(min=0),
+              help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
 @click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
               help="Directory for plan.json (created if missing; plan.json is replaced).")
 def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path: str | None, solver: str,
-            time_limit: float, gap: float, threads: int, out_dir: str) -> int:
+            time_limit: float, gap: float, threads: int, horizon_days: int | None, out_dir: str) -> int:
     """Plan the pools: which brokers and topics go where, what each pool lacks, and every replica's target.
 
     Writes OUT/plan.json. Exit 0 with a plan that fits the cluster; 1 when the pools need brokers the cluster
@@ -52,13 +54,14 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path:
     profile = load_profile(profile_dir)
     partitions = load_partition_profile(profile_dir) if (Path(profile_dir) / PARTITION_PROFILE_FILE).exists() else None
     outcome = plan_pools(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
-                         solver=solver, time_limit=time_limit, gap=gap, threads=threads)
+                         solver=solver, time_limit=time_limit, gap=gap, threads=threads, horizon_days=horizon_days)
     plan = outcome.plan
     path = save_plan(plan, Path(out_dir) / "plan.json")
     s = plan.solver
     _console.print(
         f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {format_bytes(plan.moved_bytes)} to copy; "
-        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap}; wrote {path}"
+        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap} in "
+        f"{outcome.solver_seconds:.1f} s; wrote {path}"
     )
     for warning in plan.warnings:
         _console.print(f"[yellow]warning:[/] {warning}")

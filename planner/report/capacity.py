@@ -16,16 +16,18 @@ from typing import Any
 
 from planner.report.inputs import RunInputs
 from pools.policy import NewBrokerType
+from pools.pool_rules import DEFAULT_TOLERATED_BROKER_FAILURES, PoolRules, failing_brokers, usable_capacity
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
-    "PoolLimits",
+    "CapacityLimits",
     "PoolCapacity",
     "CostRow",
     "Costing",
     "pool_rules",
     "pool_capacity",
     "costing",
+    "forecast_horizon",
     "RUNWAY_CAP_DAYS",
 ]
 
@@ -34,7 +36,7 @@ RUNWAY_CAP_DAYS = 3650
 
 
 @dataclass(frozen=True, slots=True)
-class PoolLimits:
+class CapacityLimits:
     """What the pool rules allow one pool in one dimension.
 
     ``max_utilisation`` is the policy's ``headroom`` (the largest fraction of capacity the pool may use);
@@ -71,8 +73,8 @@ class PoolCapacity:
     load_forecast: float | None
     demand_now: float | None
     demand_forecast: float | None
-    limits: PoolLimits
-    loss: PoolLimits
+    limits: CapacityLimits
+    loss: CapacityLimits
     horizon_days: int | None
     as_of: date | None
     planned: bool
@@ -174,7 +176,7 @@ class Costing:
 
 
 def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[str, float], *,
-               at_least: int = 0) -> PoolLimits:
+               at_least: int = 0) -> CapacityLimits:
     """The pool rules for ``pool`` in ``dimension``: its maximum utilisation and what losing brokers leaves.
 
     This is the report's one question to the pool rules; every capacity limit the report shows comes from it.
@@ -186,16 +188,18 @@ def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[st
     --------
     >>> from planner.report.inputs import RunInputs
     >>> pool_rules(RunInputs("run"), "core", "nw_in", {"1": 50.0, "2": 80.0, "new": 80.0})
-    PoolLimits(max_utilisation=None, lost=('2',), usable=130.0)
+    CapacityLimits(max_utilisation=None, lost=('2',), usable=130.0)
     """
     row = _plan_pool_row(run, pool, dimension)
     headroom = _number(row.get("headroom"))
-    if headroom is None and run.policy is not None and pool in run.policy.pool_by_name:
-        headroom = run.policy.headroom(pool, dimension)
-    failures = max(run.policy.defaults.tolerated_broker_failures if run.policy else 1, at_least)
-    largest = sorted(capacities.items(), key=lambda kv: (-kv[1], _broker_order(kv[0])))[:failures]
-    return PoolLimits(headroom, tuple(label for label, _ in largest),
-                      sum(capacities.values()) - sum(c for _, c in largest))
+    rules = PoolRules.from_policy(run.policy) if run.policy is not None else None
+    if headroom is None and rules is not None and pool in rules.pools:
+        headroom = rules.limits(pool).headroom_of(dimension)
+    tolerated = rules.limits(pool).tolerated_failures if rules else DEFAULT_TOLERATED_BROKER_FAILURES
+    labels = sorted(capacities, key=_broker_order)
+    values = [capacities[label] for label in labels]
+    lost = failing_brokers(values, max(tolerated, at_least))
+    return CapacityLimits(headroom, tuple(labels[i] for i in lost), usable_capacity(values, max(tolerated, at_least)))
 
 
 def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mapping[int, str | None] | None,
@@ -208,7 +212,7 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
     """
     plan_pools = _plan_pools(run)
     names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after or {}).values() if p})
-    horizon, as_of = _horizon(run), _as_of(run)
+    horizon, as_of = forecast_horizon(run), _as_of(run)
     added = dict(run.plan.brokers_to_add) if run.plan else {}
     out = []
     for pool in names:
@@ -258,12 +262,16 @@ def _plan_pool_row(run: RunInputs, pool: str, dimension: str) -> Mapping[str, An
     return row if isinstance(row, Mapping) else {}
 
 
-def _horizon(run: RunInputs) -> int | None:
-    """The forecast horizon (days) the demand at the forecast is for: the profile's, else the policy's."""
+def forecast_horizon(run: RunInputs) -> int | None:
+    """The forecast horizon (days) the report's forecasts are for: the plan's, else the policy's, else the
+    profile's own."""
+    if run.plan and run.plan.horizon_days is not None:
+        return run.plan.horizon_days
+    if run.policy is not None:
+        return PoolRules.from_policy(run.policy).horizon_days
     if run.profile:
-        days = {r.forecast_horizon_days for r in run.profile.values()}
-        return days.pop() if len(days) == 1 else max(days)
-    return run.policy.defaults.forecast_horizon_days if run.policy else None
+        return max(r.forecast_horizon_days for r in run.profile.values())
+    return None
 
 
 def _as_of(run: RunInputs) -> date | None:

@@ -10,13 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from planner.report.capacity import Costing, PoolCapacity, costing, pool_capacity
+from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
 from planner.report.risks import Risks, plan_risks
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.demand import at_horizon
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
@@ -153,7 +154,13 @@ class ReportModel:
 
 
 def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportModel:
-    """The report's numbers from whatever stages of the run are present, compared with ``previous`` if given."""
+    """The report's numbers from whatever stages of the run are present, compared with ``previous`` if given.
+
+    Forecasts are at the plan's horizon, else at the policy's (`pools.pool_rules`), else at the profile's own.
+    """
+    horizon = forecast_horizon(run)
+    if horizon is not None and run.profile:
+        run = replace(run, profile=at_horizon(run.profile, horizon))
     snapshot, plan = run.snapshot, run.plan
     cluster = snapshot.cluster if snapshot else plan.cluster if plan else "unknown"
     before, after = _membership(run)

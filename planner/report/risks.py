@@ -96,7 +96,7 @@ def plan_risks(plan: Plan, findings: Iterable[Finding], snapshot: ClusterSnapsho
     --------
     >>> from pools.plan import Plan, PartitionMove, SolverReport
     >>> plan = Plan("c", {1: "a", 2: "a", 3: "a"}, {1: "a", 2: "a", 3: "a"}, {"t": "a"},
-    ...             (PartitionMove("t", 0, (1, 2), (1, 3), 100),), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0, 1))
+    ...             (PartitionMove("t", 0, (1, 2), (1, 3), 100),), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     >>> risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, pool="a", broker=1)]).risks[0]
     >>> [(m.topic, m.partition, m.how, m.moved_bytes) for m in risk.moves], risk.count
     ([('t', 0, 'copies from broker 1', 100)], 1)

@@ -7,7 +7,9 @@ from collections.abc import Iterable, Mapping
 from pools.audit.findings import Finding, Severity, sort_findings
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
+from pools.demand import at_horizon
 from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import ClusterSnapshot
 
@@ -23,6 +25,7 @@ def audit(
     rules: Iterable[Rule] = RULES,
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+    horizon_days: int | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
 
@@ -40,6 +43,9 @@ def audit(
     fanout, partition_profile : optional
         As for `pools.demand.topic_demand` (consumer groups per topic where the profile lacks bytes-out,
         per-partition rates).
+    horizon_days : int, optional
+        The forecast horizon in days; default the policy's ``forecast_horizon_days`` (`pools.pool_rules`). The
+        profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
 
     Raises
     ------
@@ -48,6 +54,8 @@ def audit(
     """
     policy.check_against(snapshot)
     if loads is None:
+        if profile is not None:
+            profile = at_horizon(profile, PoolRules.from_policy(policy, horizon_days=horizon_days).horizon_days)
         loads = audit_loads(snapshot, profile, fanout=fanout, partition_profile=partition_profile)
     found: list[Finding] = []
     for rule in rules:

@@ -11,6 +11,7 @@ import pytest
 from pools.errors import InputError
 from pools.plan import PartitionMove, Plan, SolverReport, load_plan, plan_to_json, save_plan
 from pools.policy import dump_policy, load_policy, parse_policy
+from pools.pool_rules import PoolRules
 from pools.profile import (
     PARTITION_COLUMNS,
     TOPIC_COLUMNS,
@@ -109,7 +110,8 @@ def test_policy_resolves_topics_and_round_trips(tmp_path: Path) -> None:
     assert policy.resolve("ads.clicks").group == policy.resolve("ads.views").group == "tenant:ads"
     assert policy.resolve("legacy-x").candidates == ("shared-b",)
     assert policy.resolve("misc").reason == "default"
-    assert policy.headroom("payments", "disk") == 0.6 and policy.headroom("shared-a", "disk") == 0.7
+    rules = PoolRules.from_policy(policy)
+    assert rules.pools["payments"].headroom_of("disk") == 0.6 and rules.pools["shared-a"].headroom_of("disk") == 0.7
     assert policy.conflicting_tenants == {frozenset({"payments", "ads"})}
     (tmp_path / "p.toml").write_text(dump_policy(policy))
     again = load_policy(tmp_path / "p.toml")
@@ -230,7 +232,7 @@ def test_plan_round_trips_and_counts_moved_bytes(tmp_path: Path) -> None:
         topics={"t": "a"},
         partitions=(PartitionMove("t", 1, (1, 2), (2, 1), 10), PartitionMove("t", 0, (1,), (2,), 5)),
         brokers_to_add={"a": 0},
-        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
         utilisation={"pools": {}},
         warnings=("w",),
     )

@@ -56,7 +56,7 @@ def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "a
         plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)},
                     brokers={b: ("a" if b <= 3 else "b") for b in range(1, 7)}, topics={"a-x": "a", "b-y": "b"},
                     partitions=tuple(moves), brokers_to_add={"a": 1, "b": 0},
-                    solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+                    solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
                     utilisation=util, warnings=("pool a needs 1 broker",))
         save_plan(plan, root / "plan" / "plan.json")
     if "bundle" in stages:

@@ -117,7 +117,7 @@ def test_cost_without_a_price_or_a_policy_says_what_is_missing(tmp_path):
 def test_risks_link_findings_to_the_moves_that_touch_them():
     moves = (PartitionMove("t", 0, (1, 2, 3), (1, 2, 4), 100),  # copies from 1 (its leader) to 4, drops 3
              PartitionMove("t", 1, (2, 3, 1), (3, 2, 1), 50))  # reorders only: 3 becomes the preferred leader
-    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0, 1))
+    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     findings = [
         Finding("log_dir_error", Severity.CRITICAL, pool="p", broker=1),
         Finding("broker_mixed_pools", Severity.ERROR, pool="p", broker=3),
@@ -144,7 +144,7 @@ def test_risks_link_findings_to_the_moves_that_touch_them():
 
 def test_risks_name_the_largest_moves_and_count_the_rest():
     moves = tuple(PartitionMove("t", i, (1, 2), (1, 3 + i), 10 * (i + 1)) for i in range(25))
-    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0, 1))
+    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
                               Finding("topic_without_pool", Severity.WARNING, topic="t")])
     disk, topic = risks.risks
@@ -159,7 +159,7 @@ def test_risks_name_the_largest_moves_and_count_the_rest():
 def test_risk_copy_source_is_the_current_leader():
     from pools.snapshot import ClusterSnapshot, PartitionState
     move = PartitionMove("t", 0, (1, 2), (1, 3), 10)
-    plan = Plan("c", {}, {}, {"t": "p"}, (move,), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0, 1))
+    plan = Plan("c", {}, {}, {"t": "p"}, (move,), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     snap = ClusterSnapshot(cluster="c", brokers=(), topics=(),
                            partitions=(PartitionState("t", 0, (1, 2), leader=2, isr=(1, 2)),))
     risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=2)], snap).risks[0]
