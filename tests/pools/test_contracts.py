@@ -71,7 +71,7 @@ def test_snapshot_rejects_bad_fields(mutate, message: str) -> None:
 
 def test_snapshot_invalid_json_names_line(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{\n "cluster": \n}')
-    with pytest.raises(InputError, match=r"bad\.json: line 3 column 1: invalid JSON"):
+    with pytest.raises(InputError, match=r"bad\.json: invalid JSON at line 3 column 1"):
         load_snapshot(tmp_path / "bad.json")
 
 

@@ -77,7 +77,7 @@ def test_leader_none_reassignment_elr_and_unknown_broker_are_kept(formats):
     moving = parts[("payments.ledger", 0)]
     assert moving.adding_replicas == (103,) and moving.removing_replicas == (102,) and moving.reassigning
     assert 103 in moving.replicas and 103 not in snap.broker_ids
-    assert moving.sizes == (812, None, None)
+    assert moving.sizes == (812, None, None, None)
     assert parts[("orders", 0)].elr is None
 
 
