@@ -109,8 +109,8 @@ def location(loc: tuple[Any, ...]) -> str:
     return out or "document"
 
 
-def error_text(exc: ValidationError, source: str) -> str:
-    """The first error of ``exc`` as ``source: key.path: expected ..., got value``."""
+def error_text(exc: ValidationError, source: str, at: str = "") -> str:
+    """The first error of ``exc`` as ``source: key.path: expected ..., got value``; ``at`` prefixes the path."""
     err = exc.errors(include_url=False)[0]
     kind = err["type"]
     value = err.get("input")
@@ -130,7 +130,10 @@ def error_text(exc: ValidationError, source: str) -> str:
             message += f", got {_short(value)}"
     if not source.endswith(".toml"):
         message = message.replace("a table", "an object")
-    return f"{source}: {location(tuple(err['loc']))}: {message}"
+    path = location(tuple(err["loc"]))
+    if at:
+        path = at if path == "document" else f"{at}{'' if path.startswith('[') else '.'}{path}"
+    return f"{source}: {path}: {message}"
 
 
 def _number(value: Any) -> Any:
@@ -142,11 +145,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def validate(schema: type[T] | TypeAdapter[T], doc: Any, source: str) -> T:
-    """``doc`` validated against ``schema`` (a pydantic model or `TypeAdapter`), else one `InputError` line."""
+def validate(schema: type[T] | TypeAdapter[T], doc: Any, source: str, *, at: str = "") -> T:
+    """``doc`` validated against ``schema`` (a pydantic model or `TypeAdapter`), else one `InputError` line.
+
+    ``at`` is where ``doc`` sits in its file (``partitions[12]``), for a schema of one entry.
+    """
     try:
         if isinstance(schema, TypeAdapter):
             return schema.validate_python(doc)
         return schema.model_validate(doc)  # type: ignore[attr-defined,no-any-return]
     except ValidationError as exc:
-        raise InputError(error_text(exc, source)) from None
+        raise InputError(error_text(exc, source, at)) from None

@@ -33,7 +33,7 @@ from typing import Any
 from pools.atomic import write_text
 from pools.errors import InputError
 from pools.files import parse_json, read_text
-from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID
+from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC
 from pools.memory import gc_paused
 
 __all__ = [
@@ -417,8 +417,9 @@ def partition_problem(p: PartitionState) -> tuple[str, str] | None:
     members = set(replicas)
     if not replicas or len(members) != len(replicas) or min(replicas) < 0 or max(replicas) > MAX_BROKER_ID:
         return "replicas", f"expected a non-empty list of distinct broker ids, got {list(replicas)}"
-    if not 0 <= p.partition <= INT32_MAX:
-        return "partition", f"expected a partition id in 0..{INT32_MAX}, got {p.partition}"
+    if not 0 <= p.partition < MAX_PARTITIONS_PER_TOPIC:
+        return "partition", (f"expected a partition id in 0..{MAX_PARTITIONS_PER_TOPIC - 1} (the limit of "
+                              f"{MAX_PARTITIONS_PER_TOPIC} partitions per topic), got {p.partition}")
     if p.leader is not None and p.leader not in members:
         return "leader", f"expected one of the replicas {list(replicas)} or null, got {p.leader}"
     for name in ("isr", "adding_replicas", "removing_replicas", "elr", "last_known_elr"):

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from pools.errors import InputError
-from pools.limits import INT32_MAX, MAX_BROKER_ID
+from pools.limits import INT32_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR
 
 __all__ = ["PartitionDescription", "TopicDescription", "parse_topics_describe"]
 
@@ -99,8 +99,8 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
                 raise InputError(f"{where}: Topic: {name!r} is described twice")
             entry["header"] = (
                 fields.get("TopicId"),
-                _int(fields, "PartitionCount", where),
-                _int(fields, "ReplicationFactor", where),
+                _int(fields, "PartitionCount", where, MAX_PARTITIONS_PER_TOPIC),
+                _int(fields, "ReplicationFactor", where, MAX_REPLICATION_FACTOR),
                 _configs(fields.get("Configs", "")),
                 fields.get("MarkedForDeletion", "").strip() == "true",
             )
@@ -126,7 +126,7 @@ def _fields(line: str) -> dict[str, str]:
     return fields
 
 
-def _int(fields: dict[str, str], key: str, where: str) -> int:
+def _int(fields: dict[str, str], key: str, where: str, high: int = INT32_MAX) -> int:
     if key not in fields:
         raise InputError(f"{where}: {key}: missing (expected '{key}: <integer>')")
     value = fields[key].strip()
@@ -134,8 +134,11 @@ def _int(fields: dict[str, str], key: str, where: str) -> int:
         number = int(value)
     except ValueError:
         number = -1
-    if not 0 <= number <= INT32_MAX:
-        raise InputError(f"{where}: {key}: expected an integer in 0..{INT32_MAX}, got {value!r}")
+    if not 0 <= number <= high:
+        limit = ""
+        if number > high and key.startswith("Partition"):
+            limit = f" (the limit of {MAX_PARTITIONS_PER_TOPIC} partitions per topic)"
+        raise InputError(f"{where}: {key}: expected an integer in 0..{high}{limit}, got {value!r}")
     return number
 
 
@@ -179,7 +182,7 @@ def _partition(fields: dict[str, str], where: str, lineno: int) -> PartitionDesc
         raise InputError(f"{where}: Replicas/Isr: expected a list of broker ids, got 'N/A'")
     return PartitionDescription(
         topic=fields["Topic"],
-        partition=_int(fields, "Partition", where),
+        partition=_int(fields, "Partition", where, MAX_PARTITIONS_PER_TOPIC - 1),
         leader=leader,
         replicas=replicas,
         isr=isr,

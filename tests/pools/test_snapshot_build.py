@@ -195,7 +195,7 @@ def _describe(rows, *, n=None, rf=2, configs="") -> str:
         (_describe([{"p": 0, "leader": 1, "replicas": "1,2,3", "isr": "1,2,3"}]),
          r"describe\.txt:1: ReplicationFactor: topic 't' has ReplicationFactor 2 but partition 0 has 3 replica"),
         (_describe([{"p": -1, "leader": 1, "replicas": "1,2", "isr": "1"}]),
-         r"describe\.txt:2: Partition: expected an integer in 0\.\.2147483647, got '-1'"),
+         r"describe\.txt:2: Partition: expected an integer in 0\.\.99999, got '-1'"),
         (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}, {"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}]),
          r"describe\.txt:3: Partition: t-0 is described twice"),
         (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}, {"p": 2, "leader": 1, "replicas": "1,2", "isr": "1"}]),

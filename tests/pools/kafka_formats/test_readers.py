@@ -118,7 +118,7 @@ READERS = {
 
 MALFORMED = [
     ("topics-describe-bad-replicas.txt", r"topics-describe-bad-replicas.txt:2: Replicas: expected a comma-separated list of broker ids, got '1,b'"),
-    ("topics-describe-bad-count.txt", r"topics-describe-bad-count.txt:1: PartitionCount: expected an integer in 0..2147483647, got 'two'"),
+    ("topics-describe-bad-count.txt", r"topics-describe-bad-count.txt:1: PartitionCount: expected an integer in 0..100000, got 'two'"),
     ("topics-describe-no-leader.txt", r"topics-describe-no-leader.txt:1: Leader: missing"),
     ("topics-describe-wrong-file.txt", r"topics-describe-wrong-file.txt:1: expected 'Topic: <name>' lines"),
     ("log-dirs-bad-partition-name.txt", r"log-dirs-bad-partition-name.txt:3: \$.brokers\[0\].logDirs\[0\].partitions\[0\].partition: expected '<topic>-<partition>', got 'orders'"),
