@@ -214,8 +214,8 @@ class _PlanHeader(Strict):
 class _Partition(Strict):
     topic: Name
     partition: Annotated[int, Field(ge=0, lt=MAX_PARTITIONS_PER_TOPIC)]
-    old_replicas: Annotated[list[BrokerId], Field(min_length=1)]
-    replicas: Annotated[list[BrokerId], Field(min_length=1)]
+    old_replicas: list[BrokerId]
+    replicas: list[BrokerId]
     size_bytes: ByteCount = 0
 
 
@@ -271,7 +271,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
             entry = validate(_Partition, raw, source, at=f"partitions[{i}]")
             for name in ("old_replicas", "replicas"):
                 values = getattr(entry, name)
-                if len(set(values)) != len(values):
+                if not values or len(set(values)) != len(values):
                     raise InputError(f"{source}: partitions[{i}].{name}: {_REPLICAS}, got {values}")
             move = PartitionMove(entry.topic, entry.partition, tuple(entry.old_replicas), tuple(entry.replicas),
                                  entry.size_bytes)

@@ -120,7 +120,9 @@ def error_text(exc: ValidationError, source: str, at: str = "") -> str:
         noun = "an integer" if isinstance(value, int) and not isinstance(value, bool) else "a number"
         message = f"expected {noun} {sign} {_number(bound)}"
     elif kind in ("too_short", "too_long"):
-        message = err["msg"].replace("List should", "expected an array with").replace("should", "expected")
+        ctx = err.get("ctx", {})
+        message = (f"expected at least {ctx.get('min_length')} item(s)" if kind == "too_short"
+                   else f"expected at most {ctx.get('max_length')} item(s)")
     elif kind == "value_error":
         message = str(err.get("ctx", {}).get("error", err["msg"]))
     else:

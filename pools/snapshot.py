@@ -582,6 +582,8 @@ def _partition(v: _Validator, p: Any, where: str) -> PartitionState:
     unknown = sorted(set(p) - _PARTITION_KEYS)
     v.require(not unknown, f"{where}.{unknown[0]}" if unknown else where, "unknown key")
     replicas = v.int_list(p.get("replicas"), f"{where}.replicas")
+    v.require(bool(replicas) and len(set(replicas)) == len(replicas), f"{where}.replicas",
+              f"expected a non-empty list of distinct broker ids, got {list(replicas)}")
     leader = p.get("leader")
     if leader is not None:
         v.broker_id(leader, f"{where}.leader")
