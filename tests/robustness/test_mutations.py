@@ -1,0 +1,207 @@
+"""The class-level guarantee: any mutation of a valid document ends in a clean result or exit 2, never a traceback.
+
+Hypothesis mutates valid snapshot.json, plan.json, findings.json, pools.toml, profile and run-config documents
+(type swaps, NaN/Inf, negatives, huge integers, deletions, duplications, wrong encodings, truncation) and runs the
+real commands that read them. Examples are bounded so the module takes seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.robustness.helpers import READERS, command_lines, tree
+
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+#: Values a hand edit puts where another value was.
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.sampled_from(["", "x", "1", "nan", "-1", "p0"]),
+    st.integers(min_value=-(2**70), max_value=2**70), st.sampled_from([-1, 0, 2**31, 2**63, 10**9]),
+    st.floats(allow_nan=True, allow_infinity=True), st.just([]), st.just({}), st.just([1, 1]), st.just([None]),
+)
+
+
+def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:4]):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+@st.composite
+def mutated(draw: st.DrawFn, doc: Any) -> Any:
+    """``doc`` with one edit: a value replaced, a key or item deleted, an item duplicated or wrapped in a list."""
+    doc = copy.deepcopy(doc)
+    path = draw(st.sampled_from(_paths(doc)[1:]))
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    key = path[-1]
+    op = draw(st.sampled_from(["replace", "delete", "duplicate", "wrap", "negate"]))
+    if op == "replace":
+        parent[key] = draw(VALUES)
+    elif op == "delete":
+        del parent[key]
+    elif op == "duplicate" and isinstance(parent, list):
+        parent.append(copy.deepcopy(parent[key]))
+    elif op == "negate" and isinstance(parent[key], (int, float)) and not isinstance(parent[key], bool):
+        parent[key] = -parent[key] - 1
+    else:
+        parent[key] = [parent[key]]
+    return doc
+
+
+@st.composite
+def damaged_bytes(draw: st.DrawFn, data: bytes) -> bytes:
+    """``data`` truncated, re-encoded, prefixed with a byte-order mark or with bytes that are not UTF-8."""
+    op = draw(st.sampled_from(["truncate", "utf16", "bom", "latin1"]))
+    if op == "truncate":
+        return data[: draw(st.integers(min_value=0, max_value=max(0, len(data) - 1)))]
+    if op == "utf16":
+        return data.decode().encode("utf-16")
+    if op == "bom":
+        return b"\xef\xbb\xbf" + data
+    at = draw(st.integers(min_value=0, max_value=len(data)))
+    return data[:at] + b"\xe9\xff" + data[at:]
+
+
+def _dump(document: str, doc: Any) -> bytes:
+    if document.endswith(".toml"):
+        try:
+            return tomli_w.dumps(_toml_safe(doc)).encode()
+        except (TypeError, ValueError):
+            return b"[[pool]]\nname = 3\n"
+    return json.dumps(doc, allow_nan=True).encode()
+
+
+def _toml_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _toml_safe(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_toml_safe(v) for v in value if v is not None]
+    return value
+
+
+def _readers(document: str) -> tuple[str, ...]:
+    """The commands to run on a broken ``document``: the report (seconds of charts) only for the findings it alone
+    reads; it names any other unreadable stage output in the report (tests/robustness/test_bad_input.py)."""
+    names = READERS[document]
+    return names if document == "audit/findings.json" else tuple(n for n in names if n != "report")
+
+
+def _check(run_cli, run: Path, out: Path, names: tuple[str, ...]) -> None:
+    before = tree(run)
+    for name in names:
+        target = out / name
+        code, stdout, err = run_cli(*command_lines(run, target)[name])
+        assert "Traceback" not in stdout + err
+        assert code in (0, 1, 2), (name, code, err)
+        if code == 2:
+            assert len([line for line in err.splitlines() if line.startswith("error:")]) == 1, err
+            assert not target.exists() or name == "report"
+    assert tree(run) == before
+
+
+def _load(document: str, run: Path) -> Any:
+    import tomllib
+
+    path = run / document
+    return tomllib.loads(path.read_text()) if document.endswith(".toml") else json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("document", sorted(READERS))
+def test_mutated_documents_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
+    base = _load(document, valid_run)
+
+    @SETTINGS
+    @given(doc=mutated(base))
+    def check(doc: Any) -> None:
+        run = tmp_path_factory.mktemp("m")
+        shutil.copytree(valid_run, run, dirs_exist_ok=True)
+        (run / document).write_bytes(_dump(document, doc))
+        _check(run_cli, run, run.parent / f"{run.name}-out", _readers(document))
+
+    check()
+
+
+@pytest.mark.parametrize("document", sorted(READERS))
+def test_damaged_bytes_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
+    data = (valid_run / document).read_bytes()
+
+    @SETTINGS
+    @given(raw=damaged_bytes(data))
+    def check(raw: bytes) -> None:
+        run = tmp_path_factory.mktemp("b")
+        shutil.copytree(valid_run, run, dirs_exist_ok=True)
+        (run / document).write_bytes(raw)
+        _check(run_cli, run, run.parent / f"{run.name}-out", _readers(document))
+
+    check()
+
+
+_PROFILE_VALUES = st.sampled_from([float("nan"), float("inf"), -1.0, -1, 0, 2**40, None])
+
+
+def test_mutated_profiles_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli):
+    table = pq.read_table(valid_run / "profile" / "topic_profile.parquet")
+    numeric = [f.name for f in table.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
+
+    @SETTINGS
+    @given(column=st.sampled_from(numeric), row=st.integers(0, table.num_rows - 1), value=_PROFILE_VALUES,
+           duplicate=st.booleans())
+    def check(column: str, row: int, value: Any, duplicate: bool) -> None:
+        run = tmp_path_factory.mktemp("p")
+        shutil.copytree(valid_run, run, dirs_exist_ok=True)
+        field = table.schema.field(column)
+        values = table.column(column).to_pylist()
+        values[row] = int(value) if pa.types.is_integer(field.type) and isinstance(value, float) and value == value \
+            and abs(value) != float("inf") else value
+        try:
+            column_values = pa.array(values, type=field.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            column_values = pa.array([None if v != v else v for v in values], type=pa.float64())
+        broken = table.set_column(table.schema.get_field_index(column), column, column_values)
+        if duplicate:
+            broken = pa.concat_tables([broken, broken.slice(0, 1)])
+        pq.write_table(broken, run / "profile" / "topic_profile.parquet")
+        _check(run_cli, run, run.parent / f"{run.name}-out", ("plan", "audit"))
+
+    check()
+
+
+_RUN = {
+    "run": {"stages": ["snapshot", "audit", "report"]},
+    "snapshot": {"describe": "{config_dir}/describe.txt", "inventory": "{config_dir}/brokers.toml", "cluster": "c"},
+    "audit": {"policy": "{config_dir}/pools.toml", "fail-on": "error"},
+    "report": {"policy": "{config_dir}/pools.toml"},
+}
+
+
+def test_mutated_run_configs_fail_before_the_first_stage(tmp_path_factory, run_cli):
+    @SETTINGS
+    @given(doc=mutated(_RUN))
+    def check(doc: Any) -> None:
+        root = tmp_path_factory.mktemp("r")
+        (root / "q.toml").write_bytes(_dump("q.toml", doc))
+        code, out, err = run_cli("run", "--config", root / "q.toml", "--out", root / "run")
+        assert "Traceback" not in out + err
+        assert code == 2, err  # describe.txt and brokers.toml do not exist: every config is bad input
+        assert not (root / "run").exists()
+
+    check()
