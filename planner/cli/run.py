@@ -20,7 +20,8 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     """Run the quarterly capacity run: sample, snapshot, ingest, plan, emit, audit, report.
 
     Each stage is the subcommand of the same name, called with the options of its config table; the whole
-    config (every table's keys, value types and ranges, input files) is checked before the first stage runs.
+    config (every table's keys, value types and ranges, input files; tables of stages left out of run.stages
+    too) is checked before the first stage runs.
     The run directory is built under a temporary name and renamed into place when every stage has run, so
     bad input in any stage leaves nothing half-written. run.json records each stage's options and exit code.
 
@@ -30,7 +31,7 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     """
     from planner.cli import report_outcome
     from planner.cli.commands import COMMANDS
-    from planner.cli.runconfig import load_run_config, stage_call
+    from planner.cli.runconfig import STAGES, load_run_config, stage_call
     from pools.atomic import atomic_dir, write_json
     from pools.errors import InfeasibleError
 
@@ -39,8 +40,9 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     results: dict[str, int] = {}
     record: list[dict[str, object]] = []
     with atomic_dir(config.out, overwrite=force) as tmp:
-        calls = [stage_call(config, stage, commands[stage], Path(tmp)) for stage in config.stages]
-        for call in calls:
+        calls = {stage: stage_call(config, stage, commands[stage], Path(tmp))
+                 for stage in STAGES if stage in config.stages or config.options[stage]}
+        for call in (calls[stage] for stage in config.stages):
             if call.stage == "emit" and results.get("plan") == 1:
                 _console.print("[yellow]skipping emit: the plan is infeasible[/]")
                 continue

@@ -119,29 +119,26 @@ def stage_call(config: RunConfig, stage: str, command: click.Command, run_dir: P
                 raise InputError(f"{where}.{key}: supplied by the run (the stages find each other's files)")
             known = ", ".join(sorted(by_key))
             raise InputError(f"{where}.{key}: unknown option of poolplan {stage}; expected one of {known}")
-    ctx = click.Context(command, info_name=stage)
-    params: dict[str, Any] = {}
+    given: dict[str, Any] = {name: _expand(value, names, "run") for name, value in supplied.items()}
     shown: dict[str, Any] = {}
-    for param in command.params:
-        assert param.name is not None
-        key = _key(param)
-        if param.name in supplied:
-            raw: Any = _expand(supplied[param.name], names, "run")
-        elif key in table:
-            raw = _expand(table[key], names, f"{where}.{key}")
-            shown[key] = raw
-            raw = _shape(param, raw, f"{where}.{key}")
-        else:
-            raw = param.get_default(ctx)
-        try:
-            params[param.name] = param.process_value(ctx, raw)
-        except click.MissingParameter:
+    for key, value in table.items():
+        param = by_key[key]
+        shown[key] = _expand(value, names, f"{where}.{key}")
+        given[str(param.name)] = _shape(param, shown[key], f"{where}.{key}")
+    try:  # click's own config mechanism: the values are defaults of a command line with no arguments
+        ctx = command.make_context(stage, [], default_map=given)
+    except click.BadParameter as exc:
+        key = _key(exc.param) if exc.param is not None else "?"
+        if isinstance(exc, click.MissingParameter):
             raise InputError(f"{where}.{key}: missing (poolplan {stage} requires it)") from None
-        except click.BadParameter as exc:
-            raise InputError(f"{where}.{key}: {exc.message}") from None
-        if key in table and param.name not in _OUTPUTS and isinstance(param.type, click.Path):
-            for value in raw if isinstance(raw, (list, tuple)) else [raw]:
-                _check_input(value, run_dir, f"{where}.{key}")
+        raise InputError(f"{where}.{key}: {exc.message}") from None
+    except click.ClickException as exc:
+        raise InputError(f"{where}: {exc.format_message()}") from None
+    params = dict(ctx.params)
+    for key, value in shown.items():
+        if by_key[key].name not in _OUTPUTS and isinstance(by_key[key].type, click.Path):
+            for item in value if isinstance(value, list) else [value]:
+                _check_input(item, run_dir, f"{where}.{key}")
     return StageCall(stage, command, params, shown)
 
 
