@@ -29,8 +29,9 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Partitions of the new topic; with --add-partitions the new total, as kafka-topics --alter.")
 @click.option("--replication-factor", type=int, help="Replicas per partition (added partitions keep the topic's).")
 @click.option("--add-partitions", is_flag=True, help="Grow an existing topic of --snapshot to --partitions.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the java.util.Random Kafka would use.")
-@click.option("--start-index", type=int, help="AdminUtils fixed start index (also its first replica shift).")
+@click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=0, show_default=True,
+              help="Seed of the java.util.Random Kafka would use (a Java long).")
+@click.option("--start-index", type=click.IntRange(-(2**31), 2**31 - 1), help="AdminUtils fixed start index (also its first replica shift).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write reassignment JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def command(**opts: Any) -> int:
@@ -106,12 +107,16 @@ def parse_brokers(spec: str) -> list[tuple[int, str | None]]:
 
 def parse_ids(spec: str, option: str) -> list[int]:
     """Comma-separated broker ids; errors name the option and the bad item."""
+    from pools.limits import MAX_BROKER_ID
+
     ids = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
         try:
             ids.append(int(item))
         except ValueError:
             raise InputError(f"{option}: {item!r} is not a broker id (expected an integer)") from None
+        if not 0 <= ids[-1] <= MAX_BROKER_ID:
+            raise InputError(f"{option}: {item!r} is not a broker id (expected 0..{MAX_BROKER_ID})")
     if not ids and spec.strip():
         raise InputError(f"{option}: expected broker ids, got {spec!r}")
     if option == "--brokers" and len(ids) != 1:

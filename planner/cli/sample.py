@@ -16,7 +16,7 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.command(name="sample")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory to create (written atomically; see docs/sample.md for the layout).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generator.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the generator.")
 @click.option("--brokers", default=9, show_default=True, type=int, help="Brokers (at least 6; the last has no pool).")
 @click.option("--topics", default=30, show_default=True, type=int, help="Topics (at least 6).")
 @click.option("--days", default=14, show_default=True, type=int, help="Days of metrics before --end.")
