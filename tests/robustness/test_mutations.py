@@ -205,3 +205,94 @@ def test_mutated_run_configs_fail_before_the_first_stage(tmp_path_factory, run_c
         assert not (root / "run").exists()
 
     check()
+
+
+#: Tokens a hand edit or a broken capture puts into a line of Kafka tool output.
+_TOKENS = st.sampled_from(["-1", "0", "99999999999", "", "x", "none", "1,1", "N/A", "2147483648", ":", "\t", "é"])
+
+
+@st.composite
+def edited_text(draw: st.DrawFn, text: str) -> str:
+    """``text`` with one line duplicated, deleted, truncated, or one of its fields replaced by a token."""
+    lines = text.split("\n")
+    i = draw(st.integers(0, len(lines) - 1))
+    op = draw(st.sampled_from(["duplicate", "delete", "truncate", "field", "word"]))
+    if op == "duplicate":
+        lines.insert(i, lines[i])
+    elif op == "delete":
+        del lines[i]
+    elif op == "truncate":
+        lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+    else:
+        sep = "\t" if op == "field" else " "
+        parts = lines[i].split(sep)
+        j = draw(st.integers(0, len(parts) - 1))
+        key, colon, _ = parts[j].partition(":")
+        parts[j] = f"{key}: {draw(_TOKENS)}" if colon and op == "field" else draw(_TOKENS)
+        lines[i] = sep.join(parts)
+    return "\n".join(lines)
+
+
+def test_edited_kafka_tool_output_never_ends_in_a_traceback(data_dir, tmp_path_factory, run_cli):
+    formats = data_dir / "kafka-formats"
+    describe = (formats / "kafka-topics-describe-3.8.txt").read_text()
+    log_dirs = (formats / "kafka-log-dirs-describe.txt").read_text()
+    inventory = (Path(__file__).resolve().parents[2] / "conf" / "brokers.toml").read_text()
+
+    @SETTINGS
+    @given(which=st.sampled_from(["describe", "log_dirs", "inventory"]), data=st.data())
+    def check(which: str, data: st.DataObject) -> None:
+        root = tmp_path_factory.mktemp("k")
+        texts = {"describe": describe, "log_dirs": log_dirs, "inventory": inventory}
+        texts[which] = data.draw(edited_text(texts[which]))
+        for name, text in texts.items():
+            (root / name).write_text(text)
+        code, out, err = run_cli("snapshot", "--describe", root / "describe", "--log-dirs", root / "log_dirs",
+                                 "--inventory", root / "inventory", "--out", root / "out" / "snapshot.json")
+        assert "Traceback" not in out + err and code in (0, 2), err
+        assert code == 0 or not (root / "out").exists()
+
+    check()
+
+
+def test_edited_consumer_group_output_never_ends_in_a_traceback(data_dir, valid_run, tmp_path_factory, run_cli):
+    formats = data_dir / "kafka-formats"
+    describe = (formats / "kafka-consumer-groups-describe.txt").read_text()
+    members = (formats / "kafka-consumer-groups-members-verbose.txt").read_text()
+
+    @SETTINGS
+    @given(which=st.sampled_from(["describe", "members"]), data=st.data())
+    def check(which: str, data: st.DataObject) -> None:
+        root = tmp_path_factory.mktemp("g")
+        texts = {"describe": describe, "members": members}
+        texts[which] = data.draw(edited_text(texts[which]))
+        for name, text in texts.items():
+            (root / name).write_text(text)
+        code, out, err = run_cli("consumers", "--describe", root / "describe", "--members", root / "members",
+                                 "--profile", valid_run / "profile", "--capacity-bytes", "1000000",
+                                 "--format", "json", "--out", root / "out.json")
+        assert "Traceback" not in out + err and code in (0, 1, 2), err
+        assert code != 2 or not (root / "out.json").exists()
+
+    check()
+
+
+_SCRIPT = {
+    "topics": {"t0": 4, "t1": 2},
+    "members": [{"member_id": "a", "topics": ["t0", "t1"]}, {"member_id": "b", "topics": ["t0"], "rack": "r1"}],
+    "events": [{"event": "join", "member": "c", "topics": ["t1"]}, {"event": "crash", "member": "a"},
+               {"event": "return", "member": "a"}, {"event": "add_partitions", "topic": "t0", "count": 6},
+               {"event": "delete_topic", "topic": "t1"}],
+}
+
+
+def test_mutated_rebalance_scripts_never_end_in_a_traceback(tmp_path_factory, run_cli):
+    @SETTINGS
+    @given(doc=mutated(_SCRIPT), strategy=st.sampled_from(["cooperative-sticky", "uniform", "range"]))
+    def check(doc: Any, strategy: str) -> None:
+        root = tmp_path_factory.mktemp("s")
+        (root / "script.json").write_bytes(_dump("script.json", doc))
+        code, out, err = run_cli("consumers", "--simulate", root / "script.json", "--strategy", strategy)
+        assert "Traceback" not in out + err and code in (0, 2), err
+
+    check()
