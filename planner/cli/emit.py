@@ -83,7 +83,7 @@ def command(
         throttle_fraction=throttle_fraction,
         bootstrap=bootstrap_server,
     )
-    files = build_bundle(load_plan(plan_path), load_snapshot(snapshot_path), options)
+    files = build_bundle(load_plan(plan_path), load_snapshot(snapshot_path), options, plan_source=plan_path)
     write_bundle(out_dir, files, overwrite=force)
     batches = sum(1 for name in files if name.startswith("batches/") and name != "batches/index.json")
     _console.print(f"bundle: {out_dir} ({batches} batch{'es' if batches != 1 else ''}, {len(files)} files)")
