@@ -47,3 +47,24 @@ def test_planner_does_not_import_spark_jobs_at_module_level() -> None:
 def test_pulp_is_confined_to_the_milp_modules() -> None:
     users = {f for f, n in _imports("planner").items() if "pulp" in n}
     assert users <= {"planner/pool_milp.py", "planner/placement/exact.py"}
+
+
+def test_user_files_are_read_through_pools_files() -> None:
+    """One way to read a user's file (pools.files: OS, decoding and syntax errors name the file); the profile's
+    Parquet is read by pools.profile, which checks every row."""
+    readers = (".read_text(", ".read_bytes(", "json.load(", "tomllib.load(", "pq.read_table(")
+    offenders = set()
+    for pkg in ("pools", "planner"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in ("pools/files.py", "pools/profile.py"):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if any(r in text for r in readers):
+                offenders.add(rel)
+    assert offenders == set()
+
+
+def test_click_and_rich_stay_in_the_cli() -> None:
+    users = {f for pkg in ("pools", "planner") for f, n in _imports(pkg).items() if n & {"click", "rich"}}
+    assert {f for f in users if not f.startswith("planner/cli/")} == set()

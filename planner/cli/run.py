@@ -9,7 +9,7 @@ from rich.console import Console
 
 __all__ = ["command"]
 
-_console = Console(stderr=True, highlight=False)
+_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @click.command(name="run")
