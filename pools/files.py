@@ -30,7 +30,7 @@ import orjson
 
 from pools.errors import InputError
 
-__all__ = ["read_bytes", "read_text", "load_toml", "load_json", "parse_json"]
+__all__ = ["read_bytes", "read_text", "load_toml", "parse_toml", "load_json", "parse_json"]
 
 _BOM = "\ufeff"
 
@@ -81,11 +81,17 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     InputError
         As `read_text`, and for invalid TOML (with the line and column tomllib reports).
     """
-    text = read_text(path)
+    return parse_toml(read_text(path), str(path))
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The TOML document in ``text`` (read from ``source``, named in errors); see `load_toml`."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: invalid TOML: {exc}") from None
+        raise InputError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def load_json(path: str | os.PathLike[str]) -> Any:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,7 +50,7 @@ from pydantic import Field, field_validator
 
 from pools.atomic import write_text
 from pools.errors import InputError
-from pools.files import load_toml
+from pools.files import load_toml, parse_toml
 from pools.limits import MAX_BROKERS, MAX_HORIZON_DAYS
 from pools.schema import BrokerId, PositiveFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
@@ -300,11 +299,7 @@ def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | 
 
 def parse_policy(text: str, *, source: str = "policy") -> PoolPolicy:
     """Parse and validate policy TOML text; every error names ``source`` and the key."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
-    return policy_from_dict(raw, source=source)
+    return policy_from_dict(parse_toml(text, source), source=source)
 
 
 def policy_from_dict(raw: Any, *, source: str = "policy") -> PoolPolicy:

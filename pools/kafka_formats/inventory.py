@@ -20,13 +20,13 @@ Format (validated with pydantic; every error names the file and key, e.g.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from pools.errors import InputError
+from pools.files import parse_toml
 from pools.limits import INT64_MAX
 from pools.schema import BrokerId, PositiveFinite, Strict, validate
 
@@ -78,11 +78,7 @@ def parse_inventory_toml(text: str, *, source: str = "conf/brokers.toml") -> dic
         ``source: key.path: what was expected`` for TOML syntax, types, missing capacities and
         duplicate broker ids.
     """
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
-    return inventory_from_dict(raw, source=source)
+    return inventory_from_dict(parse_toml(text, source), source=source)
 
 
 def inventory_from_dict(raw: Any, *, source: str = "conf/brokers.toml") -> dict[int, BrokerCapacity]:

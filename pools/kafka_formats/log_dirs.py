@@ -77,6 +77,8 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
         doc = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{where}: invalid JSON: nested too deeply") from None
     doc = _obj(doc, where, "$")
     version = _get(doc, "version", int, where, "$")
     if version != 1:

@@ -274,3 +274,11 @@ def test_numbers_on_the_command_line_must_be_finite(run_copy, tmp_path, run_cli,
     argv = command_lines(run_copy, tmp_path / "o")["plan"][:-2] + ["--time-limit", value]
     code, _, err = run_cli(*argv)
     assert code == 2 and "is not a finite number" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("document", ["pools.toml", "snapshot.json"])
+def test_documents_nested_too_deeply_are_one_line(run_copy, tmp_path, run_cli, document):
+    deep = "a = " + "[" * 50_000 + "]" * 50_000 if document.endswith(".toml") else "[" * 50_000 + "]" * 50_000
+    (run_copy / document).write_text(deep)
+    code, out, err = run_cli(*command_lines(run_copy, tmp_path / "o")["audit"])
+    assert_clean_failure(code, out, err, names=document, field="invalid")
