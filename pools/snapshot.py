@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ __all__ = [
     "partition_problem",
     "topic_name_problem",
     "topic_config_problem",
+    "is_iso_time",
 ]
 
 #: Capacity dimensions, in the order reports list them: network in and out (bytes/s), disk (bytes),
@@ -287,7 +289,7 @@ def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot
     v.require(version == SNAPSHOT_VERSION, "version", f"expected {SNAPSHOT_VERSION}, got {version!r}")
     cluster = v.string(doc.get("cluster"), "cluster")
     taken_at = doc.get("taken_at")
-    v.require(taken_at is None or isinstance(taken_at, str), "taken_at", "expected an ISO-8601 string or null")
+    v.require(taken_at is None or is_iso_time(taken_at), "taken_at", f"expected an ISO-8601 time or null, got {taken_at!r}")
     brokers = tuple(_broker(v, b, f"brokers[{i}]") for i, b in enumerate(v.array(doc.get("brokers"), "brokers")))
     v.unique((b.id for b in brokers), "brokers[{}].id", "broker {} is listed twice")
     topics = tuple(_topic(v, t, f"topics[{i}]") for i, t in enumerate(v.array(doc.get("topics", []), "topics")))
@@ -368,6 +370,21 @@ def _config_value_problem(key: str, raw: str) -> str | None:
     except ValueError:
         return f"expected an integer in {low}..{high}, got {raw!r}"
     return None if low <= value <= high else f"expected an integer in {low}..{high}, got {raw!r}"
+
+
+def is_iso_time(value: Any) -> bool:
+    """True for an ISO-8601 date-time string (``2026-11-02T00:00:00Z``).
+
+    >>> is_iso_time("2026-11-02T00:00:00Z"), is_iso_time("yesterday")
+    (True, False)
+    """
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def topic_config_problem(configs: Mapping[str, str]) -> tuple[str, str] | None:

@@ -33,10 +33,13 @@ def command(describe_path: str, log_dirs_path: str | None, inventory_path: str, 
     from pools.files import load_toml, read_text
     from pools.kafka_formats.cruise_control import parse_capacity_json
     from pools.kafka_formats.inventory import inventory_from_dict
-    from pools.snapshot import save_snapshot
+    from pools.errors import InputError
+    from pools.snapshot import is_iso_time, save_snapshot
     from pools.snapshot_build import build_snapshot
 
     check_output(out_path, directory=False)
+    if taken_at is not None and not is_iso_time(taken_at):
+        raise InputError(f"--taken-at: expected an ISO-8601 time such as 2026-11-02T00:00:00Z, got {taken_at!r}")
     log_dirs_file = latest_log_dirs(Path(log_dirs_path)) if log_dirs_path else None
     if inventory_path.endswith(".json"):
         inventory = parse_capacity_json(read_text(inventory_path), source=inventory_path)
