@@ -24,6 +24,8 @@ from tests.robustness.helpers import READERS, command_lines, tree
 
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+#: findings.json is read by the report alone, which renders charts (about a second each): fewer examples.
+REPORT_SETTINGS = settings(SETTINGS, max_examples=4)
 
 #: Values a hand edit puts where another value was.
 VALUES = st.one_of(
@@ -129,7 +131,7 @@ def _load(document: str, run: Path) -> Any:
 def test_mutated_documents_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
     base = _load(document, valid_run)
 
-    @SETTINGS
+    @(REPORT_SETTINGS if document == "audit/findings.json" else SETTINGS)
     @given(doc=mutated(base))
     def check(doc: Any) -> None:
         run = tmp_path_factory.mktemp("m")
@@ -144,7 +146,7 @@ def test_mutated_documents_never_end_in_a_traceback(valid_run, tmp_path_factory,
 def test_damaged_bytes_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
     data = (valid_run / document).read_bytes()
 
-    @SETTINGS
+    @(REPORT_SETTINGS if document == "audit/findings.json" else SETTINGS)
     @given(raw=damaged_bytes(data))
     def check(raw: bytes) -> None:
         run = tmp_path_factory.mktemp("b")
