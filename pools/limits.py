@@ -25,7 +25,6 @@ __all__ = [
     "MAX_PARTITIONS_PER_TOPIC",
     "MAX_REPLICATION_FACTOR",
     "MAX_HORIZON_DAYS",
-    "MAX_GROUP_MEMBERS",
     "check_count",
 ]
 
@@ -51,10 +50,6 @@ MAX_REPLICATION_FACTOR = 32_767
 
 #: Forecast horizon: ten years is far past any capacity plan and keeps compound growth finite.
 MAX_HORIZON_DAYS = 3_650
-
-#: Members of one consumer group in a sizing or simulation. Kafka's ``group.max.size`` defaults to unlimited, but
-#: a member per partition of the largest topic is the most a group can use.
-MAX_GROUP_MEMBERS = MAX_PARTITIONS_PER_TOPIC
 
 _UNITS = {
     MAX_PARTITIONS_PER_TOPIC: "partitions per topic",
