@@ -8,7 +8,7 @@ Examples
 --------
 >>> from pydantic import BaseModel
 >>> class Doc(Strict):
-...     count: NonNegInt
+...     count: ByteCount
 >>> validate(Doc, {"count": -1}, "a.toml")
 Traceback (most recent call last):
 ...
@@ -37,7 +37,6 @@ __all__ = [
     "Finite",
     "NonNegFinite",
     "PositiveFinite",
-    "NonNegInt",
     "BrokerId",
     "PartitionId",
     "ByteCount",
@@ -63,7 +62,6 @@ def _finite(value: float) -> float:
 Finite = Annotated[float, AfterValidator(_finite)]
 NonNegFinite = Annotated[float, Field(ge=0), AfterValidator(_finite)]
 PositiveFinite = Annotated[float, Field(gt=0), AfterValidator(_finite)]
-NonNegInt = Annotated[int, Field(ge=0, le=INT64_MAX)]
 BrokerId = Annotated[int, Field(ge=0, le=INT32_MAX)]
 PartitionId = Annotated[int, Field(ge=0, le=INT32_MAX)]
 ByteCount = Annotated[int, Field(ge=0, le=INT64_MAX)]
