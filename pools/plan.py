@@ -29,10 +29,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from pools.atomic import dump_json, write_text
 from pools.errors import InputError
+from pools.files import parse_json, read_text
+from pools.limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 
 __all__ = ["PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json", "plan_from_dict"]
 
@@ -166,74 +171,142 @@ def save_plan(plan: Plan, path: str | os.PathLike[str]) -> Path:
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:
-    """Read and validate a ``plan.json``; errors name the file and field."""
+    """Read and validate a ``plan.json``; errors name the file and the field path."""
     source = str(path)
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-    return plan_from_dict(doc, source=source)
+    return plan_from_dict(parse_json(read_text(path), source), source=source)
+
+
+# --- the plan.json schema: every field typed; partitions checked by a fast path, precisely on failure -------
+
+
+class _Solver(Strict):
+    name: str
+    status: str
+    solution: str | None = None
+    objective: Finite | None = None
+    bound: Finite | None = None
+    gap: Finite | None = None
+    seconds: NonNegFinite = 0  # written by plans before 2026-11; ignored
+
+
+_Cell = dict[str, Finite | None]
+
+
+class _Utilisation(Strict):
+    brokers: dict[str, dict[str, _Cell]] = {}
+    pools: dict[str, dict[str, _Cell]] = {}
+
+
+class _PlanHeader(Strict):
+    version: Literal[1]
+    cluster: str = ""
+    brokers_before: dict[str, Name | None]
+    brokers: dict[str, Name | None]
+    topics: dict[str, Name] = {}
+    partitions: list[Any] = []
+    moved_bytes: ByteCount = 0
+    brokers_to_add: dict[str, Annotated[int, Field(ge=0, le=MAX_BROKERS)]] = {}
+    solver: _Solver
+    utilisation: _Utilisation = _Utilisation()
+    warnings: list[str] = []
+    horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
+
+
+class _Partition(Strict):
+    topic: Name
+    partition: Annotated[int, Field(ge=0, lt=MAX_PARTITIONS_PER_TOPIC)]
+    old_replicas: list[BrokerId]
+    replicas: list[BrokerId]
+    size_bytes: ByteCount = 0
+
+
+_REPLICAS = "expected a non-empty list of distinct broker ids"
+
+
+def _partition_fast(p: Any) -> PartitionMove | None:
+    """The well-formed case in one pass; ``None`` sends the entry to the schema for a precise message."""
+    if type(p) is not dict or len(p) > 5:
+        return None
+    topic, partition, old, new = p.get("topic"), p.get("partition"), p.get("old_replicas"), p.get("replicas")
+    size = p.get("size_bytes", 0)
+    if not (type(topic) is str and topic and type(partition) is int and 0 <= partition < MAX_PARTITIONS_PER_TOPIC
+            and type(size) is int and 0 <= size <= INT64_MAX and _ids(old) and _ids(new)):
+        return None
+    if len(p) != 4 + ("size_bytes" in p):
+        return None
+    return PartitionMove(topic, partition, tuple(old), tuple(new), size)
+
+
+def _ids(values: Any) -> bool:
+    return (type(values) is list and bool(values) and all(type(b) is int and 0 <= b <= MAX_BROKER_ID for b in values)
+            and len(set(values)) == len(values))
 
 
 def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
-    """Build a `Plan` from its JSON-ready form."""
+    """Build a `Plan` from its JSON-ready form, validating every field and the references between them.
 
-    def fail(where: str, expected: str) -> InputError:
-        return InputError(f"{source}: {where}: {expected}")
-
-    if not isinstance(doc, dict):
-        raise fail("document", "expected a JSON object")
-    if doc.get("version") != PLAN_VERSION:
-        raise fail("version", f"expected {PLAN_VERSION}, got {doc.get('version')!r}")
-    try:
-        brokers_before = {int(k): v for k, v in doc["brokers_before"].items()}
-        brokers = {int(k): v for k, v in doc["brokers"].items()}
-    except (KeyError, AttributeError, ValueError) as exc:
-        raise fail("brokers", f"expected an object of broker id -> pool name or null ({exc})") from None
+    Raises
+    ------
+    InputError
+        ``source: key.path: expected ...``: wrong types, NaN/Inf, negatives, an empty or repeated replica list,
+        a partition listed twice, a target replica on a broker the plan does not have, a topic in a pool the plan
+        does not have.
+    """
+    header = validate(_PlanHeader, doc, source)
+    brokers = _broker_map(header.brokers, source, "brokers")
+    brokers_before = _broker_map(header.brokers_before, source, "brokers_before")
+    missing = sorted(set(brokers) ^ set(brokers_before))
+    if missing:
+        raise InputError(f"{source}: brokers_before: expected the same brokers as brokers, broker {missing[0]} differs")
+    _broker_map(header.utilisation.brokers, source, "utilisation.brokers")
+    pools = {p for p in brokers.values() if p is not None} | set(header.brokers_to_add)
+    for topic, pool in header.topics.items():
+        if pool not in pools:
+            raise InputError(f"{source}: topics.{topic}: pool {pool!r} is not a pool of the plan "
+                             f"(brokers and brokers_to_add name {', '.join(sorted(pools)) or 'none'})")
     partitions = []
-    for i, p in enumerate(doc.get("partitions", [])):
-        try:
-            partitions.append(
-                PartitionMove(
-                    topic=str(p["topic"]),
-                    partition=int(p["partition"]),
-                    old_replicas=tuple(int(b) for b in p["old_replicas"]),
-                    replicas=tuple(int(b) for b in p["replicas"]),
-                    size_bytes=int(p.get("size_bytes", 0)),
-                )
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise fail(f"partitions[{i}]", f"expected topic, partition, old_replicas, replicas ({exc!r})") from None
-    s = doc.get("solver", {})
-    try:
-        solver = SolverReport(
-            name=s["name"], status=s["status"], solution=s.get("solution", s["status"]),
-            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"),
-        )  # a "seconds" key of plans written before 2026-11 is ignored
-    except (KeyError, TypeError) as exc:
-        raise fail("solver", f"expected name and status ({exc!r})") from None
-    topics = doc.get("topics", {})
-    if not isinstance(topics, Mapping):
-        raise fail("topics", "expected an object of topic -> pool")
+    seen: set[tuple[str, int]] = set()
+    for i, raw in enumerate(header.partitions):
+        move = _partition_fast(raw)
+        if move is None:
+            entry = validate(_Partition, raw, source, at=f"partitions[{i}]")
+            for name in ("old_replicas", "replicas"):
+                values = getattr(entry, name)
+                if not values or len(set(values)) != len(values):
+                    raise InputError(f"{source}: partitions[{i}].{name}: {_REPLICAS}, got {values}")
+            move = PartitionMove(entry.topic, entry.partition, tuple(entry.old_replicas), tuple(entry.replicas),
+                                 entry.size_bytes)
+        key = (move.topic, move.partition)
+        if key in seen:
+            raise InputError(f"{source}: partitions[{i}]: partition {move.topic}-{move.partition} is listed twice")
+        seen.add(key)
+        unknown = [b for b in move.replicas if b not in brokers]
+        if unknown:
+            raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
+                             "(its brokers table)")
+        partitions.append(move)
+    s = header.solver
     return Plan(
-        cluster=str(doc.get("cluster", "")),
+        cluster=header.cluster,
         brokers_before=brokers_before,
         brokers=brokers,
-        topics=dict(topics),
+        topics=dict(header.topics),
         partitions=tuple(partitions),
-        brokers_to_add={str(k): int(v) for k, v in doc.get("brokers_to_add", {}).items()},
-        solver=solver,
-        utilisation=doc.get("utilisation", {}),
-        warnings=tuple(doc.get("warnings", [])),
-        horizon_days=_horizon(doc.get("horizon_days"), fail),
+        brokers_to_add=dict(header.brokers_to_add),
+        solver=SolverReport(
+            name=s.name, status=s.status, solution=s.solution if s.solution is not None else s.status,
+            objective=s.objective, bound=s.bound, gap=s.gap,
+        ),
+        utilisation=header.utilisation.model_dump(exclude_unset=True),
+        warnings=tuple(header.warnings),
+        horizon_days=header.horizon_days,
     )
 
 
-def _horizon(value: Any, fail: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise fail("horizon_days", f"expected a whole number of days, got {value!r}")
-    return value
+def _broker_map(table: Mapping[str, Any], source: str, name: str) -> dict[int, Any]:
+    out = {}
+    for key, pool in table.items():
+        if not key.isdigit() or int(key) > MAX_BROKER_ID:
+            raise InputError(f"{source}: {name}.{key}: expected a broker id (0..{MAX_BROKER_ID}) as the key")
+        out[int(key)] = pool
+    return out

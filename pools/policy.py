@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,7 +50,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from pools.atomic import write_text
 from pools.errors import InputError
@@ -61,6 +60,9 @@ from pools.pool_rules import (
     DEFAULT_MIN_BROKERS,
     DEFAULT_TOLERATED_BROKER_FAILURES,
 )
+from pools.files import load_toml, parse_toml
+from pools.limits import MAX_BROKERS, MAX_HORIZON_DAYS
+from pools.schema import BrokerId, PositiveFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
 #: The currency of ``[new_broker] price`` when the policy names none.
@@ -80,6 +82,7 @@ __all__ = [
     "PoolPolicy",
     "load_policy",
     "parse_policy",
+    "policy_from_dict",
     "dump_policy",
     "save_policy",
 ]
@@ -227,8 +230,7 @@ class PoolPolicy:
 # --- file format -------------------------------------------------------------------------------------
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+_Strict = Strict
 
 
 def _headroom_field(value: Any) -> Any:
@@ -250,9 +252,9 @@ def _headroom_field(value: Any) -> Any:
 
 class _DefaultsModel(_Strict):
     headroom: float | dict[str, float] = DEFAULT_HEADROOM
-    tolerated_broker_failures: int = Field(DEFAULT_TOLERATED_BROKER_FAILURES, ge=0)
-    forecast_horizon_days: int = Field(DEFAULT_FORECAST_HORIZON_DAYS, ge=0)
-    min_brokers: int = Field(DEFAULT_MIN_BROKERS, ge=1)
+    tolerated_broker_failures: int = Field(DEFAULT_TOLERATED_BROKER_FAILURES, ge=0, le=MAX_BROKERS)
+    forecast_horizon_days: int = Field(DEFAULT_FORECAST_HORIZON_DAYS, ge=0, le=MAX_HORIZON_DAYS)
+    min_brokers: int = Field(DEFAULT_MIN_BROKERS, ge=1, le=MAX_BROKERS)
 
     _check_headroom = field_validator("headroom", mode="before")(_headroom_field)
 
@@ -269,9 +271,9 @@ class _PoolModel(_Strict):
     name: str = Field(min_length=1)
     tenants: list[str] = []
     topics: list[str] = []
-    brokers: list[int] = []
-    min_brokers: int | None = Field(None, ge=1)
-    min_racks: int | None = Field(None, ge=1)
+    brokers: list[BrokerId] = []
+    min_brokers: int | None = Field(None, ge=1, le=MAX_BROKERS)
+    min_racks: int | None = Field(None, ge=1, le=MAX_BROKERS)
     headroom: float | dict[str, float] | None = None
     default: bool = False
 
@@ -280,16 +282,14 @@ class _PoolModel(_Strict):
 
 
 class _NewBrokerModel(_Strict):
-    nw_in: float = Field(gt=0)
-    nw_out: float = Field(gt=0)
-    disk: float = Field(gt=0)
-    replicas: float = Field(gt=0)
+    nw_in: PositiveFinite
+    nw_out: PositiveFinite
+    disk: PositiveFinite
+    replicas: PositiveFinite
     racks: list[str] = []
     price: float | None = Field(None, ge=0)
     currency: str | None = None
     period: Literal[PRICE_PERIODS] | None = None  # type: ignore[valid-type]
-
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
 
     @field_validator("price", mode="before")
     @classmethod
@@ -322,16 +322,6 @@ def _regexes(values: list[str]) -> list[str]:
     return values
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part not in ("function-after", "function-before") and not str(part).startswith(("float", "dict[", "int")):
-            out += f".{part}" if out else str(part)
-    return out or "document"
-
-
 def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | None:
     if value is None:
         return None
@@ -342,17 +332,20 @@ def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | 
 
 def parse_policy(text: str, *, source: str = "policy") -> PoolPolicy:
     """Parse and validate policy TOML text; every error names ``source`` and the key."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
-    try:
-        model = _PolicyModel.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = first["msg"].removeprefix("Value error, ")
-        raise InputError(f"{source}: {_loc(first['loc'])}: {msg}") from None
-    return _from_model(model, source)
+    return policy_from_dict(parse_toml(text, source), source=source)
+
+
+def policy_from_dict(raw: Any, *, source: str = "policy") -> PoolPolicy:
+    """Validate a policy document already read (types, then the rules that contradict each other)."""
+    return _from_model(validate(_PolicyModel, raw, source), source)
+
+
+def _no_repeats(values: Iterable[Any], where: str, noun: str) -> None:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise InputError(f"{where}: {noun} {value!r} is listed twice")
+        seen.add(value)
 
 
 def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
@@ -361,15 +354,24 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
         if p.name in names:
             raise InputError(f"{source}: pool[{i}].name: pool {p.name!r} is defined twice")
         names[p.name] = i
-    tenants = {t.name for t in model.tenant}
-    if len(tenants) != len(model.tenant):
-        raise InputError(f"{source}: tenant: a tenant name is defined twice")
+    tenants: dict[str, int] = {}
+    for i, t in enumerate(model.tenant):
+        if t.name in tenants:
+            raise InputError(f"{source}: tenant[{i}].name: tenant {t.name!r} is defined twice")
+        tenants[t.name] = i
     for i, t in enumerate(model.tenant):
         for other in t.must_not_share_with:
             if other not in tenants:
                 raise InputError(f"{source}: tenant[{i}].must_not_share_with: unknown tenant {other!r}")
+            if other == t.name:
+                raise InputError(f"{source}: tenant[{i}].must_not_share_with: tenant {other!r} names itself")
+        _no_repeats(t.must_not_share_with, f"{source}: tenant[{i}].must_not_share_with", "tenant")
+        _no_repeats(t.topics, f"{source}: tenant[{i}].topics", "selector")
     pinned: dict[int, str] = {}
     for i, p in enumerate(model.pool):
+        _no_repeats(p.tenants, f"{source}: pool[{i}].tenants", "tenant")
+        _no_repeats(p.topics, f"{source}: pool[{i}].topics", "selector")
+        _no_repeats(p.brokers, f"{source}: pool[{i}].brokers", "broker")
         for t in p.tenants:
             if t not in tenants:
                 raise InputError(f"{source}: pool[{i}].tenants: unknown tenant {t!r}")
@@ -420,12 +422,7 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
 
 def load_policy(path: str | os.PathLike[str]) -> PoolPolicy:
     """Read and validate a policy TOML file."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    return parse_policy(text, source=source)
+    return policy_from_dict(load_toml(path), source=str(path))
 
 
 def _headroom_out(value: Mapping[str, float]) -> float | dict[str, float]:

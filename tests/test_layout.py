@@ -109,3 +109,24 @@ def test_pool_rules_live_in_one_module() -> None:
     found = _definitions(names)
     # PoolLimits.headroom_of is the one accessor; PoolPolicy no longer answers headroom or min_brokers itself
     assert {n: m for n, m in found.items() if m != {"pools.pool_rules"}} == {}
+
+
+def test_user_files_are_read_through_pools_files() -> None:
+    """One way to read a user's file (pools.files: OS, decoding and syntax errors name the file); the profile's
+    Parquet is read by pools.profile, which checks every row."""
+    readers = (".read_text(", ".read_bytes(", "json.load(", "tomllib.load(", "pq.read_table(")
+    offenders = set()
+    for pkg in ("pools", "planner"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in ("pools/files.py", "pools/profile.py"):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if any(r in text for r in readers):
+                offenders.add(rel)
+    assert offenders == set()
+
+
+def test_click_and_rich_stay_in_the_cli() -> None:
+    users = {f for pkg in ("pools", "planner") for f, n in _imports(pkg).items() if n & {"click", "rich"}}
+    assert {f for f in users if not f.startswith("planner/cli/")} == set()

@@ -51,9 +51,11 @@ def command(
     stored in the normalized history so later runs read only Parquet. Malformed input goes to OUT/quarantine
     with a reason; OUT/quality.json reconciles read = accepted + ignored + quarantined per source.
     """
+    from pools.atomic import check_output
     from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
     from spark_jobs.session import parse_conf
 
+    check_output(out)
     globs = {"--prom": prom, "--query-range": query_range, "--telegraf": telegraf, "--log-dirs": log_dirs}
     files = {k: expand_globs(v, option=k) for k, v in {**globs, "--normalized-json": normalized_json}.items()}
     snap_cluster, counts = partition_counts(snapshot)

@@ -28,18 +28,18 @@ def command(run_dir: str, policy_path: str | None, out_dir: str | None, previous
     readable: an unreadable file in it stops the report (exit 2).
     """
     from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
-    from pools.atomic import write_text
+    from pools.atomic import check_output, remove_file, write_text
 
+    out = check_output(Path(out_dir) if out_dir else Path(run_dir) / "report")
     run = load_run(run_dir, policy=policy_path)
     previous = load_previous_run(previous_dir, current=run_dir) if previous_dir else None
     rendered = render_report(build_model(run, previous), has_policy=run.policy is not None)
-    out = Path(out_dir) if out_dir else Path(run_dir) / "report"
     for name in CHART_NAMES:
         path = out / "charts" / f"{name}.svg"
         if name in rendered.charts:
             write_text(path, rendered.charts[name])
         else:
-            path.unlink(missing_ok=True)
+            remove_file(path)
     write_text(out / "report.md", rendered.markdown)
     write_text(out / "report.html", rendered.html)
     missing = f"; missing: {', '.join(sorted(run.notes))}" if run.notes else ""

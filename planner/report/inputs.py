@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,9 +9,10 @@ from typing import Any
 
 from pools.audit.findings import Finding, findings_from_dict
 from pools.errors import InputError
+from pools.files import load_json
 from pools.plan import Plan, load_plan
 from pools.policy import PoolPolicy, load_policy
-from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile
+from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile_dir
 from pools.snapshot import ClusterSnapshot, load_snapshot
 
 __all__ = ["RunInputs", "load_run", "load_previous_run", "RUN_FILES"]
@@ -113,14 +113,11 @@ def load_previous_run(run_dir: str | os.PathLike[str], *, current: str | os.Path
 def _profile(path: Path) -> dict[str, TopicProfile]:
     if not (path / TOPIC_PROFILE_FILE).exists():
         raise InputError(f"{path}: no {TOPIC_PROFILE_FILE}")
-    return load_profile(path)
+    return load_profile_dir(path)[0] or {}
 
 
 def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    return load_json(path)
 
 
 def _bundle(path: Path) -> dict[str, Any]:

@@ -125,6 +125,8 @@ def _load(text: str, source: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{source}: invalid JSON: nested too deeply") from None
 
 
 def _number(value: Any, source: str, path: str) -> float:

@@ -224,7 +224,7 @@ class _Parser:
             if self.text.startswith("+Infinity", self.pos):
                 self._fail(f"Non-standard token '+Infinity': enable `{_NON_NUMERIC}` to allow")
             self._fail(
-                f"Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have "
+                "Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have "
                 "plus signs: enable `JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow"
             )
         if ch.isidentifier() or ch.isalnum():
