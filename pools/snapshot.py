@@ -420,8 +420,10 @@ def topic_name_problem(topic: str) -> str | None:
 def partition_problem(p: PartitionState) -> tuple[str, str] | None:
     """The first Kafka invariant ``p`` breaks, as ``(field, expected)``, or None.
 
-    Replicas are distinct broker ids (at least one); the leader is a replica or none; ISR, ELR and the
-    adding/removing replicas of a reassignment are distinct replicas; sizes are Java longs >= 0.
+    Replicas are distinct broker ids (at least one); the leader is a replica or none; ISR and ELR are distinct
+    replicas; the adding and removing replicas of a reassignment are distinct broker ids, none both (they come
+    from a second admin call, ListPartitionReassignments, so a capture taken as a reassignment ends may name
+    replicas the first call no longer lists); sizes are Java longs >= 0.
 
     Examples
     --------
@@ -447,10 +449,14 @@ def partition_problem(p: PartitionState) -> tuple[str, str] | None:
                               f"{MAX_PARTITIONS_PER_TOPIC} partitions per topic), got {p.partition}")
     if p.leader is not None and p.leader not in members:
         return "leader", f"expected one of the replicas {list(replicas)} or null, got {p.leader}"
-    for name in ("isr", "adding_replicas", "removing_replicas", "elr", "last_known_elr"):
+    for name in ("isr", "elr", "last_known_elr"):
         values = getattr(p, name)
         if values and (len(set(values)) != len(values) or not members.issuperset(values)):
             return name, f"expected distinct brokers among the replicas {list(replicas)}, got {list(values)}"
+    for name in ("adding_replicas", "removing_replicas"):
+        values = getattr(p, name)
+        if values and (len(set(values)) != len(values) or min(values) < 0 or max(values) > MAX_BROKER_ID):
+            return name, f"expected distinct broker ids, got {list(values)}"
     if p.adding_replicas and p.removing_replicas and not set(p.adding_replicas).isdisjoint(p.removing_replicas):
         return "adding_replicas", f"a replica cannot be both added and removed, got {list(p.adding_replicas)}"
     for j, size in enumerate(p.sizes):

@@ -77,7 +77,7 @@ def test_leader_none_reassignment_elr_and_unknown_broker_are_kept(formats):
     moving = parts[("payments.ledger", 0)]
     assert moving.adding_replicas == (103,) and moving.removing_replicas == (102,) and moving.reassigning
     assert 103 in moving.replicas and 103 not in snap.broker_ids
-    assert moving.sizes == (812, None, None, None)
+    assert moving.sizes == (812, None, None)
     assert parts[("orders", 0)].elr is None
 
 
@@ -203,8 +203,8 @@ def _describe(rows, *, n=None, rf=2, configs="") -> str:
         (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}], configs="min.insync.replicas=two"),
          r"describe\.txt:1: Configs: min\.insync\.replicas: expected an integer in 1\.\.2147483647, got 'two'"),
         (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1",
-                     "extra": "\tAdding Replicas: 3\tRemoving Replicas: 2"}]),
-         r"describe\.txt:2: Adding Replicas: t-0: expected distinct brokers among the replicas \[1, 2\], got \[3\]"),
+                     "extra": "\tAdding Replicas: 2\tRemoving Replicas: 2"}]),
+         r"describe\.txt:2: Adding Replicas: t-0: a replica cannot be both added and removed, got \[2\]"),
         (_describe([{"p": 0, "leader": 1, "replicas": "1,99999999999", "isr": "1"}]),
          r"describe\.txt:2: Replicas: expected a comma-separated list of broker ids"),
     ],
@@ -212,6 +212,14 @@ def _describe(rows, *, n=None, rf=2, configs="") -> str:
 def test_impossible_cluster_state_is_rejected_naming_the_line(text, message):
     with pytest.raises(InputError, match=message):
         build_snapshot(text, None, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c", sources={"describe": "describe.txt"})
+
+
+def test_a_capture_taken_as_a_reassignment_ends_is_accepted():
+    # describe and the reassignment list are two admin calls: 2 already left the replicas, 3 is still "adding"
+    text = _describe([{"p": 0, "leader": 1, "replicas": "1,3", "isr": "1,3",
+                       "extra": "\tAdding Replicas: 3\tRemoving Replicas: 2"}])
+    snap = build_snapshot(text, None, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c")
+    assert snap.partitions[0].replicas == (1, 3) and snap.partitions[0].removing_replicas == (2,)
 
 
 def test_a_reassignment_in_progress_is_kafka_state_not_an_error():
