@@ -2,7 +2,7 @@
 
 This is the only place where exceptions become exit codes:
 0 = done or clean, 1 = findings or infeasible, 2 = bad input or usage, 3 = a failure that is not the input's
-(a solver result that breaks its post-conditions).
+(a solver result that breaks its post-conditions, a Spark job that ran out of memory or lost its JVM).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from pools.errors import InfeasibleError, InputError, SolverError
+from pools.errors import InfeasibleError, InputError, JobError, SolverError
 
 __all__ = ["cli", "main", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT", "EXIT_FAILED"]
 
@@ -61,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FINDINGS
     except SolverError as exc:
         _err.print(f"[bold red]solver failed:[/] {exc}", markup=True)
+        return EXIT_FAILED
+    except JobError as exc:
+        _err.print(f"[bold red]job failed:[/] {exc}", markup=True)
         return EXIT_FAILED
     except FileExistsError as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
