@@ -26,7 +26,7 @@ from pools.atomic import write_json
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
-from spark_jobs.history import check_history, commit_days, read_history, stage_merged_days
+from spark_jobs.history import check_history, commit_days, day_column, read_history, stage_merged_days
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
@@ -43,6 +43,8 @@ __all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALI
 QUALITY_FILE = "quality.json"
 QUARANTINE_DIR = "quarantine"
 HISTORY_DIR = "history"
+#: The source name of rows pulled from a Prometheus server.
+PROMETHEUS_SOURCE = "prometheus"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +57,10 @@ class IngestInputs:
     log_dirs: tuple[str, ...] = ()
     normalized_json: tuple[str, ...] = ()
     history: str | None = None
+    #: Responses fetched from a Prometheus server (`spark_jobs.prometheus`), and the days they are for:
+    #: only rows of those days are taken from them.
+    prometheus: tuple[str, ...] = ()
+    prometheus_days: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +109,7 @@ def run(
     out = Path(out_dir)
     history = inputs.history or os.fspath(out / HISTORY_DIR)
     has_history = check_history(history)
-    if not (inputs.prom_text or inputs.query_range or inputs.telegraf or inputs.log_dirs or inputs.normalized_json or has_history):
+    if not (inputs.prom_text or inputs.query_range or inputs.prometheus or inputs.telegraf or inputs.log_dirs or inputs.normalized_json or has_history):
         raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus or --history")
     out.mkdir(parents=True, exist_ok=True)
     log = out / LOG_FILE
@@ -148,6 +154,9 @@ def _run(
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
     new = minute_rows(steps)
+    if inputs.prometheus:
+        # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
+        new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
     if normalized is not None:
         new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
     new_path = os.fspath(work / "new")
@@ -222,6 +231,8 @@ def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) ->
         frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm))
     if inputs.query_range:
         frames.append(read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm, declared=params.range_values))
+    if inputs.prometheus:
+        frames.append(read_query_range(spark, inputs.prometheus, cluster=params.cluster, broker_map=bm, source=PROMETHEUS_SOURCE))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:

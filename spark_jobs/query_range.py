@@ -155,8 +155,8 @@ class _Batches:
     ``take``; no Python object is made per record.
     """
 
-    def __init__(self, file: str, cluster: str) -> None:
-        self.file, self.cluster = file, cluster
+    def __init__(self, file: str, cluster: str, source: str) -> None:
+        self.file, self.cluster, self.source = file, cluster, source
         self.parts: list[dict[str, Any]] = []
         self.rows = 0
 
@@ -188,7 +188,7 @@ class _Batches:
         window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
         raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
         columns = {
-            "source": constant(SOURCE),
+            "source": constant(self.source),
             "file": constant(self.file),
             "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
             "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason)),
@@ -474,7 +474,7 @@ def _flush(batches: _Batches) -> Iterator[pa.RecordBatch]:
 
 
 def parse_file(
-    path: str, *, cluster: str, broker_map: Mapping[str, int], declared: RangeValues | None = None
+    path: str, *, cluster: str, broker_map: Mapping[str, int], declared: RangeValues | None = None, source: str = SOURCE
 ) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair.
 
@@ -486,7 +486,7 @@ def parse_file(
     """
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
-    batches = _Batches(path, cluster)
+    batches = _Batches(path, cluster, source)
     reader = _Reader(batches, file_name, broker_map, declared)
     series = 0
     with _open(path) as stream:
@@ -527,10 +527,10 @@ def _open(path: str):
     return open(path.removeprefix("file://").removeprefix("file:"), "rb")
 
 
-def _parse_partition(batches: Iterator[pa.RecordBatch], *, cluster: str, broker_map: Mapping[str, int], declared: RangeValues | None) -> Iterator[pa.RecordBatch]:
+def _parse_partition(batches: Iterator[pa.RecordBatch], **options: Any) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         for path in batch.column("path").to_pylist():
-            yield from parse_file(path, cluster=cluster, broker_map=broker_map, declared=declared)
+            yield from parse_file(path, **options)
 
 
 def read_query_range(
@@ -540,6 +540,7 @@ def read_query_range(
     cluster: str,
     broker_map: Mapping[str, int],
     declared: RangeValues | None = None,
+    source: str = SOURCE,
 ):
     """Read query_range export files into classified records, one per value pair (see `parse_file`).
 
@@ -549,7 +550,7 @@ def read_query_range(
     ordered = sorted(paths, key=lambda p: (-_size(p), p))
     files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
     files = files.repartitionByRange(max(1, len(ordered)), "i")
-    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared)
+    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared, source=source)
     return files.mapInArrow(parse, RECORD_SCHEMA)
 
 
