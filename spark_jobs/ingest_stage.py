@@ -232,6 +232,15 @@ def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _
     if fetched is not None:
         from spark_jobs.prometheus import mark_committed
 
+        from pools.atomic import write_json
+        from spark_jobs.ingest import QUALITY_FILE
+
         mark_committed(fetched)
-        result.quality["prometheus"] = {"requests": fetched.requests, "samples_per_s": round(fetched.samples_per_s), "days": list(fetched.days)}
+        result.quality["prometheus"] = {
+            "url": source.url if source else None,
+            "requests": fetched.requests,
+            "samples_per_s": round(fetched.samples_per_s),
+            "days": list(fetched.days),
+        }
+        write_json(result.out_dir / QUALITY_FILE, result.quality)
     return result
