@@ -134,7 +134,13 @@ def job_failure(exc: BaseException, log: Path | None) -> PoolplanError | None:
             "Spark's JVM died during the job (most often out of memory): raise --conf spark.driver.memory, "
             f"or run on a cluster with --master{where}"
         )
+    python = _PYTHON_ERROR.findall(text)
+    if python:
+        return JobError(f"a Spark Python worker failed: {python[-1][:300]}{where}")
     return JobError(f"the Spark job failed: {_first_line(text)}{where}")
+
+
+_PYTHON_ERROR = re.compile(r"^(\w+(?:Error|Exception): .+)$", re.M)
 
 
 def _first_line(text: str) -> str:
