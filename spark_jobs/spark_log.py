@@ -108,17 +108,17 @@ def job_failure(exc: BaseException, log: Path | None) -> PoolplanError | None:
     name = type(exc).__name__
     module = type(exc).__module__
     text = str(exc)
-    logged = _tail(log)
+    logged = _tail(log) if _spark_error(name, module) else ""
     where = f"; Spark's log: {log}" if log is not None else ""
-    spark_error = module.startswith(("py4j", "pyspark")) or name in ("ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError")
-    if not spark_error:
+    if not _spark_error(name, module):
         return None
-    if "OutOfMemoryError" in text or "OutOfMemoryError" in logged:
-        return JobError(
-            "Spark ran out of memory (java.lang.OutOfMemoryError): raise the heap with --conf spark.driver.memory=8g "
-            "(embedded local[*]; spark.executor.memory on a cluster), run on a cluster with --master, or ingest "
-            f"fewer days at a time{where}"
-        )
+    out_of_memory = JobError(
+        "Spark ran out of memory (java.lang.OutOfMemoryError): raise the heap with --conf spark.driver.memory=8g "
+        "(embedded local[*]; spark.executor.memory on a cluster), run on a cluster with --master, or ingest "
+        f"fewer days at a time{where}"
+    )
+    if "OutOfMemoryError" in text:
+        return out_of_memory
     if "ExecutorLostFailure" in text or "Lost executor" in text:
         return JobError(
             "a Spark executor was lost (ExecutorLostFailure: killed or out of memory): give executors more memory "
@@ -126,10 +126,12 @@ def job_failure(exc: BaseException, log: Path | None) -> PoolplanError | None:
         )
     match = _FILE_ERRORS.search(text)
     if match:
-        return InputError(f"{match.group(1)}: Spark could not read this file ({_first_line(text)})")
+        return InputError(f"{match.group(1).rstrip('.')}: Spark could not read this file ({_first_line(text)})")
     if name in ("Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError") or any(
         s in text for s in ("Answer from Java side is empty", "SparkContext was shut down", "stopped SparkContext", "Connection refused")
     ):
+        if "OutOfMemoryError" in logged:
+            return out_of_memory
         return JobError(
             "Spark's JVM died during the job (most often out of memory): raise --conf spark.driver.memory, "
             f"or run on a cluster with --master{where}"
@@ -141,6 +143,11 @@ def job_failure(exc: BaseException, log: Path | None) -> PoolplanError | None:
 
 
 _PYTHON_ERROR = re.compile(r"^(\w+(?:Error|Exception): .+)$", re.M)
+
+
+def _spark_error(name: str, module: str) -> bool:
+    """Whether an exception of this class comes from Spark, py4j or a broken connection to the JVM."""
+    return module.startswith(("py4j", "pyspark")) or name in ("ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError")
 
 
 def _first_line(text: str) -> str:
