@@ -217,7 +217,15 @@ def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _
     params = IngestParams(cluster, bmap, options.horizon_days, counts, declared)
     shared = active_session_exists()
     progress("starting Spark")
-    spark = build_session(options.master, options.remote, spark_conf)
+    try:
+        spark = build_session(options.master, options.remote, spark_conf)
+    except Exception as exc:
+        from spark_jobs.spark_log import job_failure
+
+        failure = job_failure(exc, None)
+        if failure is None:
+            raise
+        raise failure from None
     stop = not shared
     try:
         result = run(spark, inputs, options.out, params, progress=progress)

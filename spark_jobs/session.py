@@ -147,9 +147,9 @@ def build_session(
     check_java()
     if master.startswith("local") and "spark.sql.shuffle.partitions" not in settings:
         settings["spark.sql.shuffle.partitions"] = LOCAL_SHUFFLE_PARTITIONS
-    if master.startswith("local") and "spark.pyspark.python" not in settings and "PYSPARK_PYTHON" not in os.environ:
+    if master.startswith("local") and "spark.pyspark.python" not in settings:
         # the Python workers (query_range parsing runs in them) need this environment's pyarrow and orjson
-        settings["spark.pyspark.python"] = sys.executable
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local") and "spark.driver.memory" not in settings and "SPARK_CONF_DIR" not in os.environ:
         settings["spark.driver.memory"] = local_driver_memory()
     builder = SparkSession.builder.master(master).appName(app_name)

@@ -10,6 +10,7 @@ change and the log file, or an `InputError` when the job failed on an unreadable
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,13 +74,19 @@ def spark_log(spark, path: str | Path) -> Iterator[Path]:
     saved = py4j.handlers[:], py4j.propagate
     py4j.handlers[:] = [handler]
     py4j.propagate = False
-    routed = False
+    # py4j also logs a traceback per broken connection on the root logger: those go to the file too
+    diverted = _FromPy4j(handler)
+    logging.getLogger().addFilter(diverted)
+    routed = failed = False
     try:
         try:
             routed = _reconfigure(spark, _TO_FILE.format(path=log.resolve().as_posix(), pattern=_PATTERN), config)
         except Exception:  # noqa: BLE001 - a JVM that cannot be reached: the job itself will say so
             routed = False
         yield log
+    except BaseException:
+        failed = True
+        raise
     finally:
         if routed:
             try:
@@ -87,8 +94,25 @@ def spark_log(spark, path: str | Path) -> Iterator[Path]:
             except Exception:  # noqa: BLE001 - the JVM may be gone; nothing to restore then
                 pass
         config.unlink(missing_ok=True)
-        handler.close()
-        py4j.handlers[:], py4j.propagate = saved
+        if not failed:
+            # after a failure py4j keeps logging into the file: a dead JVM's broken connections are noise there
+            logging.getLogger().removeFilter(diverted)
+            handler.close()
+            py4j.handlers[:], py4j.propagate = saved
+
+
+class _FromPy4j(logging.Filter):
+    """Sends the root logger's records that py4j made to the log file instead of the console."""
+
+    def __init__(self, handler: logging.Handler) -> None:
+        super().__init__()
+        self.handler = handler
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if f"{os.sep}py4j{os.sep}" in record.pathname:
+            self.handler.handle(record)
+            return False
+        return True
 
 
 _FILE_ERRORS = re.compile(
