@@ -192,12 +192,15 @@ def _run(
 def _stage_records(
     spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None]
 ) -> DataFrame:
-    """Parse every raw input once into ``work/records`` (partitioned by kind) and return that table."""
+    """Parse every raw input once into ``work/records`` and return that table.
+
+    (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
+    """
     path = os.fspath(work / "records")
     frames = _readers(spark, inputs, params)
     if frames is not None:
         progress("reading the metric logs")
-        frames.write.partitionBy("kind").parquet(path)
+        frames.write.parquet(path)
         return spark.read.schema(RECORD_SCHEMA).parquet(path)
     return spark.createDataFrame([], RECORD_SCHEMA)
 
