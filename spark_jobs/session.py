@@ -65,16 +65,17 @@ def check_java() -> int:
 
 
 def local_driver_memory() -> str:
-    """Heap for an embedded session (driver = executor): half the machine's memory, 1-8 GiB.
+    """Heap for an embedded session (driver = executor): half the machine's memory, 1-4 GiB.
 
-    Spark's own default of 1 GiB is too small for week-long ``query_range`` documents, which are parsed
-    whole (one file per task).
+    Every reader streams, so the heap does not grow with the input; sorts and shuffles spill to disk. A
+    larger heap only lets the JVM grow (its garbage collector expands the heap before it collects), which
+    on a shared machine invites the kernel's out-of-memory killer.
     """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return "2g"
-    return f"{max(1, min(8, total // 2**31))}g"
+    return f"{max(1, min(4, total // 2**31))}g"
 
 
 def active_session_exists() -> bool:
