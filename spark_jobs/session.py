@@ -27,6 +27,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.compression.codec": "zstd",
     "spark.ui.showConsoleProgress": "true",
+    # a window over one series buffers the series: spilling it to disk past Spark's 4,096 rows made the
+    # per-series sort of counters crawl; 1 M rows (about 100 MB) keeps a quarter of 15 s samples in memory
+    "spark.sql.windowExec.buffer.in.memory.threshold": "1048576",
+    "spark.sql.windowExec.buffer.spill.threshold": "1048576",
 }
 
 #: Shuffle partitions for an embedded session (Spark's 200 is sized for clusters).
