@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -39,9 +39,23 @@ from pools.files import parse_json, read_text
 from pools.limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 
-__all__ = ["PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json", "plan_from_dict"]
+__all__ = ["copy_source", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json", "plan_from_dict"]
 
 PLAN_VERSION = 1
+
+
+def copy_source(old_replicas: Sequence[int], leader: int | None) -> int | None:
+    """The broker that serves a moved partition's copies: its current ``leader`` when a replica, else the first one.
+
+    Followers fetch from the leader, so that broker's outbound network carries the move (``None`` when the
+    partition has no replica yet).
+
+    >>> copy_source((1, 2), 2), copy_source((1, 2), None), copy_source((1, 2), 7)
+    (2, 1, 1)
+    """
+    if leader is not None and leader in old_replicas:
+        return leader
+    return old_replicas[0] if old_replicas else None
 
 
 @dataclass(frozen=True, slots=True)

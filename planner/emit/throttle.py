@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from planner.emit.batches import Batch
 from pools.kafka_formats import calculate_throttles
+from pools.plan import copy_source
 
 __all__ = ["MIN_THROTTLE_BPS", "BatchThrottle", "throttle_rate", "batch_throttle"]
 
@@ -85,8 +86,7 @@ def batch_throttle(batch: Batch, *, rate: int, leaders: Mapping[tuple[str, int],
     for m in batch.moves:
         if not m.adding:
             continue
-        source = leaders.get((m.topic, m.partition))
-        source = m.old_replicas[0] if source is None or source not in m.old_replicas else source
+        source = copy_source(m.old_replicas, leaders.get((m.topic, m.partition)))
         bytes_out[source] = bytes_out.get(source, 0) + m.moved_bytes
         for b in m.adding:
             bytes_in[b] = bytes_in.get(b, 0) + m.size_bytes

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pools.audit.findings import Finding, Severity
-from pools.plan import PartitionMove, Plan
+from pools.plan import PartitionMove, Plan, copy_source
 from pools.snapshot import ClusterSnapshot
 
 __all__ = ["TouchedMove", "Risk", "PoolRisk", "Risks", "plan_risks", "MOVES_PER_RISK"]
@@ -158,7 +158,7 @@ def _roles(m: PartitionMove, leader: int | None) -> dict[int, str]:
     """Broker → what the move does on it: ``from`` (serves the copies), ``to`` (receives one), ``leader``."""
     out: dict[int, str] = {}
     if m.adding:
-        source = leader if leader in m.old_replicas else m.old_replicas[0] if m.old_replicas else None
+        source = copy_source(m.old_replicas, leader)
         if source is not None:
             out[source] = "from"
     for b in m.adding:
