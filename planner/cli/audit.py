@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from planner.cli.stage import Outcome, Stage, run_command
+from planner.cli.stage import Outcome, Stage, plural, run_command
 from planner.stages.audit import AuditOptions, AuditResult, audit
 from pools.audit.findings import Severity
 
@@ -46,7 +46,7 @@ def _outcome(result: AuditResult) -> Outcome:
     counts = ", ".join(f"{n} {s.value}" for s, n in result.by_severity.items() if n) or "clean"
     return Outcome(
         subject=f"audit of {result.cluster}",
-        summary=f"{len(result.findings)} finding(s) ({counts})",
+        summary=f"{plural(len(result.findings), 'finding')} ({counts})",
         written=result.out_dir / "findings.json",
         code=1 if result.failing else 0,
         warnings=result.notes,

@@ -37,7 +37,7 @@ class Outcome:
     subject : str
         What the stage made, as the command's line starts (``"plan for sample"``).
     summary : str
-        Its figures in one line, without the path (``"7 partition(s) move, 41.7 GB to copy"``).
+        Its figures in one line, without the path (``"7 partitions move, 41.7 GB to copy"``).
     written : Path
         The main file or directory the stage wrote.
     code : int
