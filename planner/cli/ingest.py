@@ -103,6 +103,8 @@ def _ingest(options: IngestOptions, *, progress: Progress) -> IngestResult:
 
 
 def _outcome(result: IngestResult) -> Outcome:
+    from spark_jobs.spark_log import LOG_FILE
+
     totals = result.quality["totals"]
     return Outcome(
         subject="profile",
@@ -110,6 +112,7 @@ def _outcome(result: IngestResult) -> Outcome:
                 f"{plural(totals['read'], 'record')} read: {totals['accepted']:,} accepted, "
                 f"{totals['ignored']:,} ignored, {totals['quarantined']:,} quarantined",
         written=result.out_dir,
+        logs=(result.out_dir / LOG_FILE,),
     )
 
 

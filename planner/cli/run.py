@@ -55,6 +55,7 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     results: dict[str, int] = {}
     record: list[dict[str, object]] = []
     headlines: list[str] = []
+    logs: list[str] = []
     root = logging.getLogger()
     log: logging.Handler | None = None
     try:
@@ -74,6 +75,7 @@ def command(config_path: str, out: str | None, force: bool) -> int:
                 said = _run_stage(call, shown)
                 results[name] = said.code
                 headlines += [shown.text(said.headline)] if said.headline else []
+                logs += [f"{name}: {shown(path)}" for path in said.logs]
                 options = {k: shown.value(v) for k, v in call.shown.items()}
                 record.append({"stage": name, "options": options, "exit_code": said.code})
             write_json(run_dir / "run.json", {"config": str(Path(config_path)), "stages": record})
@@ -81,7 +83,7 @@ def command(config_path: str, out: str | None, force: bool) -> int:
         failed = ", ".join(s for s, c in results.items() if c)
         _say(f"done in {format_elapsed(time.monotonic() - started)}: {shown(config.out)}"
              + (f" (exit {code}: {failed})" if code else ""))
-        for line in [*headlines, f"log: {shown(config.out / RUN_LOG)}"]:
+        for line in [*headlines, f"log: {shown(config.out / RUN_LOG)}" + (f" ({', '.join(logs)})" if logs else "")]:
             _say(f"  {line}")
     finally:
         if log is not None:

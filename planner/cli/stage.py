@@ -12,6 +12,7 @@ Adding a stage: a library function in `planner.stages`, a command module with it
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from rich.console import Console
 
 from planner.cli.console import CONSOLE, stage_progress
 from pools.errors import InfeasibleError
+from pools.units import format_elapsed
 
 __all__ = ["Stage", "Outcome", "run_command", "plural"]
 
@@ -48,6 +50,8 @@ class Outcome:
         The stage's line in ``poolplan run``'s closing summary (plan moved bytes, findings by severity, ...).
     infeasible : InfeasibleError, optional
         Raised by the command after its summary (``main`` turns it into exit 1 and its line); the run shows it.
+    logs : tuple of Path
+        Log files the stage wrote (Spark's), which ``poolplan run``'s closing summary points to.
     """
 
     subject: str
@@ -57,6 +61,7 @@ class Outcome:
     warnings: tuple[str, ...] = ()
     headline: str | None = None
     infeasible: InfeasibleError | None = None
+    logs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,11 +95,13 @@ class Stage:
 def run_command(stage: Stage, params: Mapping[str, Any]) -> int:
     """The body of a stage's command: typed options, the library call with progress, the summary, the exit code."""
     options = stage.options(params)
+    began = time.monotonic()
     with stage_progress(stage.name) as progress:
         result = stage.call(options, progress=progress)
     said = stage.outcome(result)
     out = _STDOUT if stage.stdout else CONSOLE
-    out.print(f"{said.subject}: {said.summary}; wrote {said.written}", markup=False)
+    out.print(f"{said.subject} ({format_elapsed(time.monotonic() - began)}): {said.summary}; wrote {said.written}",
+              markup=False)
     for warning in said.warnings:
         out.print(f"[yellow]warning:[/] {_escape(warning)}")
     if said.infeasible is not None:
