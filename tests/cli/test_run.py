@@ -62,7 +62,7 @@ def test_a_typo_in_a_later_stage_stops_the_run_before_its_first_stage(tmp_path: 
 
 _STAGE_LINE = re.compile(r"^(sample|snapshot|ingest|plan|emit|audit|report) +(\d+\.\d s|\d+ s|\d+ min \d\d s|\d+ h \d\d min)  "
                          r"(\S+): \S")
-_NOISE = ("[Stage", "Running HiGHS", "HiGHS", "py4j", "Using incubator modules", "NativeCodeLoader", "log4j",
+_NOISE = ("[Stage", "Running HiGHS", "Copyright (c)", "py4j", "Using incubator modules", "NativeCodeLoader", "log4j",
           "Traceback", ".tmp")
 
 
