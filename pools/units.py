@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["format_bytes", "format_rate", "format_load", "format_duration", "format_elapsed", "format_percent",
-           "format_count", "BYTE_UNITS"]
+           "format_count", "format_plural", "BYTE_UNITS"]
 
 #: Decimal byte units, smallest first, with their size in bytes.
 BYTE_UNITS: tuple[tuple[str, float], ...] = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12),
@@ -145,6 +145,17 @@ def format_count(value: float | None, *, signed: bool = False) -> str:
     whole = round(value)
     sign = "−" if whole < 0 else "+" if signed and whole > 0 else ""
     return f"{sign}{abs(whole):,d}"
+
+
+def format_plural(count: int, noun: str, plural_noun: str | None = None) -> str:
+    """A count and its noun, singular for one: ``"1 batch"``, ``"3 batches"``, with thousands separators.
+
+    Examples
+    --------
+    >>> format_plural(1, "batch", "batches"), format_plural(7133234, "record"), format_plural(0, "finding")
+    ('1 batch', '7,133,234 records', '0 findings')
+    """
+    return f"{format_count(count)} {noun if count == 1 else plural_noun or noun + 's'}"
 
 
 def _three_digits(value: float) -> str:

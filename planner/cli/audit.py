@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.audit import AuditOptions, AuditResult, audit
 from pools.audit.findings import Severity
+from pools.units import format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -46,7 +47,7 @@ def _outcome(result: AuditResult) -> Outcome:
     counts = ", ".join(f"{n} {s.value}" for s, n in result.by_severity.items() if n) or "clean"
     return Outcome(
         subject=f"audit of {result.cluster}",
-        summary=f"{plural(len(result.findings), 'finding')} ({counts})",
+        summary=f"{format_plural(len(result.findings), 'finding')} ({counts})",
         written=result.out_dir / "findings.json",
         code=1 if result.failing else 0,
         warnings=result.notes,

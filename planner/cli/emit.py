@@ -7,8 +7,9 @@ from typing import Any
 import click
 
 from planner.cli.options import FINITE
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.emit import EmitResult, EmitStageOptions, emit
+from pools.units import format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -49,8 +50,8 @@ def command(**params: Any) -> int:
 
 
 def _outcome(result: EmitResult) -> Outcome:
-    return Outcome(subject="bundle", summary=f"{plural(result.batches, 'batch', 'batches')}, "
-                   f"{plural(result.files, 'file')}", written=result.out_dir)
+    return Outcome(subject="bundle", summary=f"{format_plural(result.batches, 'batch', 'batches')}, "
+                   f"{format_plural(result.files, 'file')}", written=result.out_dir)
 
 
 STAGE = Stage("emit", command, lambda params: EmitStageOptions(**params), emit, _outcome, stdout=False)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from planner.cli.console import console_level
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.progress import Progress
+from pools.units import format_plural
 
 if TYPE_CHECKING:
     from spark_jobs.ingest import IngestResult
@@ -108,8 +109,8 @@ def _outcome(result: IngestResult) -> Outcome:
     totals = result.quality["totals"]
     return Outcome(
         subject="profile",
-        summary=f"{plural(result.topics, 'topic')}, {plural(result.partitions, 'partition')}; "
-                f"{plural(totals['read'], 'record')} read: {totals['accepted']:,} accepted, "
+        summary=f"{format_plural(result.topics, 'topic')}, {format_plural(result.partitions, 'partition')}; "
+                f"{format_plural(totals['read'], 'record')} read: {totals['accepted']:,} accepted, "
                 f"{totals['ignored']:,} ignored, {totals['quarantined']:,} quarantined",
         written=result.out_dir,
         logs=(result.out_dir / LOG_FILE,),

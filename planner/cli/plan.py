@@ -7,10 +7,10 @@ from typing import Any
 import click
 
 from planner.cli.options import FiniteRange
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.plan import PlanOptions, PlanResult, plan
 from pools.errors import InfeasibleError
-from pools.units import format_bytes, format_elapsed, format_percent
+from pools.units import format_bytes, format_elapsed, format_percent, format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -46,9 +46,9 @@ def command(**params: Any) -> int:
 
 def _outcome(result: PlanResult) -> Outcome:
     p, s = result.plan, result.plan.solver
-    moves = f"{plural(len(p.moves), 'partition')} move, {format_bytes(p.moved_bytes)} to copy"
+    moves = f"{format_plural(len(p.moves), 'partition')} move, {format_bytes(p.moved_bytes)} to copy"
     added = {pool: n for pool, n in p.brokers_to_add.items() if n}
-    brokers = (f"{plural(sum(added.values()), 'broker')} to add ({', '.join(f'{pool} {n}' for pool, n in added.items())})"
+    brokers = (f"{format_plural(sum(added.values()), 'broker')} to add ({', '.join(f'{pool} {n}' for pool, n in added.items())})"
                if added else "no brokers to add")
     gap = f", gap {format_percent(s.gap, digits=2)}" if s.gap else ""
     return Outcome(

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.report import ReportOptions, ReportResult, report
+from pools.units import format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -32,7 +33,7 @@ def command(**params: Any) -> int:
 
 def _outcome(result: ReportResult) -> Outcome:
     missing = f"; missing: {', '.join(result.missing)}" if result.missing else ""
-    return Outcome(subject="report", summary=f"{plural(result.charts, 'chart')}{missing}", written=result.html,
+    return Outcome(subject="report", summary=f"{format_plural(result.charts, 'chart')}{missing}", written=result.html,
                    headline=f"report: {result.html}")
 
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.sample import SampleOptions, SampleResult, sample
-from pools.units import format_bytes
+from pools.units import format_bytes, format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -40,7 +40,7 @@ def _outcome(result: SampleResult) -> Outcome:
     return Outcome(
         subject=f"sample {o.cluster!r} (seed {o.seed})",
         summary=f"{o.brokers} brokers, {o.topics} topics, {o.days} days; "
-                f"{plural(result.files, 'file')} ({format_bytes(result.size_bytes)})",
+                f"{format_plural(result.files, 'file')} ({format_bytes(result.size_bytes)})",
         written=result.out_dir,
     )
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
-from planner.cli.stage import Outcome, Stage, plural, run_command
+from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.snapshot import SnapshotOptions, SnapshotResult, snapshot
+from pools.units import format_plural
 
 __all__ = ["command", "STAGE"]
 
@@ -33,8 +34,8 @@ def _outcome(result: SnapshotResult) -> Outcome:
     s = result.snapshot
     return Outcome(
         subject=f"snapshot of {s.cluster}",
-        summary=f"{plural(len(s.brokers), 'broker')}, {plural(len(s.topics), 'topic')}, "
-                f"{plural(len(s.partitions), 'partition')}, {plural(len(s.log_dir_errors), 'log dir error')}",
+        summary=f"{format_plural(len(s.brokers), 'broker')}, {format_plural(len(s.topics), 'topic')}, "
+                f"{format_plural(len(s.partitions), 'partition')}, {format_plural(len(s.log_dir_errors), 'log dir error')}",
         written=result.out_path,
     )
 

@@ -25,7 +25,7 @@ from planner.cli.console import CONSOLE, stage_progress
 from pools.errors import InfeasibleError
 from pools.units import format_elapsed
 
-__all__ = ["Stage", "Outcome", "run_command", "plural"]
+__all__ = ["Stage", "Outcome", "run_command"]
 
 _STDOUT = Console(highlight=False, soft_wrap=True)
 
@@ -108,14 +108,6 @@ def run_command(stage: Stage, params: Mapping[str, Any]) -> int:
         raise said.infeasible
     return said.code
 
-
-def plural(count: int, noun: str, plural_noun: str | None = None) -> str:
-    """``"1 batch"``, ``"3 batches"``, with thousands separators.
-
-    >>> plural(1, "batch", "batches"), plural(7133234, "record")
-    ('1 batch', '7,133,234 records')
-    """
-    return f"{count:,} {noun if count == 1 else plural_noun or noun + 's'}"
 
 
 def _escape(text: str) -> str:
