@@ -18,6 +18,7 @@ import click
 
 from planner.cli.console import CONSOLE, file_handler, stage_progress
 from planner.cli.stage import Outcome
+from pools.errors import InfeasibleError
 from pools.units import format_elapsed
 
 __all__ = ["command", "RUN_LOG"]
@@ -99,6 +100,9 @@ def _run_stage(call: Any, shown: _Shown) -> Outcome:
     try:
         with stage_progress(name, shown=shown.text) as progress:
             result = call.stage.call(call.options, progress=progress)
+    except InfeasibleError as exc:  # no pools separate the tenants: a result of the run (exit 1), not its end
+        _say(f"{name:<8} {format_elapsed(time.monotonic() - began):>10}  infeasible: {shown.text(str(exc))}")
+        return Outcome(subject=name, summary=str(exc), written=Path(shown.out), code=1)
     except BaseException:
         _say(f"{name:<8} {format_elapsed(time.monotonic() - began):>10}  stopped: nothing of the run is written")
         raise

@@ -116,3 +116,21 @@ def test_the_sample_quarterly_run_logged_to_a_file(tmp_path: Path) -> None:
     assert (quality["history"], quality["quarantine"]) == ("history", "quarantine")
     spark_log = (tmp_path / "q" / "profile" / "spark.log").read_text()
     assert "Executor" in spark_log or "SparkContext" in spark_log  # Spark's own log went to the run directory
+
+
+def test_a_stage_that_finds_no_pools_is_a_result_of_the_run_not_its_end(tmp_path: Path, capsys) -> None:
+    """As before the run called library functions: an InfeasibleError from a stage is its exit 1, the run goes on."""
+    from types import SimpleNamespace
+
+    from planner.cli.run import _run_stage, _Shown
+    from pools.errors import InfeasibleError
+
+    def plan(options: object, *, progress: object) -> None:
+        raise InfeasibleError(f"no pool plan satisfies {tmp_path}/.run.x.tmp/sample/pools.toml: tenants a and b")
+
+    call = SimpleNamespace(stage=SimpleNamespace(name="plan", call=plan), options=None)
+    said = _run_stage(call, _Shown(tmp_path / ".run.x.tmp", tmp_path / "run"))
+    assert said.code == 1 and said.headline is None
+    err = capsys.readouterr().err
+    assert re.match(r"plan +\d\.\d s  infeasible: no pool plan satisfies \S*run/sample/pools\.toml: tenants a and b$",
+                    err.strip()), err
