@@ -37,6 +37,7 @@ moved bytes overstated by at most ``gap`` of all replica bytes, and back, so at 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import Counter
@@ -44,11 +45,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+import highspy
 import numpy as np
 import pulp
 
 from pools.errors import InputError, SolverError
 from pools.plan import SolverReport
+from pools.progress import Progress, no_progress
 from pools.pool_rules import (
     RACK_DIMENSIONS,
     PoolLimits,
@@ -76,6 +79,8 @@ __all__ = [
 Vector = tuple[float, float, float, float]
 
 USED_WEIGHT = 1e-3
+
+_log = logging.getLogger(__name__)
 
 
 class Solver(StrEnum):
@@ -153,6 +158,7 @@ def solve_pools(
     gap: float = 0.01,
     threads: int = 1,
     restrict: bool = True,
+    progress: Progress = no_progress,
 ) -> PoolSolution:
     """Solve the pool model (see the module docstring).
 
@@ -170,6 +176,8 @@ def solve_pools(
         Name stage 2's free brokers only in the pools holding at least ``gap`` of their bytes, and count them by
         class elsewhere (exact at gap 0, smaller); False gives every free broker every pool by name (the
         reference benchmarks use).
+    progress : Progress
+        Told each stage, then HiGHS's gap and the time left as its branch and bound goes on.
 
     Returns
     -------
@@ -188,7 +196,8 @@ def solve_pools(
     # fewest new brokers; among those, keep as many brokers as possible in their current pool (the weight
     # keeps the second term below one broker)
     stay = counts.stay() / (len(problem.brokers) + 1)
-    stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads))
+    stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads,
+                                                                       progress, _STEPS[0]))
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
         return counts.unsolved(stage1, time.monotonic() - started)
     limited = stage1.limited
@@ -198,7 +207,8 @@ def solve_pools(
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
     remaining = max(1.0, time_limit - (time.monotonic() - started))
-    stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
+    stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads,
+                                                                 progress, _STEPS[1]))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
     limited |= stage2.limited
@@ -208,7 +218,8 @@ def solve_pools(
     model.prob += model.moved_var <= moved + 0.5 / max(problem.total_bytes, 1.0), "stage2_moved"
     found = {v.name: v.varValue for v in model.prob.variables()}
     remaining = max(1.0, time_limit - (time.monotonic() - started))
-    stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads))  # from stage 2's solution
+    stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads, progress,
+                                                                         _STEPS[2]))  # from stage 2's solution
     if stage3.solution not in _HAS_SOLUTION:  # e.g. HiGHS >= 1.16 may call the fixed-moved-bytes model infeasible
         for v in model.prob.variables():
             v.varValue = found[v.name]
@@ -231,12 +242,49 @@ class _Stage:
     limited: bool = False  # stopped at a limit (time) with a solution short of the gap
 
 
+#: What each stage of `solve_pools` does, as progress tells it.
+_STEPS = ("solving the pool model, 1 of 3: fewest brokers to add", "solving the pool model, 2 of 3: fewest bytes moved",
+          "solving the pool model, 3 of 3: even load")
+
+
+class _QuietHighs(highspy.Highs):
+    """highspy's model, without HiGHS's banner on standard output.
+
+    highspy's constructor registers its callback hook (``Highs::setCallback``), which prints the "Running HiGHS
+    ... Copyright" header while the console log is still on; turning ``log_to_console`` off first keeps the log
+    for the logging callback (`_StartedHiGHS` sends it to this module's logger) and nothing for the console.
+    """
+
+    def enableCallbacks(self) -> None:
+        self.setOptionValue("log_to_console", False)
+        super().enableCallbacks()
+
+
 class _StartedHiGHS(pulp.HiGHS):
     """PuLP's highspy solver, handing HiGHS the integer variables' current values as a (partial) MIP start.
 
     HiGHS completes a partial start by fixing the given integers and solving for the rest, so the first
-    stage starts from the current broker pools and the second from the first stage's solution.
+    stage starts from the current broker pools and the second from the first stage's solution. HiGHS's log goes
+    to this module's logger (DEBUG), never to the console; its branch-and-bound lines tell ``progress`` the gap.
     """
+
+    def __init__(self, *, progress: Progress, step: str, **options: object) -> None:
+        super().__init__(**options)
+        self.progress, self.step = progress, step
+
+    def createAndConfigureSolver(self, lp: pulp.LpProblem) -> None:
+        """PuLP's own configuration (gaps, threads, time limit, the other options), on a `_QuietHighs`."""
+        lp.solverModel = model = _QuietHighs()
+        model.cbLogging.subscribe(_log_highs)
+        limit = float(self.timeLimit)
+        model.cbMipLogging.subscribe(lambda event: self.progress(self.step, note=_solver_note(
+            event.data_out.mip_gap, limit - event.data_out.running_time)))
+        options = {"mip_rel_gap": self.gapRel, "mip_abs_gap": self.gapAbs, "threads": self.threads,
+                   "time_limit": limit, **self.optionsDict}
+        for key, value in options.items():
+            if value is not None:
+                model.setOptionValue(key, value)
+        self.progress(self.step, note=_solver_note(math.inf, limit))
 
     def callSolver(self, lp: pulp.LpProblem) -> None:
         start = [(v.index, v.varValue) for v in lp.variables() if v.cat == pulp.LpInteger and v.varValue is not None]
@@ -247,11 +295,28 @@ class _StartedHiGHS(pulp.HiGHS):
         super().callSolver(lp)
 
 
-def _solver(solver: Solver, time_limit: float, gap: float, threads: int, abs_gap: float | None = None) -> pulp.LpSolver:
+def _log_highs(event: object) -> None:
+    for line in str(getattr(event, "message", "")).splitlines():
+        if line.strip():
+            _log.debug("HiGHS: %s", line.rstrip())
+
+
+def _solver_note(gap: float, left: float) -> str:
+    """``gap 3.10 %, at most 28 s left`` (no gap before HiGHS has a solution)."""
+    from pools.units import format_elapsed, format_percent
+
+    shown = f"gap {format_percent(gap, digits=2)}, " if math.isfinite(gap) else ""
+    return f"{shown}at most {format_elapsed(max(left, 0.0))} left"
+
+
+def _solver(solver: Solver, time_limit: float, gap: float, threads: int, progress: Progress = no_progress,
+            step: str = _STEPS[0], abs_gap: float | None = None) -> pulp.LpSolver:
     if solver is Solver.HIGHS:
         return _StartedHiGHS(
-            msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads, random_seed=0
+            msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads, random_seed=0,
+            progress=progress, step=step,
         )
+    progress(step, note=_solver_note(math.inf, time_limit))
     options = ["randomSeed 1", "randomCbcSeed 1"]
     return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads,
                              options=options, warmStart=True)

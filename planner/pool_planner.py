@@ -35,6 +35,7 @@ from pools.pool_rules import (
     usable_capacity,
 )
 from pools.profile import PartitionProfile, TopicProfile
+from pools.progress import Progress, no_progress
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["PlanOutcome", "plan_pools", "check_policy"]
@@ -62,6 +63,7 @@ def plan_pools(
     gap: float = 0.01,
     threads: int = 1,
     horizon_days: int | None = None,
+    progress: Progress = no_progress,
 ) -> PlanOutcome:
     """Decide pools, brokers to add and every partition's target replicas.
 
@@ -78,6 +80,8 @@ def plan_pools(
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
         re-derived at it (`pools.demand.at_horizon`).
+    progress : Progress
+        Told each step (the solver's with its gap and time left).
 
     Returns
     -------
@@ -92,6 +96,7 @@ def plan_pools(
     """
     from planner import pool_milp
 
+    progress("resolving the policy and forecasting each topic's load")
     resolved = check_policy(snapshot, policy)
     rules = PoolRules.from_policy(policy, horizon_days=horizon_days)
     profile = at_horizon(profile, rules.horizon_days)
@@ -107,10 +112,12 @@ def plan_pools(
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
+    progress("building the pool model")
     problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp)
     if new_note:
         warnings.append(new_note)
-    solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
+    solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads,
+                                     progress=progress)
     if not solution.groups:
         _raise_unsolved(policy, resolved, solution.report)
     if solution.time_limited:
@@ -124,6 +131,7 @@ def plan_pools(
         if p is not None:
             pool_brokers[p].append(b)
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
+    progress("placing every partition's replicas inside its pool")
     placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom)
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
@@ -146,6 +154,7 @@ def plan_pools(
         horizon_days=rules.horizon_days,
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
+        progress("checking the plan against the policy")
         found = validate_plan(snapshot, policy, plan, forecast)
         notes = [f"validator: {v.message}" for v in found[:10]]
         if len(found) > 10:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_bytes", "format_rate", "format_load", "format_duration", "format_percent", "format_count",
-           "BYTE_UNITS"]
+__all__ = ["format_bytes", "format_rate", "format_load", "format_duration", "format_elapsed", "format_percent",
+           "format_count", "format_plural", "BYTE_UNITS"]
 
 #: Decimal byte units, smallest first, with their size in bytes.
 BYTE_UNITS: tuple[tuple[str, float], ...] = (("B", 1.0), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12),
@@ -97,6 +97,24 @@ def format_duration(seconds: float | None) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
 
 
+def format_elapsed(seconds: float) -> str:
+    """How long something took, for a console line: tenths under ten seconds, then whole seconds and minutes.
+
+    Examples
+    --------
+    >>> format_elapsed(0.42), format_elapsed(12.6), format_elapsed(151), format_elapsed(3725)
+    ('0.4 s', '13 s', '2 min 31 s', '1 h 02 min')
+    """
+    if seconds < 9.95:
+        return f"{max(seconds, 0.0):.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
 def format_percent(fraction: float | None, *, signed: bool = False, points: bool = False, digits: int = 1) -> str:
     """A fraction as a percentage with ``digits`` decimals; ``points`` for a difference of percentages (``pp``).
 
@@ -127,6 +145,17 @@ def format_count(value: float | None, *, signed: bool = False) -> str:
     whole = round(value)
     sign = "−" if whole < 0 else "+" if signed and whole > 0 else ""
     return f"{sign}{abs(whole):,d}"
+
+
+def format_plural(count: int, noun: str, plural_noun: str | None = None) -> str:
+    """A count and its noun, singular for one: ``"1 batch"``, ``"3 batches"``, with thousands separators.
+
+    Examples
+    --------
+    >>> format_plural(1, "batch", "batches"), format_plural(7133234, "record"), format_plural(0, "finding")
+    ('1 batch', '7,133,234 records', '0 findings')
+    """
+    return f"{format_count(count)} {noun if count == 1 else plural_noun or noun + 's'}"
 
 
 def _three_digits(value: float) -> str:

@@ -93,8 +93,11 @@ def run(
     params: IngestParams,
     *,
     progress: Callable[[str], None] = lambda _msg: None,
+    echo: bool = False,
 ) -> IngestResult:
     """Ingest ``inputs`` and write the profile, ``quality.json``, ``quarantine/``, ``spark.log`` and the history.
+
+    ``echo`` shows Spark's log on the console too (`spark_jobs.spark_log.spark_log`).
 
     Every input is parsed once into a staged record table under ``OUT/.ingest-*`` (removed at the end);
     every later step reads that table. The user's history and the outputs change only at the end, once
@@ -116,7 +119,7 @@ def run(
     log = out / LOG_FILE
     work = out / f".ingest-{uuid.uuid4().hex}"
     try:
-        with spark_log(spark, log):
+        with spark_log(spark, log, echo=echo):
             try:
                 return _run(spark, inputs, out, work, history, params, progress)
             except Exception as exc:
@@ -179,7 +182,10 @@ def _run(
     progress("writing the quarantine and the profile")
     quarantine = os.fspath(work / QUARANTINE_DIR)
     units.where(F.col("kind") == KIND_REJECTED).drop("kind").write.parquet(quarantine)
-    quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": history}
+    # paths inside OUT are stored relative to it, like "quarantine": a run directory is renamed into place
+    inside = Path(history).resolve().is_relative_to(out.resolve())
+    stored = os.path.relpath(Path(history).resolve(), out.resolve()) if inside else os.path.abspath(history)
+    quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": stored}
     commit_days(spark, merged_path, history, days)
     target = out / QUARANTINE_DIR
     if target.exists():

@@ -8,13 +8,13 @@ pulls from Prometheus when asked, builds the SparkSession and runs `spark_jobs.i
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from pools.atomic import check_output
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
+from pools.progress import Progress, no_progress
 
 __all__ = ["IngestOptions", "PrometheusOptions", "ingest", "parse_time", "parse_duration"]
 
@@ -163,10 +163,12 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
     )
 
 
-def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _m: None):
+def ingest(options: IngestOptions, *, progress: Progress = no_progress, spark_console: bool = False):
     """Run the ingest stage; return the `spark_jobs.ingest.IngestResult`.
 
-    Every option is checked before Spark starts or Prometheus is asked.
+    Every option is checked before Spark starts or Prometheus is asked. Spark's log and what the JVM prints go
+    to ``OUT/spark.log``; with ``spark_console`` they show on standard error too. ``progress`` hears each step
+    and the running Spark stages' tasks.
 
     Raises
     ------
@@ -203,6 +205,8 @@ def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _
 
     from spark_jobs.ingest import IngestInputs, IngestParams, run
     from spark_jobs.session import active_session_exists, build_session
+    from spark_jobs.spark_log import LOG_FILE
+    from spark_jobs.spark_progress import spark_progress
 
     fetched = None
     if source is not None:
@@ -219,7 +223,8 @@ def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _
     shared = active_session_exists()
     progress("starting Spark")
     try:
-        spark = build_session(options.master, options.remote, spark_conf)
+        spark = build_session(options.master, options.remote, spark_conf,
+                              jvm_log=None if spark_console else os.path.join(options.out, LOG_FILE))
     except Exception as exc:
         from spark_jobs.spark_log import job_failure
 
@@ -229,7 +234,8 @@ def ingest(options: IngestOptions, *, progress: Callable[[str], None] = lambda _
         raise failure from None
     stop = not shared
     try:
-        result = run(spark, inputs, options.out, params, progress=progress)
+        with spark_progress(spark, progress) as tracked:
+            result = run(spark, inputs, options.out, params, progress=tracked, echo=spark_console)
     except Exception as exc:
         from pools.errors import JobError
 

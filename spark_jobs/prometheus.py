@@ -29,7 +29,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -37,6 +37,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from pools.errors import InputError, JobError
+from pools.progress import Progress, no_progress
 
 __all__ = [
     "PrometheusSource",
@@ -239,7 +240,7 @@ def fetch(
     history: str,
     cluster: str,
     *,
-    progress: Callable[[str], None] = lambda _m: None,
+    progress: Progress = no_progress,
 ) -> Fetched:
     """Fetch what the history lacks into the spool; return the documents to ingest.
 
@@ -270,6 +271,7 @@ def fetch(
     started = time.monotonic()
     fetched = [0]
     lock = threading.Lock()
+    step = f"Prometheus: fetching {len(todo)} responses for {len(days)} day(s) from {source.url}"
 
     def get(request: _Request) -> None:
         status = client.post(request.path, request.params, request.target)
@@ -278,12 +280,10 @@ def fetch(
         with lock:
             fetched[0] += 1
             n = fetched[0]
-        elapsed = time.monotonic() - started
-        eta = elapsed / n * (len(todo) - n)
-        progress(f"Prometheus: {n}/{len(todo)} requests, {elapsed:.0f} s, about {eta:.0f} s left")
+        progress(step, done=n, total=len(todo), unit="requests")
 
     if todo:
-        progress(f"Prometheus: fetching {len(todo)} responses for {len(days)} day(s) from {source.url}")
+        progress(step, done=0, total=len(todo), unit="requests")
         with ThreadPoolExecutor(max_workers=max(1, source.in_flight)) as pool:
             for future in [pool.submit(get, r) for r in todo]:
                 future.result()

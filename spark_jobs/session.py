@@ -2,7 +2,9 @@
 
 Embedded ``local[*]`` by default; ``master`` may be ``local[N]``, ``spark://host:port``, ``yarn`` or
 ``k8s://...``; ``remote`` (``sc://host:port``) connects through Spark Connect instead. Spark's own log noise
-is kept at WARN.
+is kept at WARN, and what the JVM prints on its standard error (``WARNING: Using incubator modules``, log4j's
+default profile, the loopback-hostname and native-hadoop warnings) can go to a file (``jvm_log``). Spark's console
+progress bars are off: poolplan polls Spark's status tracker instead (`spark_jobs.spark_progress`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
 
 from pools.errors import InputError
 
@@ -26,7 +30,8 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.compression.codec": "zstd",
-    "spark.ui.showConsoleProgress": "true",
+    # its carriage-return bars garble a log file; spark_jobs.spark_progress reports the tasks instead
+    "spark.ui.showConsoleProgress": "false",
     # a window over one series buffers the series: spilling it to disk past Spark's 4,096 rows made the
     # per-series sort of counters crawl; 1 M rows (about 100 MB) keeps a quarter of 15 s samples in memory
     "spark.sql.windowExec.buffer.in.memory.threshold": "1048576",
@@ -111,6 +116,8 @@ def build_session(
     remote: str | None = None,
     conf: Mapping[str, str] | None = None,
     app_name: str = "poolplan",
+    *,
+    jvm_log: str | os.PathLike[str] | None = None,
 ):
     """Build (or reuse) the SparkSession for a poolplan job.
 
@@ -126,6 +133,9 @@ def build_session(
         ``conf/spark-defaults.conf`` (which Spark reads itself through ``SPARK_CONF_DIR``).
     app_name
         The application name shown by the cluster manager.
+    jvm_log
+        A file (appended to) for the standard error of the driver JVM when this call starts it: the JVM's own
+        warnings and anything printed before log4j is configured. None leaves it on the console.
 
     Returns
     -------
@@ -160,6 +170,43 @@ def build_session(
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _child_stderr(None if jvm_log is None else Path(jvm_log)):
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+@contextmanager
+def _child_stderr(path: Path | None) -> Iterator[None]:
+    """Processes started in the block (the driver JVM) inherit ``path`` as their standard error.
+
+    The process's descriptor 2 points at the file while the block runs; Python's own ``sys.stderr`` writes keep
+    going to the console through a copy of the old descriptor, and descriptor 2 is restored after.
+    """
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    previous = sys.stderr
+    try:
+        on_fd2 = previous.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # a captured or replaced stream: it does not write to fd 2
+        on_fd2 = False
+    console = os.fdopen(os.dup(saved), "w", buffering=1, encoding=getattr(previous, "encoding", None) or "utf-8",
+                        errors="backslashreplace") if on_fd2 else None
+    try:
+        os.dup2(target, 2)
+        if console is not None:
+            sys.stderr = console
+        yield
+    finally:
+        if console is not None:
+            console.flush()
+            sys.stderr = previous
+            console.close()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)

@@ -2,7 +2,9 @@
 
 `spark_log` routes the JVM's log4j output (and py4j's Python log, which prints a traceback per broken
 connection when the JVM dies) into a file for the duration of a job, so the console shows poolplan's
-progress only; any command that runs Spark can use it (the run puts it in its run directory).
+progress only (``echo`` shows Spark's log on the console too); any command that runs Spark can use it (the run
+puts it in its run directory). What the JVM prints before log4j starts goes to the same file through
+`spark_jobs.session.build_session`'s ``jvm_log``.
 `job_failure` turns what a failed job raises into a `pools.errors.JobError` naming the cause, what to
 change and the log file, or an `InputError` when the job failed on an unreadable input file.
 """
@@ -34,6 +36,13 @@ appender.file.layout.pattern = {pattern}
 rootLogger.level = info
 rootLogger.appenderRef.file.ref = file
 """
+_ALSO_CONSOLE = """appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = {pattern}
+rootLogger.appenderRef.console.ref = console
+"""
 _TO_CONSOLE = """status = error
 appender.console.type = Console
 appender.console.name = console
@@ -60,10 +69,11 @@ def _is_connect(spark) -> bool:
 
 
 @contextmanager
-def spark_log(spark, path: str | Path) -> Iterator[Path]:
+def spark_log(spark, path: str | Path, *, echo: bool = False) -> Iterator[Path]:
     """Send the JVM's log and py4j's Python log to ``path`` while the block runs; the console gets WARN again after.
 
-    With Spark Connect (no local JVM) only py4j's log is redirected.
+    With ``echo`` the JVM's log (INFO and up) shows on standard error too. With Spark Connect (no local JVM) only
+    py4j's log is redirected.
     """
     log = Path(path)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +90,8 @@ def spark_log(spark, path: str | Path) -> Iterator[Path]:
     routed = failed = False
     try:
         try:
-            routed = _reconfigure(spark, _TO_FILE.format(path=log.resolve().as_posix(), pattern=_PATTERN), config)
+            text = _TO_FILE + (_ALSO_CONSOLE if echo else "")
+            routed = _reconfigure(spark, text.format(path=log.resolve().as_posix(), pattern=_PATTERN), config)
         except Exception:  # noqa: BLE001 - a JVM that cannot be reached: the job itself will say so
             routed = False
         yield log

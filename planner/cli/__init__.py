@@ -26,18 +26,22 @@ _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 @click.group(name="poolplan", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="poolplan")
-@click.option("-v", "--verbose", is_flag=True, help="Log at DEBUG level.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show every step, poolplan's debug log and the log of Spark, the JVM and the solver "
+                   "(--log-level DEBUG).")
 @click.option(
     "--log-level",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     default="INFO",
     show_default=True,
-    help="Logging level.",
+    help="What the console shows: WARNING and ERROR each command's summary and warnings; INFO also the progress "
+         "of long work with the time left; DEBUG also every step and the log of Spark, the JVM and the solver.",
 )
 def cli(verbose: bool, log_level: str) -> None:
     """Capacity planner for Apache Kafka resource pools: ingest, place, isolate, emit, audit."""
-    level = logging.DEBUG if verbose else getattr(logging, log_level.upper())
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from planner.cli.console import configure_logging
+
+    configure_logging(logging.DEBUG if verbose else getattr(logging, log_level.upper()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

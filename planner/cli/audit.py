@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Mapping
+from typing import Any
 
 import click
-from rich.console import Console
 
-from planner.cli.inputs import read_topic_fanout
-
+from planner.cli.stage import Outcome, Stage, run_command
+from planner.stages.audit import AuditOptions, AuditResult, audit
 from pools.audit.findings import Severity
+from pools.units import format_plural
 
-__all__ = ["command"]
-
-_console = Console(highlight=False, soft_wrap=True)
+__all__ = ["command", "STAGE"]
 
 
 @click.command(name="audit")
@@ -31,36 +30,29 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
-def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None, fail_on: str,
-            horizon_days: int | None, out_dir: str) -> int:
+def command(**params: Any) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
     the evidence and a fix to run. Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on bad input.
     """
-    from pools.atomic import check_output, write_text
-    from pools.audit import audit, fails, findings_to_json, render_findings_md
-    from pools.policy import load_policy
-    from pools.profile import load_profile_dir
-    from pools.snapshot import load_snapshot
+    return run_command(STAGE, params)
 
-    threshold = Severity.parse(fail_on, where="--fail-on")
-    check_output(out_dir)
-    snapshot = load_snapshot(snapshot_path)
-    policy = load_policy(policy_path)
-    profile = partitions = None
-    if profile_dir is not None:
-        profile, partitions = load_profile_dir(profile_dir, required=False)
-        if profile is None:
-            _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
-    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
-                     horizon_days=horizon_days)
-    out = Path(out_dir)
-    write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
-    write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,
-                                                         taken_at=snapshot.taken_at, fail_on=threshold))
-    failing = fails(findings, threshold)
-    by_severity = {s.value: sum(f.severity is s for f in findings) for s in Severity}
-    summary = ", ".join(f"{n} {s}" for s, n in by_severity.items() if n) or "clean"
-    _console.print(f"audit of {snapshot.cluster}: {len(findings)} finding(s) ({summary}); wrote {out}/findings.json")
-    return 1 if failing else 0
+
+def _options(params: Mapping[str, Any]) -> AuditOptions:
+    return AuditOptions(**{**params, "fail_on": Severity.parse(params["fail_on"], where="--fail-on")})
+
+
+def _outcome(result: AuditResult) -> Outcome:
+    counts = ", ".join(f"{n} {s.value}" for s, n in result.by_severity.items() if n) or "clean"
+    return Outcome(
+        subject=f"audit of {result.cluster}",
+        summary=f"{format_plural(len(result.findings), 'finding')} ({counts})",
+        written=result.out_dir / "findings.json",
+        code=1 if result.failing else 0,
+        warnings=result.notes,
+        headline=f"findings: {counts}" + (f" (exit 1: at least {result.fail_on.value})" if result.failing else ""),
+    )
+
+
+STAGE = Stage("audit", command, _options, audit, _outcome)

@@ -1,7 +1,8 @@
 """The subcommand registry: one click command per module under ``planner/cli``.
 
 Each subcommand module defines one ``click.Command`` named ``command`` (options parsed into typed
-values, one library call, atomic writes, a summary); add its import here.
+values, one library call, atomic writes, a summary); add its import here. A stage of ``poolplan run`` also
+defines its `planner.cli.stage.Stage` (see there for adding one).
 A command returns an int exit code (0 done/clean, 1 findings/infeasible) or raises
 `pools.errors.InputError` / `InfeasibleError`.
 """

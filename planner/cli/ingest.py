@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 import click
-from rich.console import Console
 
+from planner.cli.console import console_level
+from planner.cli.stage import Outcome, Stage, run_command
+from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
+from pools.progress import Progress
+from pools.units import format_plural
 
-__all__ = ["command"]
+if TYPE_CHECKING:
+    from spark_jobs.ingest import IngestResult
+    from spark_jobs.ingest_stage import IngestOptions
 
-_console = Console(stderr=True, highlight=False)
+__all__ = ["command", "STAGE"]
 _GLOB = {"multiple": True, "metavar": "GLOB"}
 _PROM = "Prometheus pull"
 
@@ -60,29 +70,51 @@ _PROM = "Prometheus pull"
 @click.option("--master", default="local[*]", show_default=True, help="local[N], spark://host:port, yarn or k8s://...")
 @click.option("--remote", default=None, help="Spark Connect URL sc://host:port (instead of --master).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable).")
-def command(prometheus_url: str | None, confs: tuple[str, ...], **options: object) -> int:
+def command(**params: Any) -> int:
     """Turn metric logs into the topic profile the planner reads (DESIGN section 4).
 
     Counters become per-minute increases (resets and re-created meters handled, gaps flagged), which are
     merged into the normalized history so later runs read only Parquet (and a Prometheus pull fetches only
     the days the history lacks). Malformed input goes to OUT/quarantine with a reason; OUT/quality.json
-    reconciles read = accepted + ignored + quarantined per source; Spark's own log is OUT/spark.log.
+    reconciles read = accepted + ignored + quarantined per source; Spark's own log (and the JVM's) is
+    OUT/spark.log (also on the console with -v).
     Exit 2 on bad input (nothing written, the history unchanged), 3 when Spark or Prometheus fails.
     """
-    from spark_jobs.ingest_stage import IngestOptions, PrometheusOptions, ingest
+    return run_command(STAGE, params)
 
-    names = set(PrometheusOptions.__dataclass_fields__) - {"url"}
-    prom = {k: options.pop(k) for k in list(options) if k in names}
-    if prometheus_url is None and any(v not in (None, False, PrometheusOptions.__dataclass_fields__[k].default) for k, v in prom.items()):
-        raise click.UsageError("--days, --start, --end, --step and the other Prometheus options need --prometheus URL")
-    prometheus = PrometheusOptions(url=prometheus_url, **prom) if prometheus_url else None  # type: ignore[arg-type]
-    opts = IngestOptions(prometheus=prometheus, conf=confs, **options)  # type: ignore[arg-type]
-    with _console.status("checking the options") as status:
-        result = ingest(opts, progress=lambda msg: status.update(msg))
+
+def _options(params: Mapping[str, Any]) -> IngestOptions:
+    """The command's parameters → `IngestOptions` (the Prometheus settings grouped, used only with a URL)."""
+    from spark_jobs.ingest_stage import IngestOptions, PrometheusOptions
+
+    options = dict(params)
+    url, confs = options.pop("prometheus_url"), options.pop("confs")
+    fields = PrometheusOptions.__dataclass_fields__
+    prom = {k: options.pop(k) for k in list(options) if k in fields and k != "url"}
+    if url is None and any(v not in (None, False, fields[k].default) for k, v in prom.items()):
+        raise InputError("--days, --start, --end, --step and the other Prometheus options need --prometheus URL")
+    return IngestOptions(prometheus=PrometheusOptions(url=url, **prom) if url else None, conf=confs, **options)
+
+
+def _ingest(options: IngestOptions, *, progress: Progress) -> IngestResult:
+    """`spark_jobs.ingest_stage.ingest`, with Spark's and the JVM's log also on the console at DEBUG (``-v``)."""
+    from spark_jobs.ingest_stage import ingest
+
+    return ingest(options, progress=progress, spark_console=console_level() <= logging.DEBUG)
+
+
+def _outcome(result: IngestResult) -> Outcome:
+    from spark_jobs.spark_log import LOG_FILE
+
     totals = result.quality["totals"]
-    _console.print(
-        f"profile: {result.topics} topics, {result.partitions} partitions -> {result.out_dir}; "
-        f"records read {totals['read']}, accepted {totals['accepted']}, ignored {totals['ignored']}, "
-        f"quarantined {totals['quarantined']}"
+    return Outcome(
+        subject="profile",
+        summary=f"{format_plural(result.topics, 'topic')}, {format_plural(result.partitions, 'partition')}; "
+                f"{format_plural(totals['read'], 'record')} read: {totals['accepted']:,} accepted, "
+                f"{totals['ignored']:,} ignored, {totals['quarantined']:,} quarantined",
+        written=result.out_dir,
+        logs=(result.out_dir / LOG_FILE,),
     )
-    return 0
+
+
+STAGE = Stage("ingest", command, _options, _ingest, _outcome, stdout=False)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
 
-from planner.cli.inputs import read_topic_fanout
 from planner.cli.options import FiniteRange
+from planner.cli.stage import Outcome, Stage, run_command
+from planner.stages.plan import PlanOptions, PlanResult, plan
+from pools.errors import InfeasibleError
+from pools.units import format_bytes, format_elapsed, format_percent, format_plural
 
-__all__ = ["command"]
-
-_console = Console(highlight=False, soft_wrap=True)
+__all__ = ["command", "STAGE"]
 
 
 @click.command(name="plan")
@@ -35,39 +35,31 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
 @click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
               help="Directory for plan.json (created if missing; plan.json is replaced).")
-def command(snapshot_path: str, policy_path: str, profile_dir: str, groups_path: str | None, solver: str,
-            time_limit: float, gap: float, threads: int, horizon_days: int | None, out_dir: str) -> int:
+def command(**params: Any) -> int:
     """Plan the pools: which brokers and topics go where, what each pool lacks, and every replica's target.
 
     Writes OUT/plan.json. Exit 0 with a plan that fits the cluster; 1 when the pools need brokers the cluster
     lacks (plan.json is still written, with brokers_to_add and the reasons); 2 on a contradictory policy.
     """
-    from planner.pool_planner import plan_pools
-    from pools.atomic import check_output
-    from pools.errors import InfeasibleError
-    from pools.plan import save_plan
-    from pools.policy import load_policy
-    from pools.profile import load_profile_dir
-    from pools.snapshot import load_snapshot
-    from pools.units import format_bytes
+    return run_command(STAGE, params)
 
-    check_output(out_dir)
-    snapshot = load_snapshot(snapshot_path)
-    policy = load_policy(policy_path)
-    profile, partitions = load_profile_dir(profile_dir)
-    assert profile is not None  # a required profile is read or an InputError
-    outcome = plan_pools(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
-                         solver=solver, time_limit=time_limit, gap=gap, threads=threads, horizon_days=horizon_days)
-    plan = outcome.plan
-    path = save_plan(plan, Path(out_dir) / "plan.json")
-    s = plan.solver
-    _console.print(
-        f"plan for {plan.cluster}: {len(plan.moves)} partition(s) move, {format_bytes(plan.moved_bytes)} to copy; "
-        f"solver {s.name} {s.status} ({s.solution}) objective {s.objective} gap {s.gap} in "
-        f"{outcome.solver_seconds:.1f} s; wrote {path}"
+
+def _outcome(result: PlanResult) -> Outcome:
+    p, s = result.plan, result.plan.solver
+    moves = f"{format_plural(len(p.moves), 'partition')} move, {format_bytes(p.moved_bytes)} to copy"
+    added = {pool: n for pool, n in p.brokers_to_add.items() if n}
+    brokers = (f"{format_plural(sum(added.values()), 'broker')} to add ({', '.join(f'{pool} {n}' for pool, n in added.items())})"
+               if added else "no brokers to add")
+    gap = f", gap {format_percent(s.gap, digits=2)}" if s.gap else ""
+    return Outcome(
+        subject=f"plan for {p.cluster}",
+        summary=f"{moves}, {brokers}; solver {s.name} {s.status}{gap} in {format_elapsed(result.solver_seconds)}",
+        written=result.path,
+        code=0 if result.feasible else 1,
+        warnings=p.warnings,
+        headline=f"plan: {moves}; {brokers}",
+        infeasible=None if result.feasible else InfeasibleError("; ".join(result.shortfall), dict(p.brokers_to_add)),
     )
-    for warning in plan.warnings:
-        _console.print(f"[yellow]warning:[/] {warning}")
-    if outcome.shortfall:
-        raise InfeasibleError("; ".join(outcome.shortfall), dict(plan.brokers_to_add))
-    return 0
+
+
+STAGE = Stage("plan", command, lambda params: PlanOptions(**params), plan, _outcome)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
 
-__all__ = ["command"]
+from planner.cli.stage import Outcome, Stage, run_command
+from planner.stages.report import ReportOptions, ReportResult, report
+from pools.units import format_plural
 
-_console = Console(highlight=False, soft_wrap=True)
+__all__ = ["command", "STAGE"]
 
 
 @click.command(name="report")
@@ -20,28 +21,20 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Output directory [default: RUN_DIR/report]; report.html, report.md and charts/ are replaced.")
 @click.option("--compare", "previous_dir", type=click.Path(file_okay=False),
               help="An earlier run directory: the report adds what changed per pool and topic since then.")
-def command(run_dir: str, policy_path: str | None, out_dir: str | None, previous_dir: str | None) -> int:
+def command(**params: Any) -> int:
     """Write the quarterly report for RUN_DIR: report.html (self-contained), report.md and charts/*.svg.
 
     Reads snapshot.json, profile/, plan/plan.json, bundle/summary.json and audit/findings.json; a missing or
     unreadable stage output is named in the report instead of stopping it. The run given to --compare must be
     readable: an unreadable file in it stops the report (exit 2).
     """
-    from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
-    from pools.atomic import check_output, remove_file, write_text
+    return run_command(STAGE, params)
 
-    out = check_output(Path(out_dir) if out_dir else Path(run_dir) / "report")
-    run = load_run(run_dir, policy=policy_path)
-    previous = load_previous_run(previous_dir, current=run_dir) if previous_dir else None
-    rendered = render_report(build_model(run, previous), has_policy=run.policy is not None)
-    for name in CHART_NAMES:
-        path = out / "charts" / f"{name}.svg"
-        if name in rendered.charts:
-            write_text(path, rendered.charts[name])
-        else:
-            remove_file(path)
-    write_text(out / "report.md", rendered.markdown)
-    write_text(out / "report.html", rendered.html)
-    missing = f"; missing: {', '.join(sorted(run.notes))}" if run.notes else ""
-    _console.print(f"report: {out / 'report.html'} ({len(rendered.charts)} charts{missing})")
-    return 0
+
+def _outcome(result: ReportResult) -> Outcome:
+    missing = f"; missing: {', '.join(result.missing)}" if result.missing else ""
+    return Outcome(subject="report", summary=f"{format_plural(result.charts, 'chart')}{missing}", written=result.html,
+                   headline=f"report: {result.html}")
+
+
+STAGE = Stage("report", command, lambda params: ReportOptions(**params), report, _outcome)

@@ -6,6 +6,9 @@ one definition of a stage's options, so the run accepts every option the command
 the command's own type. String values may use ``{run}`` (the run directory being built), ``{sample}``
 (``{run}/sample``) and ``{config_dir}`` (the directory of the config file); other relative paths are relative to
 the working directory, as on the command line.
+
+`stage_call` turns a table into the stage's typed options (`planner.cli.stage.Stage.options`), so the run calls
+each stage's library function exactly as its command does.
 """
 
 from __future__ import annotations
@@ -18,13 +21,18 @@ from typing import Any
 
 import click
 
+from planner.cli import audit, emit, ingest, plan, report, sample, snapshot
+from planner.cli.stage import Stage
 from pools.errors import InputError
 from pools.files import load_toml
 
-__all__ = ["STAGES", "STAGE_PATHS", "RunConfig", "StageCall", "load_run_config", "stage_call"]
+__all__ = ["STAGES", "STAGE_PATHS", "RUN_STAGES", "RunConfig", "StageCall", "load_run_config", "stage_call"]
 
 #: Every stage, in the order a run executes them.
-STAGES: tuple[str, ...] = ("sample", "snapshot", "ingest", "plan", "emit", "audit", "report")
+RUN_STAGES: Mapping[str, Stage] = {s.name: s for s in (sample.STAGE, snapshot.STAGE, ingest.STAGE, plan.STAGE,
+                                                       emit.STAGE, audit.STAGE, report.STAGE)}
+#: The stages' names, in run order.
+STAGES: tuple[str, ...] = tuple(RUN_STAGES)
 
 #: Parameters the run supplies itself (by parameter name), so stages find each other's outputs in the run directory.
 STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
@@ -53,14 +61,15 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class StageCall:
-    """One stage ready to run: its command and every parameter, typed by the command's own option types.
+    """One stage ready to run: the stage, every parameter typed by its command's own option types, and the
+    library function's options built from them.
 
     ``shown`` is the options as the config gave them (after placeholders), for ``run.json``.
     """
 
-    stage: str
-    command: click.Command
+    stage: Stage
     params: Mapping[str, Any]
+    options: Any
     shown: Mapping[str, Any]
 
 
@@ -98,15 +107,17 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     return RunConfig(source=source, out=Path(target).resolve(), stages=ordered, options=options)
 
 
-def stage_call(config: RunConfig, stage: str, command: click.Command, run_dir: Path) -> StageCall:
-    """Check ``stage``'s table against ``command``'s options and build its typed parameters for ``run_dir``.
+def stage_call(config: RunConfig, stage: str, run_dir: Path) -> StageCall:
+    """Check ``stage``'s table against its command's options and build its typed options for ``run_dir``.
 
     Raises
     ------
     InputError
         ``file: stage.key: ...`` for an unknown key, a key the run supplies, a value of the wrong type or out of
-        range, a required option left out, or an input file that neither exists nor is made by an earlier stage.
+        range, a required option left out, options that contradict each other, or an input file that neither
+        exists nor is made by an earlier stage.
     """
+    command = RUN_STAGES[stage].command
     where = f"{config.source}: {stage}"
     names = {"run": str(run_dir), "sample": str(run_dir / "sample"),
              "config_dir": str(config.source.parent.resolve())}
@@ -139,7 +150,11 @@ def stage_call(config: RunConfig, stage: str, command: click.Command, run_dir: P
         if by_key[key].name not in _OUTPUTS and isinstance(by_key[key].type, click.Path):
             for item in value if isinstance(value, list) else [value]:
                 _check_input(item, run_dir, f"{where}.{key}")
-    return StageCall(stage, command, params, shown)
+    try:
+        options = RUN_STAGES[stage].options(params)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    return StageCall(RUN_STAGES[stage], params, options, shown)
 
 
 def _key(param: click.Parameter) -> str:

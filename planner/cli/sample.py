@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
 
-__all__ = ["command"]
+from planner.cli.stage import Outcome, Stage, run_command
+from planner.stages.sample import SampleOptions, SampleResult, sample
+from pools.units import format_bytes, format_plural
 
-_console = Console(highlight=False, soft_wrap=True)
+__all__ = ["command", "STAGE"]
 
 
 @click.command(name="sample")
@@ -25,32 +25,24 @@ _console = Console(highlight=False, soft_wrap=True)
               help="End of the window (YYYY-MM-DD, midnight UTC).")
 @click.option("--cluster", default="sample", show_default=True, help="Cluster name recorded in the truth.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_s: int, end_date: str,
-            cluster: str, force: bool) -> int:
+def command(**params: Any) -> int:
     """Generate a realistic synthetic cluster: tool outputs, metric logs, inventory, policy and truth.json.
 
     Same options give byte-identical files. The truth lists every planted problem (misplaced tenants, a
     broker and a topic without pool, rack sharing, ISR trouble, an offline partition, a reassignment, a
     failed log dir, leaders not preferred) so later stages can be checked against it.
     """
-    from pools.atomic import atomic_dir, check_output, write_bytes
-    from pools.errors import InputError
-    from pools.units import format_bytes
-    from planner.sample import SampleSpec, sample_files
+    return run_command(STAGE, params)
 
-    try:
-        end = dt.datetime.strptime(end_date, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc)
-    except ValueError:
-        raise InputError(f"--end: expected a date YYYY-MM-DD, got {end_date!r}") from None
-    spec = SampleSpec(seed=seed, brokers=brokers, topics=topics, days=days, step_s=step_s,
-                      end=int(end.timestamp()), cluster=cluster)
-    check_output(out_dir, overwrite=force)
-    count = size = 0
-    with atomic_dir(out_dir, overwrite=force) as tmp:
-        for rel, text in sample_files(spec):
-            data = text.encode("utf-8")
-            write_bytes(Path(tmp) / rel, data)
-            count, size = count + 1, size + len(data)
-    _console.print(f"sample {cluster!r} (seed {seed}): {brokers} brokers, {topics} topics, {days} days; "
-                   f"wrote {count} files ({format_bytes(size)}) to {out_dir}")
-    return 0
+
+def _outcome(result: SampleResult) -> Outcome:
+    o = result.options
+    return Outcome(
+        subject=f"sample {o.cluster!r} (seed {o.seed})",
+        summary=f"{o.brokers} brokers, {o.topics} topics, {o.days} days; "
+                f"{format_plural(result.files, 'file')} ({format_bytes(result.size_bytes)})",
+        written=result.out_dir,
+    )
+
+
+STAGE = Stage("sample", command, lambda params: SampleOptions(**params), sample, _outcome)

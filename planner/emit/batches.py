@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pools.progress import Progress, no_progress
+
 __all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches"]
 
 #: Cruise Control's default ``num.concurrent.partition.movements.per.broker``.
@@ -87,6 +89,7 @@ def plan_batches(
     limits: BatchLimits = BatchLimits(),
     leader_preserving: bool = False,
     leaders: Mapping[tuple[str, int], int | None] | None = None,
+    progress: Progress = no_progress,
 ) -> tuple[Batch, ...]:
     """Batch the changed partitions of a plan.
 
@@ -101,6 +104,8 @@ def plan_batches(
         Run data copies with the current leader kept first, then a second phase with the final order.
     leaders : mapping, optional
         Current leader per partition (default: the first old replica).
+    progress : Progress
+        Told the moves batched so far.
 
     Returns
     -------
@@ -118,7 +123,7 @@ def plan_batches(
         if tuple(m.old_replicas) != tuple(m.replicas)
     ]
     if not leader_preserving:
-        return _batch_phase(changed, limits, phase=1, start=1)
+        return _batch_phase(changed, limits, phase=1, start=1, progress=progress)
     first, second = [], []
     for m in changed:
         leader = (leaders or {}).get((m.topic, m.partition), m.old_replicas[0] if m.old_replicas else None)
@@ -129,8 +134,8 @@ def plan_batches(
             second.append(BatchMove(m.topic, m.partition, interim, m.replicas, m.size_bytes))
         else:
             first.append(m)
-    batches = _batch_phase(first, limits, phase=1, start=1)
-    return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1)
+    batches = _batch_phase(first, limits, phase=1, start=1, progress=progress)
+    return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1, progress=progress)
 
 
 def apply_batches(
@@ -154,7 +159,8 @@ def apply_batches(
     return state
 
 
-def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int) -> tuple[Batch, ...]:
+def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int,
+                 progress: Progress = no_progress) -> tuple[Batch, ...]:
     items = [_Item(m) for m in moves]
     items.sort(key=lambda i: (-i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
     queues: dict[int, deque[_Item]] = {}
@@ -164,7 +170,9 @@ def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, sta
     batches: list[Batch] = []
     remaining = len(items)
     hot_before: frozenset[int] = frozenset()
+    step = f"batching the moves (phase {phase})"
     while remaining:
+        progress(step, done=len(items) - remaining, total=len(items), unit="moves")
         chosen = _fill(queues, limits, avoid=hot_before)
         if not chosen:
             chosen = _fill(queues, limits, avoid=frozenset())

@@ -27,6 +27,7 @@ from pools.kafka_formats import (
     parse_reassignment_json,
 )
 from pools.plan import Plan
+from pools.progress import Progress, no_progress
 from pools.snapshot import ClusterSnapshot
 
 __all__ = ["EmitOptions", "build_bundle", "write_bundle"]
@@ -43,10 +44,11 @@ class EmitOptions:
 
 
 def build_bundle(
-    plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions(), *, plan_source: str = "plan"
+    plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions(), *, plan_source: str = "plan",
+    progress: Progress = no_progress,
 ) -> dict[str, str]:
     """Every file of the bundle, keyed by path relative to the bundle directory (``plan_source`` names the plan's
-    file in errors).
+    file in errors; ``progress`` hears the batching and the checks).
 
     Raises
     ------
@@ -67,7 +69,8 @@ def build_bundle(
             )
         moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))
     leaders = {tp: parts[tp].leader for tp in ((m.topic, m.partition) for m in moves)}
-    batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders)
+    batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders,
+                           progress=progress)
     current = {(m.topic, m.partition): tuple(m.old_replicas) for m in moves}
     target = {(m.topic, m.partition): tuple(m.replicas) for m in moves}
     if apply_batches(current, batches) != target:
@@ -87,7 +90,8 @@ def build_bundle(
         election = format_leader_election_json(target)
         parse_leader_election_json(election, source="leader-election.json")
         files["leader-election.json"] = election + "\n"
-    for b, t in zip(batches, throttles, strict=True):
+    for i, (b, t) in enumerate(zip(batches, throttles, strict=True)):
+        progress("checking every batch file with Kafka's parser", done=i, total=len(batches), unit="batches")
         batch_target = {(m.topic, m.partition): m.replicas for m in b.moves}
         files[f"batches/{b.index:03d}.json"] = _checked(_entries(batch_target), cluster, f"batches/{b.index:03d}.json")
     files["batches/index.json"] = dump_json([_batch_row(b, t) for b, t in zip(batches, throttles, strict=True)])

@@ -10,7 +10,7 @@ from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
 from pools.audit.findings import Finding, Severity
 from pools.snapshot import DIMENSIONS
-from pools.units import format_bytes, format_count, format_duration, format_percent
+from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural
 
 __all__ = ["recommendation", "money", "MAX_NAMED"]
 
@@ -50,7 +50,7 @@ def _buy(model: ReportModel) -> str:
         price = f" for {money(cost.total, cost)}" if cost.total is not None else \
             " (the policy's [new_broker] has no price)"
         at = f"the {horizon}-day forecast" if horizon else "the forecast"
-        return (f"Buy {_n(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
+        return (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
                 f"within the policy's limits at {at}.")
     if model.history_end is None:
@@ -100,12 +100,12 @@ def _fix(model: ReportModel) -> str:
     first = [f for f in serious if f.severity is worst]
     named = ", ".join(_where(f) for f in first[:MAX_NAMED])
     more = f" and {len(first) - MAX_NAMED} more" if len(first) > MAX_NAMED else ""
-    text = f"Fix first the {_n(len(first), worst.value + ' finding')}: {named}{more}."
+    text = f"Fix first the {format_plural(len(first), worst.value + ' finding')}: {named}{more}."
     risks = model.risks
     if risks is not None:
         moves = risks.at_least(Severity.ERROR)
         if moves:
-            text += (f" {format_count(len(moves))} of the plan's {_n(risks.moves, 'move')} "
+            text += (f" {format_count(len(moves))} of the plan's {format_plural(risks.moves, 'move')} "
                      f"({format_bytes(sum(moves.values()))} to copy) {_plural(len(moves), 'touches', 'touch')} brokers "
                      f"or partitions with findings of severity error or worse (see Risks).")
     return text
@@ -117,7 +117,7 @@ def _apply(model: ReportModel) -> str:
         return ""
     if not h["partitions_moved"]:
         return "The plan moves nothing: there is nothing to apply."
-    size = f"{_n(h['partitions_moved'], 'partition')}, {format_bytes(h['moved_bytes'])} to copy"
+    size = f"{format_plural(h['partitions_moved'], 'partition')}, {format_bytes(h['moved_bytes'])} to copy"
     if "batches" in h:
         size += f", about {format_duration(h['estimated_seconds'])} at the planned throttles"
     if model.cost is not None and model.cost.brokers:
@@ -142,9 +142,6 @@ def _where(f: Finding) -> str:
 def _over(value: float | None, limit: float | None) -> bool:
     return value is not None and limit is not None and value > limit
 
-
-def _n(count: int, noun: str) -> str:
-    return f"{format_count(count)} {noun}{'' if count == 1 else 's'}"
 
 
 def _plural(count: int, one: str, many: str) -> str:

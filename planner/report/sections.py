@@ -7,7 +7,7 @@ from planner.report.document import Chart, Items, Kpis, Para, Section, Table, ce
 from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
 from planner.report.recommend import money, recommendation
 from pools.audit.findings import Severity
-from pools.units import format_bytes, format_count, format_duration, format_load, format_percent
+from pools.units import format_bytes, format_count, format_duration, format_load, format_percent, format_plural
 
 __all__ = ["decision_sections", "MISSING", "where", "growth"]
 
@@ -51,7 +51,7 @@ def _summary(model: ReportModel) -> Section:
                                                             ("topics", "topics"), ("partitions", "partitions"))
             if key in h]
     if model.planned:
-        kpis.append(("to move", f"{format_bytes(h['moved_bytes'])} in {_n(h['partitions_moved'], 'partition')}"))
+        kpis.append(("to move", f"{format_bytes(h['moved_bytes'])} in {format_plural(h['partitions_moved'], 'partition')}"))
         added = {p: n for p, n in h["brokers_to_add"].items() if n}
         kpis.append(("brokers to add", ", ".join(f"{p}: {n}" for p, n in added.items()) or "none"))
         if model.cost is not None and model.cost.total is not None and model.cost.brokers:
@@ -59,8 +59,8 @@ def _summary(model: ReportModel) -> Section:
         gap = h.get("solver_gap")
         kpis.append(("solver", f"{h['solver_status']}" + ("" if gap is None else f", gap {format_percent(gap)}")))
     if "batches" in h:
-        plural = "" if h["batches"] == 1 else "es"
-        kpis.append(("reassignment", f"{h['batches']} batch{plural}, {format_duration(h['estimated_seconds'])}"))
+        kpis.append(("reassignment", f"{format_plural(h['batches'], 'batch', 'batches')}, "
+                                     f"{format_duration(h['estimated_seconds'])}"))
     if "findings" in h:
         counts = [f"{n} {s}" for s, n in h["findings"].items() if n]
         kpis.append(("audit findings", ", ".join(counts) or "none"))
@@ -203,14 +203,14 @@ def _risks(model: ReportModel) -> Section:
     touched = risks.touched
     if touched:
         serious = risks.at_least(Severity.ERROR)
-        lead = (f"{format_count(len(touched))} of the plan's {_n(risks.moves, 'move')} "
+        lead = (f"{format_count(len(touched))} of the plan's {format_plural(risks.moves, 'move')} "
                 f"({format_bytes(risks.touched_bytes)} of {format_bytes(risks.moved_bytes)} to copy) "
                 f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding: copying from "
                 f"it or onto it, or making it a preferred leader; {format_count(len(serious))} of them "
                 f"({format_bytes(sum(serious.values()))}) {_verb(len(serious), 'touches', 'touch')} findings of "
                 f"severity error or worse.")
     else:
-        lead = f"None of the plan's {_n(risks.moves, 'move')} touches a broker or partition with a finding."
+        lead = f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a finding."
     blocks: list = [Para(lead)]
     if risks.risks:
         rows = tuple(
@@ -222,7 +222,7 @@ def _risks(model: ReportModel) -> Section:
         blocks.append(Table("risks", ("severity", "finding", "where", "planned moves that touch it", "to copy"),
                             rows, frozenset({0, 1, 2, 3})))
         if len(risks.risks) > MAX_RISK_ROWS:
-            blocks.append(Para(f"{_n(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
+            blocks.append(Para(f"{format_plural(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
                                f"touch planned moves."))
     if risks.pools:
         rows = tuple((cell(p.pool), cell(p.moves), cell(format_bytes(p.moved_bytes)),
@@ -267,7 +267,7 @@ def _compare(model: ReportModel) -> Section:
             frozenset({0, 1})))
         rest = "topics in only one run are listed below" if c.new_topics or c.gone_topics else \
             "every topic is in both runs' profiles"
-        blocks.append(Para(f"The {_n(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
+        blocks.append(Para(f"The {format_plural(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
     lists = [(f"New topics ({len(c.new_topics)})", c.new_topics), (f"Gone topics ({len(c.gone_topics)})",
                                                                    c.gone_topics),
              (f"Topics in another pool ({len(c.repooled)})",
@@ -283,7 +283,7 @@ def _touching(r) -> str:
     text = "; ".join(f"{m.topic}-{m.partition} ({format_bytes(m.moved_bytes)}): {m.how}" for m in r.moves)
     rest = r.count - len(r.moves)
     if rest:
-        text += f"; and {_n(rest, 'more move')} ({format_bytes(r.moved_bytes - sum(m.moved_bytes for m in r.moves))})"
+        text += f"; and {format_plural(rest, 'more move')} ({format_bytes(r.moved_bytes - sum(m.moved_bytes for m in r.moves))})"
     return text
 
 
@@ -326,9 +326,6 @@ def _pair(before: str | None, now: str | None) -> str:
 def _sub(now: float | None, before: float | None) -> float | None:
     return None if now is None or before is None else now - before
 
-
-def _n(count: int, noun: str) -> str:
-    return f"{format_count(count)} {noun}{'' if count == 1 else 's'}"
 
 
 def _largest(count: int, article: str) -> str:

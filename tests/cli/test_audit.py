@@ -16,7 +16,7 @@ def write_inputs(tmp_path, parts=None):
 
 def test_clean_cluster_exits_0(tmp_path, run_cli):
     code, out, _ = run_cli("audit", *write_inputs(tmp_path))
-    assert code == 0 and "0 finding(s) (clean)" in out
+    assert code == 0 and "0 findings (clean)" in out
     doc = json.loads((tmp_path / "audit" / "findings.json").read_text())
     assert doc["findings"] == [] and doc["counts"]["total"] == 0 and doc["version"] == 1
     assert "Clean: no findings" in (tmp_path / "audit" / "findings.md").read_text()
@@ -27,7 +27,7 @@ def test_findings_exit_1_and_are_byte_stable(tmp_path, run_cli):
     parts = with_partition(parts, "a-x", 0, replicas=(1, 2, 6), isr=(1, 2, 6))
     argv = write_inputs(tmp_path, parts)
     code, out, _ = run_cli("audit", *argv)
-    assert code == 1 and "2 finding(s) (2 error)" in out
+    assert code == 1 and "2 findings (2 error)" in out
     first = (tmp_path / "audit" / "findings.json").read_bytes()
     assert run_cli("audit", *argv)[0] == 1
     assert (tmp_path / "audit" / "findings.json").read_bytes() == first

@@ -31,7 +31,7 @@ def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
     (tmp_path / "out").mkdir()  # an existing directory is fine
     code, out, err = run_cli("plan", *args, "--out", tmp_path / "out", "--time-limit", "30")
     assert code == 0, err
-    assert "partition(s) move" in out and "solver HiGHS Optimal" in out
+    assert "partitions move" in out and "solver HiGHS Optimal" in out
     text = (tmp_path / "out" / "plan.json").read_text()
     plan = load_plan(tmp_path / "out" / "plan.json")
     assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 _CONFIG = """
 [run]
@@ -50,3 +58,79 @@ def test_a_typo_in_a_later_stage_stops_the_run_before_its_first_stage(tmp_path: 
     assert "audit.fail-onn: unknown option of poolplan audit" in err
     assert "sample" not in err.split("error:")[0]  # no stage started
     assert not (tmp_path / "run").exists() and [p.name for p in tmp_path.iterdir()] == ["q.toml"]
+
+
+_STAGE_LINE = re.compile(r"^(sample|snapshot|ingest|plan|emit|audit|report) +(\d+\.\d s|\d+ s|\d+ min \d\d s|\d+ h \d\d min)  "
+                         r"(\S+): \S")
+_NOISE = ("[Stage", "Running HiGHS", "Copyright (c)", "py4j", "Using incubator modules", "NativeCodeLoader", "log4j",
+          "Traceback", ".tmp")
+
+
+def _run_logged(argv: list[str], log: Path, cwd: Path) -> tuple[int, str]:
+    """``poolplan ARGV`` in a child process with its standard output and error in one file, as cron would."""
+    with log.open("w") as out:
+        code = subprocess.run([sys.executable, "-c", "import sys; from planner.cli import main; sys.exit(main(sys.argv[1:]))",
+                               *argv], stdout=out, stderr=subprocess.STDOUT, cwd=cwd,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
+    return code, log.read_text()
+
+
+def _check_story(text: str, stages: list[str], run: str) -> list[str]:
+    """The run's log reads as a story: its stage lines, each with a time and a final path; no noise."""
+    assert "\r" not in text
+    for noise in _NOISE:
+        assert noise not in text, noise
+    lines = text.splitlines()
+    said = [m for m in map(_STAGE_LINE.match, lines) if m]
+    assert [m.group(1) for m in said] == stages, text
+    assert all(m.group(3).startswith(run) for m in said), text
+    return lines
+
+
+def test_a_run_logged_to_a_file_reads_as_a_short_story(tmp_path: Path) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text(_CONFIG % "error")
+    code, text = _run_logged(["run", "--config", config.name, "--out", "runs/q"], tmp_path / "console.txt", tmp_path)
+    assert code == 1, text
+    lines = _check_story(text, ["sample", "snapshot", "audit", "report"], "runs/q")
+    assert lines[0] == "poolplan run of q.toml into runs/q: sample, snapshot, audit, report"
+    assert re.search(r"^audit .*findings\.json: \d+ findings \(\d+ critical, \d+ error", text, re.M), text
+    assert re.search(r"^done in .*: runs/q \(exit 1: audit\)$", text, re.M), text
+    assert re.search(r"^  findings: \d+ critical, \d+ error, \d+ warning, \d+ info", text, re.M), text
+    assert "  report: runs/q/report/report.html" in lines and lines[-1] == "  log: runs/q/run.log"
+    assert re.search(r"\d+ files \(\d+(\.\d)? (kB|MB)\)", text), text  # sizes in decimal units, never raw bytes
+    log = (tmp_path / "runs" / "q" / "run.log").read_text()
+    assert all(line in log for line in lines if _STAGE_LINE.match(line)) and ".tmp" not in log
+
+
+@pytest.mark.slow
+def test_the_sample_quarterly_run_logged_to_a_file(tmp_path: Path) -> None:
+    """The shipped quarterly config, Spark and the solver included, with its output in a file (cron, CI)."""
+    code, text = _run_logged(["run", "--config", str(ROOT / "conf" / "quarterly.toml"), "--out", "q"],
+                             tmp_path / "console.txt", tmp_path)
+    assert code == 1, text  # the sample cluster has findings at error
+    _check_story(text, ["sample", "snapshot", "ingest", "plan", "emit", "audit", "report"], "q")
+    assert re.search(r"^  plan: \d+ partitions? moves?, [\d.]+ (kB|MB|GB|TB) to copy; (no brokers to add|\d+ broker)",
+                     text, re.M), text
+    quality = json.loads((tmp_path / "q" / "profile" / "quality.json").read_text())
+    assert (quality["history"], quality["quarantine"]) == ("history", "quarantine")
+    spark_log = (tmp_path / "q" / "profile" / "spark.log").read_text()
+    assert "Executor" in spark_log or "SparkContext" in spark_log  # Spark's own log went to the run directory
+
+
+def test_a_stage_that_finds_no_pools_is_a_result_of_the_run_not_its_end(tmp_path: Path, capsys) -> None:
+    """As before the run called library functions: an InfeasibleError from a stage is its exit 1, the run goes on."""
+    from types import SimpleNamespace
+
+    from planner.cli.run import _run_stage, _Shown
+    from pools.errors import InfeasibleError
+
+    def plan(options: object, *, progress: object) -> None:
+        raise InfeasibleError(f"no pool plan satisfies {tmp_path}/.run.x.tmp/sample/pools.toml: tenants a and b")
+
+    call = SimpleNamespace(stage=SimpleNamespace(name="plan", call=plan), options=None)
+    said = _run_stage(call, _Shown(tmp_path / ".run.x.tmp", tmp_path / "run"))
+    assert said.code == 1 and said.headline is None
+    err = capsys.readouterr().err
+    assert re.match(r"plan +\d\.\d s  infeasible: no pool plan satisfies \S*run/sample/pools\.toml: tenants a and b$",
+                    err.strip()), err

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli.commands import COMMANDS
 from planner.cli.runconfig import STAGES, load_run_config, stage_call
+from planner.stages.plan import PlanOptions
 from pools.errors import InputError
-
-COMMAND = {c.name: c for c in COMMANDS}
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -38,15 +36,19 @@ prom = ["a/*.prom", "b/*.prom"]
     cfg = load_run_config(path)
     assert cfg.stages == ("snapshot", "plan", "report")
     run = tmp_path / "run"
-    plan = stage_call(cfg, "plan", COMMAND["plan"], run)
+    plan = stage_call(cfg, "plan", run)
     assert plan.params["policy_path"] == f"{tmp_path.resolve()}/pools.toml"
     assert plan.params["time_limit"] == 60.0 and plan.params["threads"] == 2 and plan.params["gap"] == 0.01
     assert plan.params["snapshot_path"] == f"{run}/snapshot.json" and plan.params["out_dir"] == f"{run}/plan"
     assert plan.shown == {"policy": f"{tmp_path.resolve()}/pools.toml", "time-limit": 60, "threads": 2}
-    snapshot = stage_call(cfg, "snapshot", COMMAND["snapshot"], run)
+    assert plan.options == PlanOptions(snapshot_path=f"{run}/snapshot.json", policy_path=f"{tmp_path.resolve()}/pools.toml",
+                                       profile_dir=f"{run}/profile", out_dir=f"{run}/plan", solver="highs",
+                                       time_limit=60.0, gap=0.01, threads=2)
+    snapshot = stage_call(cfg, "snapshot", run)
     assert snapshot.params["describe_path"] == f"{run}/sample/kafka/topics-describe.txt"
-    assert stage_call(cfg, "ingest", COMMAND["ingest"], run).params["prom"] == ("a/*.prom", "b/*.prom")
-    assert stage_call(cfg, "report", COMMAND["report"], run).params["run_dir"] == str(run)
+    ingest = stage_call(cfg, "ingest", run)
+    assert ingest.options.prom == ("a/*.prom", "b/*.prom") and ingest.options.prometheus is None
+    assert stage_call(cfg, "report", run).options.run_dir == str(run)
 
 
 def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
@@ -86,9 +88,10 @@ def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) 
         ("audit", "policy = '{config_dir}/q.toml'\nfail-on = 'loud'", r"audit\.fail-on: 'loud' is not one of"),
         ("snapshot", "cluster = 'c'", r"snapshot\.describe: missing \(poolplan snapshot requires it\)"),
         ("plan", "policy = '{nowhere}/p.toml'", r"plan\.policy: bad placeholder"),
+        ("ingest", "days = 3", r"ingest: --days, --start, --end, --step and the other Prometheus options need --prometheus"),
     ],
 )
 def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table: str, message: str) -> None:
     cfg = load_run_config(_config(tmp_path, f"[{stage}]\n{table}\n"))
     with pytest.raises(InputError, match=message):
-        stage_call(cfg, stage, COMMAND[stage], tmp_path / "run")
+        stage_call(cfg, stage, tmp_path / "run")

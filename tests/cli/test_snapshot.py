@@ -37,7 +37,7 @@ def test_from_example_files(run_cli, data_dir, inventory, tmp_path):
                               "--log-dirs", d / "kafka-log-dirs-describe.txt", "--inventory", inventory,
                               "--cluster", "prod", "--taken-at", "2026-11-01T12:00:00Z", "--out", out)
     assert code == 0
-    assert "2 brokers, 2 topics, 5 partitions, 1 log dir error(s)" in stdout
+    assert "2 brokers, 2 topics, 5 partitions, 1 log dir error;" in stdout
     snap = load_snapshot(out)
     assert snap.cluster == "prod" and snap.taken_at == "2026-11-01T12:00:00Z"
 

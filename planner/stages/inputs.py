@@ -1,4 +1,4 @@
-"""Input files more than one subcommand reads."""
+"""Input files more than one stage reads."""
 
 from __future__ import annotations
 
