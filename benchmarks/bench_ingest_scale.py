@@ -71,10 +71,12 @@ def generate(out: Path, gb: float, files: int) -> tuple[list[Path], int]:
     return [out / n for n in names], pairs
 
 
-def _rss_kb(pid: int) -> int:
+def _rss_kb(pid: int, field: str = "VmRSS") -> int:
+    """Resident memory of ``pid`` in kB: all of it (``VmRSS``) or only its anonymous memory (``RssAnon``: heap,
+    native buffers; not the file pages of memory-mapped shuffle files, which the kernel can drop)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -107,12 +109,12 @@ def measure(argv: list[str]) -> dict[str, float]:
     load = os.getloadavg()
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peaks = {"driver": 0, "jvm": 0, "workers": 0}
+    peaks = {"driver": 0, "jvm": 0, "jvm_anon": 0, "workers": 0}
     stop = threading.Event()
 
     def poll() -> None:
         while not stop.is_set():
-            now = {"driver": _rss_kb(proc.pid), "jvm": 0, "workers": 0}
+            now = {"driver": _rss_kb(proc.pid), "jvm": 0, "jvm_anon": 0, "workers": 0}
             todo = _children(proc.pid)
             while todo:
                 pid = todo.pop()
@@ -120,6 +122,8 @@ def measure(argv: list[str]) -> dict[str, float]:
                 kind = _kind(pid)
                 if kind in now:
                     now[kind] += _rss_kb(pid)
+                if kind == "jvm":
+                    now["jvm_anon"] += _rss_kb(pid, "RssAnon")
             for k, v in now.items():
                 peaks[k] = max(peaks[k], v)
             time.sleep(0.2)
@@ -152,7 +156,8 @@ def main() -> int:
     r = measure([poolplan, "ingest", "--query-range", str(a.dir / "exports" / "*.json"), "--cluster", "bench", "--out", str(out)])
     print(
         f"raw exports   wall {r['wall']:7.1f} s  exit {r['code']}  {pairs / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver "
-        f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB  Python workers {r['workers']:6.0f} MB  load(1m) before {r['load1']:.2f}"
+        f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB (anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  "
+        f"load(1m) before {r['load1']:.2f} after {os.getloadavg()[0]:.2f}"
     )
     if a.history and r["code"] == 0:
         again = a.dir / "profile-history"
