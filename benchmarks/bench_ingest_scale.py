@@ -141,11 +141,16 @@ def measure(argv: list[str]) -> dict[str, float]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--gb", type=float, required=True)
-    p.add_argument("--files", type=int, required=True)
+    p.add_argument("--gb", type=float)
+    p.add_argument("--files", type=int)
     p.add_argument("--dir", type=Path, required=True)
     p.add_argument("--history", action="store_true", help="then profile from the Parquet history alone")
+    p.add_argument("--sample", type=Path, help="instead: ingest this `poolplan sample` directory's metrics as `poolplan run` does")
     a = p.parse_args()
+    if a.sample:
+        return _sample(a.sample, a.dir)
+    if a.gb is None or a.files is None:
+        p.error("--gb and --files are required without --sample")
     t = time.monotonic()
     files, pairs = generate(a.dir / "exports", a.gb, a.files)
     size = sum(f.stat().st_size for f in files)
@@ -168,6 +173,29 @@ def main() -> int:
             f"history only  wall {h['wall']:7.1f} s  exit {h['code']}  {rows / h['wall'] / 1e6:5.2f} M rows/s  peak RSS driver "
             f"{h['driver']:6.0f} MB  JVM {h['jvm']:6.0f} MB  load(1m) before {h['load1']:.2f}"
         )
+    return 0
+
+
+def _sample(sample: Path, work: Path) -> int:
+    """Ingest a generated sample (exposition text, query_range exports, log-dirs captures) and print the figures."""
+    m = sample / "metrics"
+    pairs = sum(f.stat().st_size for f in m.rglob("*") if f.is_file())
+    poolplan = str(Path(sys.executable).with_name("poolplan"))
+    out = work / "profile"
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [
+        poolplan, "ingest", "--prom", str(m / "prom" / "*" / "*.prom"), "--query-range", str(m / "query_range" / "*.json"),
+        "--log-dirs", str(sample / "kafka" / "log-dirs" / "*.txt"), "--broker-map", str(sample / "broker-map.toml"),
+        "--cluster", "sample", "--out", str(out),
+    ]
+    r = measure(argv)
+    read = json.loads((out / "quality.json").read_text())["totals"]["read"] if r["code"] == 0 else 0
+    print(
+        f"sample {sample} ({pairs / 1e6:.0f} MB of metrics): wall {r['wall']:7.1f} s  exit {r['code']}  {read:,} records  "
+        f"{read / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver {r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB "
+        f"(anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  load(1m) before {r['load1']:.2f} "
+        f"after {os.getloadavg()[0]:.2f}"
+    )
     return 0
 
 
