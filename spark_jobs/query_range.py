@@ -442,7 +442,7 @@ class _Reader:
         if rejected.size:
             raw = [None] * n
             for i in rejected.tolist():
-                raw[i] = _raw(labels, values[i] if values is not None else [ts_ms[i] / 1000, _go_float(value[i])])
+                raw[i] = _raw(labels, values[i] if values is not None else [int(ts_ms[i]) / 1000, _go_float(float(value[i]))])
         if kind_of.operation == "rate":
             value = value * kind_of.window_s  # the bytes over the window
         counter = kind == _KINDS.index(KIND_COUNTER)
