@@ -476,7 +476,10 @@ class _Reader:
         s = _series_steps(ts_ms, value)
         self.segment += 1
         known = self.scrapes.get(broker)
-        self.scrapes[broker] = s.times if known is None else np.union1d(known, s.times)
+        if known is None:
+            self.scrapes[broker] = s.times
+        elif not np.array_equal(known, s.times):  # a query_range's series mostly share their evaluation times
+            self.scrapes[broker] = np.union1d(known, s.times)
         series = {"broker_id": broker, "topic": topic, "metric": metric, "segment": self.segment}
         sent = s.sent
         yield from self.batches.add(
