@@ -16,6 +16,10 @@ being spread over the missing minutes. The three metrics are then pivoted into t
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
+A reader that has a whole series at hand applies the same rules to it where it parses it
+(`spark_jobs.query_range`): it passes on its plain increases already summed per minute and only the samples
+these rules need from other files (its ends, both ends of each fall, its duplicates); `sample_steps` flags
+(``foreign``) where another file's samples make that conversion invalid.
 """
 
 from __future__ import annotations
