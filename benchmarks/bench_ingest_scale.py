@@ -71,10 +71,12 @@ def generate(out: Path, gb: float, files: int) -> tuple[list[Path], int]:
     return [out / n for n in names], pairs
 
 
-def _rss_kb(pid: int) -> int:
+def _rss_kb(pid: int, field: str = "VmRSS") -> int:
+    """Resident memory of ``pid`` in kB: all of it (``VmRSS``) or only its anonymous memory (``RssAnon``: heap,
+    native buffers; not the file pages of memory-mapped shuffle files, which the kernel can drop)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -107,12 +109,12 @@ def measure(argv: list[str]) -> dict[str, float]:
     load = os.getloadavg()
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peaks = {"driver": 0, "jvm": 0, "workers": 0}
+    peaks = {"driver": 0, "jvm": 0, "jvm_anon": 0, "workers": 0}
     stop = threading.Event()
 
     def poll() -> None:
         while not stop.is_set():
-            now = {"driver": _rss_kb(proc.pid), "jvm": 0, "workers": 0}
+            now = {"driver": _rss_kb(proc.pid), "jvm": 0, "jvm_anon": 0, "workers": 0}
             todo = _children(proc.pid)
             while todo:
                 pid = todo.pop()
@@ -120,6 +122,8 @@ def measure(argv: list[str]) -> dict[str, float]:
                 kind = _kind(pid)
                 if kind in now:
                     now[kind] += _rss_kb(pid)
+                if kind == "jvm":
+                    now["jvm_anon"] += _rss_kb(pid, "RssAnon")
             for k, v in now.items():
                 peaks[k] = max(peaks[k], v)
             time.sleep(0.2)
@@ -137,11 +141,16 @@ def measure(argv: list[str]) -> dict[str, float]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--gb", type=float, required=True)
-    p.add_argument("--files", type=int, required=True)
+    p.add_argument("--gb", type=float)
+    p.add_argument("--files", type=int)
     p.add_argument("--dir", type=Path, required=True)
     p.add_argument("--history", action="store_true", help="then profile from the Parquet history alone")
+    p.add_argument("--sample", type=Path, help="instead: ingest this `poolplan sample` directory's metrics as `poolplan run` does")
     a = p.parse_args()
+    if a.sample:
+        return _sample(a.sample, a.dir)
+    if a.gb is None or a.files is None:
+        p.error("--gb and --files are required without --sample")
     t = time.monotonic()
     files, pairs = generate(a.dir / "exports", a.gb, a.files)
     size = sum(f.stat().st_size for f in files)
@@ -152,7 +161,8 @@ def main() -> int:
     r = measure([poolplan, "ingest", "--query-range", str(a.dir / "exports" / "*.json"), "--cluster", "bench", "--out", str(out)])
     print(
         f"raw exports   wall {r['wall']:7.1f} s  exit {r['code']}  {pairs / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver "
-        f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB  Python workers {r['workers']:6.0f} MB  load(1m) before {r['load1']:.2f}"
+        f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB (anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  "
+        f"load(1m) before {r['load1']:.2f} after {os.getloadavg()[0]:.2f}"
     )
     if a.history and r["code"] == 0:
         again = a.dir / "profile-history"
@@ -163,6 +173,29 @@ def main() -> int:
             f"history only  wall {h['wall']:7.1f} s  exit {h['code']}  {rows / h['wall'] / 1e6:5.2f} M rows/s  peak RSS driver "
             f"{h['driver']:6.0f} MB  JVM {h['jvm']:6.0f} MB  load(1m) before {h['load1']:.2f}"
         )
+    return 0
+
+
+def _sample(sample: Path, work: Path) -> int:
+    """Ingest a generated sample (exposition text, query_range exports, log-dirs captures) and print the figures."""
+    m = sample / "metrics"
+    pairs = sum(f.stat().st_size for f in m.rglob("*") if f.is_file())
+    poolplan = str(Path(sys.executable).with_name("poolplan"))
+    out = work / "profile"
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [
+        poolplan, "ingest", "--prom", str(m / "prom" / "*" / "*.prom"), "--query-range", str(m / "query_range" / "*.json"),
+        "--log-dirs", str(sample / "kafka" / "log-dirs" / "*.txt"), "--broker-map", str(sample / "broker-map.toml"),
+        "--cluster", "sample", "--out", str(out),
+    ]
+    r = measure(argv)
+    read = json.loads((out / "quality.json").read_text())["totals"]["read"] if r["code"] == 0 else 0
+    print(
+        f"sample {sample} ({pairs / 1e6:.0f} MB of metrics): wall {r['wall']:7.1f} s  exit {r['code']}  {read:,} records  "
+        f"{read / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver {r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB "
+        f"(anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  load(1m) before {r['load1']:.2f} "
+        f"after {os.getloadavg()[0]:.2f}"
+    )
     return 0
 
 

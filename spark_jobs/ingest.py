@@ -35,7 +35,7 @@ from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
 from spark_jobs.query_range import RangeValues, read_query_range
 from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_rows, sample_steps
-from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, RECORD_SCHEMA
+from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import read_telegraf
 
@@ -140,24 +140,20 @@ def _run(
     params: IngestParams,
     progress: Callable[[str], None],
 ) -> IngestResult:
-    records = _stage_records(spark, inputs, params, work, progress)
+    records, steps = _stage_steps(spark, inputs, params, work, progress)
     normalized = None
     if inputs.normalized_json:
         progress("validating normalized JSON lines")
         path = os.fspath(work / "normalized")
         read_normalized_json(spark, inputs.normalized_json, cluster=params.cluster).write.parquet(path)
         normalized = spark.read.parquet(path)
-    progress("ordering every series by time")
-    steps_path = os.fspath(work / "steps")
-    sample_steps(records).write.parquet(steps_path)
-    steps = spark.read.parquet(steps_path)
     units = _units(records, normalized, duplicate_units(steps))
     progress("counting input records")
     rejected_topic = F.when(F.col("kind") == KIND_REJECTED, F.col("topic")).alias("topic")
-    counts = units.groupBy("source", "kind", "reason", rejected_topic).count().collect()
+    counts = units.groupBy("source", "kind", "reason", rejected_topic).agg(F.sum("n").alias("count")).collect()
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
-    new = minute_rows(steps)
+    new = minute_rows(steps, records)
     if inputs.prometheus:
         # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
         new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
@@ -181,7 +177,7 @@ def _run(
         )
     progress("writing the quarantine and the profile")
     quarantine = os.fspath(work / QUARANTINE_DIR)
-    units.where(F.col("kind") == KIND_REJECTED).drop("kind").write.parquet(quarantine)
+    units.where(F.col("kind") == KIND_REJECTED).drop("kind", "n").write.parquet(quarantine)
     # paths inside OUT are stored relative to it, like "quarantine": a run directory is renamed into place
     inside = Path(history).resolve().is_relative_to(out.resolve())
     stored = os.path.relpath(Path(history).resolve(), out.resolve()) if inside else os.path.abspath(history)
@@ -196,20 +192,47 @@ def _run(
     return IngestResult(out, len(topics), len(partitions), quality)
 
 
-def _stage_records(
+def _stage_steps(
     spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None]
+) -> tuple[DataFrame, DataFrame]:
+    """Parse every raw input once into ``work/records``, order the samples Spark sees by series and time
+    into ``work/steps`` (`spark_jobs.rates.sample_steps`), and return both tables.
+
+    A query_range series is converted in its file (only its ends, resets and duplicates reach the sort);
+    when another file or source has samples inside such a series' span, that conversion does not hold,
+    and every input is read again sample by sample (exact, slower).
+    """
+    records, steps = _stage_samples(spark, inputs, params, work, progress, in_file=True)
+    if (inputs.query_range or inputs.prometheus) and steps.where(F.col("foreign")).limit(1).count():
+        progress("series overlap across files: reading every sample")
+        records, steps = _stage_samples(spark, inputs, params, work, progress, in_file=False)
+    return records, steps
+
+
+def _stage_samples(
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool
+) -> tuple[DataFrame, DataFrame]:
+    records = _stage_records(spark, inputs, params, work / f"records-{int(in_file)}", progress, in_file=in_file)
+    progress("ordering the samples of every series by time")
+    path = os.fspath(work / f"steps-{int(in_file)}")
+    sample_steps(records).write.parquet(path)
+    return records, spark.read.parquet(path)
+
+
+def _stage_records(
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool
 ) -> DataFrame:
-    """Parse every raw input once into ``work/records`` and return that table.
+    """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
 
     (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
     """
-    path = os.fspath(work / "records")
-    frames = _readers(spark, inputs, params)
+    path = os.fspath(work)
+    frames = _readers(spark, inputs, params, in_file=in_file)
     if frames is not None:
         progress("reading the metric logs")
         frames.write.parquet(path)
-        return spark.read.schema(RECORD_SCHEMA).parquet(path)
-    return spark.createDataFrame([], RECORD_SCHEMA)
+        return spark.read.schema(STAGED_SCHEMA).parquet(path)
+    return spark.createDataFrame([], STAGED_SCHEMA)
 
 
 def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFrame) -> DataFrame:
@@ -219,39 +242,42 @@ def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFra
     with a `_CANCEL` unit that takes that acceptance back, so read = accepted + ignored + quarantined holds.
     """
     columns = ("source", "file", "kind", "reason", "cluster", "broker_id", "topic", "raw")
-    units = records.select(*columns)
+    one = F.lit(1).cast("long").alias("n")
+    units = records.where(F.col("n") > 0).select(*columns, "n")
     if normalized is not None:
         rows = normalized.drop("source").select("*", F.lit(NORMALIZED_SOURCE).alias("source"), F.col("source_file").alias("file"))
-        units = units.unionByName(rows.select(*columns))
+        units = units.unionByName(rows.select(*columns, one))
     none = F.lit(None).cast("string")
     cancel = duplicates.select(
-        "source", "file", F.lit(_CANCEL).alias("kind"), none.alias("reason"), "cluster", "broker_id", none.alias("topic"), none.alias("raw")
+        "source", "file", F.lit(_CANCEL).alias("kind"), none.alias("reason"), "cluster", "broker_id", none.alias("topic"), none.alias("raw"), one
     )
-    return units.unionByName(duplicates.select(*columns)).unionByName(cancel)
+    return units.unionByName(duplicates.select(*columns, one)).unionByName(cancel)
 
 
 #: The kind of the bookkeeping unit that takes back a duplicate sample's first count as accepted.
 _CANCEL = "cancel"
 
 
-def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
+def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams, *, in_file: bool) -> DataFrame | None:
     frames = []
     bm = params.broker_map
     if inputs.prom_text:
         frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm))
     if inputs.query_range:
-        frames.append(read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm, declared=params.range_values))
+        frames.append(
+            read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm, declared=params.range_values, steps=in_file)
+        )
     if inputs.prometheus:
-        frames.append(read_query_range(spark, inputs.prometheus, cluster=params.cluster, broker_map=bm, source=PROMETHEUS_SOURCE))
+        frames.append(read_query_range(spark, inputs.prometheus, cluster=params.cluster, broker_map=bm, source=PROMETHEUS_SOURCE, steps=in_file))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:
         frames.append(read_log_dirs(spark, inputs.log_dirs, cluster=params.cluster))
     if not frames:
         return None
-    out = frames[0]
+    out = staged(frames[0])
     for frame in frames[1:]:
-        out = out.unionByName(frame)
+        out = out.unionByName(staged(frame))
     return out
 
 

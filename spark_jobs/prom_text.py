@@ -39,6 +39,10 @@ LINE_PATTERN = r"^([A-Za-z_:][A-Za-z0-9_:]*+)(?:[ \t]*+(\{(?:[^\"}]++|" + _QUOTE
 LABELS_PATTERN = r'^[ \t]*+(?:[A-Za-z_][A-Za-z0-9_]*+[ \t]*+=[ \t]*+' + _QUOTED + r'[ \t]*+(?:,[ \t]*+|$))*+$'
 
 
+#: Joins the line pattern's groups: a line break, which no line holds (the text reader splits on them).
+_SEP = "\n"
+
+
 def _label(labels: F.Column, name: str) -> F.Column:
     value = F.regexp_extract(labels, r'(?:^|,)[ \t]*+' + name + r'[ \t]*+=[ \t]*+"((?:[^"\\]++|\\.)*+)"', 1)
     return F.when(value != "", value)
@@ -63,12 +67,15 @@ def read_prom_text(
         F.is_valid_utf8("value").alias("utf8"),
         F.col("_metadata.file_path").alias("file"),
     )
-    m = lambda i: F.regexp_extract("line", LINE_PATTERN, i)  # noqa: E731
+    # the line pattern runs once per line: its groups come out joined by a separator, then split
+    fields = F.regexp_replace("line", LINE_PATTERN, "".join(_SEP + f"${i}" for i in range(1, 5)))
+    lines = lines.select("*", fields.startswith(_SEP).alias("ok"), F.split(fields, _SEP).alias("parts"))
+    m = lambda i: F.when(F.col("ok"), F.col("parts")[i]).otherwise(F.lit(""))  # noqa: E731
     parsed = lines.select(
         "line",
         "utf8",
         "file",
-        F.col("line").rlike(LINE_PATTERN).alias("ok"),
+        "ok",
         F.lower(m(1)).alias("name"),
         F.regexp_replace(m(2), r"^\{|\}$", "").alias("labels"),
         m(3).alias("value_text"),

@@ -35,11 +35,13 @@ from spark_jobs.records import (
     KIND_IGNORED,
     KIND_INCREASE,
     KIND_REJECTED,
+    KIND_SCRAPE,
     KIND_SIZE,
+    KIND_STEPS,
     MAX_COUNT,
     PROM_METRICS,
     RAW_LIMIT,
-    RECORD_SCHEMA,
+    STAGED_SCHEMA,
 )
 
 __all__ = ["read_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
@@ -54,7 +56,8 @@ _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
 _DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000}
 _PARTITION = re.compile(r"^[0-9]{1,9}$")
-_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_IGNORED, KIND_REJECTED)
+_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
+_MINUTE_MS = 60_000
 _REASONS = (
     None,
     "malformed_pair",
@@ -173,7 +176,7 @@ class _Batches:
         which = pa.array(np.repeat(np.arange(len(parts), dtype=np.int32), counts))
         kind = np.concatenate([p["kind"] for p in parts]).astype(np.int32)
         reason = np.concatenate([p["reason"] for p in parts]).astype(np.int32)
-        no_data = kind > _KINDS.index(KIND_INCREASE)
+        no_data = kind >= _KINDS.index(KIND_IGNORED)
 
         def per_series(name: str, typ: pa.DataType) -> pa.Array:
             return pa.array([p.get(name) for p in parts], typ).take(which)
@@ -185,6 +188,9 @@ class _Batches:
             return pa.array([text], pa.string()).take(pa.array(np.zeros(rows, np.int32)))
 
         partition = per_row("partition", np.int64, -1)
+        ts_ms = per_row("ts_ms", np.int64, 0)
+        no_sample = no_data | (ts_ms < 0)  # a count row (`_COUNT_TS`) has no time and no value
+        span = per_row("span_ms", np.int64, -1)
         window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
         raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
         columns = {
@@ -193,18 +199,24 @@ class _Batches:
             "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
             "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason)),
             "cluster": constant(self.cluster),
-            "ts_ms": pa.array(per_row("ts_ms", np.int64, 0), pa.int64(), mask=no_data),
+            "ts_ms": pa.array(ts_ms, pa.int64(), mask=no_sample),
             "broker_id": per_series("broker_id", pa.int32()),
             "topic": per_series("topic", pa.string()),
             "partition": pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
             "metric": _masked(per_series("metric", pa.string()), no_data),
-            "value": pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_data),
+            "value": pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_sample),
             "log_dir": pa.nulls(rows, pa.string()),
             "is_future": pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
             "raw": pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
             "window_s": pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
+            "n": pa.array(per_row("units", np.int64, 1), pa.int64()),
+            "counted": pa.array(per_row("counted", bool, False), pa.bool_()),
+            "inner": pa.array(per_row("inner", bool, False), pa.bool_()),
+            "fast_ok": pa.array(per_row("fast_ok", bool, False), pa.bool_()),
+            "segment": per_series("segment", pa.int32()),
+            "span_ms": pa.array(span, pa.int64(), mask=span < 0),
         }
-        return pa.RecordBatch.from_arrays([columns[f.name] for f in RECORD_SCHEMA.fields], names=RECORD_SCHEMA.fieldNames())
+        return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames())
 
 
 def _masked(array: pa.Array, mask: np.ndarray) -> pa.Array:
@@ -324,10 +336,16 @@ class _Reader:
     both give the same records.
     """
 
-    def __init__(self, batches: _Batches, file_name: str | None, broker_map: Mapping[str, int], declared: RangeValues | None) -> None:
+    def __init__(
+        self, batches: _Batches, file_name: str | None, broker_map: Mapping[str, int], declared: RangeValues | None, *, steps: bool
+    ) -> None:
         self.batches, self.file_name, self.broker_map, self.declared = batches, file_name, broker_map, declared
         self.pending: list[_Series] = []
         self.pending_bytes = 0
+        self.steps = steps
+        self.segment = 0
+        #: broker id → the distinct times of its usable counter samples in this file
+        self.scrapes: dict[int, np.ndarray] = {}
 
     def element(self, element: bytes) -> Iterator[pa.RecordBatch]:
         compact = _compact_values(element)
@@ -424,9 +442,19 @@ class _Reader:
         if rejected.size:
             raw = [None] * n
             for i in rejected.tolist():
-                raw[i] = _raw(labels, values[i] if values is not None else [ts_ms[i] / 1000, _go_float(value[i])])
+                raw[i] = _raw(labels, values[i] if values is not None else [int(ts_ms[i]) / 1000, _go_float(float(value[i]))])
         if kind_of.operation == "rate":
             value = value * kind_of.window_s  # the bytes over the window
+        counter = kind == _KINDS.index(KIND_COUNTER)
+        if self.steps and counter.any():
+            rest = np.flatnonzero(~counter)
+            if rest.size:
+                yield from self.batches.add(
+                    rest.size, kind=kind[rest], reason=reason[rest], raw=[raw[i] for i in rest.tolist()] if raw else None,
+                    ts_ms=ts_ms[rest], value=value[rest], broker_id=broker, topic=topic, metric=metric,
+                )
+            yield from self.counter_steps(ts_ms[counter], value[counter], broker, topic, metric)
+            return
         yield from self.batches.add(
             n,
             kind=kind,
@@ -440,6 +468,123 @@ class _Reader:
             metric=metric,
             window_s=kind_of.window_s if kind_of.operation else None,
         )
+
+
+    def counter_steps(self, ts_ms: np.ndarray, value: np.ndarray, broker: int, topic: str, metric: str) -> Iterator[pa.RecordBatch]:
+        """One counter series of this file, converted here: its plain increases summed per minute
+        (`KIND_STEPS`), a count of its samples, and the samples Spark still needs (`_series_steps`)."""
+        s = _series_steps(ts_ms, value)
+        self.segment += 1
+        known = self.scrapes.get(broker)
+        if known is None:
+            self.scrapes[broker] = s.times
+        elif not np.array_equal(known, s.times):  # a query_range's series mostly share their evaluation times
+            self.scrapes[broker] = np.union1d(known, s.times)
+        series = {"broker_id": broker, "topic": topic, "metric": metric, "segment": self.segment}
+        sent = s.sent
+        yield from self.batches.add(
+            sent.size, kind=np.zeros(sent.size, np.int32), reason=np.zeros(sent.size, np.int32), ts_ms=s.ts[sent],
+            value=s.value[sent], counted=s.counted, inner=np.arange(sent.size) > 0, fast_ok=s.fast_ok, **series,
+        )
+        if len(ts_ms) > sent.size:
+            yield from self.batches.add(
+                1, kind=np.zeros(1, np.int32), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]), units=np.array([len(ts_ms) - sent.size]),
+                **series,
+            )
+        k = s.minutes.size
+        if k:
+            yield from self.batches.add(
+                k, kind=np.full(k, _KINDS.index(KIND_STEPS)), reason=np.zeros(k, np.int32), ts_ms=s.minutes, value=s.deltas,
+                span_ms=s.spans, units=np.zeros(k, np.int64), **series,
+            )
+
+    def scrape_rows(self) -> Iterator[pa.RecordBatch]:
+        """Every broker's distinct scrape times in this file (`KIND_SCRAPE`): the grid of scrape rounds."""
+        for broker, times in sorted(self.scrapes.items()):
+            k = times.size
+            yield from self.batches.add(
+                k, kind=np.full(k, _KINDS.index(KIND_SCRAPE)), reason=np.zeros(k, np.int32), ts_ms=times, units=np.zeros(k, np.int64),
+                broker_id=broker,
+            )
+        self.scrapes = {}
+
+
+#: ``ts_ms`` of the row that counts a series' samples not sent on (null in the table).
+_COUNT_TS = -1
+
+
+@dataclass(frozen=True, slots=True)
+class _Steps:
+    """`_series_steps` of one series: samples sorted by (time, value), which of them to send on (``sent``,
+    with ``counted`` and ``fast_ok`` per sent sample), the usable sample ``times``, and the plain
+    increases summed per minute their window starts in (``minutes``, ``deltas``, ``spans``)."""
+
+    ts: np.ndarray
+    value: np.ndarray
+    sent: np.ndarray
+    counted: np.ndarray
+    fast_ok: np.ndarray
+    times: np.ndarray
+    minutes: np.ndarray
+    deltas: np.ndarray
+    spans: np.ndarray
+
+
+def _series_steps(ts_ms: np.ndarray, value: np.ndarray) -> _Steps:
+    """Convert one counter series of one file with the rules of `spark_jobs.rates`, as far as the file allows.
+
+    Samples sharing a time are one usable sample when their values agree, none when they differ. Each
+    step between consecutive usable samples whose value did not fall is a plain increase: summed here per
+    (minute its window starts in). What needs the other files or the broker's scrape rounds is sent on
+    as samples: the first and last usable sample, both ends of every step whose value fell (a reset), and
+    every sample sharing its time with another (Spark classifies those and counts the duplicates).
+
+    Examples
+    --------
+    >>> s = _series_steps(np.array([0, 60_000, 120_000, 180_000]) + 600_000, np.array([5.0, 7.0, 1.0, 4.0]))
+    >>> s.minutes.tolist(), s.deltas.tolist(), s.spans.tolist()
+    ([600000, 720000], [2.0, 3.0], [60000, 60000])
+    >>> s.sent.tolist(), s.counted.tolist()
+    ([0, 1, 2, 3], [False, True, False, True])
+    """
+    order = np.lexsort((value, ts_ms))
+    t, v = ts_ms[order], value[order]
+    n = t.size
+    first = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])  # the first sample of each time
+    sizes = np.diff(np.r_[first, n])
+    conflict = np.minimum.reduceat(v, first) != np.maximum.reduceat(v, first)
+    ok = first[~conflict]
+    to, vo = t[ok], v[ok]
+    delta = vo[1:] - vo[:-1]
+    plain = delta >= 0
+    start = to[:-1][plain]
+    minute = start // _MINUTE_MS * _MINUTE_MS
+    cut = np.flatnonzero(np.r_[True, minute[1:] != minute[:-1]]) if minute.size else np.zeros(0, np.int64)
+    minutes = minute[cut]
+    deltas = np.add.reduceat(delta[plain], cut) if cut.size else np.zeros(0)
+    spans = np.add.reduceat((to[1:] - to[:-1])[plain], cut) if cut.size else np.zeros(0, np.int64)
+    # the usable samples to send: both ends, and both ends of every fall
+    m = ok.size
+    keep = np.zeros(m, bool)
+    if m:
+        keep[[0, m - 1]] = True
+        fell = np.flatnonzero(~plain) + 1
+        keep[fell] = True
+        keep[fell - 1] = True
+    counted_ok = np.r_[False, plain] if m else np.zeros(0, bool)
+    # per time group: sent when it holds a kept usable sample, a duplicate or a conflict
+    group_sent = sizes > 1
+    group_counted = np.zeros(first.size, bool)
+    group_ok = ~conflict
+    ok_groups = np.flatnonzero(~conflict)
+    group_sent[ok_groups[keep]] = True
+    group_counted[ok_groups] = counted_ok
+    which = np.repeat(np.arange(first.size), sizes)
+    sent = np.flatnonzero(group_sent[which])
+    return _Steps(
+        ts=t, value=v, sent=sent, counted=group_counted[which[sent]], fast_ok=group_ok[which[sent]], times=to,
+        minutes=minutes, deltas=deltas, spans=spans,
+    )
 
 
 def _csv_pairs(csv: bytes) -> list[Any]:
@@ -474,9 +619,17 @@ def _flush(batches: _Batches) -> Iterator[pa.RecordBatch]:
 
 
 def parse_file(
-    path: str, *, cluster: str, broker_map: Mapping[str, int], declared: RangeValues | None = None, source: str = SOURCE
+    path: str,
+    *,
+    cluster: str,
+    broker_map: Mapping[str, int],
+    declared: RangeValues | None = None,
+    source: str = SOURCE,
+    steps: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Stream one export file into record batches (`spark_jobs.records`), one record per value pair.
+    """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
+    ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
+    a count and the few samples Spark still needs, and the file's scrape times.
 
     Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
     is broken or truncated; its complete series still count), ``query_failed`` (status not ``success``),
@@ -487,7 +640,7 @@ def parse_file(
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
     batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared)
+    reader = _Reader(batches, file_name, broker_map, declared, steps=steps)
     series = 0
     with _open(path) as stream:
         for kind, item in split_result(read_chunks(stream)):
@@ -502,6 +655,7 @@ def parse_file(
                 reason = _document_reason(item, series)
                 if reason:
                     yield from _one(batches, reason, orjson.dumps(item).decode())
+    yield from reader.scrape_rows()
     yield from _flush(batches)
 
 
@@ -541,8 +695,10 @@ def read_query_range(
     broker_map: Mapping[str, int],
     declared: RangeValues | None = None,
     source: str = SOURCE,
+    steps: bool = False,
 ):
-    """Read query_range export files into classified records, one per value pair (see `parse_file`).
+    """Read query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
+    ``steps``, each counter series converted in its file (see `parse_file`).
 
     One task per file (largest first), each streaming its file through `parse_file` in a Python worker
     (``mapInArrow``): memory is bounded by the chunk size and the longest series, not by the file.
@@ -550,8 +706,8 @@ def read_query_range(
     ordered = sorted(paths, key=lambda p: (-_size(p), p))
     files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
     files = files.repartitionByRange(max(1, len(ordered)), "i")
-    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared, source=source)
-    return files.mapInArrow(parse, RECORD_SCHEMA)
+    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared, source=source, steps=steps)
+    return files.mapInArrow(parse, STAGED_SCHEMA)
 
 
 def _size(path: str) -> int:

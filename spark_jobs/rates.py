@@ -16,6 +16,10 @@ being spread over the missing minutes. The three metrics are then pivoted into t
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
+A reader that has a whole series at hand applies the same rules to it where it parses it
+(`spark_jobs.query_range`): it passes on its plain increases already summed per minute and only the samples
+these rules need from other files (its ends, both ends of each fall, its duplicates); `sample_steps` flags
+(``foreign``) where another file's samples make that conversion invalid.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED
+from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
 __all__ = [
     "THROUGHPUT_SCHEMA",
@@ -91,13 +95,18 @@ _SERIES = ["cluster", "broker_id", "topic", "metric"]
 def sample_steps(records: DataFrame) -> DataFrame:
     """Every ``counter`` and ``increase`` record with its ``status`` and the previous usable sample of its series.
 
-    Columns: ``cluster, broker_id, topic, metric, kind, source, file, ts_ms, value, window_s, status,
-    prev_ts, prev_v``. One shuffle by series and one sort by (series, time, value) serve every window.
+    Columns: ``cluster, broker_id, topic, metric, kind, source, file, ts_ms, value, window_s, counted,
+    status, prev_ts, prev_v, foreign``. One shuffle by series and one sort by (series, time, value) serve
+    every window. Records of a series converted in its file (`spark_jobs.records.STAGED_SCHEMA`) come with
+    ``counted`` (skip the step into it: already summed) and ``foreign``: true where another file's or
+    source's sample falls inside that series' span, or turns one of its usable samples into a conflict
+    (then the in-file conversion does not hold and the caller reads every sample instead).
     """
-    samples = records.where(F.col("kind").isin(KIND_COUNTER, KIND_INCREASE)).select(
-        *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s"
+    samples = staged(records).where(F.col("kind").isin(KIND_COUNTER, KIND_INCREASE) & F.col("ts_ms").isNotNull()).select(
+        *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s", "counted", "inner", "fast_ok", "segment"
     )
-    ordered = Window.partitionBy(*_SERIES).orderBy("ts_ms", "value")
+    # among equal samples, one whose step was summed in its file comes first and is the one used
+    ordered = Window.partitionBy(*_SERIES).orderBy("ts_ms", "value", F.col("counted").desc(), "file", "segment")
     peers = Window.partitionBy(*_SERIES).orderBy("ts_ms").rangeBetween(0, 0)
     status = (
         F.when(F.min("value").over(peers) != F.max("value").over(peers), F.lit(STATUS_CONFLICT))
@@ -107,10 +116,13 @@ def sample_steps(records: DataFrame) -> DataFrame:
     classified = samples.select("*", status.alias("status"))
     before = ordered.rowsBetween(Window.unboundedPreceding, -1)
     usable = F.col("status") == STATUS_OK
+    same = (F.lag("file").over(ordered) == F.col("file")) & (F.lag("segment").over(ordered) == F.col("segment"))
+    foreign = (F.col("inner") & ~F.coalesce(same, F.lit(False))) | (F.col("fast_ok") & (F.col("status") == STATUS_CONFLICT))
     return classified.select(
-        "*",
+        *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s", "counted", "status",
         F.last(F.when(usable, F.col("ts_ms")), ignorenulls=True).over(before).alias("prev_ts"),
         F.last(F.when(usable, F.col("value")), ignorenulls=True).over(before).alias("prev_v"),
+        foreign.alias("foreign"),
     )
 
 
@@ -126,10 +138,12 @@ def duplicate_units(steps: DataFrame) -> DataFrame:
     )
 
 
-def minute_rows(steps: DataFrame) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) from `sample_steps` output."""
+def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) from `sample_steps` output, plus the increases
+    and scrape times of series converted in their files (``records``' `KIND_STEPS` and `KIND_SCRAPE` rows)."""
     ok = steps.where(F.col("status") == STATUS_OK)
-    counters = ok.where(F.col("kind") == KIND_COUNTER)
+    usable = ok.where(F.col("kind") == KIND_COUNTER)
+    counters = usable.where(~F.col("counted"))
     fell = F.col("value") < F.col("prev_v")
     # only a new meter (first sample, or a value that fell) needs its broker's previous round
     special = counters.where(F.col("prev_ts").isNull() | fell)
@@ -137,7 +151,10 @@ def minute_rows(steps: DataFrame) -> DataFrame:
         *_SERIES, "source", F.col("prev_ts").alias("start"), "ts_ms", (F.col("value") - F.col("prev_v")).alias("delta"),
         F.lit(False).alias("reset"),
     )
-    rounds = _rounds(counters)
+    grid = usable.select("cluster", "broker_id", "ts_ms")
+    if records is not None:
+        grid = grid.unionByName(records.where(F.col("kind") == KIND_SCRAPE).select("cluster", "broker_id", "ts_ms"))
+    rounds = _rounds(grid)
     # the window starts at the later of the series' previous sample and the broker's previous round; a first
     # sample in its broker's first round has neither and only anchors the series
     start = F.greatest("prev_ts", "prev_round_ms")
@@ -153,6 +170,11 @@ def minute_rows(steps: DataFrame) -> DataFrame:
         (F.floor(F.col("start") / _MINUTE_MS) * _MINUTE_MS).alias("minute_ms"),
         (F.col("ts_ms") - F.col("start")).alias("span_ms"),
     )
+    if records is not None:
+        summed = records.where(F.col("kind") == KIND_STEPS).select(
+            *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"), F.col("ts_ms").alias("minute_ms"), "span_ms"
+        )
+        deltas = deltas.unionByName(summed)
     metric = F.col("metric")
     names = ("bytes_in", "bytes_out", "messages_in")
     rows = deltas.groupBy("cluster", "broker_id", "topic", "minute_ms").agg(
@@ -186,12 +208,13 @@ def with_increase(records: DataFrame) -> DataFrame:
     return minute_rows(sample_steps(records))
 
 
-def _rounds(counters: DataFrame) -> DataFrame:
+def _rounds(times: DataFrame) -> DataFrame:
     """``cluster, broker_id, ts_ms, prev_round_ms``: the start of the scrape round before each scrape time's.
 
-    A broker's scrape timestamps within `ROUND_MS` of each other are one round.
+    ``times`` holds every usable counter sample's ``cluster, broker_id, ts_ms``; a broker's scrape
+    timestamps within `ROUND_MS` of each other are one round.
     """
-    grid = counters.select("cluster", "broker_id", "ts_ms").distinct()
+    grid = times.distinct()
     by_broker = Window.partitionBy("cluster", "broker_id").orderBy("ts_ms")
     grid = grid.select(
         "*", F.coalesce((F.col("ts_ms") - F.lag("ts_ms").over(by_broker) > ROUND_MS).cast("int"), F.lit(0)).alias("new")

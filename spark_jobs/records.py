@@ -43,6 +43,10 @@ __all__ = [
     "finish",
     "RAW_LIMIT",
     "utf8_rule",
+    "KIND_STEPS",
+    "KIND_SCRAPE",
+    "STAGED_SCHEMA",
+    "staged",
 ]
 
 KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED = "counter", "size", "ignored", "rejected"
@@ -50,6 +54,10 @@ KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED = "counter", "size", "ignor
 KIND_MINUTE = "minute"
 #: A pre-aggregated sample (an ``increase()`` or ``rate()`` export), never read as a counter.
 KIND_INCREASE = "increase"
+#: Rows a reader may add that are not input units (``n`` = 0), made where a whole series is at hand
+#: (`spark_jobs.query_range`): the summed plain increases of one series in one minute (``ts_ms`` the minute,
+#: ``value`` the bytes, ``span_ms`` the summed window lengths), and one broker's scrape times (``ts_ms``).
+KIND_STEPS, KIND_SCRAPE = "steps", "scrape"
 #: The kinds of records that carry a sample (their payload columns are kept).
 DATA_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE)
 #: The kinds that count as accepted in the quality totals.
@@ -94,6 +102,32 @@ RECORD_SCHEMA = T.StructType(
         T.StructField("window_s", T.DoubleType(), True),
     ]
 )
+
+
+#: `RECORD_SCHEMA` plus what the staged record table adds: ``n`` (the input units a row stands for: 1 for a
+#: record, the count of the samples a reader summed, 0 for `KIND_STEPS`/`KIND_SCRAPE`), and for a sample
+#: sent on from a series already converted in its file: ``counted`` (the step into it is in that series'
+#: `KIND_STEPS` rows), ``inner`` (not the first sample sent of its series), ``fast_ok`` (usable in its
+#: file) and ``segment`` (which series of its file).
+STAGED_SCHEMA = T.StructType(
+    [
+        *RECORD_SCHEMA.fields,
+        T.StructField("n", T.LongType(), False),
+        T.StructField("counted", T.BooleanType(), False),
+        T.StructField("inner", T.BooleanType(), False),
+        T.StructField("fast_ok", T.BooleanType(), False),
+        T.StructField("segment", T.IntegerType(), True),
+        T.StructField("span_ms", T.LongType(), True),
+    ]
+)
+_STAGE_DEFAULTS = {"n": 1, "counted": False, "inner": False, "fast_ok": False, "segment": None, "span_ms": None}
+
+
+def staged(df: DataFrame) -> DataFrame:
+    """``df`` (`RECORD_SCHEMA` or `STAGED_SCHEMA`) with every `STAGED_SCHEMA` column: a plain record stands for
+    one input unit and was not converted in its file."""
+    cols = [F.col(f.name) if f.name in df.columns else F.lit(_STAGE_DEFAULTS[f.name]).cast(f.dataType).alias(f.name) for f in STAGED_SCHEMA.fields]
+    return df.select(*cols)
 
 
 def classify(rules: list[tuple[Column, str | Column, str | Column]], default_kind: Column | str) -> tuple[Column, Column]:

@@ -113,3 +113,15 @@ def test_pre_aggregated_series_are_windows_by_name_or_declaration(tmp_path: Path
     (row,) = _records(path, declared=parse_range_values(declared))
     assert row["kind"] == ("counter" if window is None else "increase")
     assert row["value"] == value and row["window_s"] == window
+
+
+def test_rejected_pairs_of_series_in_prometheus_own_layout_are_quarantined(tmp_path: Path) -> None:
+    # Prometheus writes pairs without spaces ([1,"2"]): they go through Arrow's CSV parser, whose numbers are numpy's
+    series = [
+        {"metric": {"__name__": "kafka_server_brokertopicmetrics_bytesin_total", "instance": i, "topic": "t"}, "values": [[1_740_960_000, v]]}
+        for i, v in (("kafka-1:7071", "NaN"), ("kafka-9:7071", "5"))
+    ]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": series}}, separators=(",", ":")))
+    rows = _records(str(path))
+    assert [(r["reason"], json.loads(r["raw"])["value"]) for r in rows] == [("nan_value", [1740960000.0, "NaN"]), ("unknown_broker", [1740960000.0, "5.0"])]
