@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pools.demand import Demand, broker_load
+from pools.health import cluster_health
 from pools.plan import Plan
 from pools.policy import PoolPolicy
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
@@ -26,6 +27,7 @@ __all__ = [
     "check_pool_capacity",
     "check_pins",
     "check_tenants",
+    "check_health",
 ]
 
 _TOLERANCE = 1e-6
@@ -73,14 +75,18 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
 
 
 def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool."""
+    """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool
+    (a partition `pools.health` holds may keep its current replicas)."""
     out = []
+    held = _kept_held(snapshot, plan)
     for topic in sorted(snapshot.partitions_by_topic):
         pool = plan.topics.get(topic)
         candidates = policy.resolve(topic).candidates or policy.pool_names  # claimed by no pool: any pool
         if pool not in candidates:
             out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
     for m in plan.partitions:
+        if (m.topic, m.partition) in held:
+            continue
         pool = plan.topics.get(m.topic)
         outside = [b for b in m.replicas if plan.brokers.get(b) != pool]
         if outside:
@@ -90,14 +96,17 @@ def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
 
 
 def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Replicas span min(RF, racks of the pool) racks."""
+    """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas)."""
     out = []
+    held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
     pool_racks: dict[str | None, set[str]] = {}
     for b, pool in plan.brokers.items():
         if rack.get(b) is not None:
             pool_racks.setdefault(pool, set()).add(rack[b])  # type: ignore[arg-type]
     for m in plan.partitions:
+        if (m.topic, m.partition) in held:
+            continue
         available = len(pool_racks.get(plan.topics.get(m.topic), set()))
         if not available:
             continue
@@ -170,6 +179,32 @@ def check_tenants(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
     return out
 
 
+def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Held partitions (`pools.health`) keep their replicas; no new replica goes to an unhealthy broker."""
+    health = cluster_health(snapshot)
+    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+    out = []
+    for m in plan.partitions:
+        key = (m.topic, m.partition)
+        if key in health.partitions and m.replicas != current.get(key):
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]} "
+                                                 f"but the plan changes its replicas to {list(m.replicas)}"))
+        bad = [b for b in m.replicas if b in health.brokers and b not in current.get(key, ())]
+        if bad:
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} gets a new replica on "
+                                                 f"unhealthy broker(s) {bad}"))
+    return out
+
+
+def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
+    """Held partitions the plan leaves on their current replicas."""
+    held = cluster_health(snapshot).partitions
+    if not held:
+        return set()
+    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions if (p.topic, p.partition) in held}
+    return {(m.topic, m.partition) for m in plan.partitions if current.get((m.topic, m.partition)) == m.replicas}
+
+
 #: Every rule, in report order.
 CHECKS: tuple[Check, ...] = (
     check_partitions,
@@ -179,6 +214,7 @@ CHECKS: tuple[Check, ...] = (
     check_pool_capacity,
     check_pins,
     check_tenants,
+    check_health,
 )
 
 
