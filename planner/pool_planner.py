@@ -2,7 +2,8 @@
 
 Steps: check the policy against the cluster (contradictions raise `InputError`), resolve every topic to its
 candidate pools and group it, compute the demand at the forecast, solve the pool model, place replicas inside
-each pool with `planner.placement.minimal_move`, and measure utilisation before and after.
+each pool with `planner.placement.minimal_move` (partitions `pools.health` holds keep their replicas; brokers
+joining a pool get a fair share), and measure utilisation before and after.
 
 After placement the independent validator (`planner.validator`) checks the plan; what it finds is added to
 the plan's warnings.
@@ -26,6 +27,7 @@ from planner.placement.minimal_move import place_in_pools
 from planner.validator import validate_plan
 from pools.demand import Demand, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
+from pools.health import cluster_health
 from pools.plan import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
 from pools.profile import PartitionProfile, TopicProfile
@@ -105,7 +107,8 @@ def plan_pools(
         if p is not None:
             pool_brokers[p].append(b)
     headroom = {p: tuple(policy.headroom(p, d) for d in DIMENSIONS) for p in policy.pool_names}
-    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom)
+    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
+                               joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast, policy)
     moves = tuple(
@@ -124,6 +127,7 @@ def plan_pools(
         solver=solution.report,
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
+        placement={pool: p.to_dict() for pool, p in placement.pools.items()},
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
         found = validate_plan(snapshot, policy, plan, forecast)
@@ -132,6 +136,18 @@ def plan_pools(
             notes.append(f"validator: {len(found) - 10} more violation(s)")
         plan = replace(plan, warnings=plan.warnings + tuple(notes))
     return PlanOutcome(plan, shortfall)
+
+
+def _joining(snapshot: ClusterSnapshot, policy: PoolPolicy, brokers: Mapping[int, str | None]) -> dict[str, list[int]]:
+    """Brokers each pool gains: in the pool after the plan, serving another pool or none before (their pool tag
+    when the policy knows it, else the pool pinning them)."""
+    out: dict[str, list[int]] = {}
+    for b in snapshot.brokers:
+        before = b.pool if b.pool in policy.pool_by_name else policy.pinned_pool.get(b.id)
+        after = brokers.get(b.id)
+        if after is not None and after != before:
+            out.setdefault(after, []).append(b.id)
+    return out
 
 
 def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, TopicPools]:

@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot, PartitionState, TopicState
@@ -31,6 +33,8 @@ __all__ = [
     "broker_load",
     "replica_load",
     "demand_warnings",
+    "PartitionLoads",
+    "partition_loads",
 ]
 
 Load = dict[str, float]
@@ -169,6 +173,46 @@ def broker_load(
                 for dim, value in zip(DIMENSIONS, replica_load(share, rf, leader=b == leader)):
                     load[dim] += value
     return dict(sorted(loads.items()))
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionLoads:
+    """Per partition, aligned with ``snapshot.partitions``: bytes-in, consumer bytes-out and storage per replica."""
+
+    bytes_in: np.ndarray
+    bytes_out: np.ndarray
+    storage: np.ndarray
+
+
+def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> PartitionLoads:
+    """The `PartitionShare` of every partition as arrays; a partition without a demand stores its size.
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity
+    >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (),
+    ...                        (PartitionState("t", 0, (1,), leader=1, sizes=(7,)),))
+    >>> partition_loads(snap, {}).storage.tolist()
+    [7.0]
+    """
+    n = len(snapshot.partitions)
+    b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
+    i = 0
+    for topic, parts in snapshot.partitions_by_topic.items():
+        k = len(parts)
+        demand = demands.get(topic)
+        shares = {s.partition: s for s in demand.partitions} if demand is not None else {}
+        if demand is not None and [s.partition for s in demand.partitions] == [p.partition for p in parts]:
+            b_in[i : i + k] = [s.bytes_in for s in demand.partitions]
+            b_out[i : i + k] = [s.bytes_out for s in demand.partitions]
+            storage[i : i + k] = [s.storage for s in demand.partitions]
+        else:
+            for j, p in enumerate(parts):
+                s = shares.get(p.partition)
+                b_in[i + j], b_out[i + j] = (s.bytes_in, s.bytes_out) if s else (0.0, 0.0)
+                storage[i + j] = s.storage if s else float(p.size_bytes)
+        i += k
+    return PartitionLoads(b_in, b_out, storage)
 
 
 def demand_warnings(demands: Mapping[str, Demand]) -> list[str]:

@@ -14,11 +14,17 @@
                      "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
                                                    "demand_now": 1e12, "demand_forecast": 1.4e12,
                                                    "headroom": 0.7}}}},
-     "warnings": []}
+     "warnings": [],
+     "placement": {"shared": {"seed_bytes": 1048576, "moved_bytes": 1048576, "extra_bytes": 0,
+                              "leader_changes": 0, "status": "seed", "gap": 0.0, "candidates": 0}}}
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load).
+``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
+the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
+``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
+changes, and the engine's status and MIP gap.
 """
 
 from __future__ import annotations
@@ -101,6 +107,7 @@ class Plan:
     solver: SolverReport
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    placement: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
@@ -145,6 +152,7 @@ class Plan:
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
+            "placement": dict(sorted(self.placement.items())),
         }
 
 
@@ -227,4 +235,5 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         solver=solver,
         utilisation=doc.get("utilisation", {}),
         warnings=tuple(doc.get("warnings", [])),
+        placement=doc.get("placement", {}),
     )
