@@ -102,6 +102,8 @@ def stage_argv(config: RunConfig, stage: str, run_dir: Path) -> list[str]:
         for item in value if isinstance(value, list) else [value]:
             argv += [flag, _expand(item, names, f"{config.source}: {stage}.{key}")]
     argv += [_expand(a, names, "run") for a in STAGE_PATHS[stage]]
+    if stage == "audit" and "plan" in config.stages:  # the audit's reassignment fixes follow the run's plan
+        argv += ["--plan", str(run_dir / "plan" / "plan.json")]
     return argv
 
 

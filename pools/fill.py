@@ -27,10 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pools.audit.index import ClusterArrays
-from pools.demand import PartitionLoads
+from collections.abc import Sequence
 
-__all__ = ["PoolFill", "fill_pool", "replica_loads"]
+from pools.audit.index import ClusterArrays, cluster_arrays
+from pools.demand import PartitionLoads
+from pools.health import ClusterHealth
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+
+__all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "current_targets", "load_on"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,6 +45,98 @@ class PoolFill:
     parts: np.ndarray
     target: np.ndarray
     short: int
+
+
+@dataclass(frozen=True, eq=False)
+class Seed:
+    """Every partition's seed replicas as broker positions, leader first (-1 padding), aligned with the
+    snapshot's partitions; ``held`` partitions and those of topics in no pool keep their current replicas.
+    ``short`` counts, per pool, partitions that kept replicas outside it for lack of brokers."""
+
+    target: np.ndarray
+    held: np.ndarray
+    short: dict[int, int]
+
+
+def seed_pools(
+    snapshot: ClusterSnapshot,
+    loads: PartitionLoads,
+    part_pool: np.ndarray,
+    pool_brokers: Sequence[np.ndarray],
+    headroom: Sequence[np.ndarray],
+    health: ClusterHealth,
+) -> Seed:
+    """The seed placement of every pool (see the module docstring): what the plan starts from and the audit fixes.
+
+    Parameters
+    ----------
+    snapshot : ClusterSnapshot
+    loads : PartitionLoads
+        Per-partition demand (`pools.demand.partition_loads`; at the forecast when there is a profile).
+    part_pool : ndarray of int
+        Pool index of every partition's topic (-1 = in no pool: left where it is).
+    pool_brokers : sequence of ndarray
+        Per pool index, the positions (in the snapshot's sorted broker ids) of its brokers.
+    headroom : sequence of ndarray
+        Per pool index, the usable fraction of capacity per `DIMENSIONS`.
+    health : ClusterHealth
+        `pools.health.cluster_health` of the snapshot.
+
+    Returns
+    -------
+    Seed
+    """
+    a = cluster_arrays(snapshot)
+    capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
+                        dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
+    held = held_mask(snapshot, health)
+    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    target = current_targets(a)
+    fixed = np.flatnonzero(held | (part_pool < 0))
+    follower, extra = replica_loads(loads, fixed, a.part_rf[fixed])
+    short: dict[int, int] = {}
+    for j, (brokers, room) in enumerate(zip(pool_brokers, headroom, strict=True)):
+        parts = np.flatnonzero((part_pool == j) & ~held)
+        if not len(parts):
+            continue
+        base = load_on(a, brokers, target[fixed], follower, extra)
+        fill = fill_pool(a, parts, brokers, loads, limit=capacity[brokers] * np.asarray(room, dtype=float)[None, :],
+                         base=base, excluded=unhealthy[brokers])
+        target[parts, : fill.target.shape[1]] = fill.target
+        if fill.short:
+            short[j] = fill.short
+    return Seed(target, held, short)
+
+
+def current_targets(a: ClusterArrays) -> np.ndarray:
+    """Every partition's current replicas as broker positions, shape (P, max RF), -1 padding (and for a broker
+    the snapshot does not list)."""
+    width = int(a.part_rf.max()) if len(a.part_rf) else 0
+    out = np.full((len(a.part_rf), width), -1, dtype=np.int64)
+    out[a.rep_part, a.rep_pos] = np.where(a.rep_broker < a.n_brokers, a.rep_broker, -1)
+    return out
+
+
+def held_mask(snapshot: ClusterSnapshot, health: ClusterHealth) -> np.ndarray:
+    """Per partition of the snapshot: whether `pools.health` holds it."""
+    held = np.zeros(len(snapshot.partitions), dtype=bool)
+    if health.partitions:
+        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in health.partitions]] = True
+    return held
+
+
+def load_on(a: ClusterArrays, brokers: np.ndarray, rows: np.ndarray, follower: np.ndarray,
+            extra: np.ndarray) -> np.ndarray:
+    """Load that replica lists ``rows`` (broker positions, leader first) put on ``brokers``, shape (len(brokers), K)."""
+    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
+    local[brokers] = np.arange(len(brokers))
+    here = np.where(rows >= 0, local[np.maximum(rows, 0)], -1)
+    out = np.zeros((len(brokers), follower.shape[1]))
+    r, c = np.nonzero(here >= 0)
+    np.add.at(out, here[r, c], follower[r])
+    lead = here[:, 0] if here.shape[1] else np.zeros(0, dtype=np.int64)
+    np.add.at(out, lead[lead >= 0], extra[lead >= 0])
+    return out
 
 
 def replica_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

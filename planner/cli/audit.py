@@ -24,13 +24,15 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Topic profile directory; enables traffic and forecast checks (absent or missing: counts and disk only).")
 @click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
               help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False),
+              help="plan.json of this snapshot: partitions it moves get its target as their reassignment fix.")
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
-def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None, fail_on: str,
-            out_dir: str) -> int:
+def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None,
+            plan_path: str | None, fail_on: str, out_dir: str) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
@@ -38,6 +40,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
     """
     from pools.atomic import write_text
     from pools.audit import audit, fails, findings_to_json, render_findings_md
+    from pools.plan import load_plan
     from pools.policy import load_policy
     from pools.profile import PARTITION_PROFILE_FILE, TOPIC_PROFILE_FILE, load_partition_profile, load_profile
     from pools.snapshot import load_snapshot
@@ -52,7 +55,9 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
             partitions = load_partition_profile(profile_dir)
     elif profile_dir is not None:
         _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
-    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions)
+    plan = load_plan(plan_path) if plan_path is not None else None
+    findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
+                     plan=plan)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,

@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 
 from pools.errors import InputError
+from pools.throttle import DEFAULT_THROTTLE_FRACTION
 
 __all__ = ["command", "validate_emit_options"]
 
@@ -40,7 +41,7 @@ def validate_emit_options(
 @click.option("--max-partitions-per-batch", default=None, type=int, help="Partitions per batch (default: no limit).")
 @click.option("--max-bytes-per-batch", default=None, type=int, help="Bytes copied per batch (default: no limit).")
 @click.option(
-    "--throttle-fraction", default=0.5, show_default=True, type=float,
+    "--throttle-fraction", default=DEFAULT_THROTTLE_FRACTION, show_default=True, type=float,
     help="Share of the busiest involved broker's spare network capacity (at forecast peak) replication may use.",
 )
 @click.option(

@@ -27,10 +27,12 @@ __all__ = ["ExactPlacement", "exact_placement"]
 
 @dataclass(frozen=True)
 class ExactPlacement:
-    """The optimal replica lists (leader first, the others sorted) and their moved bytes."""
+    """The optimal replica lists (leader first, the others sorted), their moved bytes, and whether the solver
+    proved optimality (False when ``time_limit`` stopped it with a feasible placement)."""
 
     assignment: Mapping[tuple[str, int], tuple[int, ...]]
     moved_bytes: int
+    optimal: bool = True
 
 
 def exact_placement(
@@ -56,6 +58,7 @@ def exact_placement(
     racks = sorted({r for r in rack_of.values() if r is not None})
     parts = [p for t in sorted(topics) for p in snapshot.partitions_by_topic.get(t, ())]
     pairs = [(i, n) for i in range(len(parts)) for n in range(len(brokers))]
+    shares = {(t, s.partition): s for t in topics if t in demands for s in demands[t].partitions}
     prob = pulp.LpProblem("exact_placement", pulp.LpMinimize)
     a = prob.add_variable_dict("a_q%s_b%s", pairs, cat=pulp.LpBinary)
     lead = prob.add_variable_dict("l_q%s_b%s", pairs, cat=pulp.LpBinary)
@@ -69,7 +72,7 @@ def exact_placement(
         for r, rack in enumerate(racks):
             on = pulp.lpSum(a[i, n] for n, b in enumerate(brokers) if rack_of[b] == rack)
             prob += (on <= 1 if rf <= len(racks) else on >= 1), f"rack_q{i}_r{r}"
-        share = _share(demands, p)
+        share = shares.get((p.topic, p.partition)) or PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes))
         follower = replica_load(share, rf, leader=False)
         leader = replica_load(share, rf, leader=True)
         for d in range(len(DIMENSIONS)):
@@ -108,9 +111,4 @@ def exact_placement(
         leader_of = [b for n, b in enumerate(brokers) if (lead[i, n].value() or 0) > 0.5]
         assignment[p.topic, p.partition] = tuple(leader_of[:1] + [b for b in chosen if b not in leader_of[:1]])
         bytes_moved += p.size_bytes * sum(b not in p.replicas for b in chosen)
-    return ExactPlacement(assignment, bytes_moved)
-
-
-def _share(demands: Mapping[str, Demand], p) -> PartitionShare:
-    shares = {s.partition: s for s in demands[p.topic].partitions} if p.topic in demands else {}
-    return shares.get(p.partition) or PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes))
+    return ExactPlacement(assignment, bytes_moved, prob.sol_status == pulp.LpSolutionOptimal)

@@ -22,7 +22,7 @@ import numpy as np
 from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, optimise
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
-from pools.fill import fill_pool, replica_loads
+from pools.fill import current_targets, load_on, replica_loads, seed_pools
 from pools.health import ClusterHealth, cluster_health
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
@@ -97,7 +97,6 @@ def place_in_pools(
     a = cluster_arrays(snapshot)
     loads = partition_loads(snapshot, demands)
     health = cluster_health(snapshot) if health is None else health
-    held = _held_mask(a, snapshot, health)
     topic_pos = {t: i for i, t in enumerate(a.topics)}
     pools = sorted(set(topic_pool.values()))
     topic_pool_idx = np.full(len(a.topics), -1, dtype=np.int64)
@@ -105,104 +104,50 @@ def place_in_pools(
         if topic in topic_pos:
             topic_pool_idx[topic_pos[topic]] = pools.index(pool)
     part_pool = topic_pool_idx[a.part_topic] if len(a.part_topic) else np.zeros(0, dtype=np.int64)
-    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
-    target = _current_targets(a)
+    brokers = [np.searchsorted(a.broker_ids, np.array(sorted(pool_brokers.get(p, ())), dtype=np.int64))
+               for p in pools]
+    seed = seed_pools(snapshot, loads, part_pool, brokers, [np.asarray(headroom[p], dtype=float) for p in pools],
+                      health)
+    target = seed.target.copy()
     capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
-    assignment: dict[tuple[str, int], tuple[int, ...]] = {}
+    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    everything = np.arange(len(a.part_rf))
+    follower, extra = _engine_loads(loads, everything, a.part_rf)
+    total = load_on(a, np.arange(a.n_brokers), seed.target, follower, extra)
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
     for j, pool in enumerate(pools):
-        ids = np.array(sorted(pool_brokers.get(pool, ())), dtype=np.int64)
-        brokers = np.searchsorted(a.broker_ids, ids)
-        parts = np.flatnonzero((part_pool == j) & ~held)
-        fixed = np.flatnonzero(part_pool != j) if len(parts) else np.zeros(0, dtype=np.int64)
-        placed, result, seed_bytes = _place_pool(a, loads, parts, brokers, fixed, target, capacity[brokers],
-                                                 unhealthy[brokers],
-                                                 np.asarray(headroom[pool], dtype=float),
-                                                 set(joining.get(pool, ())) if joining else set())
-        target[parts] = placed
-        if result is not None:
-            outcome[pool] = PoolPlacement(seed_bytes, result.moved_bytes, result.leader_changes, result.status,
-                                          result.gap, result.candidates)
+        ids = a.broker_ids[brokers[j]]
+        parts = np.flatnonzero((part_pool == j) & ~seed.held)
+        rows = seed.target[parts]
+        inside = ~((rows >= 0) & ~np.isin(rows, brokers[j])).any(axis=1)  # short partitions stay as seeded
+        parts = parts[inside]
+        if len(parts) and len(ids):
+            mine = load_on(a, brokers[j], seed.target[parts], follower[parts], extra[parts])
+            state = _state(a, parts, brokers[j], capacity[brokers[j]],
+                           np.asarray(headroom[pool], dtype=float), total[brokers[j]] - mine,
+                           unhealthy[brokers[j]], seed.target[parts], follower[parts], extra[parts])
+            band = np.isin(ids, list(joining.get(pool, ()))) if joining else np.zeros(len(ids), dtype=bool)
+            result = optimise(state, Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal())
+            target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
+            outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
+                                          result.leader_changes, result.status, result.gap, result.candidates)
             warnings += _warnings(pool, ids, result, set(joining.get(pool, ())) if joining else set())
-        short = int(((placed >= 0) & ~np.isin(placed, brokers)).any(axis=1).sum()) if len(parts) else 0
-        if short:
+        if seed.short.get(j):
             warnings.append(
-                f"pool {pool!r} has {len(ids)} broker(s), fewer than the replication factor of {short} "
+                f"pool {pool!r} has {len(ids)} broker(s), fewer than the replication factor of {seed.short[j]} "
                 "partition(s); their replicas outside the pool were kept"
             )
-    warnings += [f"cluster health: {line}" for line in health.summary()] if health.partitions or health.brokers else []
+    if health.partitions or health.brokers:
+        warnings += [f"cluster health: {line}" for line in health.summary()]
     ids = np.append(a.broker_ids, -1)
-    placed_parts = np.flatnonzero(part_pool >= 0)
-    for i in placed_parts.tolist():
+    assignment: dict[tuple[str, int], tuple[int, ...]] = {}
+    for i in np.flatnonzero(part_pool >= 0).tolist():
         p = snapshot.partitions[i]
-        row = ids[target[i][target[i] >= 0]]
-        new = tuple(int(b) for b in row)
+        new = tuple(int(b) for b in ids[target[i][target[i] >= 0]])
         assignment[p.topic, p.partition] = p.replicas if new == p.replicas else new
     return Placement(assignment, tuple(warnings), outcome)
-
-
-def _held_mask(a: ClusterArrays, snapshot: ClusterSnapshot, health: ClusterHealth) -> np.ndarray:
-    held = np.zeros(len(a.part_rf), dtype=bool)
-    if health.partitions:
-        index = {(p.topic, p.partition): i for i, p in enumerate(snapshot.partitions)
-                 if (p.topic, p.partition) in health.partitions}
-        held[list(index.values())] = True
-    return held
-
-
-def _current_targets(a: ClusterArrays) -> np.ndarray:
-    """Every partition's current replicas as broker positions (-1 padding); unknown brokers are -1 too."""
-    width = int(a.part_rf.max()) if len(a.part_rf) else 0
-    out = np.full((len(a.part_rf), width), -1, dtype=np.int64)
-    out[a.rep_part, a.rep_pos] = np.where(a.rep_broker < a.n_brokers, a.rep_broker, -1)
-    return out
-
-
-def _place_pool(a, loads: PartitionLoads, parts, brokers, fixed, target, cap, excluded, headroom, joining):
-    """The seed and the engine's result for one pool; (targets of ``parts``, result or None, seed bytes)."""
-    limit = cap * headroom[None, :]
-    base = _base_load(a, loads, fixed, target, brokers)
-    fill = fill_pool(a, parts, brokers, loads, limit=limit, base=base[:, : len(DIMENSIONS)], excluded=excluded)
-    placed = np.full((len(parts), target.shape[1]), -1, dtype=np.int64)
-    placed[:, : fill.target.shape[1]] = fill.target
-    if not len(parts) or not len(brokers):
-        return placed, None, 0
-    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
-    local[brokers] = np.arange(len(brokers))
-    seed_local = np.where(placed >= 0, local[np.maximum(placed, 0)], -1)
-    inside = ~((placed >= 0) & (seed_local < 0)).any(axis=1)  # partitions short of brokers stay as seeded
-    engine_parts = parts[inside]
-    state = _state(a, loads, engine_parts, brokers, cap, limit, base, excluded, seed_local[inside], local,
-                   extra_fixed=(parts[~inside], placed[~inside]))
-    goal = Goal(band=FAIR_SHARE_BAND, band_brokers=np.isin(a.broker_ids[brokers], list(joining))) if joining \
-        else Goal()
-    result = optimise(state, goal)
-    seed_bytes = _copied_bytes(state, state.seed)
-    out = placed.copy()
-    out[inside] = np.where(result.target >= 0, brokers[np.maximum(result.target, 0)], -1)
-    return out, result, seed_bytes
-
-
-def _base_load(a, loads, fixed, target, brokers) -> np.ndarray:
-    """Load that partitions placed elsewhere (other pools, held ones) leave on the pool's brokers, leader first."""
-    base = np.zeros((len(brokers), len(ENGINE_DIMENSIONS)))
-    if not len(fixed):
-        return base
-    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
-    local[brokers] = np.arange(len(brokers))
-    rows = target[fixed]
-    here = np.where(rows >= 0, local[np.maximum(rows, 0)], -1)
-    touched = np.flatnonzero((here >= 0).any(axis=1))
-    if not len(touched):
-        return base
-    follower, extra = _engine_loads(loads, fixed[touched], a.part_rf[fixed[touched]])
-    r, s = np.nonzero(here[touched] >= 0)
-    np.add.at(base, here[touched][r, s], follower[r])
-    lead = here[touched][:, 0]
-    np.add.at(base, lead[lead >= 0], extra[lead >= 0])
-    return base
 
 
 def _engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -216,27 +161,19 @@ def _engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> t
     return follower, extra
 
 
-def _state(a, loads, parts, brokers, cap, limit, base, excluded, seed, local, *, extra_fixed) -> PoolState:
-    rf = a.part_rf[parts]
-    width = seed.shape[1]
-    holders = np.full((len(parts), width), -1, dtype=np.int64)
-    cur = _current_targets(a)[parts] if len(parts) else np.zeros((0, width), dtype=np.int64)
-    holders[:, : cur.shape[1]] = np.where(cur >= 0, local[np.maximum(cur, 0)], -1)[:, :width]
-    preferred = holders[:, 0].copy() if width else np.zeros(0, dtype=np.int64)
-    follower, extra = _engine_loads(loads, parts, rf)
-    short_parts, short_rows = extra_fixed
-    base = base.copy()
-    if len(short_parts):
-        f, x = _engine_loads(loads, short_parts, a.part_rf[short_parts])
-        here = np.where(short_rows >= 0, local[np.maximum(short_rows, 0)], -1)
-        r, s = np.nonzero(here >= 0)
-        np.add.at(base, here[r, s], f[r])
-        lead = here[:, 0]
-        np.add.at(base, lead[lead >= 0], x[lead >= 0])
+def _state(a: ClusterArrays, parts: np.ndarray, brokers: np.ndarray, capacity: np.ndarray,
+           headroom: np.ndarray, base: np.ndarray, excluded: np.ndarray, seed: np.ndarray, follower: np.ndarray,
+           extra: np.ndarray) -> PoolState:
+    """The engine's view of one pool: local broker positions, the seed, current holders and preferred leaders."""
+    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
+    local[brokers] = np.arange(len(brokers))
+    current = current_targets(a)[parts]
+    holders = np.where(current >= 0, local[np.maximum(current, 0)], -1)
     return PoolState(
-        broker_ids=a.broker_ids[brokers], rack=a.broker_rack[brokers], capacity=cap, limit=limit,
-        receives=~excluded, base=base, size=a.part_size[parts].astype(float), holders=holders,
-        preferred=preferred, seed=seed, follower=follower, extra=extra,
+        broker_ids=a.broker_ids[brokers], rack=a.broker_rack[brokers], capacity=capacity,
+        limit=capacity * headroom[None, :], receives=~excluded, base=base, size=a.part_size[parts].astype(float),
+        holders=holders, preferred=holders[:, 0].copy(), seed=np.where(seed >= 0, local[np.maximum(seed, 0)], -1),
+        follower=follower, extra=extra,
     )
 
 

@@ -57,7 +57,7 @@ def overloaded_pool(name: str, *, brokers: int, racks: int, partitions: int, hot
                                     sizes=(int(sizes[i]),) * rf))
         shares.append(PartitionShare(i, float(rates[i]), float(rates[i] * rng.uniform(0.5, 3.0)),
                                      float(sizes[i]) * rng.uniform(0.9, 1.3)))
-    demand = _demand(shares, parts)
+    demand = demand_of(shares, parts)
     per_broker = np.array([demand.nw_in, demand.nw_out, demand.disk, demand.replicas]) / (brokers + joining)
     largest = np.array([max(s.bytes_in for s in shares), max(s.bytes_out + 2 * s.bytes_in for s in shares),
                         max(s.storage for s in shares), 1.0])
@@ -83,7 +83,7 @@ def _skewed(rng: np.random.Generator, brokers: list[int], rack: dict[int, str], 
     return chosen
 
 
-def _demand(shares: list[PartitionShare], parts: list[PartitionState]) -> Demand:
+def demand_of(shares: list[PartitionShare], parts: list[PartitionState]) -> Demand:
     totals = [0.0] * 4
     for s, p in zip(shares, parts):
         rf = len(p.replicas)
@@ -102,5 +102,6 @@ CASES: dict[str, dict] = {
     "nine-big-broker": dict(brokers=9, racks=3, partitions=90, hot=2, seed=3, big_broker=True),
     "twelve-joining": dict(brokers=10, racks=3, partitions=150, hot=2, seed=4, joining=2),
     "twelve-outside": dict(brokers=12, racks=4, partitions=150, hot=3, seed=5, outside=0.1),
-    "twentyfour": dict(brokers=24, racks=4, partitions=300, hot=3, seed=6),
+    "twentyfour": dict(brokers=24, racks=4, partitions=240, hot=3, seed=6),
+    "twentyfour-joining": dict(brokers=22, racks=4, partitions=240, hot=2, seed=7, joining=2),
 }
