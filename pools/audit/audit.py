@@ -9,8 +9,10 @@ from pools.audit.findings import Finding, Severity, sort_findings
 from pools.audit.fixes import fix_targets
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
+from pools.demand import at_horizon
 from pools.plan import Plan
 from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import ClusterSnapshot
 
@@ -27,6 +29,7 @@ def audit(
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
     plan: Plan | None = None,
+    horizon_days: int | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
 
@@ -47,6 +50,9 @@ def audit(
     plan : Plan, optional
         A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
         bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
+    horizon_days : int, optional
+        The forecast horizon in days; default the policy's ``forecast_horizon_days`` (`pools.pool_rules`). The
+        profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
 
     Raises
     ------
@@ -55,6 +61,8 @@ def audit(
     """
     policy.check_against(snapshot)
     if loads is None:
+        if profile is not None:
+            profile = at_horizon(profile, PoolRules.from_policy(policy, horizon_days=horizon_days).horizon_days)
         loads = audit_loads(snapshot, profile, fanout=fanout, partition_profile=partition_profile)
     found: list[Finding] = []
     for rule in rules:
