@@ -22,6 +22,11 @@
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
+``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
+(``rebalance``, ``add``, ``decommission``, ``replace``), the ``arguments`` asked, the balance ``band``,
+``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
+touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,
+``outside_band``).
 ``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
 the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
 ``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
@@ -114,6 +119,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     placement: Mapping[str, Any] = field(default_factory=dict)
     horizon_days: int | None = None
+    operation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
@@ -158,7 +164,8 @@ class Plan:
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
             "placement": dict(sorted(self.placement.items())),
-        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {})
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {}) | (
+            {"operation": self.operation} if self.operation else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -219,6 +226,7 @@ class _PlanHeader(Strict):
     warnings: list[str] = []
     horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
     placement: dict[str, dict[str, int | Finite | str | None]] = {}
+    operation: dict[str, Any] = {}
 
 
 class _Partition(Strict):
@@ -310,6 +318,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         warnings=tuple(header.warnings),
         placement=header.placement,
         horizon_days=header.horizon_days,
+        operation=header.operation,
     )
 
 

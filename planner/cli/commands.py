@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from planner.cli import audit, consumers, emit, ingest, place, plan, report, run, sample, snapshot
+from planner.cli import brokers, rebalance
 
 __all__ = ["COMMANDS"]
 
@@ -25,4 +26,6 @@ COMMANDS: list[click.Command] = [
     plan.command,
     sample.command,
     snapshot.command,
+    rebalance.command,
+    brokers.command,
 ]

@@ -26,7 +26,7 @@ from pools.fill import current_targets, load_on, replica_loads, seed_pools
 from pools.health import ClusterHealth, cluster_health
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
-__all__ = ["FAIR_SHARE_BAND", "PoolPlacement", "Placement", "place_in_pools"]
+__all__ = ["FAIR_SHARE_BAND", "PoolPlacement", "Placement", "place_in_pools", "engine_loads"]
 
 #: A joining broker's fair share: within ±10 % of the pool's mean utilisation, per dimension.
 FAIR_SHARE_BAND = 0.10
@@ -68,6 +68,7 @@ def place_in_pools(
     headroom: Mapping[str, Sequence[float]],
     joining: Mapping[str, Sequence[int]] | None = None,
     health: ClusterHealth | None = None,
+    goals: Mapping[str, Goal] | None = None,
 ) -> Placement:
     """Place every partition of every topic in ``topic_pool`` inside its pool, moving as little as possible.
 
@@ -87,6 +88,9 @@ def place_in_pools(
         Brokers that join each pool: each gets a fair share (see `FAIR_SHARE_BAND`).
     health : ClusterHealth, optional
         `pools.health.cluster_health` of the snapshot (computed when omitted).
+    goals : mapping of str to Goal, optional
+        A pool's goal in place of the default (relief, and the fair share of ``joining`` brokers): the day-2
+        operations of `planner.operations` (a rebalance bands every broker, within a moved-bytes budget).
 
     Returns
     -------
@@ -113,7 +117,7 @@ def place_in_pools(
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
     unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
     everything = np.arange(len(a.part_rf))
-    follower, extra = _engine_loads(loads, everything, a.part_rf)
+    follower, extra = engine_loads(loads, everything, a.part_rf)
     total = load_on(a, np.arange(a.n_brokers), seed.target, follower, extra)
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
@@ -129,7 +133,10 @@ def place_in_pools(
                            np.asarray(headroom[pool], dtype=float), total[brokers[j]] - mine,
                            unhealthy[brokers[j]], seed.target[parts], follower[parts], extra[parts])
             band = np.isin(ids, list(joining.get(pool, ()))) if joining else np.zeros(len(ids), dtype=bool)
-            result = optimise(state, Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal())
+            goal = goals.get(pool) if goals else None
+            if goal is None:
+                goal = Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal()
+            result = optimise(state, goal)
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
                                           result.leader_changes, result.status, result.gap, result.candidates)
@@ -150,7 +157,7 @@ def place_in_pools(
     return Placement(assignment, tuple(warnings), outcome)
 
 
-def _engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Follower load and leader extra in `ENGINE_DIMENSIONS`: the capacity dimensions, leaders, leaders' bytes-in."""
     follower4, extra4 = replica_loads(loads, parts, rf)
     follower = np.zeros((len(parts), len(ENGINE_DIMENSIONS)))
