@@ -66,6 +66,11 @@ FULL_PAIRS = 60_000
 MAX_NODES = 20_000
 #: Relative MIP gap at which a solve stops.
 MIP_GAP = 1e-3
+#: Rounds of the move model on a large pool, and branch-and-bound nodes per round.
+MAX_ROUNDS = 12
+ROUND_NODES = 200
+#: Brokers with an excess a round of the move model works on (the worst first).
+ROUND_BROKERS = 8
 
 _CAP = len(DIMENSIONS)
 _K = len(ENGINE_DIMENSIONS)
@@ -205,22 +210,39 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
     if not (down > _TOL).any() and not (up > _TOL).any():
         return _result(state, band, state.seed, "seed")
     n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
-    full = n_parts * n_brokers <= FULL_PAIRS
-    best = _result(state, band, state.seed, "seed-kept")
-    widen = 3.0
-    rounds = 0
-    for rounds in range(1, 4):
-        cand = _Candidates.whole(state) if full else _Candidates.select(state, band, seed_load, down, up, widen)
-        target, status, found_gap = _solve(state, band, goal, cand, max_nodes, time_limit, gap)
+    if n_parts * n_brokers <= FULL_PAIRS:
+        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap)
+        best = _result(state, band, state.seed, "seed-kept")
         if target is not None:
-            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, cand.count, rounds)
-            if _score(result, band) <= _score(best, band):
-                best = result
-        left_down, left_up = band.excess(best.load)
-        if full or not ((left_down > _TOL).any() or (left_up > _TOL).any()) or cand.exhausted:
+            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, n_parts, 1)
+            best = result if _score(result, band) <= _score(best, band) else best
+        return best
+    return _search(state, band, goal, max_nodes, time_limit, gap)
+
+
+def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float, gap: float) -> PoolResult:
+    """Large pools: rounds of the move model, each from the best placement so far, over the moves that can
+    relieve what is still outside the limits or band; the set widens (×4) when a round gains nothing."""
+    best = _result(state, band, state.seed, "seed-kept")
+    widen, candidates = 2.0, 0
+    for rounds in range(1, MAX_ROUNDS + 1):
+        down, up = band.excess(best.load)
+        if not ((down > _TOL).any() or (up > _TOL).any()):
             break
-        widen *= 4
-    return PoolResult(**{**best.__dict__, "rounds": rounds})
+        moves = _Moves.select(state, band, best.target, best.load, down, up, widen)
+        candidates = max(candidates, moves.count)
+        target, status, found_gap = _solve_moves(state, band, goal, moves, best, min(max_nodes, ROUND_NODES),
+                                                 time_limit, gap)
+        improved = False
+        if target is not None:
+            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, moves.count, rounds)
+            if _score(result, band) < _score(best, band):
+                best, improved = result, True
+        if not improved:
+            if moves.exhausted:
+                break
+            widen *= 4
+    return PoolResult(**{**best.__dict__, "rounds": rounds, "candidates": candidates})
 
 
 class _Band:
@@ -250,6 +272,7 @@ class _Band:
                 self.norm[brokers, d] = np.where(share[brokers] > 0, share[brokers], 1.0)
         self.banded = np.isfinite(self.high)
         self.upper = np.minimum(self.limit, self.high)
+        self.low = np.minimum(self.low, self.upper)  # a share above the limit: the limit wins
 
     def excess(self, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Load above the upper bounds and below the lower ones, in row units."""
@@ -259,81 +282,180 @@ class _Band:
 
 
 @dataclass(frozen=True, eq=False)
-class _Candidates:
-    """Partitions whose replicas the model decides (``full``, with ``allowed`` brokers each) and partitions whose
-    leader alone it decides (``leaders``)."""
+class _Moves:
+    """Candidate actions on a large pool, each partition taking at most one: move the replica in ``slot`` of
+    partition ``part`` to broker ``dst``, or (``dst`` = -1) make the replica in ``slot`` the leader."""
 
-    full: np.ndarray
-    allowed: np.ndarray
-    leaders: np.ndarray
+    part: np.ndarray
+    slot: np.ndarray
+    dst: np.ndarray
     exhausted: bool
 
     @property
     def count(self) -> int:
-        return len(self.full) + len(self.leaders)
+        return len(np.unique(self.part))
 
     @staticmethod
-    def whole(state: PoolState) -> "_Candidates":
-        n_parts = state.seed.shape[0]
-        allowed = np.repeat(state.receives[None, :], n_parts, axis=0)
-        _allow_own(allowed, state, np.arange(n_parts))
-        return _Candidates(np.arange(n_parts), allowed, np.zeros(0, dtype=np.int64), True)
-
-    @staticmethod
-    def select(state: PoolState, band: _Band, load: np.ndarray, down: np.ndarray, up: np.ndarray,
-               widen: float) -> "_Candidates":
-        n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
-        rf = state.rf
+    def select(state: PoolState, band: _Band, target: np.ndarray, load: np.ndarray, down: np.ndarray,
+               up: np.ndarray, widen: float) -> "_Moves":
+        """Moves off brokers above a bound (the best relief per copied byte first, enough to cover ``widen`` × the
+        excess) to the brokers with room, moves onto brokers below their band, and the leader moves that help."""
+        n_parts = target.shape[0]
+        rf = (target >= 0).sum(axis=1)
         total = float((state.size * rf).sum()) or 1.0
-        price = state.size / total + _COPY
-        chosen = np.zeros(n_parts, dtype=bool)
-        leaders = np.zeros(n_parts, dtype=bool)
+        fresh = ~_isin_rows(target, state.holders) & (target >= 0)  # placed by the seed: moving it costs no more
+        rows, slots = np.nonzero(target >= 0)
+        host = target[rows, slots]
+        receivers = _receivers(state, band, load, down, up)
+        parts, slot_of, dst = [], [], []
         exhausted = True
-        rows, slots = np.nonzero(state.seed >= 0)
-        host = state.seed[rows, slots]
-        for b in np.flatnonzero((down > _TOL).any(axis=1)).tolist():
+        for b in _worst(down):
             need = down[b] * band.norm[b]
             dims = np.flatnonzero(need > 0)
-            on = rows[host == b]
-            leads = state.seed[on, 0] == b
+            here = host == b
+            on, at = rows[here], slots[here]
+            leads = at == 0
             give = state.follower[on][:, dims] + leads[:, None] * state.extra[on][:, dims]
-            exhausted &= _take(chosen, on, give, need[dims], price[on], widen)
-            led = on[leads]
-            extra = state.extra[led][:, dims]
-            if extra.any():
-                exhausted &= _take(leaders, led, extra, need[dims], np.full(len(led), _LEAD), widen * 4)
-        for u in np.flatnonzero((up > _TOL).any(axis=1)).tolist():
+            price = np.where(fresh[on, at], _COPY, state.size[on] / total + _COPY)
+            picked = np.zeros(n_parts, dtype=bool)
+            exhausted &= _take(picked, on, give, need[dims], price, widen)
+            keep = picked[on]
+            for t in receivers.tolist():
+                if t != b:
+                    parts.append(on[keep]), slot_of.append(at[keep]), dst.append(np.full(int(keep.sum()), t))
+            if state.extra[on[leads]][:, dims].any():  # hand the lead to another replica
+                led = np.zeros(n_parts, dtype=bool)
+                exhausted &= _take(led, on[leads], state.extra[on[leads]][:, dims], need[dims],
+                                   np.full(int(leads.sum()), _LEAD), widen * 4)
+                for s in range(1, target.shape[1]):
+                    mine = np.flatnonzero(led & (target[:, s] >= 0))
+                    parts.append(mine), slot_of.append(np.full(len(mine), s)), dst.append(np.full(len(mine), -1))
+        for u in _worst(up):
             need = up[u] * band.norm[u]
             dims = np.flatnonzero(need > 0)
-            off = np.setdiff1d(np.arange(n_parts), rows[host == u])
+            off = np.flatnonzero(~(target == u).any(axis=1))
             gain = state.follower[off][:, dims] + state.extra[off][:, dims] / np.maximum(rf[off], 1)[:, None]
-            exhausted &= _take(chosen, off, gain, need[dims], price[off], widen)
-            on = rows[host == u]
-            if len(on):
-                extra = state.extra[on][:, dims]
-                if extra.any():
-                    exhausted &= _take(leaders, on, extra, need[dims], np.full(len(on), _LEAD), widen * 4)
-        # partitions the seed had to place anyway: their new replicas may go anywhere at no extra cost
-        new = ~_isin_rows(state.seed, state.holders)
-        hot = (down > _TOL).any(axis=1) | (up > _TOL).any(axis=1)
-        placed_hot = np.zeros(n_parts, dtype=bool)
-        placed_hot[rows[new[rows, slots] & hot[host]]] = True
-        chosen |= placed_hot
-        full = np.flatnonzero(chosen)
-        leaders &= ~chosen
-        receivers = _receivers(state, band, load, down, up)
-        allowed = np.zeros((len(full), n_brokers), dtype=bool)
-        allowed[:, receivers] = True
-        _allow_own(allowed, state, full)
-        return _Candidates(full, allowed, np.flatnonzero(leaders), exhausted)
+            picked = np.zeros(n_parts, dtype=bool)
+            exhausted &= _take(picked, off, gain, need[dims], state.size[off] / total + _COPY, widen)
+            mine = np.flatnonzero(picked)
+            for s in range(target.shape[1]):
+                has = mine[target[mine, s] >= 0]
+                parts.append(has), slot_of.append(np.full(len(has), s)), dst.append(np.full(len(has), u))
+            on = np.flatnonzero((target[:, 1:] == u).any(axis=1)) if target.shape[1] > 1 else np.zeros(0, np.int64)
+            if len(on) and state.extra[on][:, dims].any():  # lead from u
+                led = np.zeros(n_parts, dtype=bool)
+                exhausted &= _take(led, on, state.extra[on][:, dims], need[dims], np.full(len(on), _LEAD), widen * 4)
+                mine = np.flatnonzero(led)
+                pos = np.argmax(target[mine] == u, axis=1)
+                parts.append(mine), slot_of.append(pos), dst.append(np.full(len(mine), -1))
+        part = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        slot = np.concatenate(slot_of) if parts else np.zeros(0, dtype=np.int64)
+        dest = np.concatenate(dst) if parts else np.zeros(0, dtype=np.int64)
+        ok = _valid_moves(state, target, part, slot, dest)
+        part, slot, dest = part[ok], slot[ok], dest[ok]
+        order = np.lexsort((dest, slot, part))
+        key = np.stack([part[order], slot[order], dest[order]])
+        unique = np.concatenate(([True], (np.diff(key, axis=1) != 0).any(axis=0))) if len(order) else np.zeros(0, bool)
+        return _Moves(key[0][unique], key[1][unique], key[2][unique], exhausted)
 
 
-def _allow_own(allowed: np.ndarray, state: PoolState, parts: np.ndarray) -> None:
-    """Allow each partition its current and seed brokers (keeping a replica needs no room on a receiving broker)."""
-    for table in (state.holders, state.seed):
-        sub = table[parts]
-        r, s = np.nonzero(sub >= 0)
-        allowed[r, sub[r, s]] = True
+def _worst(excess: np.ndarray) -> list[int]:
+    """The brokers a round works on: those with an excess, the worst first, at most `ROUND_BROKERS`."""
+    worst = excess.max(axis=1)
+    ids = np.flatnonzero(worst > _TOL)
+    return ids[np.lexsort((ids, -worst[ids]))][:ROUND_BROKERS].tolist()
+
+
+def _valid_moves(state: PoolState, target: np.ndarray, part: np.ndarray, slot: np.ndarray,
+                 dst: np.ndarray) -> np.ndarray:
+    """Which moves keep the partition's replicas distinct and its rack spread (min(RF, racks) racks) and go to
+    a broker that receives; leader moves are always valid."""
+    if not len(part):
+        return np.zeros(0, dtype=bool)
+    racks = np.unique(state.rack[state.rack >= 0])
+    rows = target[part]
+    rf = (rows >= 0).sum(axis=1)
+    move = dst >= 0
+    d = np.maximum(dst, 0)
+    ok = ~move | (state.receives[d] & ~(rows == d[:, None]).any(axis=1))
+    if not len(racks):
+        return ok
+    rack_rows = np.where(rows >= 0, state.rack[np.maximum(rows, 0)], -2)
+    others = rack_rows.copy()
+    others[np.arange(len(part)), slot] = -2
+    new_rack = state.rack[d]
+    old_rack = rack_rows[np.arange(len(part)), slot]
+    distinct = (new_rack >= 0) & ~(others == new_rack[:, None]).any(axis=1)
+    covered = (new_rack == old_rack) | (others == old_rack[:, None]).any(axis=1) | (old_rack < 0)
+    return ok & (~move | np.where(rf <= len(racks), distinct, covered))
+
+
+def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start: PoolResult, max_nodes: int,
+                 time_limit: float, gap: float) -> tuple[np.ndarray | None, str, float]:
+    """The move model over ``moves`` from the placement ``start``; the new target (None when nothing found)."""
+    target = start.target
+    n_brokers = len(state.broker_ids)
+    total = float((state.size * state.rf).sum()) or 1.0
+    m = _Builder()
+    part, slot, dst = moves.part, moves.slot, moves.dst
+    move = dst >= 0
+    src = target[part, slot]
+    held = _holds(state.holders, part, np.maximum(dst, 0))
+    was_fresh = ~_holds(state.holders, part, src)
+    copy = np.where(move, np.where(held, 0.0, state.size[part] / total + _COPY)
+                    - np.where(was_fresh, state.size[part] / total + _COPY, 0.0), 0.0)
+    lead_cost = np.where(move, 0.0, np.where(target[part, slot] == state.preferred[part], -_LEAD,
+                                             np.where(target[part, 0] == state.preferred[part], _LEAD, 0.0)))
+    cols = m.cols(copy + lead_cost)
+    # one action per partition
+    first = np.concatenate(([True], part[1:] != part[:-1]))
+    r = m.rows(np.full(int(first.sum()), -np.inf), np.ones(int(first.sum())))
+    m.add(r[np.cumsum(first) - 1], cols, 1.0)
+    # the load each action shifts: a moved replica takes its load (the leader's too); a new leader takes the extra
+    carries = state.follower[part] + np.where((slot == 0)[:, None], state.extra[part], 0.0)
+    shifted = np.where(move[:, None], carries, state.extra[part])
+    giver = np.where(move, src, target[part, 0])
+    taker = np.where(move, np.maximum(dst, 0), src)
+    lower = np.where(band.banded, band.low - start.load, -np.inf) / band.norm
+    upper = (band.upper - start.load) / band.norm
+    bi, bd = np.nonzero(np.isfinite(band.upper) | band.banded)
+    row_of = np.full((n_brokers, _K), -1)
+    row_of[bi, bd] = m.rows(lower[bi, bd], upper[bi, bd])
+    for d in range(_K):
+        for who, sign in ((giver, -1.0), (taker, 1.0)):
+            ok = (row_of[who, d] >= 0) & (shifted[:, d] != 0)
+            m.add(row_of[who[ok], d], cols[ok], sign * shifted[ok, d] / band.norm[who[ok], d])
+    slack = _slacks(m, band, row_of, bi, bd, lower, upper, np.zeros(m.n_rows))  # from ``start``: no action yet
+    if goal.budget is not None:
+        spent = float(start.moved_bytes)
+        r = m.rows(np.array([-np.inf]), np.array([(goal.budget - spent) / total]))
+        delta = np.where(held, 0.0, state.size[part]) - np.where(was_fresh, state.size[part], 0.0)
+        m.add(np.repeat(r, len(cols)), cols, np.where(move, delta / total, 0.0))
+    h = _highs(max_nodes, time_limit, gap)
+    h.passModel(m.model())
+    begin = np.concatenate([np.zeros(len(cols)), slack])
+    h.setSolution(m.n_cols, np.arange(m.n_cols, dtype=np.int32), begin)
+    h.run()
+    info = h.getInfo()
+    if info.primal_solution_status != 2:  # kSolutionStatusFeasible
+        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+    values = np.asarray(h.getSolution().col_value)[cols] > 0.5
+    out = target.copy()
+    for i, s, t in zip(part[values].tolist(), slot[values].tolist(), dst[values].tolist()):
+        if t >= 0:
+            out[i, s] = t
+        else:
+            out[i, [0, s]] = out[i, [s, 0]]
+    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    return out, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
+
+
+def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
+    h = highspy.Highs()
+    for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
+                       ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
+        h.setOptionValue(key, value)
+    return h
 
 
 def _take(mask: np.ndarray, items: np.ndarray, give: np.ndarray, need: np.ndarray, price: np.ndarray,
@@ -354,18 +476,17 @@ def _take(mask: np.ndarray, items: np.ndarray, give: np.ndarray, need: np.ndarra
 
 
 def _receivers(state: PoolState, band: _Band, load: np.ndarray, down: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """Brokers a freed replica may go to: those under their band, and the quarter with the most room left in
-    the dimensions some broker exceeds (at least four)."""
+    """Brokers a freed replica may go to: those under their band, and, for every dimension some broker exceeds,
+    the quarter (at least four) of the brokers with the most room left in it."""
     n = len(state.broker_ids)
-    dims = np.flatnonzero((down > _TOL).any(axis=0) | (up > _TOL).any(axis=0))
-    room = np.where(np.isfinite(band.upper[:, dims]), (band.upper[:, dims] - load[:, dims]) / band.norm[:, dims],
-                    np.inf).min(axis=1) if len(dims) else np.zeros(n)
-    room = np.where(state.receives & ~(down > _TOL).any(axis=1), room, -np.inf)
+    out = (up > _TOL).any(axis=1) & state.receives
     keep = max(4, n // 4)
-    order = np.lexsort((np.arange(n), -room))[:keep]
-    out = np.zeros(n, dtype=bool)
-    out[order[np.isfinite(room[order])]] = True
-    out |= (up > _TOL).any(axis=1) & state.receives
+    for d in np.flatnonzero((down > _TOL).any(axis=0) | (up > _TOL).any(axis=0)).tolist():
+        room = (band.upper[:, d] - load[:, d]) / band.norm[:, d] if np.isfinite(band.upper[:, d]).all() else \
+            -load[:, d] / band.norm[:, d]
+        room = np.where(state.receives & (room > 0), room, -np.inf)
+        order = np.lexsort((np.arange(n), -room))[:keep]
+        out[order[np.isfinite(room[order])]] = True
     return np.flatnonzero(out)
 
 
@@ -410,12 +531,12 @@ class _Builder:
         keep = values != 0
         self.entries.append((rows[keep], cols[keep], values[keep]))
 
-    def activity(self, start: np.ndarray) -> _Activity:
-        """Row activities of ``start`` (columns added so far)."""
+    def activity(self, start: np.ndarray) -> np.ndarray:
+        """Row activities of ``start`` (a value per column added so far)."""
         rows = np.concatenate([e[0] for e in self.entries])
         cols = np.concatenate([e[1] for e in self.entries])
         values = np.concatenate([e[2] for e in self.entries])
-        return _Activity(start, np.bincount(rows, weights=values * start[cols], minlength=self.n_rows))
+        return np.bincount(rows, weights=values * start[cols], minlength=self.n_rows)
 
     def model(self) -> highspy.HighsLp:
         lp = highspy.HighsLp()
@@ -438,58 +559,66 @@ class _Builder:
         return lp
 
 
-def _solve(state: PoolState, band: _Band, goal: Goal, cand: _Candidates, max_nodes: int, time_limit: float,
+def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float,
            gap: float) -> tuple[np.ndarray | None, str, float]:
-    """Build and solve the model over ``cand``; the new target (None when the solver found nothing)."""
+    """The whole-pool placement model (see the module docstring); the new target (None when nothing found)."""
     seed = state.seed
-    n_brokers = len(state.broker_ids)
+    n_parts, n_brokers = seed.shape[0], len(state.broker_ids)
     rf = state.rf
     total = float((state.size * rf).sum()) or 1.0
+    allowed = np.repeat(state.receives[None, :], n_parts, axis=0)
+    for table in (state.holders, seed):  # keeping a replica needs no room to receive
+        r, c = np.nonzero(table >= 0)
+        allowed[r, table[r, c]] = True
     m = _Builder()
-    # fixed load: base, partitions not decided here, and the followers of leader-only candidates
-    free = np.zeros(seed.shape[0], dtype=bool)
-    free[cand.full] = True
-    fixed_target = np.where(free[:, None], -1, seed)
-    fixed = state_loads(state, fixed_target)
-    if len(cand.leaders):
-        np.add.at(fixed, seed[cand.leaders, 0], -state.extra[cand.leaders])
-    # replica and leader columns of the full candidates
-    pi, pn = np.nonzero(cand.allowed)
-    parts = cand.full[pi]
-    holds = _holds(state.holders, parts, pn)
-    x = m.cols(np.where(holds, 0.0, state.size[parts] / total + _COPY))
-    lead_cost = np.where(pn == state.preferred[parts], 0.0, _LEAD)
-    lx = m.cols(lead_cost)
-    # leader columns of the leader-only candidates, over their seed replicas
-    li, ls = np.nonzero(seed[cand.leaders] >= 0)
-    lparts = cand.leaders[li]
-    ln = seed[lparts, ls]
-    ll = m.cols(np.where(ln == state.preferred[lparts], 0.0, _LEAD))
-    # each full candidate: RF replicas, one leader, leader only where a replica is
-    r = m.rows(rf[cand.full], rf[cand.full])
+    pi, pn = np.nonzero(allowed)  # replica and leader columns for every allowed (partition, broker)
+    holds = _holds(state.holders, pi, pn)
+    x = m.cols(np.where(holds, 0.0, state.size[pi] / total + _COPY))
+    lx = m.cols(np.where(pn == state.preferred[pi], 0.0, _LEAD))
+    r = m.rows(rf, rf)  # RF replicas
     m.add(r[pi], x, 1.0)
-    r = m.rows(np.ones(len(cand.full)), np.ones(len(cand.full)))
+    r = m.rows(np.ones(n_parts), np.ones(n_parts))  # one leader
     m.add(r[pi], lx, 1.0)
-    r = m.rows(np.full(len(pi), -np.inf), np.zeros(len(pi)))
+    r = m.rows(np.full(len(pi), -np.inf), np.zeros(len(pi)))  # leading where a replica is
     m.add(r, lx, 1.0)
     m.add(r, x, -1.0)
-    r = m.rows(np.ones(len(cand.leaders)), np.ones(len(cand.leaders)))
-    m.add(r[li], ll, 1.0)
-    _racks(m, state, cand, pi, pn, x)
+    _racks(m, state, pi, pn, x)
     # per broker and dimension, one ranged row: the limit and the band, with penalised slacks beyond them
-    lower = np.where(band.banded, band.low - fixed, -np.inf) / band.norm
-    upper = (band.upper - fixed) / band.norm
+    lower = np.where(band.banded, band.low - state.base, -np.inf) / band.norm
+    upper = (band.upper - state.base) / band.norm
     bi, bd = np.nonzero(np.isfinite(band.upper) | band.banded)
     row_of = np.full((n_brokers, _K), -1)
     row_of[bi, bd] = m.rows(lower[bi, bd], upper[bi, bd])
     for d in range(_K):
         ok = row_of[pn, d] >= 0
-        m.add(row_of[pn[ok], d], x[ok], state.follower[parts[ok], d] / band.norm[pn[ok], d])
-        m.add(row_of[pn[ok], d], lx[ok], state.extra[parts[ok], d] / band.norm[pn[ok], d])
-        ok = row_of[ln, d] >= 0
-        m.add(row_of[ln[ok], d], ll[ok], state.extra[lparts[ok], d] / band.norm[ln[ok], d])
-    activity = m.activity(_start(m, state, cand, x, lx, ll, pi, pn, parts, ls))
-    # above the band but within the limit costs like a band miss; above the limit costs an overload
+        m.add(row_of[pn[ok], d], x[ok], state.follower[pi[ok], d] / band.norm[pn[ok], d])
+        m.add(row_of[pn[ok], d], lx[ok], state.extra[pi[ok], d] / band.norm[pn[ok], d])
+    start = np.zeros(m.n_cols)  # the seed
+    start[x[(seed[pi] == pn[:, None]).any(axis=1)]] = 1.0
+    start[lx[seed[pi, 0] == pn]] = 1.0
+    activity = m.activity(start)
+    slack = _slacks(m, band, row_of, bi, bd, lower, upper, activity)
+    if goal.budget is not None:
+        r = m.rows(np.array([-np.inf]), np.array([goal.budget / total]))
+        m.add(np.repeat(r, len(x)), x, np.where(holds, 0.0, state.size[pi] / total))
+    h = _highs(max_nodes, time_limit, gap)
+    h.passModel(m.model())
+    start = np.concatenate([start, slack])
+    h.setSolution(m.n_cols, np.arange(m.n_cols, dtype=np.int32), start)
+    h.run()
+    info = h.getInfo()
+    if info.primal_solution_status != 2:  # kSolutionStatusFeasible
+        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+    values = np.asarray(h.getSolution().col_value)
+    target = _replica_rows(seed, np.arange(n_parts), pi, pn, values[x] > 0.5, values[lx] > 0.5)
+    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    return target, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
+
+
+def _slacks(m: _Builder, band: _Band, row_of: np.ndarray, bi: np.ndarray, bd: np.ndarray, lower: np.ndarray,
+            upper: np.ndarray, activity: np.ndarray) -> np.ndarray:
+    """Add the penalised slacks of the broker rows (above the band within the limit: a band miss; above the
+    limit: overload; below the band: a band miss) and return their values at ``activity``."""
     gap_to_limit = np.where(band.banded[bi, bd], np.maximum(band.limit[bi, bd] - band.upper[bi, bd], 0.0), 0.0)
     soft = m.cols(np.full(len(bi), _W_BAND), upper=gap_to_limit / band.norm[bi, bd], integer=False)
     m.add(row_of[bi, bd], soft, -1.0)
@@ -498,88 +627,33 @@ def _solve(state: PoolState, band: _Band, goal: Goal, cand: _Candidates, max_nod
     banded = band.banded[bi, bd]
     short = m.cols(np.full(int(banded.sum()), _W_BAND), upper=np.inf, integer=False)
     m.add(row_of[bi[banded], bd[banded]], short, 1.0)
-    if goal.budget is not None:
-        r = m.rows(np.array([-np.inf]), np.array([(goal.budget - _forced(state, ~free)) / total]))
-        m.add(np.repeat(r, len(x)), x, np.where(holds, 0.0, state.size[parts] / total))
-
-    h = highspy.Highs()
-    for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
-                       ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
-        h.setOptionValue(key, value)
-    h.passModel(m.model())
-    start = np.zeros(m.n_cols)
-    start[: len(activity.start)] = activity.start
-    above = np.maximum(activity.value[row_of[bi, bd]] - upper[bi, bd], 0.0)
-    start[soft] = np.minimum(above, gap_to_limit / band.norm[bi, bd])
-    start[over] = above - start[soft]
-    start[short] = np.maximum(lower[bi, bd] - activity.value[row_of[bi, bd]], 0.0)[banded]
-    h.setSolution(m.n_cols, np.arange(m.n_cols, dtype=np.int32), start)
-    h.run()
-    model_status = h.getModelStatus()
-    info = h.getInfo()
-    if info.primal_solution_status != 2:  # kSolutionStatusFeasible
-        return None, h.modelStatusToString(model_status), float("inf")
-    values = np.asarray(h.getSolution().col_value)
-    status = "optimal" if model_status == highspy.HighsModelStatus.kOptimal else "feasible"
-    target = seed.copy()
-    chosen = values[x] > 0.5
-    leader = values[lx] > 0.5
-    target[cand.full] = _replica_rows(seed, cand.full, pi, pn, chosen, leader)
-    lead_of = ln[values[ll] > 0.5]
-    lead_part = lparts[values[ll] > 0.5]
-    target[lead_part] = _reorder(target[lead_part], lead_of)
-    gap_value = float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
-    return target, status, gap_value
-
-
-@dataclass(frozen=True, eq=False)
-class _Activity:
-    start: np.ndarray
-    value: np.ndarray
-
-
-def _start(m: "_Builder", state: PoolState, cand: _Candidates, x, lx, ll, pi, pn, parts, ls) -> np.ndarray:
-    """The seed as a start vector over the columns built so far."""
-    seed = state.seed
-    start = np.zeros(m.n_cols)
-    start[x[_in_seed(seed, parts, pn)]] = 1.0
-    start[lx[seed[parts, 0] == pn]] = 1.0
-    start[ll[ls == 0]] = 1.0
-    return start
+    value = activity[row_of[bi, bd]]
+    above = np.maximum(value - upper[bi, bd], 0.0)
+    within = np.minimum(above, gap_to_limit / band.norm[bi, bd])
+    below = np.maximum(lower[bi, bd] - value, 0.0)[banded]
+    return np.concatenate([within, above - within, below])
 
 
 def _holds(holders: np.ndarray, parts: np.ndarray, brokers: np.ndarray) -> np.ndarray:
     return (holders[parts] == brokers[:, None]).any(axis=1)
 
 
-def _in_seed(seed: np.ndarray, parts: np.ndarray, brokers: np.ndarray) -> np.ndarray:
-    return (seed[parts] == brokers[:, None]).any(axis=1)
-
-
-def _forced(state: PoolState, fixed: np.ndarray) -> float:
-    """Bytes the fixed partitions copy in the seed."""
-    new = ~_isin_rows(state.seed, state.holders) & (state.seed >= 0)
-    return float((new[fixed].sum(axis=1) * state.size[fixed]).sum())
-
-
-def _racks(m: _Builder, state: PoolState, cand: _Candidates, pi: np.ndarray, pn: np.ndarray, x: np.ndarray) -> None:
+def _racks(m: _Builder, state: PoolState, pi: np.ndarray, pn: np.ndarray, x: np.ndarray) -> None:
     """min(RF, racks) racks: RF ≤ racks → at most one replica per rack and none off-rack; RF > racks → every rack."""
     racks = np.unique(state.rack[state.rack >= 0])
     if not len(racks):
         return
-    rf = state.rf[cand.full]
+    rf = state.rf
     code = np.searchsorted(racks, state.rack[pn])
     racked = state.rack[pn] >= 0
     wide = rf[pi] <= len(racks)
-    # no replica on a broker without a rack when every replica needs its own rack
-    r = m.rows(np.zeros(1), np.zeros(1))
+    r = m.rows(np.zeros(1), np.zeros(1))  # no replica on a broker without a rack when each needs its own rack
     off = wide & ~racked
     m.add(np.repeat(r, int(off.sum())), x[off], 1.0)
     key = pi * len(racks) + np.where(racked, code, 0)
     pairs = np.unique(key[racked])
-    lo = np.where(rf[pairs // len(racks)] <= len(racks), -np.inf, 1.0)
-    hi = np.where(rf[pairs // len(racks)] <= len(racks), 1.0, np.inf)
-    rows = m.rows(lo, hi)
+    spread = rf[pairs // len(racks)] <= len(racks)
+    rows = m.rows(np.where(spread, -np.inf, 1.0), np.where(spread, 1.0, np.inf))
     m.add(rows[np.searchsorted(pairs, key[racked])], x[racked], 1.0)
 
 
@@ -633,7 +707,9 @@ def _result(state: PoolState, band: _Band, target: np.ndarray, status: str, gap:
     load = state_loads(state, target)
     new = ~_isin_rows(target, state.holders) & (target >= 0)
     copies = new.sum(axis=1)
-    lead_change = (target[:, 0] != state.preferred) if target.shape[1] else np.zeros(0, dtype=bool)
+    # a preferred-leader change: the current preferred leader stays a replica but no longer leads
+    stays = (target == state.preferred[:, None]).any(axis=1) & (state.preferred >= 0)
+    lead_change = stays & (target[:, 0] != state.preferred) if target.shape[1] else np.zeros(0, dtype=bool)
     overload = np.maximum(load[:, :_CAP] - state.limit, 0.0)
     overload[overload <= _TOL * band.norm[:, :_CAP]] = 0.0
     outside = np.where(band.banded, np.maximum(band.low - load, 0.0) + np.maximum(load - band.high, 0.0), 0.0)
