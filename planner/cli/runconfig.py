@@ -23,8 +23,9 @@ from pools.files import load_toml
 
 __all__ = ["STAGES", "STAGE_PATHS", "RunConfig", "StageCall", "load_run_config", "stage_call"]
 
-#: Every stage, in the order a run executes them.
-STAGES: tuple[str, ...] = ("sample", "snapshot", "ingest", "plan", "emit", "audit", "report")
+#: Every stage, in the order a run executes them. ``rebalance`` (a day-2 run) writes the run's plan in place of
+#: ``plan``: a run has one or the other.
+STAGES: tuple[str, ...] = ("sample", "snapshot", "ingest", "plan", "rebalance", "emit", "audit", "report")
 
 #: Parameters the run supplies itself (by parameter name), so stages find each other's outputs in the run directory.
 STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
@@ -32,6 +33,7 @@ STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
     "snapshot": {"out_path": "{run}/snapshot.json"},
     "ingest": {"snapshot": "{run}/snapshot.json", "out": "{run}/profile"},
     "plan": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
+    "rebalance": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
     "emit": {"plan_path": "{run}/plan/plan.json", "snapshot_path": "{run}/snapshot.json", "out_dir": "{run}/bundle"},
     "audit": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/audit"},
     "report": {"run_dir": "{run}"},
@@ -77,7 +79,8 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     unknown = sorted(set(run) - {"out", "stages"})
     if unknown:
         raise InputError(f"{source}: run.{unknown[0]}: unknown key; expected out or stages")
-    stages = run.get("stages", [s for s in STAGES if s in doc or s != "sample"])
+    optional = {"sample", "rebalance"} | ({"plan"} if "rebalance" in doc and "plan" not in doc else set())
+    stages = run.get("stages", [s for s in STAGES if s in doc or s not in optional])
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise InputError(f"{source}: run.stages: expected a list of stage names")
     for s in stages:
@@ -86,6 +89,8 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     ordered = tuple(s for s in STAGES if s in stages)
     if list(ordered) != stages:
         raise InputError(f"{source}: run.stages: stages must be in the order {', '.join(STAGES)}")
+    if "plan" in stages and "rebalance" in stages:
+        raise InputError(f"{source}: run.stages: plan and rebalance both write the run's plan; keep one")
     target = out if out is not None else run.get("out", "runs/quarterly")
     if not isinstance(target, str) or not target:
         raise InputError(f"{source}: run.out: expected a directory path")
@@ -112,7 +117,7 @@ def stage_call(config: RunConfig, stage: str, command: click.Command, run_dir: P
              "config_dir": str(config.source.parent.resolve())}
     table = dict(config.options.get(stage, {}))
     supplied = dict(STAGE_PATHS[stage])
-    if stage == "audit" and "plan" in config.stages:  # the audit's reassignment fixes follow the run's plan
+    if stage == "audit" and {"plan", "rebalance"} & set(config.stages):  # the audit's fixes follow the run's plan
         supplied["plan_path"] = "{run}/plan/plan.json"
     by_key = {_key(p): p for p in command.params if p.name not in supplied}
     for key in table:
