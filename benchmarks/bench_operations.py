@@ -55,7 +55,7 @@ def main() -> None:
     inputs = operation_inputs(snapshot, policy, profile)
     t2 = time.perf_counter()
     sizes = {p: len(inputs.members(p)) for p in policy.pool_names}
-    pool = max(sizes, key=lambda p: (sizes[p], p))
+    pool = min(sizes, key=lambda p: (abs(sizes[p] - 200), p))  # the pool nearest 200 brokers
     parts = sum(inputs.topics.get(p.topic) == pool for p in snapshot.partitions)
     print(f"cluster: {len(snapshot.brokers)} brokers, {len(snapshot.partitions)} partitions, pools {sizes}; "
           f"generate {t1 - t0:.1f} s, inputs {t2 - t1:.1f} s; pool {pool}: {sizes[pool]} brokers, {parts} partitions")

@@ -56,7 +56,7 @@ import numpy as np
 
 from pools.snapshot import DIMENSIONS
 
-__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads"]
+__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -724,3 +724,9 @@ def _score(result: PoolResult, band: _Band) -> tuple[float, float, float]:
     """Lexicographic quality: overload, then band deviation (both in row units), then moved bytes."""
     return (float((result.overload / band.norm[:, :_CAP]).sum()), float((result.outside_band / band.norm).sum()),
             float(result.moved_bytes))
+
+
+def evaluate(state: PoolState, goal: Goal, target: np.ndarray, status: str) -> PoolResult:
+    """The `PoolResult` of a placement found elsewhere (e.g. `planner.operations.distribution`), judged against
+    ``goal`` as `optimise` judges its own."""
+    return _result(state, _Band(state, goal), target, status)

@@ -14,7 +14,7 @@ For each pool:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,6 +69,7 @@ def place_in_pools(
     joining: Mapping[str, Sequence[int]] | None = None,
     health: ClusterHealth | None = None,
     goals: Mapping[str, Goal] | None = None,
+    optimiser: Callable[[PoolState, Goal], PoolResult] = optimise,
 ) -> Placement:
     """Place every partition of every topic in ``topic_pool`` inside its pool, moving as little as possible.
 
@@ -91,6 +92,9 @@ def place_in_pools(
     goals : mapping of str to Goal, optional
         A pool's goal in place of the default (relief, and the fair share of ``joining`` brokers): the day-2
         operations of `planner.operations` (a rebalance bands every broker, within a moved-bytes budget).
+    optimiser : callable, optional
+        What takes a pool's seed to its goal: the engine's `optimise` (default), or another search over the same
+        `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`).
 
     Returns
     -------
@@ -136,7 +140,7 @@ def place_in_pools(
             goal = goals.get(pool) if goals else None
             if goal is None:
                 goal = Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal()
-            result = optimise(state, goal)
+            result = optimiser(state, goal)
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
                                           result.leader_changes, result.status, result.gap, result.candidates)

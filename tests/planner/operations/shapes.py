@@ -104,3 +104,10 @@ def last_broker_to_drain() -> Shape:
     """Pool a: four brokers on three racks (1 and 4 share r0); only broker 4 can go, and only to 1."""
     brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 5)]
     return shape(brokers, {"a.orders": rotate([[1, 4], [2], [3]], 12)})
+
+
+def large_skewed_pool(partitions: int = 120) -> Shape:
+    """Pool a: twelve brokers over three racks, every partition on the first two brokers of each rack (1, 2, 4, 5,
+    7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.rebalance.ENGINE_PAIRS`."""
+    brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 13)]
+    return shape(brokers, {"a.events": rotate([[1, 4], [2, 5], [3, 6]], partitions)}, size=GB)

@@ -18,7 +18,7 @@ from pools.errors import InfeasibleError, InputError
 from pools.policy import parse_policy
 from pools.snapshot import DIMENSIONS
 
-from .shapes import POLICY, big_broker, hot_tenant, last_broker_to_drain, new_rack, skewed_pool
+from .shapes import POLICY, big_broker, hot_tenant, large_skewed_pool, last_broker_to_drain, new_rack, skewed_pool
 
 #: Moved bytes within 1 % of the exact optimum (the engine stops at a 0.1 % MIP gap).
 MARGIN = 1.01
@@ -169,3 +169,24 @@ def test_operations_are_deterministic() -> None:
     assert rebalance(_inputs(s)).plan.to_dict() == first
     s = last_broker_to_drain()
     assert decommission_brokers(_inputs(s), [4]).plan.to_dict() == decommission_brokers(_inputs(s), [4]).plan.to_dict()
+
+
+def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
+    from planner.operations.rebalance import ENGINE_PAIRS
+
+    s = large_skewed_pool()
+    assert len(s.snapshot.partitions) * 12 > ENGINE_PAIRS
+    op = rebalance(_inputs(s))
+    _check(s, op)
+    assert op.plan.placement["a"]["status"] == "greedy"
+    table = op.balance["a"]
+    for d in ("nw_in", "disk", "replicas", "leaders"):
+        before, after = table[d]["before"], table[d]["after"]
+        assert after["max"] - after["min"] < before["max"] - before["min"], d
+        assert after["outside_band"] < before["outside_band"], d
+    assert op.moved_bytes <= 1.25 * op.lower_bound  # copies little beyond the disk that must arrive
+    budget = op.moved_bytes // 4
+    capped = rebalance(_inputs(s), max_moved_bytes=budget)
+    _check(s, capped)
+    assert 0 < capped.moved_bytes <= budget
+    assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
