@@ -35,7 +35,7 @@ def synthetic(moves: int, brokers: int, seed: int = 7) -> tuple[Plan, object]:
                                    "brokers": [{"id": b, "rack": f"r{b % 6}", "capacity": cap} for b in ids]})
     util = {"brokers": {str(b): {"nw_in": {"before": 4e8, "after": 4.5e8}, "nw_out": {"before": 6e8, "after": 6e8}} for b in ids}}
     plan = Plan("bench", {b: None for b in ids}, {b: None for b in ids}, {}, tuple(plan_moves), {},
-                SolverReport("none", "Optimal", "", None, None, None, 0), util)
+                SolverReport("none", "Optimal", "", None, None, None), util)
     return plan, snapshot
 
 

@@ -69,7 +69,7 @@ def run_case(name: str, threads: int, time_limit: float) -> None:
     print(f"{name}: {spec['brokers']} brokers, {len(snapshot.topics)} topics, {len(snapshot.partitions)} partitions, "
           f"{replicas} replicas, {spec['pools']} pools")
     print(f"  generate {t1 - t0:.1f} s; plan {t2 - t1:.1f} s (solver {s.name} {s.status}/{s.solution}, "
-          f"{s.seconds} s, objective {s.objective}, bound {s.bound}, gap {s.gap}); validate {t3 - t2:.1f} s")
+          f"{outcome.solver_seconds:.1f} s, objective {s.objective}, bound {s.bound}, gap {s.gap}); validate {t3 - t2:.1f} s")
     print(f"  moved {plan.moved_bytes / total:.4%} of replica bytes ({len(plan.moves)} partitions); "
           f"from scratch {scratch / total:.4%}; brokers to add {sum(plan.brokers_to_add.values())}; "
           f"violations {len(violations)}; warnings {len(plan.warnings)}")

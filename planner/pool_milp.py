@@ -8,10 +8,13 @@ Variables (named by index, never by topic or pool name; the index → name maps 
 - ``v_p{j}_r{l}``: virtual new brokers (the policy's ``new_broker`` type) added to pool ``j`` in rack ``l``;
 - ``z_p{j}_r{l}``: pool ``j`` has a broker in rack ``l`` (rack spread);
 - ``k_g{k}_p{j}``: bytes of floating group ``k`` already on the brokers of pool ``j`` (kept when ``k`` goes there);
-- ``t_n{m}_p{j}``: tenant ``m`` (one that must not share) is present in pool ``j``.
+- ``t_n{m}_p{j}``: tenant ``m`` (one that must not share) is present in pool ``j``;
+- ``f_p{j}_t{q}_m{m}``, ``t_p{j}_d{d}``, ``s_p{j}_d{d}_t{q}_m{m}``: pool ``j`` has at least ``m`` brokers of capacity
+  type ``q``, and the LP terms of its failure loss in dimension ``d``.
 
-Constraints per pool ``j`` and dimension ``d``: demand ≤ headroom × (capacity of its brokers − tolerated failures ×
-the largest broker the pool may hold); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
+Constraints per pool ``j`` and dimension ``d`` (the rules of `pools.pool_rules`): demand ≤ headroom × usable
+capacity, where usable = capacity of its brokers (virtual ones included) − its ``tolerated_failures`` largest,
+modelled exactly (`_Model._failure_rows`); broker count ≥ max(min_brokers, largest RF); racks with a broker ≥
 max(min_racks, largest RF) when the cluster has racks; each rack of a pool carries 1/RF of the topics whose RF
 equals the rack count (one replica per rack), in every leader-independent dimension; conflicting tenants never
 in the same pool.
@@ -38,7 +41,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -46,13 +49,25 @@ import pulp
 
 from pools.errors import InputError, SolverError
 from pools.plan import SolverReport
+from pools.pool_rules import (
+    RACK_DIMENSIONS,
+    PoolLimits,
+    brokers_required,
+    failure_loss,
+    misplaced_pins,
+    over_limit,
+    pool_racks_required,
+    racks_required,
+    shared_tenant_pools,
+    spans_every_rack,
+    usable_capacity,
+)
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
     "Solver",
     "BrokerSpec",
     "GroupSpec",
-    "PoolLimits",
     "PoolProblem",
     "PoolSolution",
     "solve_pools",
@@ -93,24 +108,16 @@ class GroupSpec:
     bytes_on: Mapping[int, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class PoolLimits:
-    """A pool's headroom per dimension and its minimum broker and rack counts."""
-
-    headroom: Vector
-    min_brokers: int
-    min_racks: int = 1
-
-
 @dataclass(frozen=True)
 class PoolProblem:
-    """Everything the MILP needs, as plain data (built by `planner.pool_planner`)."""
+    """Everything the MILP needs, as plain data (built by `planner.pool_planner`): each pool's limits
+    (`pools.pool_rules.PoolLimits`), the brokers, the topic groups, the tenants that must not share, and the
+    broker type added where capacity lacks."""
 
     pools: Mapping[str, PoolLimits]
     brokers: tuple[BrokerSpec, ...]
     groups: tuple[GroupSpec, ...]
     conflicts: frozenset[frozenset[str]]
-    tolerated_failures: int
     new_broker: Vector
     new_broker_racks: tuple[str, ...]
     total_bytes: float
@@ -118,13 +125,19 @@ class PoolProblem:
 
 @dataclass(frozen=True)
 class PoolSolution:
-    """The decision: broker → pool (None = spare), group → pool, virtual brokers per pool and rack."""
+    """The decision: broker → pool (None = spare), group → pool, virtual brokers per pool and rack.
+
+    ``seconds`` (wall time of all stages) and ``time_limited`` (a stage stopped at its time limit, so the
+    decision may differ between runs) are for the console, never for the plan.
+    """
 
     brokers: Mapping[int, str | None]
     groups: Mapping[str, str]
     added: Mapping[str, Mapping[str, int]]
     kept_bytes: float
     report: SolverReport
+    seconds: float = 0.0
+    time_limited: bool = False
 
     @property
     def brokers_to_add(self) -> dict[str, int]:
@@ -178,6 +191,7 @@ def solve_pools(
     stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads))
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
         return counts.unsolved(stage1, time.monotonic() - started)
+    limited = stage1.limited
     need = round(pulp.value(counts.added_total) or 0.0)
     start = counts.broker_pools()
     model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index, gap) if restrict else None)
@@ -187,6 +201,7 @@ def solve_pools(
     stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads))  # from stage 1's solution
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
+    limited |= stage2.limited
     # the tie-breakers may not give back even half a byte of what stage 2 saved (measured on the rounded
     # integers: the solver's own value may sit below them by its feasibility tolerance)
     moved = model.moved_exact()
@@ -197,7 +212,8 @@ def solve_pools(
     if stage3.solution not in _HAS_SOLUTION:  # e.g. HiGHS >= 1.16 may call the fixed-moved-bytes model infeasible
         for v in model.prob.variables():
             v.varValue = found[v.name]
-    return model.solution(stage2, time.monotonic() - started)
+    limited |= stage3.limited
+    return replace(model.solution(stage2), seconds=time.monotonic() - started, time_limited=limited)
 
 
 #: PuLP's solution statuses that carry variable values.
@@ -212,6 +228,7 @@ class _Stage:
     objective: float | None
     bound: float | None
     gap: float | None
+    limited: bool = False  # stopped at a limit (time) with a solution short of the gap
 
 
 class _StartedHiGHS(pulp.HiGHS):
@@ -363,6 +380,86 @@ class _Model:
             return self.y.get((k, j), 0)
         return 1 if fixed == j else 0
 
+    def _failure_rows(self, j: int, members, virtual: list, unit: Vector, floor: int) -> list:
+        """Capacity pool ``j`` loses with its ``tolerated_failures`` largest brokers down, per dimension, in
+        median-broker units: exactly `pools.pool_rules.failure_loss` of the brokers it ends up with.
+
+        Brokers of one capacity vector (a type) are interchangeable, and at most ``k`` of a type can be among the
+        ``k`` largest, so a binary ``f_p{j}_t{q}_m{m}`` (``m <= k``) says "the pool has at least ``m`` brokers of
+        type ``q``", forced by the type's count (named brokers, class counts and, for the new-broker type, virtual
+        brokers). The sum of the ``k`` largest of those slots is the LP ``min over t >= 0 of k t + sum max(0, c f -
+        t)``: loss = ``k t + sum s`` with ``s >= c f - t``, ``s >= 0``, which the solver keeps at its minimum
+        wherever capacity binds (a larger loss only lowers usable capacity).
+
+        Tightening (valid for every integer solution): a pool whose brokers can only be of one type has at least
+        ``floor`` (its required broker count) of it, so those slots are constants; a named broker in the pool sets
+        its type's first slot.
+        """
+        problem, prob = self.problem, self.prob
+        k = problem.pools[self.pools[j]].tolerated_failures
+        if k <= 0:
+            return [0.0] * len(DIMENSIONS)
+        types: dict[Vector, tuple[list, list[int], set[int]]] = {}  # capacity -> count terms, constant, brokers
+        for i, m in members:
+            terms, const, brokers = types.setdefault(self.units[i].capacity, ([], [0], set()))
+            if isinstance(m, int):
+                const[0] += m
+            else:
+                terms.append(m)
+            brokers.update(self.members_of[i])
+        if virtual:
+            types.setdefault(problem.new_broker, ([], [0], set()))[0].extend(virtual)
+        slots = []
+        for q, (capacity, (terms, const, brokers)) in enumerate(sorted(types.items())):
+            upper = len(brokers) + (self._virtual_bound(j) if virtual and capacity == problem.new_broker else 0)
+            known = max(const[0], floor) if len(types) == 1 else const[0]
+            previous = None
+            for m in range(1, min(k, upper) + 1):
+                f: pulp.LpVariable | int = 1
+                if known < m:
+                    f = prob.add_variable(f"f_p{j}_t{q}_m{m}", cat=pulp.LpBinary)
+                    prob += pulp.lpSum(terms) <= m - 1 - const[0] + (upper - m + 1) * f, f"fail_p{j}_t{q}_m{m}"
+                    if previous is not None and not isinstance(previous, int):
+                        prob += f <= previous, f"fail_order_p{j}_t{q}_m{m}"
+                    elif m == 1:
+                        for n, x in enumerate(t for t in terms if t.upBound == 1):  # binaries: named brokers
+                            prob += f >= x, f"fail_p{j}_t{q}_m1_b{n}"
+                slots.append((q, m, capacity, f))
+                previous = f
+        if all(isinstance(f, int) for *_, f in slots):  # every slot known: the k largest are constants
+            return [failure_loss((c[d] / unit[d] for *_, c, _ in slots), k) for d in range(len(DIMENSIONS))]
+        loss = []
+        for d in range(len(DIMENSIONS)):
+            t = prob.add_variable(f"t_p{j}_d{d}", lowBound=0)
+            terms = []
+            for q, m, capacity, f in slots:
+                if capacity[d] > 0:
+                    s = prob.add_variable(f"s_p{j}_d{d}_t{q}_m{m}", lowBound=0)
+                    prob += s >= capacity[d] / unit[d] * f - t, f"loss_p{j}_d{d}_t{q}_m{m}"
+                    terms.append(s)
+            loss.append(k * t + pulp.lpSum(terms))
+        return loss
+
+    def _virtual_bound(self, j: int) -> int:
+        """More virtual brokers than pool ``j`` can need: the model caps its count there.
+
+        Twice the new brokers its candidate groups' whole demand needs in each dimension (once for capacity, once
+        for the per-rack shares), plus the tolerated failures, its broker and rack minimums and one per rack new
+        brokers may go to. Those alone satisfy every row of the pool whatever else it holds (adding a broker never
+        lowers usable capacity), so a plan with more could drop the excess and add fewer brokers: no optimum needs
+        the brokers this cap cuts off.
+        """
+        problem, pool = self.problem, self.pools[j]
+        limits = problem.pools[pool]
+        groups = [g for g in problem.groups if pool in g.candidates]
+        bound = limits.tolerated_failures + len(self.new_racks)
+        bound += max([limits.min_brokers, limits.min_racks] + [g.max_rf for g in groups])
+        for d in range(len(DIMENSIONS)):
+            demand, c = sum(g.demand[d] for g in groups), problem.new_broker[d]
+            if demand > 0 and c > 0:
+                bound += 2 * math.ceil(demand / (limits.headroom[d] * c))
+        return bound
+
     # BEGIN define_constraints
     def _constraints(self) -> None:
         prob, problem = self.prob, self.problem
@@ -388,24 +485,24 @@ class _Model:
             limits = problem.pools[pool]
             members = [(i, m) for i, b in enumerate(self.units)
                        if (b.pinned is None or b.pinned == pool) and not _is_zero(m := self.member(i, j))]
+            fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
+            loss = self._failure_rows(j, members, v_of[j], unit, brokers_required(limits, fixed_rf))
             for d in range(len(DIMENSIONS)):
                 u = unit[d]  # every row in units of a median broker, so coefficients stay near 1
                 fixed_demand = sum(problem.groups[k].demand[d] for k in fixed_in[j]) / u
                 demand = fixed_demand + pulp.lpSum(problem.groups[k].demand[d] / u * self.y[k, j]
                                                    for k in floating_in[j])
-                largest = max([self.units[i].capacity[d] for i, _ in members] + [problem.new_broker[d]]) / u
                 usable = prob.add_variable(f"usable_p{j}_d{d}")  # one row holds the long sum, the others refer to it
                 prob += usable == (
                     pulp.lpSum(self.units[i].capacity[d] / u * m for i, m in members)
                     + pulp.lpSum(problem.new_broker[d] / u * var for var in v_of[j])
-                    - problem.tolerated_failures * largest
+                    - loss[d]
                 ), f"usable_p{j}_d{d}"
                 prob += demand <= limits.headroom[d] * usable, f"capacity_p{j}_d{d}"
                 prob += self.peak * limits.headroom[d] >= demand - limits.headroom[d] * usable, f"peak_p{j}_d{d}"
             count = prob.add_variable(f"count_p{j}")
             prob += count == pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j]), f"count_def_p{j}"
-            fixed_rf = max([problem.groups[k].max_rf for k in fixed_in[j]], default=0)
-            prob += count >= max(limits.min_brokers, fixed_rf), f"count_p{j}"
+            prob += count >= brokers_required(limits, fixed_rf), f"count_p{j}"
             for k in floating_in[j]:
                 prob += count >= problem.groups[k].max_rf * self.y[k, j], f"count_p{j}_g{k}"
             if self.racked:
@@ -459,10 +556,10 @@ class _Model:
             new = [var for (jj, ll), var in self.v.items() if jj == j and ll == l]
             prob += self.z[j, l] <= pulp.lpSum(in_rack) + pulp.lpSum(new), f"rack_p{j}_r{l}"
         spread = pulp.lpSum(self.z[j, l] for l in range(len(self.racks)))
-        prob += spread >= min(max(limits.min_racks, fixed_rf), len(self.racks)), f"racks_p{j}"
+        prob += spread >= pool_racks_required(limits, fixed_rf, len(self.racks)), f"racks_p{j}"
         for k in groups:
             if (k, j) in self.y:
-                need = min(problem.groups[k].max_rf, len(self.racks))
+                need = racks_required(problem.groups[k].max_rf, len(self.racks))
                 prob += spread >= need * self.y[k, j], f"racks_p{j}_g{k}"
 
     def _rack_capacity(self, j: int, members, limits: PoolLimits, fixed: list[int], floating: list[int],
@@ -470,12 +567,12 @@ class _Model:
         """Topics with one replica per rack (RF = racks) put 1/RF of their load in every rack of the pool."""
         prob, problem = self.prob, self.problem
         n_racks = len(self.racks)
-        full = [k for k in fixed if problem.groups[k].max_rf >= n_racks]
-        full_floating = [k for k in floating if problem.groups[k].max_rf >= n_racks]
+        full = [k for k in fixed if spans_every_rack(problem.groups[k].max_rf, n_racks)]
+        full_floating = [k for k in floating if spans_every_rack(problem.groups[k].max_rf, n_racks)]
         if not full and not full_floating:
             return
         for d, dim in enumerate(DIMENSIONS):
-            if dim == "nw_out":  # leaders, hence consumer traffic, may gather in any rack
+            if dim not in RACK_DIMENSIONS:
                 continue
             u = unit[d] * n_racks
             share = sum(problem.groups[k].demand[d] for k in full) / u + pulp.lpSum(
@@ -540,21 +637,22 @@ class _Model:
                 gap = float(info.mip_gap)
         elif self.prob.sol_status == 2:
             bound, gap = None, None
-        return _Stage(solver.name, status, solution, value, bound, gap)
+        limited = self.prob.sol_status == pulp.LpSolutionIntegerFeasible
+        return _Stage(solver.name, status, solution, value, bound, gap, limited)
 
-    def _report(self, stage: _Stage, seconds: float) -> SolverReport:
+    def _report(self, stage: _Stage) -> SolverReport:
         def rounded(v: float | None) -> float | None:
             return None if v is None else round(v, 9)
 
         return SolverReport(
             name=stage.name, status=stage.status, solution=stage.solution, objective=rounded(stage.objective),
-            bound=rounded(stage.bound), gap=rounded(stage.gap), seconds=max(1, math.ceil(seconds)),
+            bound=rounded(stage.bound), gap=rounded(stage.gap),
         )
 
     def unsolved(self, stage: _Stage, seconds: float) -> PoolSolution:
-        return PoolSolution({}, {}, {}, 0.0, self._report(stage, seconds))
+        return PoolSolution({}, {}, {}, 0.0, self._report(stage), seconds=seconds, time_limited=stage.limited)
 
-    def solution(self, stage: _Stage, seconds: float) -> PoolSolution:
+    def solution(self, stage: _Stage) -> PoolSolution:
         problem = self.problem
         brokers: dict[int, str | None] = {}
         for i, b in enumerate(problem.brokers):
@@ -578,17 +676,19 @@ class _Model:
         }
         kept = sum(size for g in problem.groups if g.name in groups
                    for broker, size in g.bytes_on.items() if brokers.get(broker) == groups[g.name])
-        self._check(brokers, groups)
-        return PoolSolution(brokers, groups, added, kept, self._report(stage, seconds))
+        self._check(brokers, groups, added)
+        return PoolSolution(brokers, groups, added, kept, self._report(stage))
 
-    def _check(self, brokers: Mapping[int, str | None], groups: Mapping[str, str]) -> None:
+    def _check(self, brokers: Mapping[int, str | None], groups: Mapping[str, str],
+               added: Mapping[str, Mapping[str, int]]) -> None:
         """Post-conditions of a solution before anyone uses it (a solver may return a wrong one).
 
         Raises
         ------
         SolverError
             A group in no pool or several, a group outside its candidates, a pinned broker elsewhere, a
-            non-integral binary, or conflicting tenants sharing a pool.
+            non-integral binary, conflicting tenants sharing a pool, or a pool short of the brokers or the usable
+            capacity `pools.pool_rules` requires (its brokers and the virtual ones, less the tolerated failures).
         """
         problem = self.problem
         for k, g in enumerate(problem.groups):
@@ -601,18 +701,30 @@ class _Model:
                 raise SolverError(f"the solver put group {g.name!r} in {len(chosen)} pools ({', '.join(chosen)})")
             if chosen[0] not in g.candidates:
                 raise SolverError(f"the solver put group {g.name!r} in pool {chosen[0]!r}, not one of its candidates")
-        for b in problem.brokers:
-            if b.pinned is not None and brokers.get(b.broker_id) != b.pinned:
-                raise SolverError(f"the solver moved broker {b.broker_id}, pinned to pool {b.pinned!r}")
+        pinned = {b.broker_id: b.pinned for b in problem.brokers if b.pinned is not None}
+        for broker, pool, _ in misplaced_pins(pinned, brokers):
+            raise SolverError(f"the solver moved broker {broker}, pinned to pool {pool!r}")
         tenants: dict[str, set[str]] = {}
         for g in problem.groups:
             if g.tenant is not None:
                 tenants.setdefault(g.tenant, set()).add(groups[g.name])
-        for pair in problem.conflicts:
-            a, b = sorted(pair)
-            shared = tenants.get(a, set()) & tenants.get(b, set())
-            if a != b and shared:
-                raise SolverError(f"the solver put tenants {a!r} and {b!r}, which must not share, in {sorted(shared)}")
+        for a, b, shared in shared_tenant_pools(tenants, problem.conflicts):
+            raise SolverError(f"the solver put tenants {a!r} and {b!r}, which must not share, in {shared}")
+        unit = _unit_capacity(problem)
+        for pool, limits in sorted(problem.pools.items()):
+            new = sum(added.get(pool, {}).values())
+            capacities = [b.capacity for b in problem.brokers if brokers.get(b.broker_id) == pool]
+            capacities += [problem.new_broker] * new
+            members = [g for g in problem.groups if groups[g.name] == pool]
+            need = brokers_required(limits, max((g.max_rf for g in members), default=0))
+            if len(capacities) < need:
+                raise SolverError(f"the solver gave pool {pool!r} {len(capacities)} broker(s), it needs {need}")
+            for d, dim in enumerate(DIMENSIONS):
+                usable = usable_capacity((c[d] for c in capacities), limits.tolerated_failures)
+                demand = sum(g.demand[d] for g in members)
+                if over_limit(demand / unit[d], limits.headroom[d] * usable / unit[d]):
+                    raise SolverError(f"the solver left pool {pool!r} {dim} demand {demand:.6g} over "
+                                      f"{limits.headroom[d]:.0%} of its usable {usable:.6g}")
 
 
 def _units(problem: PoolProblem, aggregate: bool) -> tuple[list[BrokerSpec], list[list[int]]]:

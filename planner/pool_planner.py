@@ -16,7 +16,6 @@ real brokers carry the load, over capacity); the caller treats such a plan as in
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -26,12 +25,19 @@ import numpy as np
 
 from planner.placement.minimal_move import place_in_pools
 from planner.validator import validate_plan
-from pools.demand import Demand, broker_load, demand_warnings, topic_demand
+from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
 from pools.audit.index import cluster_arrays
 from pools.health import cluster_health
 from pools.plan import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
+from pools.pool_rules import (
+    RACK_DIMENSIONS,
+    PoolRules,
+    brokers_to_fit,
+    spans_every_rack,
+    usable_capacity,
+)
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
@@ -40,10 +46,12 @@ __all__ = ["PlanOutcome", "plan_pools", "check_policy"]
 
 @dataclass(frozen=True)
 class PlanOutcome:
-    """The plan and, when the pools need brokers the cluster lacks, one explanation per shortfall."""
+    """The plan and, when the pools need brokers the cluster lacks, one explanation per shortfall; the solver's
+    wall time (for the console: it varies with the machine and its load, so it is not in the plan)."""
 
     plan: Plan
     shortfall: tuple[str, ...] = ()
+    solver_seconds: float = 0.0
 
 
 def plan_pools(
@@ -57,6 +65,7 @@ def plan_pools(
     time_limit: float = 60.0,
     gap: float = 0.01,
     threads: int = 1,
+    horizon_days: int | None = None,
 ) -> PlanOutcome:
     """Decide pools, brokers to add and every partition's target replicas.
 
@@ -70,6 +79,9 @@ def plan_pools(
         Per-partition rates for splitting topic traffic over partitions.
     solver, time_limit, gap, threads
         Passed to `planner.pool_milp.solve_pools`.
+    horizon_days : int, optional
+        The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
+        re-derived at it (`pools.demand.at_horizon`).
 
     Returns
     -------
@@ -85,6 +97,8 @@ def plan_pools(
     from planner import pool_milp
 
     resolved = check_policy(snapshot, policy)
+    rules = PoolRules.from_policy(policy, horizon_days=horizon_days)
+    profile = at_horizon(profile, rules.horizon_days)
     forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
     now = topic_demand(snapshot, profile, fanout, "now", partition_profile=partition_profile)
     warnings = demand_warnings(forecast)
@@ -97,28 +111,33 @@ def plan_pools(
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
-    problem, new_note = _problem(snapshot, policy, resolved, forecast, pool_milp)
+    problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp)
     if new_note:
         warnings.append(new_note)
     solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads)
     if not solution.groups:
         _raise_unsolved(policy, resolved, solution.report)
+    if solution.time_limited:
+        warnings.append(
+            f"the solver stopped at its time limit ({time_limit:g} s) short of the {gap:.2%} gap: a plan cut short by "
+            "time may differ between runs and machines; raise --time-limit"
+        )
     topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
     pool_brokers: dict[str, list[int]] = {p: [] for p in policy.pool_names}
     for b, p in solution.brokers.items():
         if p is not None:
             pool_brokers[p].append(b)
-    headroom = {p: tuple(policy.headroom(p, d) for d in DIMENSIONS) for p in policy.pool_names}
+    headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
                                joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot))
     warnings += placement.warnings
-    shortfall = _explain_shortfall(problem, solution, topic_pool, forecast, policy)
+    shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
     moves = tuple(
         PartitionMove(p.topic, p.partition, p.replicas, placement.assignment.get((p.topic, p.partition), p.replicas),
                       p.size_bytes)
         for p in snapshot.partitions
     )
-    utilisation = _utilisation(snapshot, policy, solution, topic_pool, forecast, now, placement.assignment, problem)
+    utilisation = _utilisation(snapshot, solution, topic_pool, forecast, now, placement.assignment, problem)
     plan = Plan(
         cluster=snapshot.cluster,
         brokers_before={b.id: b.pool for b in snapshot.brokers},
@@ -129,6 +148,7 @@ def plan_pools(
         solver=solution.report,
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
+        horizon_days=rules.horizon_days,
         placement={pool: p.to_dict() for pool, p in placement.pools.items()},
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
@@ -137,7 +157,7 @@ def plan_pools(
         if len(found) > 10:
             notes.append(f"validator: {len(found) - 10} more violation(s)")
         plan = replace(plan, warnings=plan.warnings + tuple(notes))
-    return PlanOutcome(plan, shortfall)
+    return PlanOutcome(plan, shortfall, solution.seconds)
 
 
 def _joining(snapshot: ClusterSnapshot, policy: PoolPolicy, brokers: Mapping[int, str | None]) -> dict[str, list[int]]:
@@ -218,7 +238,7 @@ def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPool
                     )
 
 
-def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_milp):
+def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str, Demand], pool_milp):
     """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed."""
     a = cluster_arrays(snapshot)
     names = sorted({r.group for r in resolved.values()})
@@ -255,12 +275,6 @@ def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_mil
                               b.pool if b.pool in policy.pool_by_name else None)
         for b in snapshot.brokers
     )
-    limits = {
-        p.name: pool_milp.PoolLimits(
-            tuple(policy.headroom(p.name, d) for d in DIMENSIONS), policy.min_brokers(p.name), p.min_racks or 1
-        )
-        for p in policy.pools
-    }
     note = None
     if policy.new_broker is not None:
         new = tuple(policy.new_broker.capacity.get(d) for d in DIMENSIONS)
@@ -272,8 +286,7 @@ def _problem(snapshot, policy, resolved, demands: Mapping[str, Demand], pool_mil
         note = "policy has no [new_broker]; brokers to add are sized like the cluster's most common broker"
     total = float(sum(p.size_bytes * len(p.replicas) for p in snapshot.partitions))
     problem = pool_milp.PoolProblem(
-        pools=limits, brokers=brokers, groups=specs, conflicts=policy.conflicting_tenants,
-        tolerated_failures=policy.defaults.tolerated_broker_failures, new_broker=new,
+        pools=rules.pools, brokers=brokers, groups=specs, conflicts=policy.conflicting_tenants, new_broker=new,
         new_broker_racks=tuple(new_racks), total_bytes=total,
     )
     return problem, note
@@ -298,25 +311,30 @@ def _raise_unsolved(policy: PoolPolicy, resolved: Mapping[str, TopicPools], repo
     )
 
 
-def _explain_shortfall(problem, solution, topic_pool, demands, policy: PoolPolicy) -> tuple[str, ...]:
-    """One sentence per pool that needs new brokers, naming the binding dimension and headroom."""
+def _explain_shortfall(problem, solution, topic_pool, demands) -> tuple[str, ...]:
+    """One sentence per pool that needs new brokers, naming the binding dimension and headroom.
+
+    A dimension binds when the pool's real brokers alone, less its tolerated failures, cannot carry its demand
+    (`pools.pool_rules.brokers_to_fit`); the one needing the most new brokers is named.
+    """
     out = []
     for pool, count in sorted(solution.brokers_to_add.items()):
         if count <= 0:
             continue
+        limits = problem.pools[pool]
         real = [b for b in problem.brokers if solution.brokers.get(b.broker_id) == pool]
         reasons = []
         for i, dim in enumerate(DIMENSIONS):
             demand = sum(demands[t].get(dim) for t, p in topic_pool.items() if p == pool)
-            h = policy.headroom(pool, dim)
-            largest = max([b.capacity[i] for b in real] + [problem.new_broker[i]])
-            usable = sum(b.capacity[i] for b in real) - problem.tolerated_failures * largest
-            if problem.new_broker[i] > 0 and demand > h * usable:
-                reasons.append((math.ceil((demand / h - usable) / problem.new_broker[i] - 1e-9), dim, h))
+            n = brokers_to_fit([b.capacity[i] for b in real], problem.new_broker[i], demand, limits.headroom[i],
+                               limits.tolerated_failures)
+            if n:
+                reasons.append((n, dim, limits.headroom[i]))
         if reasons:
             n, dim, h = max(reasons)
-            why = f"for {dim} at {h:.0%} headroom"
-        elif rack := _rack_reason(problem, real, solution, pool, topic_pool, demands, policy):
+            failures = f" with {limits.tolerated_failures} broker(s) down" if limits.tolerated_failures else ""
+            why = f"for {dim} at {h:.0%} headroom{failures}"
+        elif rack := _rack_reason(problem, real, solution, pool):
             why = rack
         else:
             why = "to reach its minimum broker count and rack spread"
@@ -324,20 +342,20 @@ def _explain_shortfall(problem, solution, topic_pool, demands, policy: PoolPolic
     return tuple(out)
 
 
-def _rack_reason(problem, real, solution, pool, topic_pool, demands, policy: PoolPolicy) -> str | None:
+def _rack_reason(problem, real, solution, pool) -> str | None:
     """The rack that cannot carry its share (1/RF) of the pool's topics that need one replica per rack."""
     racks = sorted({b.rack for b in problem.brokers if b.rack is not None} | set(problem.new_broker_racks))
     if not racks:
         return None
-    full = [g for g in problem.groups if solution.groups.get(g.name) == pool and g.max_rf >= len(racks)]
+    full = [g for g in problem.groups if solution.groups.get(g.name) == pool and spans_every_rack(g.max_rf, len(racks))]
     worst = None
     for rack in racks:
         in_rack = [b for b in real if b.rack == rack]
         for i, dim in enumerate(DIMENSIONS):
-            if dim == "nw_out":
+            if dim not in RACK_DIMENSIONS:
                 continue
             share = sum(g.demand[i] for g in full) / len(racks)
-            h = policy.headroom(pool, dim)
+            h = problem.pools[pool].headroom[i]
             short = share / h - sum(b.capacity[i] for b in in_rack)
             brokers = short / (problem.new_broker[i] or 1.0)
             if short > 0 and (worst is None or brokers > worst[0]):
@@ -352,8 +370,9 @@ def _r(value: float) -> float:
     return round(value, 3)
 
 
-def _utilisation(snapshot, policy, solution, topic_pool, forecast, now, assignment, problem) -> dict:
-    """Per broker and dimension: capacity, now, before, after; per pool: capacity, demand and loads."""
+def _utilisation(snapshot, solution, topic_pool, forecast, now, assignment, problem) -> dict:
+    """Per broker and dimension: capacity, now, before, after; per pool: capacity (with the brokers to add, and
+    usable: less the tolerated failures, `pools.pool_rules.usable_capacity`), demand, headroom and loads."""
     load_now = broker_load(snapshot, now)
     before = broker_load(snapshot, forecast)
     after = broker_load(snapshot, forecast, assignment)
@@ -366,7 +385,7 @@ def _utilisation(snapshot, policy, solution, topic_pool, forecast, now, assignme
         for b in snapshot.brokers
     }
     pools = {}
-    for pool in policy.pool_names:
+    for pool, limits in sorted(problem.pools.items()):
         members = [b for b in snapshot.brokers if solution.brokers.get(b.id) == pool]
         old = [b for b in snapshot.brokers if b.pool == pool]
         topics = [t for t, p in topic_pool.items() if p == pool]
@@ -375,9 +394,11 @@ def _utilisation(snapshot, policy, solution, topic_pool, forecast, now, assignme
             dim: {
                 "capacity": _r(sum(b.capacity.get(dim) for b in members)),
                 "capacity_with_added": _r(sum(b.capacity.get(dim) for b in members) + added * problem.new_broker[i]),
+                "capacity_usable": _r(usable_capacity([b.capacity.get(dim) for b in members]
+                                                      + [problem.new_broker[i]] * added, limits.tolerated_failures)),
                 "demand_now": _r(sum(now[t].get(dim) for t in topics)),
                 "demand_forecast": _r(sum(forecast[t].get(dim) for t in topics)),
-                "headroom": policy.headroom(pool, dim),
+                "headroom": limits.headroom[i],
                 "load_before": _r(sum(before[b.id][dim] for b in old)),
                 "load_after": _r(sum(after[b.id][dim] for b in members)),
             }

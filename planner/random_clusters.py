@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from pools.policy import Defaults, NewBrokerType, PoolPolicy, PoolSpec, TenantSpec
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import TopicProfile
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
 
@@ -28,7 +29,7 @@ def profile_row(topic: str, partitions: int, bytes_in: float, bytes_out: float |
         topic=topic, partitions=partitions, bytes_in_p50=bytes_in / 2, bytes_in_p95=bytes_in * 0.9,
         bytes_in_p99=bytes_in, bytes_in_max=bytes_in * 1.2, bytes_out_p95=bytes_out, bytes_out_p99=bytes_out,
         bytes_out_max=bytes_out, messages_in_p99=None, storage_bytes=int(storage), bytes_in_p99_growth_per_day=0.0,
-        storage_growth_per_day=0.0, forecast_horizon_days=90, forecast_bytes_in_p99=bytes_in * growth,
+        storage_growth_per_day=0.0, forecast_horizon_days=DEFAULT_FORECAST_HORIZON_DAYS, forecast_bytes_in_p99=bytes_in * growth,
         forecast_bytes_in_p99_low=bytes_in, forecast_bytes_in_p99_high=bytes_in * growth * 1.1,
         forecast_storage_bytes=storage * growth, forecast_storage_low=storage, forecast_storage_high=storage * growth,
         days_observed=90, samples=129600, gaps=0, counter_resets=0, rejected_rows=0, first_ts=_TS, last_ts=_TS,

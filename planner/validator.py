@@ -1,8 +1,9 @@
 """The independent plan validator: pool rules as stateless checks over (snapshot, policy, plan, demands).
 
 Each ``check_<rule>(snapshot, policy, plan, demands) -> list[Violation]`` recomputes what it needs from the
-inputs (never from the solver's own numbers). `validate_plan` runs them all; `planner.pool_planner` runs it after every solve
-and tests run it on every plan they produce.
+inputs (never from the solver's own numbers), applying the rules of `pools.pool_rules` to the limits it resolves
+from the policy. `validate_plan` runs them all; `planner.pool_planner` runs it after every solve and tests run it
+on every plan they produce.
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ from pools.demand import Demand, broker_load
 from pools.health import cluster_health
 from pools.plan import Plan
 from pools.policy import PoolPolicy
+from pools.pool_rules import (
+    PoolRules,
+    brokers_required,
+    failing_brokers,
+    misplaced_pins,
+    over_limit,
+    pool_racks_required,
+    racks_required,
+    shared_tenant_pools,
+    usable_capacity,
+)
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = [
@@ -33,9 +45,6 @@ __all__ = [
     "check_tenants",
     "check_health",
 ]
-
-_TOLERANCE = 1e-6
-
 
 @dataclass(frozen=True, slots=True)
 class Violation:
@@ -117,14 +126,23 @@ def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
 
 
 def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas)."""
+    """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas);
+    each pool spans min(max(min_racks, largest RF), racks of the cluster) racks."""
     out = []
+    rules = PoolRules.from_policy(policy)
     held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
     pool_racks: dict[str | None, set[str]] = {}
     for b, pool in plan.brokers.items():
         if rack.get(b) is not None:
             pool_racks.setdefault(pool, set()).add(rack[b])  # type: ignore[arg-type]
+    if snapshot.racks:
+        for pool in policy.pool_names:
+            rf = _largest_rf(snapshot, plan, pool)
+            need = pool_racks_required(rules.limits(pool), rf, len(snapshot.racks))
+            spread = len(pool_racks.get(pool, set()))
+            if (rf or any(p == pool for p in plan.brokers.values())) and spread < need:
+                out.append(Violation("racks", True, f"pool {pool!r} spans {spread} rack(s), needs {need}"))
     for m in _flagged(snapshot, plan, _narrow_rows):
         if (m.topic, m.partition) in held:
             continue
@@ -132,55 +150,64 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
         if not available:
             continue
         spread = len({rack.get(b) for b in m.replicas if rack.get(b) is not None})
-        if spread < min(len(m.replicas), available):
+        if spread < racks_required(len(m.replicas), available):
             out.append(Violation("racks", True, f"partition {m.topic}-{m.partition} spans {spread} rack(s); its pool "
                                                 f"has {available} for {len(m.replicas)} replicas"))
     return out
 
 
 def check_broker_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Each broker's forecast load within headroom × its capacity, per dimension."""
+    """Each broker's forecast load within headroom × its capacity, per dimension (a broker in no pool: the
+    policy's default headroom)."""
     out = []
+    rules = PoolRules.from_policy(policy)
     loads = broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions})
     for b in snapshot.brokers:
         pool = plan.brokers.get(b.id)
         for dim in DIMENSIONS:
-            h = policy.headroom(pool, dim) if pool in policy.pool_by_name else 1.0
+            h = rules.limits(pool).headroom_of(dim)
             limit = h * b.capacity.get(dim)
-            if loads[b.id][dim] > limit * (1 + _TOLERANCE) + _TOLERANCE:
+            if over_limit(loads[b.id][dim], limit):
                 out.append(Violation("broker_capacity", True, f"broker {b.id} ({pool}) {dim} load "
                                                               f"{loads[b.id][dim]:.6g} exceeds {h:.0%} of {b.capacity.get(dim):.6g}"))
     return out
 
 
 def check_pool_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Each pool's forecast demand within headroom × capacity with the tolerated failures removed; count ≥ RF."""
+    """Each pool's forecast demand within headroom × usable capacity (its brokers less the tolerated failures,
+    the largest in each dimension); broker count ≥ max(min_brokers, largest RF)."""
     out = []
-    failures = policy.defaults.tolerated_broker_failures
+    rules = PoolRules.from_policy(policy)
     for pool in policy.pool_names:
+        limits = rules.limits(pool)
+        failures = limits.tolerated_failures
         members = [b for b in snapshot.brokers if plan.brokers.get(b.id) == pool]
         topics = [t for t, p in plan.topics.items() if p == pool]
-        rf = max((len(p.replicas) for t in topics for p in snapshot.partitions_by_topic.get(t, ())), default=0)
-        need = max(rf, policy.min_brokers(pool))
+        need = brokers_required(limits, _largest_rf(snapshot, plan, pool))
         if len(members) < need:
             out.append(Violation("pool_capacity", True, f"pool {pool!r} has {len(members)} broker(s), needs {need}"))
         for dim in DIMENSIONS:
-            caps = sorted((b.capacity.get(dim) for b in members), reverse=True)
-            usable = sum(caps[failures:])
+            caps = [b.capacity.get(dim) for b in members]
+            usable = usable_capacity(caps, failures)
             demand = sum(demands[t].get(dim) for t in topics if t in demands)
-            h = policy.headroom(pool, dim)
-            if demand > h * usable * (1 + _TOLERANCE) + _TOLERANCE:
+            h = limits.headroom_of(dim)
+            if over_limit(demand, h * usable):
+                down = ", ".join(str(members[i].id) for i in failing_brokers(caps, failures))
                 out.append(Violation("pool_capacity", True, f"pool {pool!r} {dim} demand {demand:.6g} exceeds {h:.0%} "
-                                                            f"of {usable:.6g} (with {failures} broker(s) down)"))
+                                                            f"of {usable:.6g} (with broker(s) {down or 'none'} down)"))
     return out
+
+
+def _largest_rf(snapshot: ClusterSnapshot, plan: Plan, pool: str) -> int:
+    topics = [t for t, p in plan.topics.items() if p == pool]
+    return max((len(p.replicas) for t in topics for p in snapshot.partitions_by_topic.get(t, ())), default=0)
 
 
 def check_pins(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Pinned brokers stay in the pool that pins them."""
     return [
-        Violation("pins", True, f"broker {b} is pinned to pool {pool!r} but the plan puts it in {plan.brokers.get(b)!r}")
-        for b, pool in sorted(policy.pinned_pool.items())
-        if plan.brokers.get(b) != pool
+        Violation("pins", True, f"broker {b} is pinned to pool {pool!r} but the plan puts it in {actual!r}")
+        for b, pool, actual in misplaced_pins(policy.pinned_pool, plan.brokers)
     ]
 
 
@@ -191,13 +218,10 @@ def check_tenants(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
         tenant = policy.tenant_of(topic)
         if tenant is not None:
             pools_of.setdefault(tenant, set()).add(pool)
-    out = []
-    for pair in sorted(sorted(p) for p in policy.conflicting_tenants if len(p) == 2):
-        a, b = pair
-        shared = sorted(pools_of.get(a, set()) & pools_of.get(b, set()))
-        if shared:
-            out.append(Violation("tenants", True, f"tenants {a!r} and {b!r} share pool(s) {shared}"))
-    return out
+    return [
+        Violation("tenants", True, f"tenants {a!r} and {b!r} share pool(s) {shared}")
+        for a, b, shared in shared_tenant_pools(pools_of, policy.conflicting_tenants)
+    ]
 
 
 def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:

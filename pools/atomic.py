@@ -18,7 +18,7 @@ from typing import Any
 
 from pools.errors import InputError
 
-__all__ = ["check_output", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir"]
+__all__ = ["check_output", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir", "remove_file"]
 
 
 def check_output(path: str | os.PathLike[str], *, directory: bool = True, overwrite: bool = True) -> Path:
@@ -68,21 +68,39 @@ def _check_output(target: Path, directory: bool, overwrite: bool) -> None:
         raise InputError(f"{target}: cannot write: {ancestor} is not writable")
 
 
+@contextmanager
+def _writing(target: Path) -> Iterator[None]:
+    """Turn an OS error while writing ``target`` into one `InputError` line naming it (never a traceback)."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or target
+        raise InputError(f"{target}: cannot write ({exc.strerror or exc}: {where})") from None
+
+
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return target
+
+
+def remove_file(path: str | os.PathLike[str]) -> None:
+    """Remove an output file of an earlier run if it is there (an `InputError` naming it when that fails)."""
+    target = Path(path)
+    with _writing(target):
+        target.unlink(missing_ok=True)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -106,24 +124,25 @@ def atomic_dir(path: str | os.PathLike[str], *, overwrite: bool = False) -> Iter
 
     Yields the temporary directory to write into. On an exception the temporary
     directory is removed and ``path`` is left untouched. An existing ``path`` is
-    replaced only when ``overwrite`` is true; otherwise `FileExistsError` is raised
+    replaced only when ``overwrite`` is true; otherwise `InputError` (see `check_output`) is raised
     before any work is done.
     """
     target = Path(path)
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"{target}: already exists (pass --force to overwrite)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    check_output(target, overwrite=overwrite)
+    with _writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        with _writing(target):
+            if target.exists():
+                old = target.with_name(f".{target.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(target, old)
+                os.replace(tmp, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -1,5 +1,8 @@
 """The demand model: each topic's load per capacity dimension, and how it lands on brokers.
 
+Growth compounds per day (`grow`); the profile stores each topic's forecast at its own horizon with the growth per
+day, and `at_horizon` re-derives it at the horizon the policy plans for (`pools.pool_rules.PoolRules.horizon_days`).
+
 Per topic, at the forecast horizon (``at="forecast"``) or as measured (``at="now"``):
 
 - ``nw_in``  = bytes-in × RF (leader ingress plus follower replication fetches),
@@ -16,8 +19,9 @@ replication in (the partition's bytes-in). Summed over a topic's replicas this g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Literal
 
@@ -28,6 +32,8 @@ from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot, PartitionState, TopicState
 
 __all__ = [
+    "grow",
+    "at_horizon",
     "Demand",
     "PartitionShare",
     "topic_demand",
@@ -39,6 +45,71 @@ __all__ = [
 ]
 
 Load = dict[str, float]
+
+#: Forecasts are capped at e**700 (finite in a double).
+_MAX_LOG = 700.0
+
+
+def grow(value: float, per_day: float, days: float) -> float:
+    """``value`` compounded at ``per_day`` relative growth for ``days`` days (capped at e**700; 0 when ``value``
+    is not positive): the growth model of the profile's forecasts (`spark_jobs.growth`).
+
+    Examples
+    --------
+    >>> round(grow(100.0, 0.01, 90), 6), round(grow(100.0, 0.01, -90), 6), grow(0.0, 0.5, 10)
+    (244.863267, 40.839119, 0.0)
+    """
+    if value <= 0:
+        return 0.0
+    return math.exp(min(math.log(value) + days * math.log1p(per_day), _MAX_LOG))
+
+
+def at_horizon(profile: Mapping[str, TopicProfile], horizon_days: int) -> dict[str, TopicProfile]:
+    """The profile with every forecast re-derived at ``horizon_days`` after its last sample.
+
+    Each row stores its forecast at its own ``forecast_horizon_days`` and its growth per day; the forecast at
+    another horizon compounds that growth over the difference (`grow`), the band its own implied growth (the
+    band's growth is that of the forecast when the stored horizon is 0). Rows already at ``horizon_days`` are
+    returned unchanged, so the same horizon gives the same numbers bit for bit. (A forecast ingest capped at
+    e**700 has lost its level: re-derived, it is not what ingest would have written.)
+
+    Examples
+    --------
+    A topic at 245 B/s in 90 days, growing 1 %/day, is at 245 / 1.01**60 in 30 days:
+
+    >>> from dataclasses import fields
+    >>> from pools.profile import TopicProfile
+    >>> row = TopicProfile(**{f.name: 0 for f in fields(TopicProfile)} | {"topic": "t", "forecast_horizon_days": 90,
+    ...                    "bytes_in_p99_growth_per_day": 0.01, "forecast_bytes_in_p99": 245.0})
+    >>> round(at_horizon({"t": row}, 30)["t"].forecast_bytes_in_p99, 3)
+    134.86
+    """
+    return {topic: _row_at(row, horizon_days) for topic, row in profile.items()}
+
+
+def _row_at(row: TopicProfile, horizon: int) -> TopicProfile:
+    stored = row.forecast_horizon_days
+    if horizon == stored:
+        return row
+    days = horizon - stored
+
+    def band(value: float, forecast: float, per_day: float) -> float:
+        if stored <= 0 or value <= 0 or forecast <= 0:
+            return grow(value, per_day, days)
+        level = math.log(forecast) - stored * math.log1p(per_day)  # log of the level at the last sample
+        return math.exp(min(math.log(value) + days * (math.log(value) - level) / stored, _MAX_LOG))
+
+    g_in, g_st = row.bytes_in_p99_growth_per_day, row.storage_growth_per_day
+    return replace(
+        row,
+        forecast_horizon_days=horizon,
+        forecast_bytes_in_p99=grow(row.forecast_bytes_in_p99, g_in, days),
+        forecast_bytes_in_p99_low=band(row.forecast_bytes_in_p99_low, row.forecast_bytes_in_p99, g_in),
+        forecast_bytes_in_p99_high=band(row.forecast_bytes_in_p99_high, row.forecast_bytes_in_p99, g_in),
+        forecast_storage_bytes=grow(row.forecast_storage_bytes, g_st, days),
+        forecast_storage_low=band(row.forecast_storage_low, row.forecast_storage_bytes, g_st),
+        forecast_storage_high=band(row.forecast_storage_high, row.forecast_storage_bytes, g_st),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,11 @@
 
 `InputError` (bad file, field, option or policy conflict) maps to exit code 2;
 `InfeasibleError` (no plan meets the policy) maps to exit code 1; `SolverError` (a solver returned a result
-that fails its post-conditions) maps to exit code 3, a failure that is not the input's fault.
+that fails its post-conditions) and `JobError` (a compute job died: out of memory, a lost executor, a dead
+JVM) map to exit code 3, a failure that is not the input's fault.
 """
 
-__all__ = ["PoolplanError", "InputError", "InfeasibleError", "SolverError"]
+__all__ = ["PoolplanError", "InputError", "InfeasibleError", "SolverError", "JobError"]
 
 
 class PoolplanError(Exception):
@@ -35,4 +36,13 @@ class SolverError(PoolplanError):
     """A MILP solver returned a result that breaks the model's post-conditions (exit code 3).
 
     The message says which condition failed; the plan is not written.
+    """
+
+
+class JobError(PoolplanError):
+    """A compute job (Spark) failed for a reason that is not the input's (exit code 3).
+
+    The message is one line: the cause (out of memory, a lost executor, a dead JVM …), what to change
+    (a memory setting, ``--master``, the input size) and the log file that holds the job's own output.
+    Nothing of the user's is changed and no output is half-written.
     """

@@ -21,15 +21,16 @@ not UTF-8 text (byte offset 11: 0xe9); save it as UTF-8
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from pools.errors import InputError
 
-__all__ = ["read_bytes", "read_text", "load_toml", "load_json"]
+__all__ = ["read_bytes", "read_text", "load_toml", "parse_toml", "load_json", "parse_json"]
 
 _BOM = "\ufeff"
 
@@ -80,29 +81,46 @@ def load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     InputError
         As `read_text`, and for invalid TOML (with the line and column tomllib reports).
     """
-    text = read_text(path)
+    return parse_toml(read_text(path), str(path))
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """The TOML document in ``text`` (read from ``source``, named in errors); see `load_toml`."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: invalid TOML: {exc}") from None
+        raise InputError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def load_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON document in ``path``; ``NaN`` and ``Infinity`` are rejected (they are not JSON).
+    """The JSON document in ``path``; ``NaN``, ``Infinity`` and numbers past a double are rejected (not JSON).
 
     Raises
     ------
     InputError
         As `read_text`, and for invalid JSON (with its line and column).
     """
-    text = read_text(path)
+    return parse_json(read_text(path), str(path))
+
+
+def parse_json(text: str | bytes, source: str) -> Any:
+    """The JSON document in ``text`` (read from ``source``, named in errors); see `load_json`.
+
+    Integers past 64 bits come back as floats (a count that large is then rejected by its schema).
+
+    Examples
+    --------
+    >>> parse_json('{"a": [1, 2]}', "x.json")
+    {'a': [1, 2]}
+    >>> parse_json('{"a": 1e999}', "x.json")
+    Traceback (most recent call last):
+    ...
+    pools.errors.InputError: x.json: invalid JSON at line 1 column 7: number is infinity when parsed as double
+    """
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except ValueError as exc:
-        raise InputError(f"{path}: invalid JSON: {exc}") from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        message = str(exc.msg).split(": line ")[0]
+        raise InputError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {message}") from None

@@ -2,14 +2,14 @@
 
 ``plan.json``::
 
-    {"version": 1, "cluster": "prod-eu",
+    {"version": 1, "cluster": "prod-eu", "horizon_days": 90,
      "brokers_before": {"1": "payments", "2": null}, "brokers": {"1": "payments", "2": "shared"},
      "topics": {"orders": "shared"},
      "partitions": [{"topic": "orders", "partition": 0, "old_replicas": [1, 2, 3],
                      "replicas": [4, 2, 3], "size_bytes": 1048576}],
      "moved_bytes": 1048576, "brokers_to_add": {"payments": 0, "shared": 0},
      "solver": {"name": "HiGHS", "status": "Optimal", "solution": "Optimal Solution Found",
-                "objective": 1.0, "bound": 1.0, "gap": 0.0, "seconds": 1},
+                "objective": 1.0, "bound": 1.0, "gap": 0.0},
      "utilisation": {"brokers": {"1": {"nw_in": {"capacity": 1.25e8, "now": 1e7, "before": 1.2e7, "after": 1.1e7}}},
                      "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
                                                    "demand_now": 1e12, "demand_forecast": 1.4e12,
@@ -20,7 +20,8 @@
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
-(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load).
+(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
+``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 ``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
 the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
 ``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
@@ -30,15 +31,19 @@ changes, and the engine's status and MIP gap.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from pools.atomic import dump_json, write_text
 from pools.errors import InputError
+from pools.files import parse_json, read_text
+from pools.limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 
 __all__ = ["PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json", "plan_from_dict"]
 
@@ -80,9 +85,10 @@ class PartitionMove:
 
 @dataclass(frozen=True, slots=True)
 class SolverReport:
-    """What the MILP solver said: status, PuLP's solution status, objective, best bound, relative gap, time.
+    """What the MILP solver said: status, PuLP's solution status, objective, best bound and relative gap.
 
-    ``seconds`` is the wall time rounded up to whole seconds, so re-running a quick solve gives the same plan bytes.
+    No wall time: the same inputs give the same plan bytes on any machine and under any load (the time goes to
+    the console).
     """
 
     name: str
@@ -91,7 +97,6 @@ class SolverReport:
     objective: float | None
     bound: float | None
     gap: float | None
-    seconds: int
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,7 @@ class Plan:
     solver: SolverReport
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    horizon_days: int | None = None
     placement: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -148,12 +154,11 @@ class Plan:
                 "objective": s.objective,
                 "bound": s.bound,
                 "gap": s.gap,
-                "seconds": s.seconds,
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
             "placement": dict(sorted(self.placement.items())),
-        }
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -174,66 +179,157 @@ def save_plan(plan: Plan, path: str | os.PathLike[str]) -> Path:
 
 
 def load_plan(path: str | os.PathLike[str]) -> Plan:
-    """Read and validate a ``plan.json``; errors name the file and field."""
+    """Read and validate a ``plan.json``; errors name the file and the field path."""
     source = str(path)
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-    return plan_from_dict(doc, source=source)
+    return plan_from_dict(parse_json(read_text(path), source), source=source)
+
+
+# --- the plan.json schema: every field typed; partitions checked by a fast path, precisely on failure -------
+
+
+class _Solver(Strict):
+    name: str
+    status: str
+    solution: str | None = None
+    objective: Finite | None = None
+    bound: Finite | None = None
+    gap: Finite | None = None
+    seconds: NonNegFinite = 0  # written by plans before 2026-11; ignored
+
+
+_Cell = dict[str, Finite | None]
+
+
+class _Utilisation(Strict):
+    brokers: dict[str, dict[str, _Cell]] = {}
+    pools: dict[str, dict[str, _Cell]] = {}
+
+
+_Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+
+
+class _PoolPlacement(Strict):
+    seed_bytes: ByteCount
+    moved_bytes: ByteCount
+    extra_bytes: Annotated[int, Field(ge=-INT64_MAX, le=INT64_MAX)]
+    leader_changes: _Count
+    status: str
+    gap: Finite
+    candidates: _Count
+
+
+class _PlanHeader(Strict):
+    version: Literal[1]
+    cluster: str = ""
+    brokers_before: dict[str, Name | None]
+    brokers: dict[str, Name | None]
+    topics: dict[str, Name] = {}
+    partitions: list[Any] = []
+    moved_bytes: ByteCount = 0
+    brokers_to_add: dict[str, Annotated[int, Field(ge=0, le=MAX_BROKERS)]] = {}
+    solver: _Solver
+    utilisation: _Utilisation = _Utilisation()
+    warnings: list[str] = []
+    horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
+    placement: dict[str, _PoolPlacement] = {}
+
+
+class _Partition(Strict):
+    topic: Name
+    partition: Annotated[int, Field(ge=0, lt=MAX_PARTITIONS_PER_TOPIC)]
+    old_replicas: list[BrokerId]
+    replicas: list[BrokerId]
+    size_bytes: ByteCount = 0
+
+
+_REPLICAS = "expected a non-empty list of distinct broker ids"
+
+
+def _partition_fast(p: Any) -> PartitionMove | None:
+    """The well-formed case in one pass; ``None`` sends the entry to the schema for a precise message."""
+    if type(p) is not dict or len(p) > 5:
+        return None
+    topic, partition, old, new = p.get("topic"), p.get("partition"), p.get("old_replicas"), p.get("replicas")
+    size = p.get("size_bytes", 0)
+    if not (type(topic) is str and topic and type(partition) is int and 0 <= partition < MAX_PARTITIONS_PER_TOPIC
+            and type(size) is int and 0 <= size <= INT64_MAX and _ids(old) and _ids(new)):
+        return None
+    if len(p) != 4 + ("size_bytes" in p):
+        return None
+    return PartitionMove(topic, partition, tuple(old), tuple(new), size)
+
+
+def _ids(values: Any) -> bool:
+    return (type(values) is list and bool(values) and all(type(b) is int and 0 <= b <= MAX_BROKER_ID for b in values)
+            and len(set(values)) == len(values))
 
 
 def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
-    """Build a `Plan` from its JSON-ready form."""
+    """Build a `Plan` from its JSON-ready form, validating every field and the references between them.
 
-    def fail(where: str, expected: str) -> InputError:
-        return InputError(f"{source}: {where}: {expected}")
-
-    if not isinstance(doc, dict):
-        raise fail("document", "expected a JSON object")
-    if doc.get("version") != PLAN_VERSION:
-        raise fail("version", f"expected {PLAN_VERSION}, got {doc.get('version')!r}")
-    try:
-        brokers_before = {int(k): v for k, v in doc["brokers_before"].items()}
-        brokers = {int(k): v for k, v in doc["brokers"].items()}
-    except (KeyError, AttributeError, ValueError) as exc:
-        raise fail("brokers", f"expected an object of broker id -> pool name or null ({exc})") from None
+    Raises
+    ------
+    InputError
+        ``source: key.path: expected ...``: wrong types, NaN/Inf, negatives, an empty or repeated replica list,
+        a partition listed twice, a target replica on a broker the plan does not have, a topic in a pool the plan
+        does not have.
+    """
+    header = validate(_PlanHeader, doc, source)
+    brokers = _broker_map(header.brokers, source, "brokers")
+    brokers_before = _broker_map(header.brokers_before, source, "brokers_before")
+    missing = sorted(set(brokers) ^ set(brokers_before))
+    if missing:
+        raise InputError(f"{source}: brokers_before: expected the same brokers as brokers, broker {missing[0]} differs")
+    _broker_map(header.utilisation.brokers, source, "utilisation.brokers")
+    pools = {p for p in brokers.values() if p is not None} | set(header.brokers_to_add)
+    for topic, pool in header.topics.items():
+        if pool not in pools:
+            raise InputError(f"{source}: topics.{topic}: pool {pool!r} is not a pool of the plan "
+                             f"(brokers and brokers_to_add name {', '.join(sorted(pools)) or 'none'})")
     partitions = []
-    for i, p in enumerate(doc.get("partitions", [])):
-        try:
-            partitions.append(
-                PartitionMove(
-                    topic=str(p["topic"]),
-                    partition=int(p["partition"]),
-                    old_replicas=tuple(int(b) for b in p["old_replicas"]),
-                    replicas=tuple(int(b) for b in p["replicas"]),
-                    size_bytes=int(p.get("size_bytes", 0)),
-                )
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise fail(f"partitions[{i}]", f"expected topic, partition, old_replicas, replicas ({exc!r})") from None
-    s = doc.get("solver", {})
-    try:
-        solver = SolverReport(
-            name=s["name"], status=s["status"], solution=s.get("solution", s["status"]),
-            objective=s.get("objective"), bound=s.get("bound"), gap=s.get("gap"), seconds=int(math.ceil(float(s.get("seconds", 0)))),
-        )
-    except (KeyError, TypeError) as exc:
-        raise fail("solver", f"expected name and status ({exc!r})") from None
-    topics = doc.get("topics", {})
-    if not isinstance(topics, Mapping):
-        raise fail("topics", "expected an object of topic -> pool")
+    seen: set[tuple[str, int]] = set()
+    for i, raw in enumerate(header.partitions):
+        move = _partition_fast(raw)
+        if move is None:
+            entry = validate(_Partition, raw, source, at=f"partitions[{i}]")
+            for name in ("old_replicas", "replicas"):
+                values = getattr(entry, name)
+                if not values or len(set(values)) != len(values):
+                    raise InputError(f"{source}: partitions[{i}].{name}: {_REPLICAS}, got {values}")
+            move = PartitionMove(entry.topic, entry.partition, tuple(entry.old_replicas), tuple(entry.replicas),
+                                 entry.size_bytes)
+        key = (move.topic, move.partition)
+        if key in seen:
+            raise InputError(f"{source}: partitions[{i}]: partition {move.topic}-{move.partition} is listed twice")
+        seen.add(key)
+        unknown = [b for b in move.replicas if b not in brokers]
+        if unknown:
+            raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
+                             "(its brokers table)")
+        partitions.append(move)
+    s = header.solver
     return Plan(
-        cluster=str(doc.get("cluster", "")),
+        cluster=header.cluster,
         brokers_before=brokers_before,
         brokers=brokers,
-        topics=dict(topics),
+        topics=dict(header.topics),
         partitions=tuple(partitions),
-        brokers_to_add={str(k): int(v) for k, v in doc.get("brokers_to_add", {}).items()},
-        solver=solver,
-        utilisation=doc.get("utilisation", {}),
-        warnings=tuple(doc.get("warnings", [])),
-        placement=doc.get("placement", {}),
+        brokers_to_add=dict(header.brokers_to_add),
+        solver=SolverReport(
+            name=s.name, status=s.status, solution=s.solution if s.solution is not None else s.status,
+            objective=s.objective, bound=s.bound, gap=s.gap,
+        ),
+        utilisation=header.utilisation.model_dump(exclude_unset=True),
+        warnings=tuple(header.warnings),
+        horizon_days=header.horizon_days,
+        placement={pool: p.model_dump() for pool, p in header.placement.items()},
     )
+
+
+def _broker_map(table: Mapping[str, Any], source: str, name: str) -> dict[int, Any]:
+    out = {}
+    for key, pool in table.items():
+        if not key.isdigit() or int(key) > MAX_BROKER_ID:
+            raise InputError(f"{source}: {name}.{key}: expected a broker id (0..{MAX_BROKER_ID}) as the key")
+        out[int(key)] = pool
+    return out

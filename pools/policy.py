@@ -2,10 +2,10 @@
 
 File format (TOML, commented example in ``conf/pools.toml``)::
 
-    [defaults]
+    [defaults]                      # every key optional; the defaults are in pools.pool_rules
     headroom = 0.7                  # usable fraction of capacity; or a table per dimension
-    tolerated_broker_failures = 1   # each pool must carry its load with this many brokers down
-    forecast_horizon_days = 90
+    tolerated_broker_failures = 1   # each pool must carry its load with this many (largest) brokers down
+    forecast_horizon_days = 90      # the horizon the profile's forecast is re-derived at (--horizon-days overrides)
     min_brokers = 3
 
     [new_broker]                    # the broker type added when a pool lacks capacity
@@ -14,6 +14,9 @@ File format (TOML, commented example in ``conf/pools.toml``)::
     disk = 4_000_000_000_000        # bytes
     replicas = 4000
     racks = ["r1", "r2", "r3"]      # racks new brokers may go to (default: the cluster's racks)
+    price = 1200.0                  # optional: what one such broker costs, for the report
+    currency = "USD"                # of the price (default USD)
+    period = "month"                # optional: the price recurs per hour, day, month, quarter or year
 
     [[tenant]]
     name = "payments"
@@ -37,9 +40,9 @@ planner makes (a tenant's topics always stay together).
 
 from __future__ import annotations
 
+import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -47,13 +50,30 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from pools.atomic import write_text
 from pools.errors import InputError
+from pools.pool_rules import (
+    DEFAULT_FORECAST_HORIZON_DAYS,
+    DEFAULT_HEADROOM,
+    DEFAULT_MIN_BROKERS,
+    DEFAULT_TOLERATED_BROKER_FAILURES,
+)
+from pools.files import load_toml, parse_toml
+from pools.limits import MAX_BROKERS, MAX_HORIZON_DAYS
+from pools.schema import BrokerId, PositiveFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
+#: The currency of ``[new_broker] price`` when the policy names none.
+DEFAULT_CURRENCY = "USD"
+
+#: What ``[new_broker] period`` may say: the price recurs once per this period.
+PRICE_PERIODS = ("hour", "day", "month", "quarter", "year")
+
 __all__ = [
+    "DEFAULT_CURRENCY",
+    "PRICE_PERIODS",
     "Defaults",
     "TenantSpec",
     "PoolSpec",
@@ -62,6 +82,7 @@ __all__ = [
     "PoolPolicy",
     "load_policy",
     "parse_policy",
+    "policy_from_dict",
     "dump_policy",
     "save_policy",
 ]
@@ -71,10 +92,10 @@ __all__ = [
 class Defaults:
     """Policy-wide defaults."""
 
-    headroom: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, 0.7))
-    tolerated_broker_failures: int = 1
-    forecast_horizon_days: int = 90
-    min_brokers: int = 3
+    headroom: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, DEFAULT_HEADROOM))
+    tolerated_broker_failures: int = DEFAULT_TOLERATED_BROKER_FAILURES
+    forecast_horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
+    min_brokers: int = DEFAULT_MIN_BROKERS
 
 
 @dataclass(frozen=True)
@@ -102,10 +123,17 @@ class PoolSpec:
 
 @dataclass(frozen=True)
 class NewBrokerType:
-    """The broker type the planner adds when a pool lacks capacity."""
+    """The broker type the planner adds when a pool lacks capacity, and what one costs.
+
+    ``price`` is per broker (``None``: not priced), in ``currency``, once or per ``period`` (``None``: a one-off
+    purchase).
+    """
 
     capacity: Capacity
     racks: tuple[str, ...] = ()
+    price: float | None = None
+    currency: str = DEFAULT_CURRENCY
+    period: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,15 +164,6 @@ class PoolPolicy:
     @property
     def pool_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.pools)
-
-    def headroom(self, pool: str, dimension: str) -> float:
-        """The usable fraction of capacity in ``dimension`` for ``pool``."""
-        own = self.pool_by_name[pool].headroom
-        return (own if own is not None else self.defaults.headroom)[dimension]
-
-    def min_brokers(self, pool: str) -> int:
-        own = self.pool_by_name[pool].min_brokers
-        return self.defaults.min_brokers if own is None else own
 
     @cached_property
     def pinned_pool(self) -> dict[int, str]:
@@ -211,8 +230,7 @@ class PoolPolicy:
 # --- file format -------------------------------------------------------------------------------------
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+_Strict = Strict
 
 
 def _headroom_field(value: Any) -> Any:
@@ -233,10 +251,10 @@ def _headroom_field(value: Any) -> Any:
 
 
 class _DefaultsModel(_Strict):
-    headroom: float | dict[str, float] = 0.7
-    tolerated_broker_failures: int = Field(1, ge=0)
-    forecast_horizon_days: int = Field(90, ge=0)
-    min_brokers: int = Field(3, ge=1)
+    headroom: float | dict[str, float] = DEFAULT_HEADROOM
+    tolerated_broker_failures: int = Field(DEFAULT_TOLERATED_BROKER_FAILURES, ge=0, le=MAX_BROKERS)
+    forecast_horizon_days: int = Field(DEFAULT_FORECAST_HORIZON_DAYS, ge=0, le=MAX_HORIZON_DAYS)
+    min_brokers: int = Field(DEFAULT_MIN_BROKERS, ge=1, le=MAX_BROKERS)
 
     _check_headroom = field_validator("headroom", mode="before")(_headroom_field)
 
@@ -253,9 +271,9 @@ class _PoolModel(_Strict):
     name: str = Field(min_length=1)
     tenants: list[str] = []
     topics: list[str] = []
-    brokers: list[int] = []
-    min_brokers: int | None = Field(None, ge=1)
-    min_racks: int | None = Field(None, ge=1)
+    brokers: list[BrokerId] = []
+    min_brokers: int | None = Field(None, ge=1, le=MAX_BROKERS)
+    min_racks: int | None = Field(None, ge=1, le=MAX_BROKERS)
     headroom: float | dict[str, float] | None = None
     default: bool = False
 
@@ -264,13 +282,28 @@ class _PoolModel(_Strict):
 
 
 class _NewBrokerModel(_Strict):
-    nw_in: float = Field(gt=0)
-    nw_out: float = Field(gt=0)
-    disk: float = Field(gt=0)
-    replicas: float = Field(gt=0)
+    nw_in: PositiveFinite
+    nw_out: PositiveFinite
+    disk: PositiveFinite
+    replicas: PositiveFinite
     racks: list[str] = []
+    price: float | None = Field(None, ge=0)
+    currency: str | None = None
+    period: Literal[PRICE_PERIODS] | None = None  # type: ignore[valid-type]
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+    @field_validator("price", mode="before")
+    @classmethod
+    def _price_is_a_number(cls, v: Any) -> Any:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+            raise ValueError(f"expected a finite number (the price of one broker), got {v!r}")
+        return v
+
+    @field_validator("currency", mode="before")
+    @classmethod
+    def _currency_is_a_word(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or not re.fullmatch(r"\S{1,16}", v)):
+            raise ValueError(f"expected a currency code or symbol such as 'USD' (1-16 characters, no spaces), got {v!r}")
+        return v
 
 
 class _PolicyModel(_Strict):
@@ -289,16 +322,6 @@ def _regexes(values: list[str]) -> list[str]:
     return values
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part not in ("function-after", "function-before") and not str(part).startswith(("float", "dict[", "int")):
-            out += f".{part}" if out else str(part)
-    return out or "document"
-
-
 def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | None:
     if value is None:
         return None
@@ -309,17 +332,20 @@ def _headroom_map(value: float | dict[str, float] | None) -> dict[str, float] | 
 
 def parse_policy(text: str, *, source: str = "policy") -> PoolPolicy:
     """Parse and validate policy TOML text; every error names ``source`` and the key."""
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
-    try:
-        model = _PolicyModel.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = first["msg"].removeprefix("Value error, ")
-        raise InputError(f"{source}: {_loc(first['loc'])}: {msg}") from None
-    return _from_model(model, source)
+    return policy_from_dict(parse_toml(text, source), source=source)
+
+
+def policy_from_dict(raw: Any, *, source: str = "policy") -> PoolPolicy:
+    """Validate a policy document already read (types, then the rules that contradict each other)."""
+    return _from_model(validate(_PolicyModel, raw, source), source)
+
+
+def _no_repeats(values: Iterable[Any], where: str, noun: str) -> None:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise InputError(f"{where}: {noun} {value!r} is listed twice")
+        seen.add(value)
 
 
 def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
@@ -328,15 +354,24 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
         if p.name in names:
             raise InputError(f"{source}: pool[{i}].name: pool {p.name!r} is defined twice")
         names[p.name] = i
-    tenants = {t.name for t in model.tenant}
-    if len(tenants) != len(model.tenant):
-        raise InputError(f"{source}: tenant: a tenant name is defined twice")
+    tenants: dict[str, int] = {}
+    for i, t in enumerate(model.tenant):
+        if t.name in tenants:
+            raise InputError(f"{source}: tenant[{i}].name: tenant {t.name!r} is defined twice")
+        tenants[t.name] = i
     for i, t in enumerate(model.tenant):
         for other in t.must_not_share_with:
             if other not in tenants:
                 raise InputError(f"{source}: tenant[{i}].must_not_share_with: unknown tenant {other!r}")
+            if other == t.name:
+                raise InputError(f"{source}: tenant[{i}].must_not_share_with: tenant {other!r} names itself")
+        _no_repeats(t.must_not_share_with, f"{source}: tenant[{i}].must_not_share_with", "tenant")
+        _no_repeats(t.topics, f"{source}: tenant[{i}].topics", "selector")
     pinned: dict[int, str] = {}
     for i, p in enumerate(model.pool):
+        _no_repeats(p.tenants, f"{source}: pool[{i}].tenants", "tenant")
+        _no_repeats(p.topics, f"{source}: pool[{i}].topics", "selector")
+        _no_repeats(p.brokers, f"{source}: pool[{i}].brokers", "broker")
         for t in p.tenants:
             if t not in tenants:
                 raise InputError(f"{source}: pool[{i}].tenants: unknown tenant {t!r}")
@@ -354,7 +389,11 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
     new_broker = None
     if model.new_broker is not None:
         nb = model.new_broker
-        new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks))
+        for key in ("currency", "period"):
+            if getattr(nb, key) is not None and nb.price is None:
+                raise InputError(f"{source}: new_broker.{key}: set new_broker.price too (a {key} prices nothing alone)")
+        new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks),
+                                   price=nb.price, currency=nb.currency or DEFAULT_CURRENCY, period=nb.period)
     return PoolPolicy(
         defaults=Defaults(
             headroom=_headroom_map(d.headroom) or {},
@@ -383,12 +422,7 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
 
 def load_policy(path: str | os.PathLike[str]) -> PoolPolicy:
     """Read and validate a policy TOML file."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    return parse_policy(text, source=source)
+    return policy_from_dict(load_toml(path), source=str(path))
 
 
 def _headroom_out(value: Mapping[str, float]) -> float | dict[str, float]:
@@ -408,7 +442,12 @@ def dump_policy(policy: PoolPolicy) -> str:
         }
     }
     if policy.new_broker is not None:
-        doc["new_broker"] = {**policy.new_broker.capacity.to_dict(), "racks": list(policy.new_broker.racks)}
+        nb = policy.new_broker
+        doc["new_broker"] = {**nb.capacity.to_dict(), "racks": list(nb.racks)}
+        if nb.price is not None:
+            doc["new_broker"] |= {"price": nb.price, "currency": nb.currency}
+            if nb.period is not None:
+                doc["new_broker"]["period"] = nb.period
     if policy.tenants:
         doc["tenant"] = [
             {"name": t.name, "topics": list(t.topics), "must_not_share_with": list(t.must_not_share_with)}

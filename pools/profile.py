@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pools.atomic import dump_json, write_bytes, write_text
 from pools.errors import InputError
+from pools.limits import MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 
 __all__ = [
     "TOPIC_SCHEMA",
@@ -37,6 +39,7 @@ __all__ = [
     "save_profile",
     "load_profile",
     "load_partition_profile",
+    "load_profile_dir",
     "TOPIC_PROFILE_FILE",
     "TOPIC_PROFILE_JSON",
     "PARTITION_PROFILE_FILE",
@@ -173,37 +176,107 @@ def save_profile(
 def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
     if not path.exists():
         raise InputError(f"{path}: no such file (expected a profile written by `poolplan ingest`)")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; expected a Parquet file")
     try:
         table = pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {str(exc).splitlines()[0]}") from None
     missing = [f.name for f in schema if f.name not in table.column_names]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
     try:
         return table.select(schema.names).cast(schema)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise InputError(f"{path}: columns do not match the profile schema: {exc}") from None
+    except (pa.ArrowException, ValueError) as exc:
+        raise InputError(f"{path}: columns do not match the profile schema: {str(exc).splitlines()[0]}") from None
+
+
+#: Column → (smallest, largest) valid value; every float must also be finite. Growth is relative per day: below
+#: -1 a quantity would turn negative.
+_RANGES: dict[str, tuple[float, float]] = {
+    "partitions": (0, MAX_PARTITIONS_PER_TOPIC),
+    "partition": (0, MAX_PARTITIONS_PER_TOPIC - 1),
+    "forecast_horizon_days": (0, MAX_HORIZON_DAYS),
+    "bytes_in_p99_growth_per_day": (-1, math.inf),
+    "storage_growth_per_day": (-1, math.inf),
+}
+
+
+def _check_rows(path: Path, table: pa.Table, columns: tuple[tuple[str, pa.DataType, bool, str], ...],
+                key: tuple[str, ...]) -> None:
+    """Every value in range (see `_RANGES`; otherwise >= 0), finite, non-null where required; keys unique."""
+    for name, kind, nullable, _ in columns:
+        column = table.column(name)
+        if column.null_count and not nullable:
+            row = pc.index(pc.is_null(column), True).as_py()
+            raise InputError(f"{path}: row {row}: {name}: expected a value, got null")
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            continue
+        low, high = _RANGES.get(name, (0, math.inf))
+        values = column.cast(pa.float64())
+        bad = pc.invert(pc.and_(pc.and_(pc.greater_equal(values, low), pc.less_equal(values, high)),
+                                pc.is_finite(values)))
+        bad = pc.fill_null(bad, False)
+        if pc.any(bad).as_py():
+            row = pc.index(bad, True).as_py()
+            shown = f"{low:g}..{high:g}" if high < math.inf else f"a finite number >= {low:g}"
+            raise InputError(f"{path}: row {row}: {name}: expected {shown}, got {column[row].as_py()!r}")
+    keys = table.select(list(key))
+    if keys.num_rows and keys.group_by(list(key)).aggregate([]).num_rows != keys.num_rows:
+        rows = keys.to_pylist()
+        seen: set[tuple[Any, ...]] = set()
+        for i, row in enumerate(rows):
+            value = tuple(row[k] for k in key)
+            if value in seen:
+                raise InputError(f"{path}: row {i}: {'/'.join(key)} {'-'.join(map(str, value))} is listed twice")
+            seen.add(value)
 
 
 def load_profile(profile_dir: str | os.PathLike[str]) -> dict[str, TopicProfile]:
-    """Read ``topic_profile.parquet`` from a profile directory (or the file itself): topic → row."""
+    """Read ``topic_profile.parquet`` from a profile directory (or the file itself): topic → row.
+
+    Raises
+    ------
+    InputError
+        Naming the file, row and column: an unreadable file, a missing column, a null, NaN, infinite or negative
+        rate or size, a partition count past `MAX_PARTITIONS_PER_TOPIC`, a topic listed twice, ``first_ts`` after
+        ``last_ts``.
+    """
     path = Path(profile_dir)
     if path.is_dir():
         path = path / TOPIC_PROFILE_FILE
     table = _read_table(path, TOPIC_SCHEMA)
+    _check_rows(path, table, TOPIC_COLUMNS, ("topic",))
     rows = table.to_pylist()
     for i, row in enumerate(rows):
-        for name, _, nullable, _ in TOPIC_COLUMNS:
-            if row[name] is None and not nullable:
-                raise InputError(f"{path}: row {i} ({row.get('topic')!r}): column {name} is null")
+        if row["first_ts"] > row["last_ts"]:
+            raise InputError(f"{path}: row {i}: first_ts: expected a time at or before last_ts {row['last_ts']}")
     return {row["topic"]: TopicProfile(**row) for row in rows}
 
 
 def load_partition_profile(profile_dir: str | os.PathLike[str]) -> dict[tuple[str, int], PartitionProfile]:
-    """Read ``partition_profile.parquet``: (topic, partition) → row."""
+    """Read ``partition_profile.parquet``: (topic, partition) → row; validated as `load_profile`."""
     path = Path(profile_dir)
     if path.is_dir():
         path = path / PARTITION_PROFILE_FILE
     table = _read_table(path, PARTITION_SCHEMA)
+    _check_rows(path, table, PARTITION_COLUMNS, ("topic", "partition"))
     return {(r["topic"], r["partition"]): PartitionProfile(**r) for r in table.to_pylist()}
+
+
+def load_profile_dir(
+    profile_dir: str | os.PathLike[str], *, required: bool = True
+) -> tuple[dict[str, TopicProfile] | None, dict[tuple[str, int], PartitionProfile] | None]:
+    """The one way commands read a profile directory: its topic rows and, when present, its partition rows.
+
+    With ``required`` false a directory without ``topic_profile.parquet`` gives ``(None, None)`` (the audit then
+    skips traffic checks); otherwise it is an `InputError` naming the file.
+    """
+    path = Path(profile_dir)
+    if not path.is_dir() and path.exists():
+        raise InputError(f"{path}: expected a profile directory (holding {TOPIC_PROFILE_FILE})")
+    if not required and not (path / TOPIC_PROFILE_FILE).exists():
+        return None, None
+    topics = load_profile(path)
+    partitions = load_partition_profile(path) if (path / PARTITION_PROFILE_FILE).exists() else None
+    return topics, partitions

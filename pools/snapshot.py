@@ -21,17 +21,20 @@ same bytes.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pools.atomic import write_text
 from pools.errors import InputError
+from pools.files import parse_json, read_text
+from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC
 from pools.memory import gc_paused
 
 __all__ = [
@@ -46,6 +49,10 @@ __all__ = [
     "save_snapshot",
     "snapshot_from_dict",
     "snapshot_to_json",
+    "partition_problem",
+    "topic_name_problem",
+    "topic_config_problem",
+    "is_iso_time",
 ]
 
 #: Capacity dimensions, in the order reports list them: network in and out (bytes/s), disk (bytes),
@@ -67,8 +74,8 @@ class Capacity:
     def __post_init__(self) -> None:
         for dim in DIMENSIONS:
             value = getattr(self, dim)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0 or value != value:
-                raise InputError(f"capacity.{dim}: expected a non-negative number, got {value!r}")
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < math.inf:
+                raise InputError(f"capacity.{dim}: expected a finite number >= 0, got {value!r}")
 
     def get(self, dimension: str) -> float:
         """The capacity in ``dimension`` (one of `DIMENSIONS`)."""
@@ -270,50 +277,52 @@ def save_snapshot(snapshot: ClusterSnapshot, path: str | os.PathLike[str]) -> Pa
 def load_snapshot(path: str | os.PathLike[str]) -> ClusterSnapshot:
     """Read and validate a ``snapshot.json``; errors name the file and the field."""
     source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file") from None
-    try:
-        with gc_paused():
-            doc = orjson.loads(data)
-            return snapshot_from_dict(doc, source=source)
-    except orjson.JSONDecodeError:
-        try:  # orjson is fast; the standard library names the line and column
-            json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
-        raise InputError(f"{source}: invalid JSON") from None
+    text = read_text(path)
+    with gc_paused():
+        return snapshot_from_dict(parse_json(text, source), source=source)
 
 
 def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot:
-    """Build a `ClusterSnapshot` from its JSON-ready form, validating every field."""
+    """Build a `ClusterSnapshot` from its JSON-ready form, validating every field and Kafka's invariants."""
     v = _Validator(source)
     v.require(isinstance(doc, dict), "", "expected a JSON object")
+    unknown = sorted(set(doc) - _SNAPSHOT_KEYS)
+    v.require(not unknown, unknown[0] if unknown else "", "unknown key")
     version = doc.get("version", SNAPSHOT_VERSION)
     v.require(version == SNAPSHOT_VERSION, "version", f"expected {SNAPSHOT_VERSION}, got {version!r}")
     cluster = v.string(doc.get("cluster"), "cluster")
     taken_at = doc.get("taken_at")
-    v.require(taken_at is None or isinstance(taken_at, str), "taken_at", "expected an ISO-8601 string or null")
+    v.require(taken_at is None or is_iso_time(taken_at), "taken_at", f"expected an ISO-8601 time or null, got {taken_at!r}")
     brokers = tuple(_broker(v, b, f"brokers[{i}]") for i, b in enumerate(v.array(doc.get("brokers"), "brokers")))
+    v.unique((b.id for b in brokers), "brokers[{}].id", "broker {} is listed twice")
     topics = tuple(_topic(v, t, f"topics[{i}]") for i, t in enumerate(v.array(doc.get("topics", []), "topics")))
-    partitions = tuple(
-        _partition_fast(p) or _partition(v, p, f"partitions[{i}]")
-        for i, p in enumerate(v.array(doc.get("partitions"), "partitions"))
-    )
+    v.unique((t.topic for t in topics), "topics[{}].topic", "topic {!r} is listed twice")
+    partitions = []
+    for i, p in enumerate(v.array(doc.get("partitions"), "partitions")):
+        state = _partition_fast(p) or _partition(v, p, f"partitions[{i}]")
+        problem = partition_problem(state)
+        if problem is not None:
+            v.fail(f"partitions[{i}].{problem[0]}", problem[1])
+        partitions.append(state)
+    v.unique(((p.topic, p.partition) for p in partitions), "partitions[{}]", "partition {0[0]}-{0[1]} is listed twice")
+    names = {p.topic for p in partitions} - {t.topic for t in topics}
+    for i, p in enumerate(partitions):
+        if p.topic in names:
+            problem = topic_name_problem(p.topic)
+            if problem is not None:
+                v.fail(f"partitions[{i}].topic", problem)
     errors = tuple(
-        LogDirError(
-            broker=v.integer(e.get("broker"), f"log_dir_errors[{i}].broker"),
-            log_dir=v.string(e.get("log_dir"), f"log_dir_errors[{i}].log_dir"),
-            error=v.string(e.get("error"), f"log_dir_errors[{i}].error"),
-        )
+        _log_dir_error(v, e, f"log_dir_errors[{i}]")
         for i, e in enumerate(v.array(doc.get("log_dir_errors", []), "log_dir_errors"))
     )
-    known_topics = {t.topic for t in topics}
-    topics += tuple(TopicState(topic=t) for t in sorted({p.topic for p in partitions} - known_topics))
+    topics += tuple(TopicState(topic=t) for t in sorted(names))
     return ClusterSnapshot(
-        cluster=cluster, brokers=brokers, topics=topics, partitions=partitions, log_dir_errors=errors, taken_at=taken_at
+        cluster=cluster, brokers=brokers, topics=topics, partitions=tuple(partitions), log_dir_errors=errors,
+        taken_at=taken_at,
     )
+
+
+_SNAPSHOT_KEYS = frozenset(("version", "cluster", "taken_at", "brokers", "topics", "partitions", "log_dir_errors"))
 
 
 def _in_order(partitions: Any) -> bool:
@@ -344,11 +353,119 @@ def _positive_int_config(configs: Mapping[str, str], key: str) -> int | None:
     raw = configs.get(key)
     if raw is None:
         return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InputError(f"topic config {key}: expected an integer, got {raw!r}") from None
+    problem = _config_value_problem(key, raw)
+    if problem is not None:
+        raise InputError(f"topic config {key}: {problem}")
+    value = int(raw)
     return value if value >= 0 else None
+
+
+#: Topic configs poolplan reads, with Kafka's type and smallest valid value (``-1`` = unlimited).
+_NUMERIC_CONFIGS = {"retention.ms": (-1, INT64_MAX), "retention.bytes": (-1, INT64_MAX),
+                    "min.insync.replicas": (1, INT32_MAX)}
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def _config_value_problem(key: str, raw: str) -> str | None:
+    low, high = _NUMERIC_CONFIGS[key]
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        return f"expected an integer in {low}..{high}, got {raw!r}"
+    return None if low <= value <= high else f"expected an integer in {low}..{high}, got {raw!r}"
+
+
+def is_iso_time(value: Any) -> bool:
+    """True for an ISO-8601 date-time string (``2026-11-02T00:00:00Z``).
+
+    >>> is_iso_time("2026-11-02T00:00:00Z"), is_iso_time("yesterday")
+    (True, False)
+    """
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def topic_config_problem(configs: Mapping[str, str]) -> tuple[str, str] | None:
+    """The first numeric topic config poolplan reads that Kafka would not accept: ``(key, expected)``, or None.
+
+    Examples
+    --------
+    >>> topic_config_problem({"min.insync.replicas": "two"})
+    ('min.insync.replicas', "expected an integer in 1..2147483647, got 'two'")
+    >>> topic_config_problem({"retention.ms": "-1", "cleanup.policy": "compact"}) is None
+    True
+    """
+    for key in _NUMERIC_CONFIGS:
+        raw = configs.get(key)
+        if raw is not None:
+            problem = _config_value_problem(key, raw)
+            if problem is not None:
+                return key, problem
+    return None
+
+
+def topic_name_problem(topic: str) -> str | None:
+    """Why ``topic`` is not a legal Kafka topic name (Kafka's ``Topic.validate``), or None.
+
+    >>> topic_name_problem("orders.v1") is None, topic_name_problem("a b")
+    (True, "expected a legal topic name (1-249 of a-z A-Z 0-9 . _ -, not '.' or '..'), got 'a b'")
+    """
+    if _LEGAL_TOPIC.fullmatch(topic) and topic not in (".", ".."):
+        return None
+    return f"expected a legal topic name (1-249 of a-z A-Z 0-9 . _ -, not '.' or '..'), got {topic!r}"
+
+
+def partition_problem(p: PartitionState) -> tuple[str, str] | None:
+    """The first Kafka invariant ``p`` breaks, as ``(field, expected)``, or None.
+
+    Replicas are distinct broker ids (at least one); the leader is a replica or none; ISR and ELR are distinct
+    replicas; the adding and removing replicas of a reassignment are distinct broker ids, none both (they come
+    from a second admin call, ListPartitionReassignments, so a capture taken as a reassignment ends may name
+    replicas the first call no longer lists); sizes are Java longs >= 0.
+
+    Examples
+    --------
+    >>> partition_problem(PartitionState("t", 0, (5, 5)))
+    ('replicas', 'expected a non-empty list of distinct broker ids, got [5, 5]')
+    >>> partition_problem(PartitionState("t", 0, (1, 2), leader=3))
+    ('leader', 'expected one of the replicas [1, 2] or null, got 3')
+    """
+    replicas = p.replicas
+    members = set(replicas)
+    if (  # the common case in one expression: 1 M partitions are checked in about a second
+        replicas and len(members) == len(replicas) and 0 <= min(replicas) and max(replicas) <= MAX_BROKER_ID
+        and 0 <= p.partition < MAX_PARTITIONS_PER_TOPIC and (p.leader is None or p.leader in members)
+        and members.issuperset(p.isr) and len(set(p.isr)) == len(p.isr)
+        and not p.adding_replicas and not p.removing_replicas and not p.elr and not p.last_known_elr
+        and (not p.sizes or max((x for x in p.sizes if x is not None), default=0) <= INT64_MAX)
+    ):
+        return None
+    if not replicas or len(members) != len(replicas) or min(replicas) < 0 or max(replicas) > MAX_BROKER_ID:
+        return "replicas", f"expected a non-empty list of distinct broker ids, got {list(replicas)}"
+    if not 0 <= p.partition < MAX_PARTITIONS_PER_TOPIC:
+        return "partition", (f"expected a partition id in 0..{MAX_PARTITIONS_PER_TOPIC - 1} (the limit of "
+                              f"{MAX_PARTITIONS_PER_TOPIC} partitions per topic), got {p.partition}")
+    if p.leader is not None and p.leader not in members:
+        return "leader", f"expected one of the replicas {list(replicas)} or null, got {p.leader}"
+    for name in ("isr", "elr", "last_known_elr"):
+        values = getattr(p, name)
+        if values and (len(set(values)) != len(values) or not members.issuperset(values)):
+            return name, f"expected distinct brokers among the replicas {list(replicas)}, got {list(values)}"
+    for name in ("adding_replicas", "removing_replicas"):
+        values = getattr(p, name)
+        if values and (len(set(values)) != len(values) or min(values) < 0 or max(values) > MAX_BROKER_ID):
+            return name, f"expected distinct broker ids, got {list(values)}"
+    if p.adding_replicas and p.removing_replicas and not set(p.adding_replicas).isdisjoint(p.removing_replicas):
+        return "adding_replicas", f"a replica cannot be both added and removed, got {list(p.adding_replicas)}"
+    for j, size in enumerate(p.sizes):
+        if size is not None and not 0 <= size <= INT64_MAX:
+            return f"sizes[{j}]", f"expected a byte count in 0..{INT64_MAX} or null, got {size}"
+    return None
 
 
 class _Validator:
@@ -364,14 +481,26 @@ class _Validator:
         if not ok:
             self.fail(where, expected)
 
-    def integer(self, value: Any, where: str) -> int:
-        self.require(isinstance(value, int) and not isinstance(value, bool), where, f"expected an integer, got {value!r}")
+    def integer(self, value: Any, where: str, low: int = -INT64_MAX - 1, high: int = INT64_MAX) -> int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+        self.require(ok, where, f"expected an integer in {low}..{high}, got {value!r}")
         return value
 
+    def broker_id(self, value: Any, where: str) -> int:
+        return self.integer(value, where, 0, MAX_BROKER_ID)
+
     def number(self, value: Any, where: str) -> float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value >= 0
-        self.require(ok, where, f"expected a non-negative number, got {value!r}")
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < math.inf
+        self.require(ok, where, f"expected a finite number >= 0, got {value!r}")
         return value
+
+    def unique(self, values: Any, where: str, message: str) -> None:
+        """Fail on the first repeated value; ``where`` and ``message`` are formatted with its index and value."""
+        seen: set[Any] = set()
+        for i, value in enumerate(values):
+            if value in seen:
+                self.fail(where.format(i), message.format(value))
+            seen.add(value)
 
     def string(self, value: Any, where: str) -> str:
         self.require(isinstance(value, str), where, f"expected a string, got {value!r}")
@@ -388,8 +517,21 @@ class _Validator:
     def int_list(self, value: Any, where: str) -> tuple[int, ...]:
         items = self.array(value, where)
         for j, x in enumerate(items):
-            self.integer(x, f"{where}[{j}]")
+            self.broker_id(x, f"{where}[{j}]")
         return tuple(items)
+
+    def table(self, value: Any, where: str) -> dict[str, Any]:
+        self.require(isinstance(value, dict), where, "expected a JSON object")
+        return value
+
+
+def _log_dir_error(v: _Validator, e: Any, where: str) -> LogDirError:
+    v.table(e, where)
+    return LogDirError(
+        broker=v.broker_id(e.get("broker"), f"{where}.broker"),
+        log_dir=v.string(e.get("log_dir"), f"{where}.log_dir"),
+        error=v.string(e.get("error"), f"{where}.error"),
+    )
 
 
 def _broker(v: _Validator, b: Any, where: str) -> Broker:
@@ -398,7 +540,7 @@ def _broker(v: _Validator, b: Any, where: str) -> Broker:
     v.require(isinstance(cap, dict), f"{where}.capacity", "expected an object with nw_in, nw_out, disk, replicas")
     capacity = Capacity(**{dim: v.number(cap.get(dim), f"{where}.capacity.{dim}") for dim in DIMENSIONS})
     return Broker(
-        id=v.integer(b.get("id"), f"{where}.id"),
+        id=v.broker_id(b.get("id"), f"{where}.id"),
         rack=v.optional_string(b.get("rack"), f"{where}.rack"),
         capacity=capacity,
         pool=v.optional_string(b.get("pool"), f"{where}.pool"),
@@ -413,10 +555,17 @@ def _topic(v: _Validator, t: Any, where: str) -> TopicState:
         f"{where}.configs",
         "expected an object of string values",
     )
+    problem = topic_config_problem(configs)
+    if problem is not None:
+        v.fail(f"{where}.configs.{problem[0]}", problem[1])
     deleted = t.get("marked_for_deletion", False)
     v.require(isinstance(deleted, bool), f"{where}.marked_for_deletion", "expected true or false")
+    name = v.string(t.get("topic"), f"{where}.topic")
+    problem_name = topic_name_problem(name)
+    if problem_name is not None:
+        v.fail(f"{where}.topic", problem_name)
     return TopicState(
-        topic=v.string(t.get("topic"), f"{where}.topic"),
+        topic=name,
         topic_id=v.optional_string(t.get("topic_id"), f"{where}.topic_id"),
         configs=dict(configs),
         marked_for_deletion=deleted,
@@ -464,10 +613,14 @@ def _partition_fast(p: Any) -> PartitionState | None:
 
 def _partition(v: _Validator, p: Any, where: str) -> PartitionState:
     v.require(isinstance(p, dict), where, "expected an object")
+    unknown = sorted(set(p) - _PARTITION_KEYS)
+    v.require(not unknown, f"{where}.{unknown[0]}" if unknown else where, "unknown key")
     replicas = v.int_list(p.get("replicas"), f"{where}.replicas")
+    v.require(bool(replicas) and len(set(replicas)) == len(replicas), f"{where}.replicas",
+              f"expected a non-empty list of distinct broker ids, got {list(replicas)}")
     leader = p.get("leader")
     if leader is not None:
-        v.integer(leader, f"{where}.leader")
+        v.broker_id(leader, f"{where}.leader")
     log_dirs = tuple(v.array(p.get("log_dirs", []), f"{where}.log_dirs"))
     sizes = tuple(v.array(p.get("sizes", []), f"{where}.sizes"))
     for name, values in (("log_dirs", log_dirs), ("sizes", sizes)):
@@ -477,15 +630,15 @@ def _partition(v: _Validator, p: Any, where: str) -> PartitionState:
             f"expected {len(replicas)} entries (one per replica), got {len(values)}",
         )
     for j, s in enumerate(sizes):
-        v.require(s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0), f"{where}.sizes[{j}]",
-                  f"expected a byte count or null, got {s!r}")
+        v.require(s is None or (isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= INT64_MAX),
+                  f"{where}.sizes[{j}]", f"expected a byte count in 0..{INT64_MAX} or null, got {s!r}")
     for j, d in enumerate(log_dirs):
         v.optional_string(d, f"{where}.log_dirs[{j}]")
     elr = p.get("elr")
     lke = p.get("last_known_elr")
     return PartitionState(
         topic=v.string(p.get("topic"), f"{where}.topic"),
-        partition=v.integer(p.get("partition"), f"{where}.partition"),
+        partition=v.integer(p.get("partition"), f"{where}.partition", 0, INT32_MAX),
         replicas=replicas,
         leader=leader,
         isr=v.int_list(p.get("isr", []), f"{where}.isr"),

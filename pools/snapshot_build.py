@@ -14,6 +14,10 @@ Rules:
   (for example one on an offline log dir). Without log-dirs text the snapshot has no sizes.
 - Log dirs reported with an error become `LogDirError` entries with the error as printed.
 - An inventory entry without ``max_replicas`` gets `DEFAULT_MAX_REPLICAS`.
+- Impossible cluster state is an error naming the line: repeated or empty replicas, a leader that is not a replica,
+  an ISR, ELR or adding/removing replica outside the replicas, a partition described twice, partition lines that
+  are not ``0..PartitionCount-1``, a ``ReplicationFactor`` that is not the first partition's (during a reassignment
+  Kafka prints the replicas less the adding ones), ``min.insync.replicas``/``retention.*`` Kafka would not accept.
 """
 
 from __future__ import annotations
@@ -24,8 +28,18 @@ from pools.errors import InputError
 from pools.kafka_formats.cruise_control import DEFAULT_BROKER_ID, capacity_for
 from pools.kafka_formats.inventory import BrokerCapacity
 from pools.kafka_formats.log_dirs import LogDirsReport, parse_log_dirs
-from pools.kafka_formats.topics_describe import TopicDescription, parse_topics_describe
-from pools.snapshot import Broker, Capacity, ClusterSnapshot, LogDirError, PartitionState, TopicState
+from pools.kafka_formats.topics_describe import PartitionDescription, TopicDescription, parse_topics_describe
+from pools.snapshot import (
+    Broker,
+    Capacity,
+    ClusterSnapshot,
+    LogDirError,
+    PartitionState,
+    TopicState,
+    partition_problem,
+    topic_config_problem,
+    topic_name_problem,
+)
 
 __all__ = ["DEFAULT_MAX_REPLICAS", "build_snapshot"]
 
@@ -87,12 +101,9 @@ def build_snapshot(
     placement = _placement(report)
     partitions = []
     for t in topics:
-        if t.partitions and t.partition_count != len(t.partitions):
-            raise InputError(
-                f"{describe_source}: topic {t.topic!r}: PartitionCount is {t.partition_count} but "
-                f"{len(t.partitions)} partition line(s) follow"
-            )
-        partitions += _partitions(t, placement if report is not None else None)
+        states = _partitions(t, placement if report is not None else None, describe_source)
+        _check_topic(t, describe_source)
+        partitions += states
     seen = {b for p in partitions for b in (*p.replicas, *p.isr)}
     if report is not None:
         seen |= {b.broker for b in report.brokers}
@@ -109,6 +120,56 @@ def build_snapshot(
     )
 
 
+def _check_topic(t: TopicDescription, source: str) -> None:
+    """Kafka's invariants between a topic's header and its partition lines (see the module docstring)."""
+    where = f"{source}:{t.line}"
+    problem = topic_name_problem(t.topic)
+    if problem is not None:
+        raise InputError(f"{source}:{t.line or t.partitions[0].line}: Topic: {problem}")
+    config = topic_config_problem(t.configs)
+    if config is not None:
+        raise InputError(f"{where}: Configs: {config[0]}: {config[1]}")
+    seen: set[int] = set()
+    for p in t.partitions:
+        if p.partition in seen:
+            raise InputError(f"{source}:{p.line}: Partition: {t.topic}-{p.partition} is described twice")
+        seen.add(p.partition)
+    if not t.line or not t.partitions:
+        return
+    if t.partition_count != len(t.partitions) or seen != set(range(t.partition_count)):
+        raise InputError(
+            f"{where}: PartitionCount: topic {t.topic!r} has PartitionCount {t.partition_count} but its partition "
+            f"lines are {_ranges(sorted(seen))}; expected partitions 0..{t.partition_count - 1}"
+        )
+    first = min(t.partitions, key=lambda p: p.partition)
+    rf = _printed_replication_factor(first)
+    if t.replication_factor not in (rf, len(first.replicas)):
+        raise InputError(
+            f"{where}: ReplicationFactor: topic {t.topic!r} has ReplicationFactor {t.replication_factor} but "
+            f"partition {first.partition} has {rf} replica(s) ({','.join(map(str, first.replicas))}"
+            f"{' minus adding ' + ','.join(map(str, first.adding_replicas)) if rf != len(first.replicas) else ''})"
+        )
+
+
+def _printed_replication_factor(p: PartitionDescription) -> int:
+    """The ReplicationFactor ``kafka-topics.sh`` prints for a topic whose first partition is ``p``.
+
+    ``TopicCommand.getReplicationFactor``: while a reassignment is in progress (an adding or removing replica is
+    among the replicas) it is the replicas less the adding ones, else the replica count. The tool reads the
+    replicas (DescribeTopics) and the reassignment (ListPartitionReassignments) in two calls, so a capture taken
+    while a reassignment finishes may print either count; the caller accepts both.
+    """
+    changing = set(p.adding_replicas) | set(p.removing_replicas)
+    return len(p.replicas) - len(p.adding_replicas) if changing & set(p.replicas) else len(p.replicas)
+
+
+def _ranges(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    shown = ",".join(map(str, ids[:10]))
+    return shown + (f",... ({len(ids)} lines)" if len(ids) > 10 else "")
+
+
 def _placement(report: LogDirsReport | None) -> dict[tuple[str, int, int], tuple[str, int]]:
     """``(topic, partition, broker) -> (log_dir, size)`` of current replicas (future copies skipped)."""
     out: dict[tuple[str, int, int], tuple[str, int]] = {}
@@ -123,7 +184,7 @@ def _placement(report: LogDirsReport | None) -> dict[tuple[str, int, int], tuple
 
 
 def _partitions(
-    t: TopicDescription, placement: dict[tuple[str, int, int], tuple[str, int]] | None
+    t: TopicDescription, placement: dict[tuple[str, int, int], tuple[str, int]] | None, source: str
 ) -> list[PartitionState]:
     out = []
     for p in t.partitions:
@@ -133,22 +194,31 @@ def _partitions(
             found = [placement.get((p.topic, p.partition, b)) for b in p.replicas]
             log_dirs = tuple(f[0] if f else None for f in found)
             sizes = tuple(f[1] if f else None for f in found)
-        out.append(
-            PartitionState(
-                topic=p.topic,
-                partition=p.partition,
-                replicas=p.replicas,
-                leader=p.leader,
-                isr=p.isr,
-                adding_replicas=p.adding_replicas,
-                removing_replicas=p.removing_replicas,
-                elr=p.elr,
-                last_known_elr=p.last_known_elr,
-                log_dirs=log_dirs,
-                sizes=sizes,
-            )
+        state = PartitionState(
+            topic=p.topic,
+            partition=p.partition,
+            replicas=p.replicas,
+            leader=p.leader,
+            isr=p.isr,
+            adding_replicas=p.adding_replicas,
+            removing_replicas=p.removing_replicas,
+            elr=p.elr,
+            last_known_elr=p.last_known_elr,
+            log_dirs=log_dirs,
+            sizes=sizes,
         )
+        problem = partition_problem(state)
+        if problem is not None:
+            column = _COLUMNS.get(problem[0].split("[")[0], problem[0])
+            raise InputError(f"{source}:{p.line}: {column}: {t.topic}-{p.partition}: {problem[1]}")
+        out.append(state)
     return out
+
+
+#: snapshot field → the describe column it comes from, for messages.
+_COLUMNS = {"replicas": "Replicas", "partition": "Partition", "leader": "Leader", "isr": "Isr",
+            "adding_replicas": "Adding Replicas", "removing_replicas": "Removing Replicas", "elr": "Elr",
+            "last_known_elr": "LastKnownElr", "sizes": "size (kafka-log-dirs)"}
 
 
 def _brokers(inventory: Mapping[int, BrokerCapacity], seen: set[int]) -> tuple[Broker, ...]:

@@ -13,13 +13,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pools.demand import grow
+
 __all__ = ["Growth", "robust_growth", "PERIOD", "BAND"]
 
 #: The seasonal period in days.
 PERIOD = 7
 #: Percentiles of the pairwise slopes that bound the band.
 BAND = (0.10, 0.90)
-_MAX_LOG = 700.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,13 +33,9 @@ class Growth:
     level: float
 
     def forecast(self, horizon_days: int) -> tuple[float, float, float]:
-        """``(forecast, low, high)`` of the level ``horizon_days`` after the last day (finite: capped at e^700)."""
-        if self.level <= 0:
-            return 0.0, 0.0, 0.0
-        base = math.log(self.level)
-        return tuple(  # type: ignore[return-value]
-            math.exp(min(base + horizon_days * math.log1p(g), _MAX_LOG)) for g in (self.per_day, self.low, self.high)
-        )
+        """``(forecast, low, high)`` of the level ``horizon_days`` after the last day (`pools.demand.grow`: finite,
+        capped at e^700)."""
+        return tuple(grow(self.level, g, horizon_days) for g in (self.per_day, self.low, self.high))  # type: ignore[return-value]
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:

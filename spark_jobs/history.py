@@ -1,13 +1,20 @@
 """The normalized per-minute history: Parquet, hive-partitioned ``cluster=<c>/dt=<YYYY-MM-DD>/``.
 
-Each day's raw logs are converted once; later runs read only this table. Writing replaces exactly the
-(cluster, day) partitions present in the new rows (dynamic partition overwrite), so re-running a day is
-idempotent and other days are kept.
+Each day's raw logs are converted once; later runs read only this table. A row's key is (cluster,
+broker_id, topic, ts): an ingest *merges* its rows into the days they fall on: a new row replaces the row
+with its key, every other row of the day (other brokers, topics or sources, written by earlier runs) is
+kept. So ingesting sources in separate runs gives the same table as one run, and re-running a day is
+idempotent. Nothing of the table changes until `commit_days` at the very end of a successful ingest:
+the merged days are staged outside it first, and a local table swaps each day's directory in one rename.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -15,29 +22,100 @@ from pyspark.sql import functions as F
 from pools.errors import InputError
 from spark_jobs.rates import THROUGHPUT_SCHEMA
 
-__all__ = ["read_history", "write_history"]
+__all__ = ["HISTORY_KEY", "check_history", "read_history", "stage_merged_days", "commit_days", "day_column"]
+
+#: The columns that identify a row: one row per cluster, broker, topic and minute.
+HISTORY_KEY = ("cluster", "broker_id", "topic", "ts")
 
 
-def read_history(spark: SparkSession, path: str, *, cluster: str | None = None) -> DataFrame:
-    """Read the history table (only ``cluster`` when given), columns as `THROUGHPUT_SCHEMA`.
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file:")
+
+
+def _local(path: str) -> Path:
+    return Path(path.removeprefix("file://").removeprefix("file:"))
+
+
+def _data_files(root: Path) -> list[Path]:
+    """The Parquet files of a local table (Spark's hidden ``_``/``.`` files and folders skipped)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(("_", ".")))
+        out += [Path(dirpath) / f for f in sorted(filenames) if not f.startswith(("_", "."))]
+    return out
+
+
+def check_history(path: str) -> bool:
+    """Check every file of a local history table before any work; return whether it holds any file.
+
+    Raises
+    ------
+    InputError
+        Naming the first file that is not a readable Parquet file or lacks a column of the table, or when
+        ``path`` is a regular file.
+    """
+    if not _is_local(path):
+        return True
+    root = _local(path)
+    if not root.exists():
+        return False
+    if not root.is_dir():
+        raise InputError(f"{root}: --history must be a directory (the normalized Parquet table), not a file")
+    import pyarrow.parquet as pq
+
+    files = _data_files(root)
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
+            raise InputError(f"{f}: not a readable Parquet file of the history ({str(exc).splitlines()[0]})") from None
+        partitioned = {p.split("=", 1)[0] for p in f.relative_to(root).parts[:-1] if "=" in p}
+        missing = [c for c in THROUGHPUT_SCHEMA.fieldNames() if c not in schema.names and c not in partitioned]
+        if missing:
+            raise InputError(f"{f}: history file lacks column(s) {', '.join(missing)}")
+    return bool(files)
+
+
+def day_column(ts: F.Column) -> F.Column:
+    """The ``dt`` partition value of a row: its UTC date as ``YYYY-MM-DD``."""
+    return F.date_format(ts, "yyyy-MM-dd")
+
+
+def read_history(
+    spark: SparkSession,
+    path: str,
+    *,
+    cluster: str | None = None,
+    exclude_days: Sequence[str] = (),
+    only_days: Sequence[str] | None = None,
+) -> DataFrame:
+    """Read the history table, columns as `THROUGHPUT_SCHEMA`: only ``cluster`` when given, only the
+    ``dt`` partitions in ``only_days`` and none of ``exclude_days`` (pruned by directory).
+
+    An absent or empty table reads as no rows.
 
     Raises
     ------
     InputError
         When the table lacks a column of the schema.
     """
+    if _is_local(path) and not (_local(path).is_dir() and _data_files(_local(path))):
+        return spark.createDataFrame([], THROUGHPUT_SCHEMA)
     df = spark.read.option("basePath", path).parquet(path)
     missing = [f.name for f in THROUGHPUT_SCHEMA.fields if f.name not in df.columns]
     if missing:
         raise InputError(f"{path}: history table lacks column(s) {', '.join(missing)}")
     if cluster is not None:
         df = df.where(F.col("cluster") == cluster)
+    if exclude_days:
+        df = df.where(~F.col("dt").cast("string").isin(list(exclude_days)))
+    if only_days is not None:
+        df = df.where(F.col("dt").cast("string").isin(list(only_days)))
     return df.select(*[F.col(f.name).cast(f.dataType) for f in THROUGHPUT_SCHEMA.fields])
 
 
-def write_history(rows: DataFrame, path: str) -> None:
-    """Write normalized rows into the history table, replacing the (cluster, day) partitions they cover."""
-    out = rows.select("*", F.date_format("ts", "yyyy-MM-dd").alias("dt"))
+def _write(rows: DataFrame, path: str) -> None:
+    out = rows.select(*THROUGHPUT_SCHEMA.fieldNames(), day_column(F.col("ts")).alias("dt"))
     (
         out.repartition("cluster", "dt")
         .sortWithinPartitions("topic", "broker_id", "ts")
@@ -46,3 +124,44 @@ def write_history(rows: DataFrame, path: str) -> None:
         .partitionBy("cluster", "dt")
         .parquet(os.fspath(path))
     )
+
+
+def stage_merged_days(spark: SparkSession, new: DataFrame, history: str, work: str) -> list[tuple[str, str]]:
+    """Write the (cluster, day) partitions ``new`` touches, merged with the history's rows, under ``work``.
+
+    ``new`` should be staged (it is read twice). Returns the touched ``(cluster, day)`` pairs.
+    """
+    days = sorted((r["cluster"], r["dt"]) for r in new.select("cluster", day_column(F.col("ts")).alias("dt")).distinct().collect())
+    if not days:
+        return []
+    merged = new
+    clusters = sorted({c for c, _ in days})
+    for cluster in clusters:
+        touched = [d for c, d in days if c == cluster]
+        old = read_history(spark, history, cluster=cluster, only_days=touched)
+        kept = old.join(new.select(*HISTORY_KEY), list(HISTORY_KEY), "left_anti")
+        merged = merged.unionByName(kept)
+    _write(merged, work)
+    return days
+
+
+def commit_days(spark: SparkSession, work: str, history: str, days: Sequence[tuple[str, str]]) -> None:
+    """Put the staged days into the history: one directory rename per day for a local table, Spark's dynamic
+    partition overwrite for a remote one."""
+    if not days:
+        return
+    if not _is_local(history) or not _is_local(work):
+        _write(spark.read.option("basePath", work).parquet(work).drop("dt"), history)
+        return
+    root, staged = _local(history), _local(work)
+    for cluster, day in days:
+        source = staged / f"cluster={cluster}" / f"dt={day}"
+        target = root / f"cluster={cluster}" / f"dt={day}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            old = target.with_name(f".{target.name}.{uuid.uuid4().hex}.old")
+            os.replace(target, old)
+            os.replace(source, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(source, target)

@@ -10,37 +10,42 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pools.atomic import write_json
 from pools.errors import InputError
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
-from spark_jobs.history import read_history, write_history
+from spark_jobs.history import check_history, commit_days, day_column, read_history, stage_merged_days
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
-from spark_jobs.query_range import read_query_range
-from spark_jobs.rates import THROUGHPUT_SCHEMA, with_increase
-from spark_jobs.records import ACCEPTED_KINDS, KIND_COUNTER, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, RECORD_SCHEMA
+from spark_jobs.query_range import RangeValues, read_query_range
+from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_rows, sample_steps
+from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, RECORD_SCHEMA
+from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import read_telegraf
 
-__all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR"]
+__all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
 
 QUALITY_FILE = "quality.json"
 QUARANTINE_DIR = "quarantine"
 HISTORY_DIR = "history"
+#: The source name of rows pulled from a Prometheus server.
+PROMETHEUS_SOURCE = "prometheus"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,10 @@ class IngestInputs:
     log_dirs: tuple[str, ...] = ()
     normalized_json: tuple[str, ...] = ()
     history: str | None = None
+    #: Responses fetched from a Prometheus server (`spark_jobs.prometheus`), and the days they are for:
+    #: only rows of those days are taken from them.
+    prometheus: tuple[str, ...] = ()
+    prometheus_days: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +70,10 @@ class IngestParams:
 
     cluster: str
     broker_map: Mapping[str, int] = field(default_factory=dict)
-    horizon_days: int = 90
+    horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
     partition_counts: Mapping[str, int] = field(default_factory=dict)
+    #: What query_range values are when declared (``--range-values``); None = by the metric's name.
+    range_values: RangeValues | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,65 +94,149 @@ def run(
     *,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> IngestResult:
-    """Ingest ``inputs`` and write the profile, ``quality.json``, ``quarantine/`` and the history into ``out_dir``.
+    """Ingest ``inputs`` and write the profile, ``quality.json``, ``quarantine/``, ``spark.log`` and the history.
+
+    Every input is parsed once into a staged record table under ``OUT/.ingest-*`` (removed at the end);
+    every later step reads that table. The user's history and the outputs change only at the end, once
+    everything has been computed (see `spark_jobs.history`).
 
     Raises
     ------
     InputError
-        When no input at all is given.
+        When no input is given, a history file is damaged, or the inputs hold no usable record.
+    JobError
+        When Spark fails for a reason that is not the input's (out of memory, a lost executor, a dead JVM).
     """
     out = Path(out_dir)
     history = inputs.history or os.fspath(out / HISTORY_DIR)
-    records = _records(spark, inputs, params)
-    if records is None and not inputs.normalized_json and not _exists(history):
-        raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json or --history")
-    if records is None:
-        records = spark.createDataFrame([], RECORD_SCHEMA)
-    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    has_history = check_history(history)
+    if not (inputs.prom_text or inputs.query_range or inputs.prometheus or inputs.telegraf or inputs.log_dirs or inputs.normalized_json or has_history):
+        raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus or --history")
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / LOG_FILE
+    work = out / f".ingest-{uuid.uuid4().hex}"
+    try:
+        with spark_log(spark, log):
+            try:
+                return _run(spark, inputs, out, work, history, params, progress)
+            except Exception as exc:
+                failure = job_failure(exc, log)
+                if failure is None:
+                    raise
+                raise failure from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(
+    spark: SparkSession,
+    inputs: IngestInputs,
+    out: Path,
+    work: Path,
+    history: str,
+    params: IngestParams,
+    progress: Callable[[str], None],
+) -> IngestResult:
+    records = _stage_records(spark, inputs, params, work, progress)
     normalized = None
     if inputs.normalized_json:
-        normalized = read_normalized_json(spark, inputs.normalized_json, cluster=params.cluster)
-        normalized = normalized.persist(StorageLevel.MEMORY_AND_DISK)
-    units = _units(records, normalized)
-    progress("classifying input records")
+        progress("validating normalized JSON lines")
+        path = os.fspath(work / "normalized")
+        read_normalized_json(spark, inputs.normalized_json, cluster=params.cluster).write.parquet(path)
+        normalized = spark.read.parquet(path)
+    progress("ordering every series by time")
+    steps_path = os.fspath(work / "steps")
+    sample_steps(records).write.parquet(steps_path)
+    steps = spark.read.parquet(steps_path)
+    units = _units(records, normalized, duplicate_units(steps))
+    progress("counting input records")
     rejected_topic = F.when(F.col("kind") == KIND_REJECTED, F.col("topic")).alias("topic")
     counts = units.groupBy("source", "kind", "reason", rejected_topic).count().collect()
-    progress("writing quarantine")
-    rejected = units.where(F.col("kind") == KIND_REJECTED).drop("kind")
-    rejected.write.mode("overwrite").parquet(os.fspath(out / QUARANTINE_DIR))
-    rows = _normalized(spark, records, normalized, history, params, counts, progress)
-    progress("computing topic profile")
+    _check_usable(counts, inputs, history)
+    progress("converting counters to per-minute rows")
+    new = minute_rows(steps)
+    if inputs.prometheus:
+        # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
+        new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
+    if normalized is not None:
+        new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
+    new_path = os.fspath(work / "new")
+    new.write.parquet(new_path)
+    new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
+    progress(f"merging the new days into the history {history}")
+    merged_path = os.fspath(work / "merged")
+    days = stage_merged_days(spark, new, history, merged_path)
+    rows = read_history(spark, history, cluster=params.cluster, exclude_days=[d for c, d in days if c == params.cluster])
+    if days:
+        rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))
+    progress("computing the topic profile")
     topics, partitions, extra = _profile(rows, records, inputs, params, counts)
+    if not topics:
+        raise InputError(
+            f"no topic has traffic or a size in the inputs{_history_note(history)}: {_summary(counts)} "
+            "(a counter needs two scrapes of its series to give a rate)"
+        )
+    progress("writing the quarantine and the profile")
+    quarantine = os.fspath(work / QUARANTINE_DIR)
+    units.where(F.col("kind") == KIND_REJECTED).drop("kind").write.parquet(quarantine)
     quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": history}
+    commit_days(spark, merged_path, history, days)
+    target = out / QUARANTINE_DIR
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(quarantine, target)
     save_profile(out, topics, partitions)
     write_json(out / QUALITY_FILE, quality)
-    records.unpersist()
-    if normalized is not None:
-        normalized.unpersist()
     return IngestResult(out, len(topics), len(partitions), quality)
 
 
-def _units(records: DataFrame, normalized: DataFrame | None) -> DataFrame:
-    """Every input unit as ``source, file, kind, reason, cluster, broker_id, topic, raw``: counted and quarantined."""
+def _stage_records(
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None]
+) -> DataFrame:
+    """Parse every raw input once into ``work/records`` and return that table.
+
+    (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
+    """
+    path = os.fspath(work / "records")
+    frames = _readers(spark, inputs, params)
+    if frames is not None:
+        progress("reading the metric logs")
+        frames.write.parquet(path)
+        return spark.read.schema(RECORD_SCHEMA).parquet(path)
+    return spark.createDataFrame([], RECORD_SCHEMA)
+
+
+def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFrame) -> DataFrame:
+    """Every input unit as ``source, file, kind, reason, cluster, broker_id, topic, raw``: counted and quarantined.
+
+    A duplicated sample was first read as an accepted record; its duplicate unit (ignored or rejected) comes
+    with a `_CANCEL` unit that takes that acceptance back, so read = accepted + ignored + quarantined holds.
+    """
     columns = ("source", "file", "kind", "reason", "cluster", "broker_id", "topic", "raw")
     units = records.select(*columns)
     if normalized is not None:
         rows = normalized.drop("source").select("*", F.lit(NORMALIZED_SOURCE).alias("source"), F.col("source_file").alias("file"))
         units = units.unionByName(rows.select(*columns))
-    return units
+    none = F.lit(None).cast("string")
+    cancel = duplicates.select(
+        "source", "file", F.lit(_CANCEL).alias("kind"), none.alias("reason"), "cluster", "broker_id", none.alias("topic"), none.alias("raw")
+    )
+    return units.unionByName(duplicates.select(*columns)).unionByName(cancel)
 
 
-def _exists(path: str) -> bool:
-    return "://" in path or Path(path).exists()
+#: The kind of the bookkeeping unit that takes back a duplicate sample's first count as accepted.
+_CANCEL = "cancel"
 
 
-def _records(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
+def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
     frames = []
     bm = params.broker_map
     if inputs.prom_text:
         frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm))
     if inputs.query_range:
-        frames.append(read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm))
+        frames.append(read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm, declared=params.range_values))
+    if inputs.prometheus:
+        frames.append(read_query_range(spark, inputs.prometheus, cluster=params.cluster, broker_map=bm, source=PROMETHEUS_SOURCE))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:
@@ -154,34 +249,40 @@ def _records(spark: SparkSession, inputs: IngestInputs, params: IngestParams) ->
     return out
 
 
-def _normalized(
-    spark: SparkSession,
-    records: DataFrame,
-    normalized: DataFrame | None,
-    history: str,
-    params: IngestParams,
-    counts: list[Any],
-    progress: Callable[[str], None],
-) -> DataFrame:
-    """New rows from raw counters and valid normalized lines go into the history; the profile reads the
-    whole history for the cluster."""
-    has_counters = any(r["kind"] == KIND_COUNTER for r in counts)
-    new = with_increase(records) if has_counters else None
-    if normalized is not None and any(r["kind"] == KIND_MINUTE for r in counts):
-        rows = normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames())
-        new = rows if new is None else new.unionByName(rows)
-    if new is not None:
-        progress(f"converting counters to per-minute rows into {history}")
-        write_history(new, history)
-    if not _exists(history):
-        return spark.createDataFrame([], THROUGHPUT_SCHEMA)
-    return read_history(spark, history, cluster=params.cluster)
+def _check_usable(counts: list[Any], inputs: IngestInputs, history: str) -> None:
+    """Raise when the raw inputs hold no usable record and there is no history to fall back on."""
+    accepted = sum(r["count"] for r in counts if r["kind"] in ACCEPTED_KINDS) - sum(r["count"] for r in counts if r["kind"] == _CANCEL)
+    if accepted > 0 or not counts:
+        return
+    if not check_history(history):
+        raise InputError(f"no usable record in the inputs: {_summary(counts)}")
+
+
+def _summary(counts: list[Any]) -> str:
+    totals = _quality(counts)["totals"]
+    reasons: dict[str, int] = {}
+    for r in counts:
+        if r["kind"] in (KIND_IGNORED, KIND_REJECTED):
+            reasons[r["reason"]] = reasons.get(r["reason"], 0) + r["count"]
+    top = ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+    return (
+        f"{totals['read']} read, {totals['accepted']} accepted, {totals['ignored']} ignored, "
+        f"{totals['quarantined']} quarantined" + (f" ({top})" if top else "")
+    )
+
+
+def _history_note(history: str) -> str:
+    return f" or the history {history}" if check_history(history) else ""
 
 
 def _quality(counts: list[Any]) -> dict[str, Any]:
     sources: dict[str, dict[str, Any]] = {}
     for row in sorted(counts, key=lambda r: (r["source"], r["kind"], r["reason"] or "")):
         s = sources.setdefault(row["source"], {"read": 0, "accepted": 0, "ignored": {}, "quarantined": {}})
+        if row["kind"] == _CANCEL:
+            s["read"] -= row["count"]
+            s["accepted"] -= row["count"]
+            continue
         s["read"] += row["count"]
         if row["kind"] in ACCEPTED_KINDS:
             s["accepted"] += row["count"]
@@ -303,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument(f"--{name}", action="append", default=[], help="input glob (repeatable)")
     for name in ("history", "broker-map", "snapshot", "cluster", "remote"):
         p.add_argument(f"--{name}")
-    p.add_argument("--horizon-days", type=int, default=90)
+    p.add_argument("--horizon-days", type=int, default=DEFAULT_FORECAST_HORIZON_DAYS)
     p.add_argument("--out", required=True)
     p.add_argument("--master", default="local[*]")
     p.add_argument("--conf", action="append", default=[])

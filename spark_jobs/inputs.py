@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import glob
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pools.errors import InputError
+from pools.files import load_toml
 from pools.snapshot import load_snapshot
 
 __all__ = ["expand_globs", "load_broker_map", "partition_counts"]
@@ -52,12 +52,7 @@ def load_broker_map(path: str | os.PathLike[str] | None) -> dict[str, int]:
     if path is None:
         return {}
     source = Path(path)
-    try:
-        doc = tomllib.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file (expected the broker map, label value = broker id)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
+    doc = load_toml(source)
     out: dict[str, int] = {}
     _flatten(doc, source, "", out)
     if not out:

@@ -54,15 +54,18 @@ _STATUS = r"^(Querying brokers for log directories information|Received log dire
 def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) -> DataFrame:
     """Read ``kafka-log-dirs.sh --describe`` snapshot files into classified records (one per replica).
 
-    Rejection reasons: ``malformed_line`` (neither a status line nor JSON), ``malformed_json``,
+    Rejection reasons: ``not_utf8``, ``malformed_line`` (neither a status line nor JSON), ``malformed_json``,
     ``unsupported_version``, ``no_snapshot_time`` (file name without a stamp), ``bad_broker``,
     ``bad_partition``, ``bad_size``. Ignored: ``blank``, ``status_line``, ``empty_log_dir``.
     """
-    lines = spark.read.text(list(paths)).select(F.col("value").alias("line"), F.col("_metadata.file_path").alias("file"))
+    lines = spark.read.text(list(paths)).select(
+        F.make_valid_utf8("value").alias("line"), F.is_valid_utf8("value").alias("utf8"), F.col("_metadata.file_path").alias("file")
+    )
     stamp = F.regexp_extract("file", SNAPSHOT_NAME_PATTERN, 1)
     doc = F.from_json(F.col("line"), LOG_DIRS_SCHEMA, {"mode": "PERMISSIVE"})
     lines = lines.select(
         "line",
+        "utf8",
         "file",
         F.when(stamp != "", F.unix_millis(F.to_timestamp(stamp, "yyyyMMdd'T'HHmmss'Z'"))).alias("ts_ms"),
         F.when(F.trim("line").startswith("{"), doc).alias("doc"),
@@ -71,6 +74,7 @@ def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) ->
     is_json = stripped.startswith("{")
     line_kind, line_reason = classify(
         [
+            (~F.col("utf8"), KIND_REJECTED, "not_utf8"),
             (stripped == "", KIND_IGNORED, "blank"),
             (stripped.rlike(_STATUS), KIND_IGNORED, "status_line"),
             (~is_json, KIND_REJECTED, "malformed_line"),

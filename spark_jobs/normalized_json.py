@@ -81,5 +81,5 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
         F.when(kind != KIND_MINUTE, F.input_file_name()).alias("source_file"),
         kind.alias("kind"),
         "reason",
-        F.when(kind == KIND_REJECTED, F.substring(raw, 1, RAW_LIMIT)).alias("raw"),
+        F.when(kind == KIND_REJECTED, F.substring(F.make_valid_utf8(raw), 1, RAW_LIMIT)).alias("raw"),
     )

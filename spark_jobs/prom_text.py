@@ -53,16 +53,20 @@ def read_prom_text(
 ) -> DataFrame:
     """Read exposition-text files into classified records (see `spark_jobs.records`).
 
-    Rejection reasons: ``malformed_line``, ``malformed_labels``, ``bad_value``, ``nan_value``,
+    Rejection reasons: ``not_utf8``, ``malformed_line``, ``malformed_labels``, ``bad_value``, ``nan_value``,
     ``infinite_value``, ``negative_value``, ``missing_timestamp``, ``bad_timestamp``, ``unknown_broker``, ``bad_partition``.
     Ignored: ``blank``, ``comment``, ``other_metric``, ``broker_total``.
     """
+    # a line that is not UTF-8 is quarantined as not_utf8, its bad bytes replaced so it can be shown
     lines = spark.read.text(list(paths)).select(
-        F.regexp_replace("value", r"\r$", "").alias("line"), F.col("_metadata.file_path").alias("file")
+        F.regexp_replace(F.make_valid_utf8("value"), r"\r$", "").alias("line"),
+        F.is_valid_utf8("value").alias("utf8"),
+        F.col("_metadata.file_path").alias("file"),
     )
     m = lambda i: F.regexp_extract("line", LINE_PATTERN, i)  # noqa: E731
     parsed = lines.select(
         "line",
+        "utf8",
         "file",
         F.col("line").rlike(LINE_PATTERN).alias("ok"),
         F.lower(m(1)).alias("name"),
@@ -85,6 +89,7 @@ def read_prom_text(
     stripped = F.trim(F.col("line"))
     kind, reason = classify(
         [
+            (~F.col("utf8"), KIND_REJECTED, "not_utf8"),
             (stripped == "", KIND_IGNORED, "blank"),
             (stripped.startswith("#"), KIND_IGNORED, "comment"),
             (~F.col("ok"), KIND_REJECTED, "malformed_line"),

@@ -1,167 +1,563 @@
-"""Prometheus ``/api/v1/query_range`` exports: one JSON document per file, raw counters at a fixed step.
+"""Prometheus ``/api/v1/query_range`` exports (and API responses): one JSON document per file, of any size.
 
 ``{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[<float s>,"<value>"],
-...]}]}}``. Timestamps are float seconds, values strings. Each file is one document, read whole by one task:
-many files parse in parallel. The metric is ``metric.__name__`` (matched
-case-insensitively) or, for exports of an expression, the file name's prefix ``<metric>-<week>.json``.
+...]}]}}``. Timestamps are float seconds, values strings. Each file is streamed by one task:
+`spark_jobs.json_stream` cuts the document into its series, each series is parsed on its own and turned
+into Arrow record batches (``mapInArrow``), so memory holds one chunk of the file and one series, never the
+document (Spark's ``multiLine`` reader, or ``from_json`` over the file's text, materialise the whole document
+as one row: the out-of-memory of issue 13).
+
+The metric is ``metric.__name__`` (matched case-insensitively) or, for exports of an expression, the file
+name's prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
+are read as such, never as counters: by `values` (``--range-values``), or by the recording-rule naming
+convention ``level:metric:operation`` whose last part is ``increase<window>`` or ``rate<window>``
+(``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
+from spark_jobs.json_stream import BROKEN, SERIES, read_chunks, split_result
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
+    KIND_INCREASE,
     KIND_REJECTED,
     KIND_SIZE,
+    MAX_COUNT,
     PROM_METRICS,
-    broker_lookup,
-    classify,
-    finish,
-    origin_rules,
-    partition_rule,
-    value_rules,
+    RAW_LIMIT,
+    RECORD_SCHEMA,
 )
 
-__all__ = ["read_query_range", "SOURCE", "QUERY_RANGE_SCHEMA"]
+__all__ = ["read_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
 
 SOURCE = "prom_range"
 
-QUERY_RANGE_SCHEMA = T.StructType(
-    [
-        T.StructField("status", T.StringType()),
-        T.StructField(
-            "data",
-            T.StructType(
-                [
-                    T.StructField("resultType", T.StringType()),
-                    T.StructField(
-                        "result",
-                        T.ArrayType(
-                            T.StructType(
-                                [
-                                    T.StructField("metric", T.MapType(T.StringType(), T.StringType())),
-                                    T.StructField("values", T.ArrayType(T.ArrayType(T.StringType()))),
-                                ]
-                            )
-                        ),
-                    ),
-                ]
-            ),
-        ),
-    ]
+#: The last millisecond of year 9999: a later timestamp is not a real sample time.
+_MAX_TS_MS = 253_402_300_799_999
+_BATCH_ROWS = 65_536
+_FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
+_OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
+_DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000}
+_PARTITION = re.compile(r"^[0-9]{1,9}$")
+_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_IGNORED, KIND_REJECTED)
+_REASONS = (
+    None,
+    "malformed_pair",
+    "other_metric",
+    "broker_total",
+    "bad_value",
+    "nan_value",
+    "infinite_value",
+    "negative_value",
+    "value_out_of_range",
+    "bad_timestamp",
+    "unknown_broker",
+    "bad_partition",
+    "malformed_json",
+    "query_failed",
+    "not_a_matrix",
+    "empty_result",
+    "malformed_series",
+    "not_utf8",
 )
+_R = {r: i for i, r in enumerate(_REASONS)}
 
 
-#: Per-series fields every value pair of the series carries, with their types (for the null unit).
-_SERIES_FIELDS = (
-    ("labels", "map<string,string>"),
-    ("metric", "string"),
-    ("topic", "string"),
-    ("partition_text", "string"),
-    ("broker_id", "int"),
+@dataclass(frozen=True, slots=True)
+class RangeValues:
+    """What a series' values are: raw counters (``operation`` None) or ``increase``/``rate`` over ``window_s``."""
+
+    operation: str | None = None
+    window_s: float | None = None
+
+    @property
+    def label(self) -> str:
+        return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
+
+
+def _duration_s(text: str) -> float | None:
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(int(n) * _UNIT_S[u] for n, u in parts)
+
+
+def parse_range_values(text: str | None) -> RangeValues | None:
+    """``--range-values``: ``auto`` (None: by name), ``counter``, ``increase:<window>`` or ``rate:<window>``.
+
+    >>> parse_range_values("increase:1m"), parse_range_values("auto")
+    (RangeValues(operation='increase', window_s=60), None)
+
+    Raises
+    ------
+    ValueError
+        For any other text.
+    """
+    if text is None or text == "auto":
+        return None
+    if text == "counter":
+        return RangeValues()
+    op, _, window = text.partition(":")
+    seconds = _duration_s(window)
+    if op not in ("increase", "rate") or not seconds:
+        raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
+    return RangeValues(op, seconds)
+
+
+def _metric(name: str | None) -> tuple[str | None, RangeValues]:
+    """The normalized metric of a Prometheus name, and whether it is a counter or pre-aggregated (by name)."""
+    if not name:
+        return None, RangeValues()
+    lower = name.lower()
+    if lower in PROM_METRICS:
+        return PROM_METRICS[lower], RangeValues()
+    parts = lower.split(":")
+    match = _OPERATION.match(parts[-1]) if len(parts) >= 2 else None
+    if match:
+        base = parts[-2]
+        metric = PROM_METRICS.get(base) or PROM_METRICS.get(base + "_total")
+        if metric and metric != "log_size":
+            return metric, RangeValues(match.group(1), _duration_s(match.group(2)))
+    return None, RangeValues()
+
+
+def _broker(labels: Mapping[str, str], broker_map: Mapping[str, int]) -> int | None:
+    for label in ("instance", "pod"):
+        value = labels.get(label)
+        if value is None:
+            continue
+        if value in broker_map:
+            return int(broker_map[value])
+        if _PARTITION.match(value):
+            return int(value)
+    return None
+
+
+class _Batches:
+    """Accumulates per-series columns and cuts them into record batches of about `_BATCH_ROWS` rows.
+
+    Strings that are constant per series (topic, metric …) are stored once and expanded with Arrow's
+    ``take``; no Python object is made per record.
+    """
+
+    def __init__(self, file: str, cluster: str, source: str) -> None:
+        self.file, self.cluster, self.source = file, cluster, source
+        self.parts: list[dict[str, Any]] = []
+        self.rows = 0
+
+    def add(self, n: int, *, kind: np.ndarray, reason: np.ndarray, raw: list[str | None] | None = None, **series: Any) -> Iterator[pa.RecordBatch]:
+        self.parts.append({"n": n, "kind": kind, "reason": reason, "raw": raw, **series})
+        self.rows += n
+        if self.rows >= _BATCH_ROWS:
+            yield self.flush()
+
+    def flush(self) -> pa.RecordBatch:
+        parts, self.parts, self.rows = self.parts, [], 0
+        counts = np.array([p["n"] for p in parts], np.int64)
+        rows = int(counts.sum())
+        which = pa.array(np.repeat(np.arange(len(parts), dtype=np.int32), counts))
+        kind = np.concatenate([p["kind"] for p in parts]).astype(np.int32)
+        reason = np.concatenate([p["reason"] for p in parts]).astype(np.int32)
+        no_data = kind > _KINDS.index(KIND_INCREASE)
+
+        def per_series(name: str, typ: pa.DataType) -> pa.Array:
+            return pa.array([p.get(name) for p in parts], typ).take(which)
+
+        def per_row(name: str, dtype: type, fill: Any) -> np.ndarray:
+            return np.concatenate([p[name] if p.get(name) is not None else np.full(p["n"], fill, dtype) for p in parts]).astype(dtype)
+
+        def constant(text: str) -> pa.Array:
+            return pa.array([text], pa.string()).take(pa.array(np.zeros(rows, np.int32)))
+
+        partition = per_row("partition", np.int64, -1)
+        window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
+        raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
+        columns = {
+            "source": constant(self.source),
+            "file": constant(self.file),
+            "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+            "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason)),
+            "cluster": constant(self.cluster),
+            "ts_ms": pa.array(per_row("ts_ms", np.int64, 0), pa.int64(), mask=no_data),
+            "broker_id": per_series("broker_id", pa.int32()),
+            "topic": per_series("topic", pa.string()),
+            "partition": pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
+            "metric": _masked(per_series("metric", pa.string()), no_data),
+            "value": pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_data),
+            "log_dir": pa.nulls(rows, pa.string()),
+            "is_future": pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
+            "raw": pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
+            "window_s": pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
+        }
+        return pa.RecordBatch.from_arrays([columns[f.name] for f in RECORD_SCHEMA.fields], names=RECORD_SCHEMA.fieldNames())
+
+
+def _masked(array: pa.Array, mask: np.ndarray) -> pa.Array:
+    """``array`` with nulls where ``mask`` is true."""
+    return pc.if_else(pa.array(mask), pa.nulls(len(array), array.type), array)
+
+
+def _raw(labels: Any, pair: Any) -> str:
+    return orjson.dumps({"metric": labels, "value": pair}).decode()[:RAW_LIMIT]
+
+
+_VALUES_KEY = re.compile(rb'"values"\s*:\s*\[')
+_TO_CSV = bytes.maketrans(b"]", b"\n")
+_CSV_READ = pcsv.ReadOptions(column_names=["_", "ts", "value"], use_threads=False, block_size=1 << 24)
+_CSV_CONVERT = pcsv.ConvertOptions(
+    column_types={"ts": pa.float64(), "value": pa.float64()},
+    include_columns=["ts", "value"],
+    null_values=[],
+    quoted_strings_can_be_null=False,
 )
+#: Bytes of value pairs converted in one call of Arrow's CSV parser (about 256 k pairs).
+_PARSE_BYTES = 6 << 20
 
 
-def _unit(series: F.Column | None, pair: F.Column) -> F.Column:
-    """One value pair with its series' fields (all null for a document that is not read)."""
-    fields = [(series[name] if series is not None else F.lit(None).cast(t)).alias(name) for name, t in _SERIES_FIELDS]
-    return F.struct(*fields, pair.alias("pair"))
+def _compact_values(element: bytes) -> tuple[bytes, bytes] | None:
+    """``(the element with an empty values array, its pairs as CSV lines)`` when the ``values`` array has
+    exactly the compact shape Prometheus writes (``[<number>,"<text>"]`` pairs and nothing else); else None.
+
+    >>> _compact_values(b'{"metric":{},"values":[[1,"2"],[3.5,"NaN"]]}')
+    (b'{"metric":{},"values":[]}', b',1,2\\n,3.5,NaN\\n')
+    >>> _compact_values(b'{"metric":{},"values":[[1, "2"]]}') is None
+    True
+    """
+    match = _VALUES_KEY.search(element)
+    if match is None:
+        return None
+    end = element.find(b"]]", match.end())
+    if end < 0:
+        return None
+    body = element[match.end() : end + 1]
+    n = body.count(b"[")
+    if (
+        n == 0
+        or body.count(b"]") != n
+        or body.count(b'"') != 2 * n
+        or body.count(b',"') != n
+        or body.count(b'"]') != n
+        or body.count(b",") != 2 * n - 1
+        or b" " in body
+    ):
+        return None
+    # [1,"2"],[3,"4"] -> ,1,2\n,3,4\n : an empty first column, then the time and the value
+    return element[: match.end()] + element[end + 1 :], b"," + body.translate(_TO_CSV, b'["')
+
+
+def _pairs(values: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ts_ms, value, reason)`` per pair, one by one; reason `malformed_pair`, `bad_value` or `bad_timestamp`
+    where a pair is not usable (0 where it is)."""
+    n = len(values)
+    seconds = np.full(n, np.nan)
+    value = np.full(n, np.nan)
+    reason = np.zeros(n, np.int8)
+    for i, p in enumerate(values):
+        if not isinstance(p, list) or len(p) != 2:
+            reason[i] = _R["malformed_pair"]
+            continue
+        v = _number(p[1]) if isinstance(p[1], str) else None
+        t = _number(p[0])
+        if v is None:
+            reason[i] = _R["bad_value"]
+        else:
+            value[i] = v
+        if t is None:
+            reason[i] = reason[i] or _R["bad_timestamp"]
+        else:
+            seconds[i] = t
+    return _ms(seconds), value, reason
+
+
+def _number(x: Any) -> float | None:
+    """A JSON number, or text Go's ``ParseFloat`` would read (``NaN``, ``+Inf``, ``1e+06`` …), as a float."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str) and "_" not in x and x.strip() == x:
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
+def _ms(seconds: np.ndarray) -> np.ndarray:
+    """Float seconds as whole milliseconds; 0 (a bad timestamp) where not finite, ≤ 0 or after year 9999."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        ms = np.round(seconds * 1000.0)
+        bad = ~np.isfinite(ms) | (ms <= 0) | (ms > _MAX_TS_MS)
+    ms[bad] = 0
+    return ms.astype(np.int64)
+
+
+@dataclass(slots=True)
+class _Series:
+    """A series waiting for its pairs to be converted: its labels, and its pairs as CSV text or parsed JSON."""
+
+    labels: dict[str, str]
+    csv: bytes | None
+    values: list[Any] | None
+
+
+class _Reader:
+    """Turns the elements of one document into record batches.
+
+    The pairs of many compact series are converted by one call of Arrow's CSV parser (C++, no Python
+    object per pair); a series of any other shape is parsed with orjson and its pairs read one by one, so
+    both give the same records.
+    """
+
+    def __init__(self, batches: _Batches, file_name: str | None, broker_map: Mapping[str, int], declared: RangeValues | None) -> None:
+        self.batches, self.file_name, self.broker_map, self.declared = batches, file_name, broker_map, declared
+        self.pending: list[_Series] = []
+        self.pending_bytes = 0
+
+    def element(self, element: bytes) -> Iterator[pa.RecordBatch]:
+        compact = _compact_values(element)
+        obj: Any = None
+        if compact is not None:
+            try:
+                obj = orjson.loads(compact[0])
+            except orjson.JSONDecodeError:
+                compact = None
+        if compact is None:
+            try:
+                obj = orjson.loads(element)
+            except orjson.JSONDecodeError as exc:
+                reason = "not_utf8" if "utf-8" in str(exc).lower() else "malformed_series"
+                yield from _one(self.batches, reason, element.decode("utf-8", "replace"))
+                return
+        labels = obj.get("metric") if isinstance(obj, dict) else None
+        values = obj.get("values") if isinstance(obj, dict) else None
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()) or not isinstance(values, list):
+            reason = "not_a_matrix" if isinstance(obj, dict) and "value" in obj else "malformed_series"
+            yield from _one(self.batches, reason, element.decode("utf-8", "replace"))
+            return
+        if compact is None and not values:
+            yield from _one(self.batches, "malformed_pair", _raw(labels, None))
+            return
+        self.pending.append(_Series(labels, compact[1] if compact else None, None if compact else values))
+        self.pending_bytes += len(compact[1]) if compact else _PARSE_BYTES
+        if self.pending_bytes >= _PARSE_BYTES:
+            yield from self.convert()
+
+    def convert(self) -> Iterator[pa.RecordBatch]:
+        """Convert the pending series' pairs (one CSV parse for all compact ones) and classify them."""
+        pending, self.pending, self.pending_bytes = self.pending, [], 0
+        compact = [s for s in pending if s.csv is not None]
+        parsed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if compact:
+            try:
+                table = pcsv.read_csv(pa.py_buffer(b"".join(s.csv for s in compact)), read_options=_CSV_READ, convert_options=_CSV_CONVERT)
+            except pa.ArrowInvalid:
+                table = None  # a value is not a number: those series are read pair by pair below
+            if table is not None:
+                seconds = table.column("ts").to_numpy()
+                value = table.column("value").to_numpy()
+                start = 0
+                for s in compact:
+                    n = s.csv.count(b"\n")
+                    parsed[id(s)] = (seconds[start : start + n], value[start : start + n])
+                    start += n
+        for s in pending:
+            if id(s) in parsed:
+                seconds, value = parsed[id(s)]
+                yield from self.classify(s.labels, None, _ms(seconds), value.copy(), np.zeros(len(value), np.int8))
+            else:
+                values = s.values if s.values is not None else _csv_pairs(s.csv)
+                yield from self.classify(s.labels, values, *_pairs(values))
+
+    def classify(
+        self, labels: dict[str, str], values: list[Any] | None, ts_ms: np.ndarray, value: np.ndarray, reason: np.ndarray
+    ) -> Iterator[pa.RecordBatch]:
+        """The records of one series: every value pair classified (the first failing rule wins)."""
+        metric, by_name = _metric(labels.get("__name__") or self.file_name)
+        kind_of = self.declared if self.declared is not None and metric not in (None, "log_size") else by_name
+        topic = labels.get("topic") or None
+        broker = _broker(labels, self.broker_map)
+        partition = labels.get("partition")
+        partition_ok = bool(partition and _PARTITION.match(partition))
+        n = len(value)
+        ok = reason == 0
+        if metric is None:
+            reason[ok] = _R["other_metric"]
+        elif topic is None:
+            reason[ok] = _R["broker_total"]
+        else:
+            with np.errstate(invalid="ignore"):
+                rules = (
+                    ("nan_value", np.isnan(value)),
+                    ("infinite_value", np.isinf(value)),
+                    ("negative_value", value < 0),
+                    ("value_out_of_range", value > MAX_COUNT),
+                    ("bad_timestamp", ts_ms <= 0),
+                )
+            for rule, bad in rules:
+                reason[ok & bad] = _R[rule]
+                ok &= ~bad
+            if broker is None:
+                reason[ok] = _R["unknown_broker"]
+            elif metric == "log_size" and not partition_ok:
+                reason[ok] = _R["bad_partition"]
+        ignored = (reason == _R["other_metric"]) | (reason == _R["broker_total"])
+        accepted = KIND_SIZE if metric == "log_size" else (KIND_COUNTER if kind_of.operation is None else KIND_INCREASE)
+        kind = np.where(reason == 0, _KINDS.index(accepted), np.where(ignored, _KINDS.index(KIND_IGNORED), _KINDS.index(KIND_REJECTED)))
+        rejected = np.flatnonzero(kind == _KINDS.index(KIND_REJECTED))
+        raw = None
+        if rejected.size:
+            raw = [None] * n
+            for i in rejected.tolist():
+                raw[i] = _raw(labels, values[i] if values is not None else [ts_ms[i] / 1000, _go_float(value[i])])
+        if kind_of.operation == "rate":
+            value = value * kind_of.window_s  # the bytes over the window
+        yield from self.batches.add(
+            n,
+            kind=kind,
+            reason=reason,
+            raw=raw,
+            ts_ms=ts_ms,
+            value=value,
+            partition=np.full(n, int(partition) if metric == "log_size" and partition_ok else -1),
+            broker_id=broker,
+            topic=topic,
+            metric=metric,
+            window_s=kind_of.window_s if kind_of.operation else None,
+        )
+
+
+def _csv_pairs(csv: bytes) -> list[Any]:
+    """The pairs of a compact series as JSON would give them (``[number, "text"]``), for one whose CSV parse failed."""
+    out: list[Any] = []
+    for line in csv.split(b"\n"):
+        if line:
+            _, ts, value = line.split(b",", 2)
+            out.append([orjson.loads(ts), value.decode("utf-8", "replace")])
+    return out
+
+
+def _go_float(v: float) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    return repr(v)
+
+
+def _one(batches: _Batches, reason: str, raw: str) -> Iterator[pa.RecordBatch]:
+    """One rejected or ignored unit standing for a whole document or series."""
+    kind = KIND_IGNORED if reason == "empty_result" else KIND_REJECTED
+    yield from batches.add(
+        1, kind=np.array([_KINDS.index(kind)]), reason=np.array([_R[reason]]), raw=[raw[:RAW_LIMIT] if kind == KIND_REJECTED else None]
+    )
+
+
+def _flush(batches: _Batches) -> Iterator[pa.RecordBatch]:
+    if batches.parts:
+        yield batches.flush()
+
+
+def parse_file(
+    path: str, *, cluster: str, broker_map: Mapping[str, int], declared: RangeValues | None = None, source: str = SOURCE
+) -> Iterator[pa.RecordBatch]:
+    """Stream one export file into record batches (`spark_jobs.records`), one record per value pair.
+
+    Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
+    is broken or truncated; its complete series still count), ``query_failed`` (status not ``success``),
+    ``not_a_matrix``, ``malformed_series``, ``not_utf8``; per value pair: ``malformed_pair``, ``bad_value``,
+    ``nan_value``, ``infinite_value``, ``negative_value``, ``value_out_of_range``, ``bad_timestamp``,
+    ``unknown_broker``, ``bad_partition``. Ignored: ``empty_result``, ``other_metric``, ``broker_total``.
+    """
+    match = _FILE_METRIC.search(path)
+    file_name = match.group(1) if match else None
+    batches = _Batches(path, cluster, source)
+    reader = _Reader(batches, file_name, broker_map, declared)
+    series = 0
+    with _open(path) as stream:
+        for kind, item in split_result(read_chunks(stream)):
+            if kind == SERIES:
+                series += 1
+                yield from reader.element(item)
+                continue
+            yield from reader.convert()
+            if kind == BROKEN:
+                yield from _one(batches, "malformed_json", item)
+            else:
+                reason = _document_reason(item, series)
+                if reason:
+                    yield from _one(batches, reason, orjson.dumps(item).decode())
+    yield from _flush(batches)
+
+
+def _document_reason(skeleton: Any, series: int) -> str | None:
+    if not isinstance(skeleton, dict) or "status" not in skeleton:
+        return "malformed_json"
+    if skeleton["status"] != "success":
+        return "query_failed"
+    data = skeleton.get("data")
+    if series:
+        return None
+    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+        return "not_a_matrix"
+    return "empty_result"
+
+
+def _open(path: str):
+    if "://" in path and not path.startswith("file:"):
+        from pyarrow import fs
+
+        filesystem, inner = fs.FileSystem.from_uri(path)
+        return filesystem.open_input_stream(inner)
+    return open(path.removeprefix("file://").removeprefix("file:"), "rb")
+
+
+def _parse_partition(batches: Iterator[pa.RecordBatch], **options: Any) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        for path in batch.column("path").to_pylist():
+            yield from parse_file(path, **options)
 
 
 def read_query_range(
-    spark: SparkSession,
+    spark,
     paths: Sequence[str],
     *,
     cluster: str,
     broker_map: Mapping[str, int],
-) -> DataFrame:
-    """Read query_range export files into classified records, one per value pair (see `spark_jobs.records`).
+    declared: RangeValues | None = None,
+    source: str = SOURCE,
+):
+    """Read query_range export files into classified records, one per value pair (see `parse_file`).
 
-    Each file is read whole as text and parsed with ``from_json``; its value pairs are flattened into one
-    array inside the same projection and exploded. (Spark's ``multiLine`` JSON reader would first copy each
-    week-long document into one nested row, which takes minutes per file.) A file is one string, so it must
-    be under 2 GiB.
-
-    Rejection reasons (a whole document counts once): ``malformed_json``, ``query_failed`` (status not
-    ``success``), ``not_a_matrix``; per value pair: ``malformed_pair``, ``bad_value``, ``nan_value``,
-    ``infinite_value``, ``negative_value``, ``bad_timestamp``, ``unknown_broker``, ``bad_partition``.
-    Ignored: ``empty_result``, ``other_metric``, ``broker_total``.
+    One task per file (largest first), each streaming its file through `parse_file` in a Python worker
+    (``mapInArrow``): memory is bounded by the chunk size and the longest series, not by the file.
     """
-    text = spark.read.text(list(paths), wholetext=True)
-    docs = text.select(
-        F.col("_metadata.file_path").alias("file"), "value", F.from_json("value", QUERY_RANGE_SCHEMA).alias("doc")
-    )
-    result = F.col("doc.data.result")
-    doc_kind, doc_reason = classify(
-        [
-            (F.col("doc.status").isNull(), KIND_REJECTED, "malformed_json"),
-            (F.col("doc.status") != "success", KIND_REJECTED, "query_failed"),
-            ((F.col("doc.data.resultType") != "matrix") | result.isNull(), KIND_REJECTED, "not_a_matrix"),
-            (F.size(result) == 0, KIND_IGNORED, "empty_result"),
-        ],
-        KIND_COUNTER,
-    )
-    # the labels are resolved once per series, not once per value pair
-    file_metric = F.lower(F.regexp_extract("file", r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$", 1))
-    metrics = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])
+    ordered = sorted(paths, key=lambda p: (-_size(p), p))
+    files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
+    files = files.repartitionByRange(max(1, len(ordered)), "i")
+    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared, source=source)
+    return files.mapInArrow(parse, RECORD_SCHEMA)
 
-    def series(r: F.Column) -> F.Column:
-        labels = r["metric"]
-        return F.struct(
-            labels.alias("labels"),
-            metrics[F.coalesce(F.lower(labels["__name__"]), file_metric)].alias("metric"),
-            F.when(labels["topic"] != "", labels["topic"]).alias("topic"),
-            labels["partition"].alias("partition_text"),
-            broker_lookup(broker_map, labels["instance"], labels["pod"]).alias("broker_id"),
-            r["values"].alias("values"),
-        )
 
-    no_pair = F.lit(None).cast("array<string>")
-    # a series without values still counts once (as a malformed pair), a bad document once (as itself)
-    pairs = F.transform(
-        F.transform(result, series),
-        lambda s: F.when(F.size(s["values"]) > 0, F.transform(s["values"], lambda p: _unit(s, p))).otherwise(
-            F.array(_unit(s, no_pair))
-        ),
-    )
-    per_doc = docs.select(
-        "file",
-        doc_kind.alias("doc_kind"),
-        doc_reason.alias("doc_reason"),
-        F.when(doc_reason.isNotNull(), F.col("value")).alias("doc_raw"),
-        F.when(doc_reason.isNull(), F.flatten(pairs)).otherwise(F.array(_unit(None, no_pair))).alias("units"),
-    )
-    units = per_doc.select("file", "doc_kind", "doc_reason", "doc_raw", F.inline_outer("units"))
-    samples = units.select(
-        "*",
-        F.get("pair", 1).try_cast("double").alias("value"),
-        (F.get("pair", 0).try_cast("decimal(20,3)") * 1000).cast("long").alias("ts_ms"),
-    )
-    kind, reason = classify(
-        [
-            (F.col("doc_reason").isNotNull(), F.col("doc_kind"), F.col("doc_reason")),
-            (F.col("pair").isNull() | (F.size("pair") != 2), KIND_REJECTED, "malformed_pair"),
-            (F.col("metric").isNull(), KIND_IGNORED, "other_metric"),
-            (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
-            *value_rules(),
-            *origin_rules(),
-            partition_rule(F.col("metric") == "log_size"),
-        ],
-        F.when(F.col("metric") == "log_size", F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
-    )
-    raw = F.coalesce(F.col("doc_raw"), F.to_json(F.struct(F.col("labels").alias("metric"), F.col("pair").alias("value"))))
-    out = samples.select(
-        "*",
-        kind.alias("kind"),
-        reason.alias("reason"),
-        F.col("partition_text").try_cast("int").alias("partition"),
-        F.lit(False).alias("is_future"),
-        raw.alias("raw"),
-    )
-    return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(cluster).alias("cluster")))
+def _size(path: str) -> int:
+    import os
+
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

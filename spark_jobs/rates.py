@@ -1,12 +1,21 @@
-"""Counters to per-minute increases with Prometheus ``increase()`` semantics, per (broker, topic, metric).
+"""Samples to per-minute increases with Prometheus ``increase()`` semantics, per (broker, topic, metric).
 
 Samples of one series are ordered by time; each consecutive pair gives the increase over ``[prev, cur)``:
 ``cur - prev``, or ``cur`` when the counter went down (a reset: a broker restart, or Kafka closing a
-leader-only meter when leadership moves and re-creating it from 0). A series that was absent from its
-broker's previous scrape round was re-created since, so its first value is an increase too. The increase is credited to the minute the window starts in
-(``prev`` floored to the minute); windows longer than `GAP_MS` are flagged as gaps and keep their real length
-in ``interval_s`` instead of being spread over the missing minutes. The three metrics are then pivoted into
-the normalized `THROUGHPUT_SCHEMA` table.
+leader-only meter when leadership moves and re-creating it from 0). A meter is new only when its series has
+no earlier sample or its value fell: then its value is an increase over the window from its broker's
+previous scrape round (a series absent from that round was created since). A series merely missing from
+some scrapes (a lost or truncated line) is not new: its increase spans the gap. The very first round of a
+broker only anchors its series. Two samples of a series with the same timestamp are one sample exported twice
+(``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
+quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
+window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
+windows longer than `GAP_MS` are flagged as gaps and keep their real length in ``interval_s`` instead of
+being spread over the missing minutes. The three metrics are then pivoted into the normalized
+`THROUGHPUT_SCHEMA` table.
+
+The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
+series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.records import KIND_COUNTER
+from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED
 
 __all__ = [
     "THROUGHPUT_SCHEMA",
@@ -26,7 +35,13 @@ __all__ = [
     "PARTIAL_MS",
     "ROUND_MS",
     "with_increase",
+    "sample_steps",
+    "minute_rows",
+    "duplicate_units",
     "missing_minutes",
+    "STATUS_OK",
+    "STATUS_DUPLICATE",
+    "STATUS_CONFLICT",
 ]
 
 #: Flag bits of a normalized row.
@@ -57,77 +72,125 @@ THROUGHPUT_SCHEMA = T.StructType(
 
 
 def missing_minutes(interval_s: F.Column) -> F.Column:
-    """Whole minutes a window of ``interval_s`` seconds skipped (0 for a normal minute)."""
+    """Whole minutes a window of ``interval_s`` seconds skipped (0 for a normal minute).
+
+    Examples
+    --------
+    >>> rows = spark.createDataFrame([(60,), (90,), (180,)], "interval_s int")
+    >>> [r.m for r in rows.select(missing_minutes(F.col("interval_s")).alias("m")).collect()]
+    [0, 1, 2]
+    """
     return F.greatest(F.round(interval_s / 60.0).cast("long") - 1, F.lit(0).cast("long"))
 
 
-def with_increase(records: DataFrame) -> DataFrame:
-    """Turn ``counter`` records into normalized per-minute rows (`THROUGHPUT_SCHEMA`).
+#: Status of a sample in `sample_steps`.
+STATUS_OK, STATUS_DUPLICATE, STATUS_CONFLICT = "ok", "duplicate_sample", "duplicate_timestamp"
+_SERIES = ["cluster", "broker_id", "topic", "metric"]
 
-    A broker's scrapes are grouped into rounds (timestamps within `ROUND_MS` of each other). A series absent
-    from the broker's previous round was created since (Kafka re-creates a closed meter from 0), so its
-    first value is an increase over the window from that round, not an anchor. The very first round of a
-    broker only anchors its series. Two samples of a series with the same timestamp (overlapping exports)
-    add nothing.
+
+def sample_steps(records: DataFrame) -> DataFrame:
+    """Every ``counter`` and ``increase`` record with its ``status`` and the previous usable sample of its series.
+
+    Columns: ``cluster, broker_id, topic, metric, kind, source, file, ts_ms, value, window_s, status,
+    prev_ts, prev_v``. One shuffle by series and one sort by (series, time, value) serve every window.
     """
-    counters = records.where(F.col("kind") == KIND_COUNTER).select(
-        "cluster", "broker_id", "topic", "metric", "ts_ms", "value", "source"
+    samples = records.where(F.col("kind").isin(KIND_COUNTER, KIND_INCREASE)).select(
+        *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s"
     )
-    series = ["cluster", "broker_id", "topic", "metric"]
-    w = Window.partitionBy(*series).orderBy("ts_ms", "value")
-    samples = counters.join(_rounds(counters), ["cluster", "broker_id", "ts_ms"]).select(
+    ordered = Window.partitionBy(*_SERIES).orderBy("ts_ms", "value")
+    peers = Window.partitionBy(*_SERIES).orderBy("ts_ms").rangeBetween(0, 0)
+    status = (
+        F.when(F.min("value").over(peers) != F.max("value").over(peers), F.lit(STATUS_CONFLICT))
+        .when(F.lag("ts_ms").over(ordered) == F.col("ts_ms"), F.lit(STATUS_DUPLICATE))
+        .otherwise(F.lit(STATUS_OK))
+    )
+    classified = samples.select("*", status.alias("status"))
+    before = ordered.rowsBetween(Window.unboundedPreceding, -1)
+    usable = F.col("status") == STATUS_OK
+    return classified.select(
         "*",
-        F.lag("ts_ms").over(w).alias("prev_ts"),
-        F.lag("value").over(w).alias("prev_v"),
-        F.lag("round").over(w).alias("prev_round"),
+        F.last(F.when(usable, F.col("ts_ms")), ignorenulls=True).over(before).alias("prev_ts"),
+        F.last(F.when(usable, F.col("value")), ignorenulls=True).over(before).alias("prev_v"),
     )
-    created = F.col("prev_round_ms").isNotNull() & (F.col("prev_ts").isNull() | (F.col("prev_round") < F.col("round") - 1))
-    start = F.when(created, F.col("prev_round_ms")).otherwise(F.col("prev_ts"))
-    deltas = samples.where(created | F.col("prev_ts").isNotNull()).select(
-        *series,
-        "source",
-        (F.floor(start / _MINUTE_MS) * _MINUTE_MS).alias("minute_ms"),
-        (F.col("ts_ms") - start).alias("span_ms"),
-        (created | (F.col("value") < F.col("prev_v"))).alias("reset"),
-        F.when(created | (F.col("value") < F.col("prev_v")), F.col("value"))
-        .when(F.col("ts_ms") == F.col("prev_ts"), F.lit(0.0))
-        .otherwise(F.col("value") - F.col("prev_v"))
-        .alias("delta"),
+
+
+def duplicate_units(steps: DataFrame) -> DataFrame:
+    """The samples `sample_steps` did not use, as records: ``duplicate_sample`` (ignored) or
+    ``duplicate_timestamp`` (rejected, with the sample as JSON in ``raw``)."""
+    dropped = steps.where(F.col("status") != STATUS_OK)
+    kind = F.when(F.col("status") == STATUS_CONFLICT, F.lit(KIND_REJECTED)).otherwise(F.lit(KIND_IGNORED))
+    raw = F.to_json(F.struct("broker_id", "topic", "metric", "ts_ms", "value"))
+    return dropped.select(
+        "source", "file", kind.alias("kind"), F.col("status").alias("reason"), "cluster", "broker_id", "topic",
+        F.when(kind == KIND_REJECTED, raw).alias("raw"),
+    )
+
+
+def minute_rows(steps: DataFrame) -> DataFrame:
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) from `sample_steps` output."""
+    ok = steps.where(F.col("status") == STATUS_OK)
+    counters = ok.where(F.col("kind") == KIND_COUNTER)
+    fell = F.col("value") < F.col("prev_v")
+    # only a new meter (first sample, or a value that fell) needs its broker's previous round
+    special = counters.where(F.col("prev_ts").isNull() | fell)
+    plain = counters.where(F.col("prev_ts").isNotNull() & ~fell).select(
+        *_SERIES, "source", F.col("prev_ts").alias("start"), "ts_ms", (F.col("value") - F.col("prev_v")).alias("delta"),
+        F.lit(False).alias("reset"),
+    )
+    rounds = _rounds(counters)
+    # the window starts at the later of the series' previous sample and the broker's previous round; a first
+    # sample in its broker's first round has neither and only anchors the series
+    start = F.greatest("prev_ts", "prev_round_ms")
+    created = special.join(rounds, ["cluster", "broker_id", "ts_ms"]).where(start.isNotNull()).select(
+        *_SERIES, "source", start.alias("start"), "ts_ms", F.col("value").alias("delta"), F.lit(True).alias("reset"),
+    )
+    increases = ok.where(F.col("kind") == KIND_INCREASE).select(
+        *_SERIES, "source", (F.col("ts_ms") - F.round(F.col("window_s") * 1000).cast("long")).alias("start"), "ts_ms",
+        F.col("value").alias("delta"), F.lit(False).alias("reset"),
+    )
+    deltas = plain.unionByName(created).unionByName(increases).select(
+        *_SERIES, "source", "reset", "delta",
+        (F.floor(F.col("start") / _MINUTE_MS) * _MINUTE_MS).alias("minute_ms"),
+        (F.col("ts_ms") - F.col("start")).alias("span_ms"),
     )
     metric = F.col("metric")
-    per_minute = deltas.groupBy("cluster", "broker_id", "topic", "minute_ms", "metric").agg(
-        F.sum("span_ms").alias("span_ms"),
-        F.sum("delta").alias("delta"),
+    names = ("bytes_in", "bytes_out", "messages_in")
+    rows = deltas.groupBy("cluster", "broker_id", "topic", "minute_ms").agg(
+        *[F.sum(F.when(metric == m, F.col("span_ms"))).alias(f"{m}_span") for m in names],
         F.max(F.col("reset").cast("int")).alias("reset"),
         F.min("source").alias("source"),
+        *[F.sum(F.when(metric == m, F.col("delta"))).alias(m) for m in names],
     )
-    rows = per_minute.groupBy("cluster", "broker_id", "topic", "minute_ms").agg(
-        F.max("span_ms").alias("span_ms"),
-        F.max("reset").alias("reset"),
-        F.min("source").alias("source"),
-        *[F.max(F.when(metric == m, F.round("delta").cast("long"))).alias(m) for m in ("bytes_in", "bytes_out", "messages_in")],
-    )
+    span = F.greatest(*[F.col(f"{m}_span") for m in names])
     flags = (
         F.col("reset") * FLAG_RESET
-        + F.when(F.col("span_ms") > GAP_MS, FLAG_GAP).otherwise(0)
-        + F.when(F.col("span_ms") < PARTIAL_MS, FLAG_PARTIAL).otherwise(0)
+        + F.when(span > GAP_MS, FLAG_GAP).otherwise(0)
+        + F.when(span < PARTIAL_MS, FLAG_PARTIAL).otherwise(0)
     )
     return rows.select(
         "cluster",
         F.timestamp_millis("minute_ms").alias("ts"),
-        F.greatest(F.round(F.col("span_ms") / 1000).cast("int"), F.lit(1)).alias("interval_s"),
+        F.greatest(F.round(span / 1000).cast("int"), F.lit(1)).alias("interval_s"),
         "broker_id",
         "topic",
-        F.coalesce("bytes_in", F.lit(0).cast("long")).alias("bytes_in"),
-        "bytes_out",
-        "messages_in",
+        F.coalesce(F.round("bytes_in").cast("long"), F.lit(0).cast("long")).alias("bytes_in"),
+        F.round("bytes_out").cast("long").alias("bytes_out"),
+        F.round("messages_in").cast("long").alias("messages_in"),
         "source",
         flags.cast("int").alias("flags"),
     )
 
 
+def with_increase(records: DataFrame) -> DataFrame:
+    """`minute_rows` of `sample_steps` in one plan (no staging): the per-minute rows of ``records``."""
+    return minute_rows(sample_steps(records))
+
+
 def _rounds(counters: DataFrame) -> DataFrame:
-    """``cluster, broker_id, ts_ms, round, prev_round_ms``: each scrape timestamp's round and the previous round's start."""
+    """``cluster, broker_id, ts_ms, prev_round_ms``: the start of the scrape round before each scrape time's.
+
+    A broker's scrape timestamps within `ROUND_MS` of each other are one round.
+    """
     grid = counters.select("cluster", "broker_id", "ts_ms").distinct()
     by_broker = Window.partitionBy("cluster", "broker_id").orderBy("ts_ms")
     grid = grid.select(
@@ -141,4 +204,4 @@ def _rounds(counters: DataFrame) -> DataFrame:
         "round",
         F.lag("round_ms").over(Window.partitionBy("cluster", "broker_id").orderBy("round")).alias("prev_round_ms"),
     )
-    return grid.join(starts, ["cluster", "broker_id", "round"]).select("cluster", "broker_id", "ts_ms", "round", "prev_round_ms")
+    return grid.join(starts, ["cluster", "broker_id", "round"]).select("cluster", "broker_id", "ts_ms", "prev_round_ms")

@@ -5,6 +5,8 @@ query_range value pair, a Telegraf field, a log-dirs replica; a whole unparseabl
 classified by ``kind``:
 
 ``counter``   a cumulative ``...PerSec`` Count sample (``metric`` in `COUNTER_METRICS`)
+``increase``  a pre-aggregated sample: ``value`` is the metric's increase over the ``window_s`` seconds that
+              end at ``ts_ms`` (an ``increase()`` export, or ``rate()`` times the window)
 ``size``      a replica's size on disk (``kafka_log_log_size`` or ``kafka-log-dirs.sh``)
 ``ignored``   read and deliberately not used (comments, other metrics, the broker-wide series); ``reason`` says why
 ``rejected``  malformed; goes to the quarantine output with its ``reason`` and ``raw`` text
@@ -29,7 +31,10 @@ __all__ = [
     "KIND_IGNORED",
     "KIND_REJECTED",
     "KIND_MINUTE",
+    "KIND_INCREASE",
     "ACCEPTED_KINDS",
+    "DATA_KINDS",
+    "MAX_COUNT",
     "classify",
     "value_rules",
     "origin_rules",
@@ -37,13 +42,20 @@ __all__ = [
     "broker_lookup",
     "finish",
     "RAW_LIMIT",
+    "utf8_rule",
 ]
 
 KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED = "counter", "size", "ignored", "rejected"
 #: A valid normalized per-minute row read as such (`spark_jobs.normalized_json`).
 KIND_MINUTE = "minute"
+#: A pre-aggregated sample (an ``increase()`` or ``rate()`` export), never read as a counter.
+KIND_INCREASE = "increase"
+#: The kinds of records that carry a sample (their payload columns are kept).
+DATA_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE)
 #: The kinds that count as accepted in the quality totals.
-ACCEPTED_KINDS = (KIND_COUNTER, KIND_SIZE, KIND_MINUTE)
+ACCEPTED_KINDS = (*DATA_KINDS, KIND_MINUTE)
+#: Kafka's meters and log sizes are Java longs: a larger value cannot be a real sample.
+MAX_COUNT = float(2**63 - 1)
 
 #: Normalized metric name → the BrokerTopicMetrics meter whose Count it is.
 COUNTER_METRICS: Mapping[str, str] = {
@@ -79,6 +91,7 @@ RECORD_SCHEMA = T.StructType(
         T.StructField("log_dir", T.StringType(), True),
         T.StructField("is_future", T.BooleanType(), True),
         T.StructField("raw", T.StringType(), True),
+        T.StructField("window_s", T.DoubleType(), True),
     ]
 )
 
@@ -94,13 +107,19 @@ def classify(rules: list[tuple[Column, str | Column, str | Column]], default_kin
 
 
 def value_rules() -> list[tuple[Column, str, str]]:
-    """`classify` rules rejecting a sample whose ``value`` is missing, NaN, infinite or negative."""
+    """`classify` rules rejecting a sample whose ``value`` is missing, NaN, infinite, negative or above a Java long."""
     return [
         (F.col("value").isNull(), KIND_REJECTED, "bad_value"),
         (F.isnan("value"), KIND_REJECTED, "nan_value"),
         (F.abs("value") == float("inf"), KIND_REJECTED, "infinite_value"),
         (F.col("value") < 0, KIND_REJECTED, "negative_value"),
+        (F.col("value") > MAX_COUNT, KIND_REJECTED, "value_out_of_range"),
     ]
+
+
+def utf8_rule(text: Column) -> tuple[Column, str, str]:
+    """The `classify` rule rejecting a line whose bytes are not UTF-8 (it is quarantined, made readable)."""
+    return (~F.is_valid_utf8(text), KIND_REJECTED, "not_utf8")
 
 
 def origin_rules() -> list[tuple[Column, str, str]]:
@@ -133,13 +152,13 @@ def broker_lookup(broker_map: Mapping[str, int], *labels: Column) -> Column:
 
 def finish(df: DataFrame) -> DataFrame:
     """Select `RECORD_SCHEMA`'s columns in order, casting each, and clear payload columns of non-data rows."""
-    data = F.col("kind").isin(KIND_COUNTER, KIND_SIZE)
+    data = F.col("kind").isin(*DATA_KINDS)
     cols = []
     for field in RECORD_SCHEMA.fields:
         col = F.col(field.name).cast(field.dataType) if field.name in df.columns else F.lit(None).cast(field.dataType)
         if field.name == "raw":
-            col = F.when(F.col("kind") == KIND_REJECTED, F.substring(col, 1, RAW_LIMIT))
-        elif field.name in {"value", "ts_ms", "metric", "partition", "log_dir", "is_future"}:
+            col = F.when(F.col("kind") == KIND_REJECTED, F.substring(F.make_valid_utf8(col), 1, RAW_LIMIT))
+        elif field.name in {"value", "ts_ms", "metric", "partition", "log_dir", "is_future", "window_s"}:
             col = F.when(data, col)
         cols.append(col.alias(field.name))
     return df.select(*cols)

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 
 from pools.errors import InputError
@@ -26,6 +27,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.parquet.compression.codec": "zstd",
     "spark.ui.showConsoleProgress": "true",
+    # a window over one series buffers the series: spilling it to disk past Spark's 4,096 rows made the
+    # per-series sort of counters crawl; 1 M rows (about 100 MB) keeps a quarter of 15 s samples in memory
+    "spark.sql.windowExec.buffer.in.memory.threshold": "1048576",
+    "spark.sql.windowExec.buffer.spill.threshold": "1048576",
 }
 
 #: Shuffle partitions for an embedded session (Spark's 200 is sized for clusters).
@@ -64,16 +69,17 @@ def check_java() -> int:
 
 
 def local_driver_memory() -> str:
-    """Heap for an embedded session (driver = executor): half the machine's memory, 1-8 GiB.
+    """Heap for an embedded session (driver = executor): half the machine's memory, 1-4 GiB.
 
-    Spark's own default of 1 GiB is too small for week-long ``query_range`` documents, which are parsed
-    whole (one file per task).
+    Every reader streams, so the heap does not grow with the input; sorts and shuffles spill to disk. A
+    larger heap only lets the JVM grow (its garbage collector expands the heap before it collects), which
+    on a shared machine invites the kernel's out-of-memory killer.
     """
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return "2g"
-    return f"{max(1, min(8, total // 2**31))}g"
+    return f"{max(1, min(4, total // 2**31))}g"
 
 
 def active_session_exists() -> bool:
@@ -146,6 +152,9 @@ def build_session(
     check_java()
     if master.startswith("local") and "spark.sql.shuffle.partitions" not in settings:
         settings["spark.sql.shuffle.partitions"] = LOCAL_SHUFFLE_PARTITIONS
+    if master.startswith("local") and "spark.pyspark.python" not in settings:
+        # the Python workers (query_range parsing runs in them) need this environment's pyarrow and orjson
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local") and "spark.driver.memory" not in settings and "SPARK_CONF_DIR" not in os.environ:
         settings["spark.driver.memory"] = local_driver_memory()
     builder = SparkSession.builder.master(master).appName(app_name)

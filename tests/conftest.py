@@ -1,9 +1,7 @@
-"""Shared fixtures: the repository paths, the CLI runner and one SparkSession per test session."""
+"""Shared fixtures: the repository paths and the CLI runner (the SparkSession is `tests.plugin`'s)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,18 +27,3 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
         return code, out, err
 
     return _run
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """One local SparkSession shared by the whole test session (local[2], no UI, 2 shuffle partitions)."""
-    from spark_jobs.session import build_session
-
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
-    session = build_session(
-        master="local[2]",
-        conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
-        app_name="poolplan-tests",
-    )
-    yield session
-    session.stop()

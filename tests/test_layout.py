@@ -1,10 +1,13 @@
-"""Dependency direction (DESIGN section 3): pools imports neither planner nor spark_jobs; only
-spark_jobs imports pyspark; only the pool model and the exact placement reference import pulp."""
+"""The boundaries (DESIGN section 3): pools imports neither planner nor spark_jobs; only spark_jobs imports
+pyspark; only the pool model and the exact placement reference import pulp; no import circles; and one home
+for each rule: the Java semantics in pools/java_semantics.py, the pool rules in pools/pool_rules.py."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import networkx as nx
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,3 +50,83 @@ def test_planner_does_not_import_spark_jobs_at_module_level() -> None:
 def test_pulp_is_confined_to_the_milp_modules() -> None:
     users = {f for f, n in _imports("planner").items() if "pulp" in n}
     assert users <= {"planner/pool_milp.py", "planner/placement/exact.py"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in ("pools", "planner", "spark_jobs"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _definitions(names: set[str]) -> dict[str, set[str]]:
+    """Which modules define (def or class, at any depth) each of ``names``."""
+    found: dict[str, set[str]] = {}
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.lstrip("_") in names:
+                found.setdefault(node.name.lstrip("_"), set()).add(module)
+    return found
+
+
+def test_no_import_circles() -> None:
+    """Every import, lazy ones included (a function-level import still closes a circle), except the CLI layer,
+    whose command registry imports every command (`poolplan run` is rewired separately, issue 17)."""
+    modules = _modules()
+    graph = nx.DiGraph()
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
+                       ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from package import submodule` imports the submodule, anything else the module itself
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                           for a in node.names]
+            graph.add_edges_from((module, t) for t in targets if t in modules and t != module)
+    graph.remove_nodes_from([m for m in modules if m == "planner.cli" or m.startswith("planner.cli.")])
+    assert sorted(nx.simple_cycles(graph)) == []
+
+
+def test_java_semantics_live_in_one_module() -> None:
+    names = {"string_hash", "utf16_key", "topic_partition_hash", "uuid_hash", "int32", "wrap32", "hash_order",
+             "hashmap_order", "hashmap_capacity", "table_size_for", "hashset_copy_capacity", "copy_capacity",
+             "JavaRandom", "java_shuffle", "parse_java_int"}
+    assert {n: m for n, m in _definitions(names).items() if m != {"pools.java_semantics"}} == {}
+
+
+def test_pool_rules_live_in_one_module() -> None:
+    names = {"PoolLimits", "PoolRules", "usable_capacity", "failure_loss", "failing_brokers", "brokers_to_fit",
+             "over_limit", "brokers_required", "racks_required", "pool_racks_required", "spans_every_rack",
+             "misplaced_pins", "shared_tenant_pools", "headroom", "min_brokers"}
+    found = _definitions(names)
+    # PoolLimits.headroom_of is the one accessor; PoolPolicy no longer answers headroom or min_brokers itself
+    assert {n: m for n, m in found.items() if m != {"pools.pool_rules"}} == {}
+
+
+def test_user_files_are_read_through_pools_files() -> None:
+    """One way to read a user's file (pools.files: OS, decoding and syntax errors name the file); the profile's
+    Parquet is read by pools.profile, which checks every row."""
+    readers = (".read_text(", ".read_bytes(", "json.load(", "tomllib.load(", "pq.read_table(")
+    offenders = set()
+    for pkg in ("pools", "planner"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in ("pools/files.py", "pools/profile.py"):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if any(r in text for r in readers):
+                offenders.add(rel)
+    assert offenders == set()
+
+
+def test_click_and_rich_stay_in_the_cli() -> None:
+    users = {f for pkg in ("pools", "planner") for f, n in _imports(pkg).items() if n & {"click", "rich"}}
+    assert {f for f in users if not f.startswith("planner/cli/")} == set()

@@ -31,7 +31,7 @@ from enum import StrEnum
 from typing import Any
 
 from planner.assignors.errors import AssignorError
-from planner.java_compat import hashmap_order, string_hash, utf16_key
+from pools.java_semantics import hash_order, string_hash, utf16_key
 
 TopicPartition = tuple[str, int]
 """A `TopicPartition` as ``(topic, partition)``."""
@@ -124,7 +124,7 @@ def parse_partition_racks(
 def java_member_order(members: Sequence[Member]) -> list[Member]:
     """Iteration order of the leader's `HashMap<String, Subscription>` filled in list order."""
     by_id = {m.member_id: m for m in members}
-    return [by_id[member_id] for member_id in hashmap_order(by_id, string_hash)]
+    return [by_id[member_id] for member_id in hash_order(by_id, string_hash)]
 
 
 def member_info_key(member: Member) -> tuple[int, bytes]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from planner.assignors.common import Member, java_member_order, partitions_per_topic, replica_racks, sort_members
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 
 
 def range_assign(

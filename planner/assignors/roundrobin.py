@@ -10,7 +10,7 @@ from itertools import repeat
 import numpy as np
 
 from planner.assignors.common import Member, java_member_order, sort_members
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 
 
 def roundrobin_assign(topics: Mapping[str, int], members: Sequence[Member]) -> dict[str, dict[str, list[int]]]:

@@ -7,11 +7,11 @@ __all__ = ["assign_range", "member_order"]
 from typing import TYPE_CHECKING
 
 from planner.assignors.errors import AssignorError
-from planner.assignors.server import SubscriptionType
-from planner.java_compat import utf16_key
+from planner.assignors.server_spec import SubscriptionType
+from pools.java_semantics import utf16_key
 
 if TYPE_CHECKING:
-    from planner.assignors.server import GroupSpec, MemberSpec
+    from planner.assignors.server_spec import GroupSpec, MemberSpec
 
 _MISSING = "Member is subscribed to a non-existent topic"
 
@@ -22,7 +22,7 @@ def assign_range(spec: GroupSpec) -> dict[str, dict[str, range]]:
     Parameters
     ----------
     spec : GroupSpec
-        Built by `planner.assignors.server.build_group_spec`.
+        Built by `planner.assignors.server_spec.build_group_spec`.
 
     Returns
     -------
@@ -43,7 +43,7 @@ def assign_range(spec: GroupSpec) -> dict[str, dict[str, range]]:
 
     Examples
     --------
-    >>> from planner.assignors.server import build_group_spec
+    >>> from planner.assignors.server_spec import build_group_spec
     >>> topics = [{"name": "t", "topic_id": "AAAAAAAAAAAAAAAAAAAAAg", "partitions": 5}]
     >>> members = [{"member_id": m, "instance_id": None, "rack": None, "topics": ["t"]} for m in "BA"]
     >>> assign_range(build_group_spec(topics, members))

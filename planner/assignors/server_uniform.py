@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from planner.assignors.errors import AssignorError
-from planner.assignors.server import SubscriptionType
-from planner.java_compat import hashmap_order, table_size_for
+from planner.assignors.server_spec import SubscriptionType
+from pools.java_semantics import hash_order, hashset_copy_capacity
 
 if TYPE_CHECKING:
-    from planner.assignors.server import GroupSpec, MemberSpec, TopicSpec
+    from planner.assignors.server_spec import GroupSpec, MemberSpec, TopicSpec
 
 MAX_ITERATION_COUNT = 16
 """Rounds of the heterogeneous builder's final balancing loop (`MAX_ITERATION_COUNT`)."""
@@ -26,7 +26,7 @@ def assign_uniform(spec: GroupSpec) -> Assignment:
     Parameters
     ----------
     spec : GroupSpec
-        Built by `planner.assignors.server.build_group_spec`.
+        Built by `planner.assignors.server_spec.build_group_spec`.
 
     Returns
     -------
@@ -63,8 +63,8 @@ def _homogeneous(spec: GroupSpec) -> Assignment:
     """`UniformHomogeneousAssignmentBuilder.build`: keep up to the quota, hand out the rest in order."""
     first = spec.members[0]
     # `new HashSet<>(topicIds)` sizes its table from `TopicIds.size()`: every subscribed name
-    capacity = table_size_for(max(int(first.subscription_size / 0.75) + 1, 16))
-    subscribed = hashmap_order(first.topic_ids, lambda tid: spec.topics[tid].hash, capacity=capacity)
+    capacity = hashset_copy_capacity(first.subscription_size)
+    subscribed = hash_order(first.topic_ids, lambda tid: spec.topics[tid].hash, initial_capacity=capacity)
     if not subscribed:
         return {}
     subscribed_set = set(subscribed)

@@ -17,8 +17,10 @@ from enum import StrEnum
 from typing import Any
 
 from planner.assignors.server import ServerStrategy, assign_server
-from planner.java_compat import utf16_key
+from planner.assignors.strategies import Assignor
+from pools.java_semantics import utf16_key
 from pools.errors import InputError
+from pools.limits import MAX_PARTITIONS_PER_TOPIC, check_count
 
 Assignment = dict[str, dict[str, list[int]]]
 
@@ -94,7 +96,7 @@ class _Member:
 
 
 def simulate(
-    strategy: str,
+    strategy: Assignor,
     topics: Mapping[str, int],
     members: Sequence[Mapping[str, Any]],
     events: Sequence[Mapping[str, Any]],
@@ -106,7 +108,7 @@ def simulate(
 
     Parameters
     ----------
-    strategy : str
+    strategy : Assignor
         A client assignor (``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``, run through
         `planner.assignors.assign`) or a KIP-848 server assignor (``uniform``, ``server-range``; run
         through `assign_server`).
@@ -138,9 +140,14 @@ def simulate(
     Raises
     ------
     InputError
-        For an unknown strategy or a malformed event (naming ``events[i]`` and the field).
+        For a malformed event (naming ``events[i]`` and the field), or a partition count past
+        `pools.limits.MAX_PARTITIONS_PER_TOPIC`.
     """
-    server = _server_strategy(strategy)
+    server = {Assignor.UNIFORM: ServerStrategy.UNIFORM, Assignor.SERVER_RANGE: ServerStrategy.RANGE}.get(strategy)
+    for topic, count in topics.items():
+        if not isinstance(topic, str) or isinstance(count, bool) or not isinstance(count, int):
+            raise InputError(f"topics.{topic}: expected a partition count, got {count!r}")
+        check_count(count, MAX_PARTITIONS_PER_TOPIC, f"topics.{topic}")
     state = _State(
         strategy=strategy,
         server=server,
@@ -172,22 +179,9 @@ def derive_topic_id(topic: str) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _server_strategy(strategy: str) -> ServerStrategy | None:
-    if strategy == "uniform":
-        return ServerStrategy.UNIFORM
-    if strategy == "server-range":
-        return ServerStrategy.RANGE
-    if strategy in ("range", "roundrobin", "sticky", "cooperative-sticky"):
-        return None
-    raise InputError(
-        f"strategy: unknown assignor {strategy!r}; expected range, roundrobin, sticky, "
-        "cooperative-sticky, uniform or server-range"
-    )
-
-
 @dataclass(slots=True)
 class _State:
-    strategy: str
+    strategy: Assignor
     server: ServerStrategy | None
     topics: dict[str, int]
     members: dict[str, _Member]
@@ -211,8 +205,9 @@ class _State:
                 member.owned.pop(topic, None)
             return f"delete_topic:{topic}"
         count = event.get("count")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        if isinstance(count, bool) or not isinstance(count, int):
             raise InputError(f"{where}.count: expected a partition count >= 0, got {count!r}")
+        check_count(count, MAX_PARTITIONS_PER_TOPIC, f"{where}.count")
         if kind is EventType.CREATE_TOPIC:
             if topic in self.topics:
                 raise InputError(f"{where}.topic: topic {topic!r} already exists")
@@ -251,7 +246,7 @@ class _State:
         ``before`` is who owned what before the event (a crashed or departed member included).
         """
         steps = [self._round(step, 1, label, before)]
-        cooperative = self.strategy == "cooperative-sticky"
+        cooperative = self.strategy is Assignor.COOPERATIVE_STICKY
         while cooperative and steps[-1].revoked:
             if len(steps) > MAX_FOLLOW_UP_ROUNDS:
                 raise InputError(f"{label}: cooperative rebalance did not settle in {MAX_FOLLOW_UP_ROUNDS} rounds")
@@ -261,7 +256,7 @@ class _State:
     def _round(self, step: int, round_: int, label: str, before: dict[tuple[str, int], str]) -> RebalanceStep:
         self.generation += 1
         result = self._assign()
-        eager = self.server is None and self.strategy != "cooperative-sticky"
+        eager = self.server is None and self.strategy is not Assignor.COOPERATIVE_STICKY
         revoked = []
         for member in self.members.values():
             new = result.get(member.member_id, {})
@@ -326,7 +321,7 @@ class _State:
             }
             for m in self.members.values()
         ]
-        return assign(self.strategy, self.topics, members)
+        return assign(self.strategy.value, self.topics, members)
 
 
 def _new_member(raw: Mapping[str, Any], where: str) -> _Member:

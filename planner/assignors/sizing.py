@@ -30,17 +30,17 @@ from typing import Any
 
 from planner.assignors.server import ServerStrategy, assign_server
 from planner.assignors.simulate import derive_topic_id
-from planner.java_compat import utf16_key
+from planner.assignors.strategies import DEFAULT_ASSIGNORS, Assignor
+from pools.java_semantics import utf16_key
 from pools.errors import InputError
 
 TopicPartition = tuple[str, int]
 
-STRATEGY_NAMES: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "server-range")
-"""Every assignor sizing and simulation run: client ones by `partition.assignment.strategy` name, then
-the KIP-848 broker-side `uniform` and `range` (called ``server-range`` here to tell it apart)."""
+STRATEGY_NAMES: tuple[str, ...] = tuple(a.value for a in Assignor)
+"""Every assignor sizing and simulation run (see `Assignor`)."""
 
-DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "roundrobin", "cooperative-sticky", "uniform", "server-range")
-"""The assignors compared when none are named (eager `sticky` balances as `cooperative-sticky` does)."""
+DEFAULT_STRATEGIES: tuple[Assignor, ...] = DEFAULT_ASSIGNORS
+"""The assignors compared when none are named."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +195,7 @@ def spread_topic_rates(
 
 
 def strategy_load(
-    strategy: str,
+    strategy: Assignor,
     partitions: Mapping[str, int],
     rates: Mapping[TopicPartition, PartitionRate],
     capacity: MemberCapacity,
@@ -244,7 +244,7 @@ def assignment_load(
 
 
 def required_members(
-    strategy: str,
+    strategy: Assignor,
     partitions: Mapping[str, int],
     rates: Mapping[TopicPartition, PartitionRate],
     capacity: MemberCapacity,
@@ -266,7 +266,7 @@ def required_members(
     load = capacity.utilization(sum(r.bytes_per_s for r in rates.values()), sum(r.messages_per_s for r in rates.values()))
     start = max(1, math.ceil(load / usable - 1e-9))
     # range strategies give member 0 partition 0 of every topic however many members join
-    stop = max(partitions.values()) if strategy in ("range", "server-range") else total
+    stop = max(partitions.values()) if strategy.range_like else total
     for n in range(start, max(start, stop) + 1):
         ids = _member_ids(member_prefix, n)
         if strategy_load(strategy, partitions, rates, capacity, ids).max_utilization <= usable:
@@ -283,7 +283,7 @@ def size_group(
     current_members: Sequence[str] = (),
     current_assignment: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
     lag: Mapping[TopicPartition, int] | None = None,
-    strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    strategies: Sequence[Assignor] = DEFAULT_STRATEGIES,
 ) -> GroupSizing:
     """Size one consumer group under each strategy.
 
@@ -299,7 +299,7 @@ def size_group(
         The group's consumer ids today; at least one member is assumed when empty.
     current_assignment : mapping, optional
         The live assignment ``{member: {topic: [partitions]}}``; measured as ``current``.
-    strategies : sequence of str
+    strategies : sequence of Assignor
         Assignors to compare.
 
     Returns
@@ -368,10 +368,10 @@ def consumer_bytes_out(bytes_in: Mapping[str, float], fanout: Mapping[str, int])
     return {topic: rate * fanout.get(topic, 0) for topic, rate in bytes_in.items()}
 
 
-def _assign(strategy: str, partitions: Mapping[str, int], member_ids: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+def _assign(strategy: Assignor, partitions: Mapping[str, int], member_ids: Sequence[str]) -> dict[str, dict[str, list[int]]]:
     topics = sorted(partitions, key=utf16_key)
-    if strategy in ("uniform", "server-range"):
-        server = ServerStrategy.UNIFORM if strategy == "uniform" else ServerStrategy.RANGE
+    if strategy.server_side:
+        server = ServerStrategy.UNIFORM if strategy is Assignor.UNIFORM else ServerStrategy.RANGE
         spec = [{"name": t, "topic_id": derive_topic_id(t), "partitions": partitions[t]} for t in topics]
         members = [
             {"member_id": m, "instance_id": None, "rack": None, "topics": topics, "current_assignment": {}}
@@ -384,7 +384,7 @@ def _assign(strategy: str, partitions: Mapping[str, int], member_ids: Sequence[s
         {"member_id": m, "group_instance_id": None, "rack": None, "topics": topics, "owned_partitions": {}, "generation": None}
         for m in member_ids
     ]
-    return assign(strategy, dict(partitions), members)
+    return assign(strategy.value, dict(partitions), members)
 
 
 def _catch_up(

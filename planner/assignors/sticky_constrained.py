@@ -12,7 +12,7 @@ import numpy as np
 from planner.assignors.common import TopicPartition
 from planner.assignors.errors import AssignorError
 from planner.assignors.sticky_common import RackInfo, StickyResult, two_pointer_difference
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 
 
 class ConstrainedAssignmentBuilder:

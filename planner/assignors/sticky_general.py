@@ -13,7 +13,7 @@ from planner.assignors.common import Member, TopicPartition
 from planner.assignors.errors import AssignorError
 from planner.assignors.sticky_common import DEFAULT_GENERATION, MemberData, RackInfo, two_pointer_difference
 from planner.assignors.sticky_movements import PartitionMovements
-from planner.java_compat import utf16_key
+from pools.java_semantics import utf16_key
 
 
 class GeneralAssignmentBuilder:

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = ["PartitionMovements"]
 
 from planner.assignors.common import TopicPartition
-from planner.java_compat import topic_partition_hash
+from pools.java_semantics import topic_partition_hash
 
 
 class PartitionMovements:

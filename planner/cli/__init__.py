@@ -2,7 +2,7 @@
 
 This is the only place where exceptions become exit codes:
 0 = done or clean, 1 = findings or infeasible, 2 = bad input or usage, 3 = a failure that is not the input's
-(a solver result that breaks its post-conditions).
+(a solver result that breaks its post-conditions, a Spark job that ran out of memory or lost its JVM).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
-from pools.errors import InfeasibleError, InputError, SolverError
+from pools.errors import InfeasibleError, InputError, JobError, SolverError
 
-__all__ = ["cli", "main", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT", "EXIT_FAILED"]
+__all__ = ["cli", "main", "report_outcome", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT", "EXIT_FAILED"]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
@@ -53,15 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.ClickException as exc:
         exc.show()
         return EXIT_INPUT
-    except InputError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", markup=True)
-        return EXIT_INPUT
-    except InfeasibleError as exc:
-        _err.print(f"[bold yellow]infeasible:[/] {exc}", markup=True)
-        return EXIT_FINDINGS
-    except SolverError as exc:
-        _err.print(f"[bold red]solver failed:[/] {exc}", markup=True)
-        return EXIT_FAILED
+    except (InputError, InfeasibleError, SolverError, JobError) as exc:
+        return report_outcome(exc)
     except FileExistsError as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
         return EXIT_INPUT
@@ -69,6 +63,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err.print(f"[bold red]error:[/] {exc.filename or exc}: no such file or directory", markup=True)
         return EXIT_INPUT
     return result if isinstance(result, int) else EXIT_OK
+
+
+def report_outcome(exc: InputError | InfeasibleError | SolverError | JobError) -> int:
+    """Print the one line for a poolplan error and return its exit code: the one mapping, used by `main` and by
+    `poolplan run` for a stage whose result is an `InfeasibleError` (the run goes on)."""
+    if isinstance(exc, InfeasibleError):
+        _err.print(f"[bold yellow]infeasible:[/] {escape(str(exc))}", markup=True)
+        return EXIT_FINDINGS
+    if isinstance(exc, SolverError):
+        _err.print(f"[bold red]solver failed:[/] {escape(str(exc))}", markup=True)
+        return EXIT_FAILED
+    if isinstance(exc, JobError):
+        _err.print(f"[bold red]job failed:[/] {escape(str(exc))}", markup=True)
+        return EXIT_FAILED
+    _err.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True)
+    return EXIT_INPUT
 
 
 def _register() -> None:

@@ -29,35 +29,36 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
+@click.option("--horizon-days", type=click.IntRange(min=0),
+              help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
 def command(snapshot_path: str, policy_path: str, profile_dir: str | None, groups_path: str | None,
-            plan_path: str | None, fail_on: str, out_dir: str) -> int:
+            plan_path: str | None, fail_on: str, horizon_days: int | None, out_dir: str) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
     the evidence and a fix to run. Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on bad input.
     """
-    from pools.atomic import write_text
+    from pools.atomic import check_output, write_text
     from pools.audit import audit, fails, findings_to_json, render_findings_md
     from pools.plan import load_plan
     from pools.policy import load_policy
-    from pools.profile import PARTITION_PROFILE_FILE, TOPIC_PROFILE_FILE, load_partition_profile, load_profile
+    from pools.profile import load_profile_dir
     from pools.snapshot import load_snapshot
 
     threshold = Severity.parse(fail_on, where="--fail-on")
+    check_output(out_dir)
     snapshot = load_snapshot(snapshot_path)
     policy = load_policy(policy_path)
     profile = partitions = None
-    if profile_dir is not None and (Path(profile_dir) / TOPIC_PROFILE_FILE).exists():
-        profile = load_profile(profile_dir)
-        if (Path(profile_dir) / PARTITION_PROFILE_FILE).exists():
-            partitions = load_partition_profile(profile_dir)
-    elif profile_dir is not None:
-        _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
+    if profile_dir is not None:
+        profile, partitions = load_profile_dir(profile_dir, required=False)
+        if profile is None:
+            _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
     plan = load_plan(plan_path) if plan_path is not None else None
     findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
-                     plan=plan)
+                     horizon_days=horizon_days, plan=plan)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,

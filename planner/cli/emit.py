@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from planner.cli.options import FINITE
 from pools.errors import InputError
 from pools.throttle import DEFAULT_THROTTLE_FRACTION
 
@@ -41,7 +42,7 @@ def validate_emit_options(
 @click.option("--max-partitions-per-batch", default=None, type=int, help="Partitions per batch (default: no limit).")
 @click.option("--max-bytes-per-batch", default=None, type=int, help="Bytes copied per batch (default: no limit).")
 @click.option(
-    "--throttle-fraction", default=DEFAULT_THROTTLE_FRACTION, show_default=True, type=float,
+    "--throttle-fraction", default=DEFAULT_THROTTLE_FRACTION, show_default=True, type=FINITE,
     help="Share of the busiest involved broker's spare network capacity (at forecast peak) replication may use.",
 )
 @click.option(
@@ -71,17 +72,19 @@ def command(
     written; the bundle directory appears atomically and the same plan always gives the same bytes.
     """
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
+    from pools.atomic import check_output
     from pools.plan import load_plan
     from pools.snapshot import load_snapshot
 
     validate_emit_options(max_moves_per_broker, max_partitions_per_batch, max_bytes_per_batch, throttle_fraction)
+    check_output(out_dir, overwrite=force)
     options = EmitOptions(
         limits=BatchLimits(max_moves_per_broker, max_partitions_per_batch, max_bytes_per_batch),
         leader_preserving=leader_preserving,
         throttle_fraction=throttle_fraction,
         bootstrap=bootstrap_server,
     )
-    files = build_bundle(load_plan(plan_path), load_snapshot(snapshot_path), options)
+    files = build_bundle(load_plan(plan_path), load_snapshot(snapshot_path), options, plan_source=plan_path)
     write_bundle(out_dir, files, overwrite=force)
     batches = sum(1 for name in files if name.startswith("batches/") and name != "batches/index.json")
     _console.print(f"bundle: {out_dir} ({batches} batch{'es' if batches != 1 else ''}, {len(files)} files)")

@@ -1,75 +1,84 @@
-"""`poolplan ingest`: metric logs → topic profile (Parquet + JSON), quality counts and quarantine, with Spark."""
+"""`poolplan ingest`: metric logs or a Prometheus server → topic profile (Parquet + JSON), quality counts and quarantine, with Spark."""
 
 from __future__ import annotations
 
 import click
 from rich.console import Console
 
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
+
 __all__ = ["command"]
 
 _console = Console(stderr=True, highlight=False)
 _GLOB = {"multiple": True, "metavar": "GLOB"}
+_PROM = "Prometheus pull"
 
 
 @click.command(name="ingest")
 @click.option("--prom", **_GLOB, help="jmx_exporter exposition text with ms timestamps (repeatable).")
-@click.option("--query-range", **_GLOB, help="Prometheus query_range JSON exports, one document per file.")
+@click.option("--query-range", **_GLOB, help="Prometheus query_range JSON exports, one document per file, any size.")
+@click.option(
+    "--range-values",
+    default="auto",
+    show_default=True,
+    help="What query_range values are: auto (by metric name: counters, or level:metric:increase1m / :rate5m), "
+    "counter, increase:<window> or rate:<window>.",
+)
 @click.option("--telegraf", **_GLOB, help="Telegraf jolokia2 JSON lines.")
 @click.option("--log-dirs", **_GLOB, help="kafka-log-dirs.sh --describe snapshots named log-dirs-<YYYYMMDDTHHMMSSZ>.txt.")
 @click.option("--normalized-json", **_GLOB, help="Normalized per-minute rows as JSON lines.")
+@click.option("--prometheus", "prometheus_url", default=None, metavar="URL", help="Pull the counters from this Prometheus HTTP API (also Thanos, Mimir, VictoriaMetrics).")
+@click.option("--days", type=click.IntRange(min=1), default=None, help=f"{_PROM}: whole UTC days before --end  [default: 14].")
+@click.option("--start", default=None, help=f"{_PROM}: range start (RFC 3339, date or Unix seconds).")
+@click.option("--end", default=None, help=f"{_PROM}: range end  [default: now].")
+@click.option("--step", default="60s", show_default=True, help=f"{_PROM}: step of --prometheus-query increase.")
+@click.option(
+    "--prometheus-query",
+    "query",
+    type=click.Choice(["counters", "increase"]),
+    default="counters",
+    show_default=True,
+    help=f"{_PROM}: every raw counter sample (exact, gaps kept), or increase() per step computed by the server.",
+)
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help=f"{_PROM}: seconds to wait for a response.")
+@click.option("--max-in-flight", "in_flight", type=click.IntRange(min=1), default=4, show_default=True, help=f"{_PROM}: requests at a time.")
+@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True, help=f"{_PROM}: retries on errors, 429 and 5xx (exponential backoff).")
+@click.option("--bearer-token-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: file holding a bearer token.")
+@click.option("--bearer-token-env", default=None, metavar="NAME", help=f"{_PROM}: environment variable holding a bearer token.")
+@click.option("--basic-auth-user", default=None, help=f"{_PROM}: basic-auth user name.")
+@click.option("--basic-auth-password-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: file holding the basic-auth password.")
+@click.option("--basic-auth-password-env", default=None, metavar="NAME", help=f"{_PROM}: environment variable holding the basic-auth password.")
+@click.option("--ca-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: CA bundle to verify the server's certificate.")
+@click.option("--insecure", is_flag=True, help=f"{_PROM}: do not verify the server's certificate.")
 @click.option("--history", default=None, help="Normalized Parquet history to read and extend  [default: OUT/history].")
 @click.option("--broker-map", type=click.Path(dir_okay=False), default=None, help="TOML: label value (instance, pod, agent URL) = broker id.")
 @click.option("--cluster", default=None, help="Cluster name  [default: the snapshot's, else 'default'].")
 @click.option("--snapshot", type=click.Path(dir_okay=False), default=None, help="Cluster snapshot JSON for partition counts.")
-@click.option("--horizon-days", type=click.IntRange(min=0), default=90, show_default=True, help="Forecast horizon.")
+@click.option("--horizon-days", type=click.IntRange(min=0), default=DEFAULT_FORECAST_HORIZON_DAYS, show_default=True,
+              help="Horizon the profile stores its forecast at (plan and audit re-derive it at the policy's).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Profile directory (may exist).")
 @click.option("--master", default="local[*]", show_default=True, help="local[N], spark://host:port, yarn or k8s://...")
 @click.option("--remote", default=None, help="Spark Connect URL sc://host:port (instead of --master).")
 @click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable).")
-def command(
-    prom: tuple[str, ...],
-    query_range: tuple[str, ...],
-    telegraf: tuple[str, ...],
-    log_dirs: tuple[str, ...],
-    normalized_json: tuple[str, ...],
-    history: str | None,
-    broker_map: str | None,
-    cluster: str | None,
-    snapshot: str | None,
-    horizon_days: int,
-    out: str,
-    master: str,
-    remote: str | None,
-    confs: tuple[str, ...],
-) -> int:
+def command(prometheus_url: str | None, confs: tuple[str, ...], **options: object) -> int:
     """Turn metric logs into the topic profile the planner reads (DESIGN section 4).
 
     Counters become per-minute increases (resets and re-created meters handled, gaps flagged), which are
-    stored in the normalized history so later runs read only Parquet. Malformed input goes to OUT/quarantine
-    with a reason; OUT/quality.json reconciles read = accepted + ignored + quarantined per source.
+    merged into the normalized history so later runs read only Parquet (and a Prometheus pull fetches only
+    the days the history lacks). Malformed input goes to OUT/quarantine with a reason; OUT/quality.json
+    reconciles read = accepted + ignored + quarantined per source; Spark's own log is OUT/spark.log.
+    Exit 2 on bad input (nothing written, the history unchanged), 3 when Spark or Prometheus fails.
     """
-    from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
-    from spark_jobs.session import parse_conf
+    from spark_jobs.ingest_stage import IngestOptions, PrometheusOptions, ingest
 
-    globs = {"--prom": prom, "--query-range": query_range, "--telegraf": telegraf, "--log-dirs": log_dirs}
-    files = {k: expand_globs(v, option=k) for k, v in {**globs, "--normalized-json": normalized_json}.items()}
-    snap_cluster, counts = partition_counts(snapshot)
-    bmap = load_broker_map(broker_map)
-    spark_conf = parse_conf(confs)
-
-    from spark_jobs.ingest import IngestInputs, IngestParams, run
-    from spark_jobs.session import active_session_exists, build_session
-
-    inputs = IngestInputs(*files.values(), history=history)
-    params = IngestParams(cluster or snap_cluster or "default", bmap, horizon_days, counts)
-    shared = active_session_exists()
-    with _console.status("starting Spark") as status:
-        spark = build_session(master, remote, spark_conf)
-        try:
-            result = run(spark, inputs, out, params, progress=lambda msg: status.update(msg))
-        finally:
-            if not shared:
-                spark.stop()
+    names = set(PrometheusOptions.__dataclass_fields__) - {"url"}
+    prom = {k: options.pop(k) for k in list(options) if k in names}
+    if prometheus_url is None and any(v not in (None, False, PrometheusOptions.__dataclass_fields__[k].default) for k, v in prom.items()):
+        raise click.UsageError("--days, --start, --end, --step and the other Prometheus options need --prometheus URL")
+    prometheus = PrometheusOptions(url=prometheus_url, **prom) if prometheus_url else None  # type: ignore[arg-type]
+    opts = IngestOptions(prometheus=prometheus, conf=confs, **options)  # type: ignore[arg-type]
+    with _console.status("checking the options") as status:
+        result = ingest(opts, progress=lambda msg: status.update(msg))
     totals = result.quality["totals"]
     _console.print(
         f"profile: {result.topics} topics, {result.partitions} partitions -> {result.out_dir}; "

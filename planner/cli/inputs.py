@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 __all__ = ["read_topic_fanout"]
 
 
@@ -15,11 +13,7 @@ def read_topic_fanout(path: str | None) -> dict[str, int] | None:
     if path is None:
         return None
     from planner.assignors.sizing import topic_fanout
-    from pools.errors import InputError
+    from pools.files import read_text
     from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    return topic_fanout(parse_consumer_groups_describe(text, source=path))
+    return topic_fanout(parse_consumer_groups_describe(read_text(path), source=path))

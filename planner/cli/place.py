@@ -5,7 +5,6 @@ from __future__ import annotations
 __all__ = ["command", "validate_options", "parse_brokers", "parse_ids"]
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import click
@@ -30,8 +29,9 @@ _console = Console(highlight=False, soft_wrap=True)
               help="Partitions of the new topic; with --add-partitions the new total, as kafka-topics --alter.")
 @click.option("--replication-factor", type=int, help="Replicas per partition (added partitions keep the topic's).")
 @click.option("--add-partitions", is_flag=True, help="Grow an existing topic of --snapshot to --partitions.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the java.util.Random Kafka would use.")
-@click.option("--start-index", type=int, help="AdminUtils fixed start index (also its first replica shift).")
+@click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=0, show_default=True,
+              help="Seed of the java.util.Random Kafka would use (a Java long).")
+@click.option("--start-index", type=click.IntRange(-(2**31), 2**31 - 1), help="AdminUtils fixed start index (also its first replica shift).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write reassignment JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def command(**opts: Any) -> int:
@@ -43,10 +43,12 @@ def command(**opts: Any) -> int:
     start index = first broker (by id) with id >= partition 0's first replica.
     """
     from planner.placement.preview import Algorithm, preview_added_partitions, preview_new_topic
-    from pools.atomic import write_text
+    from pools.atomic import check_output, write_text
     from pools.kafka_formats import format_reassignment_json
 
     validate_options(opts)
+    if opts["out_path"]:
+        check_output(opts["out_path"], directory=False, overwrite=opts["force"])
     brokers, existing = _candidates(opts)
     common = {
         "algorithm": Algorithm(opts["algorithm"]),
@@ -59,8 +61,6 @@ def command(**opts: Any) -> int:
     else:
         preview = preview_new_topic(brokers, opts["topic"], opts["partitions"], opts["replication_factor"], **common)
     if opts["out_path"]:
-        if Path(opts["out_path"]).exists() and not opts["force"]:
-            raise InputError(f"{opts['out_path']}: already exists; pass --force to replace it")
         write_text(opts["out_path"], format_reassignment_json(preview.entries()) + "\n")
     else:
         _print_partitions(preview)
@@ -71,7 +71,16 @@ def command(**opts: Any) -> int:
 
 
 def validate_options(opts: Mapping[str, Any]) -> None:
-    """Cross-option rules: one broker source; --pool and --add-partitions need --snapshot."""
+    """Cross-option rules: one broker source; --pool and --add-partitions need --snapshot; counts within limits.
+
+    ``--partitions`` is at most `pools.limits.MAX_PARTITIONS_PER_TOPIC` and ``--replication-factor`` at most
+    Kafka's (a Java short); checked before anything is allocated.
+    """
+    from pools.limits import MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR, check_count
+
+    check_count(opts["partitions"], MAX_PARTITIONS_PER_TOPIC, "--partitions", minimum=-(2**31))
+    if opts["replication_factor"] is not None:
+        check_count(opts["replication_factor"], MAX_REPLICATION_FACTOR, "--replication-factor", minimum=-(2**31))
     if bool(opts["brokers_spec"]) == bool(opts["snapshot_path"]):
         raise InputError("give exactly one of --brokers (id[:rack],...) and --snapshot")
     if opts["pool"] and not opts["snapshot_path"]:
@@ -98,12 +107,16 @@ def parse_brokers(spec: str) -> list[tuple[int, str | None]]:
 
 def parse_ids(spec: str, option: str) -> list[int]:
     """Comma-separated broker ids; errors name the option and the bad item."""
+    from pools.limits import MAX_BROKER_ID
+
     ids = []
     for item in filter(None, (s.strip() for s in spec.split(","))):
         try:
             ids.append(int(item))
         except ValueError:
             raise InputError(f"{option}: {item!r} is not a broker id (expected an integer)") from None
+        if not 0 <= ids[-1] <= MAX_BROKER_ID:
+            raise InputError(f"{option}: {item!r} is not a broker id (expected 0..{MAX_BROKER_ID})")
     if not ids and spec.strip():
         raise InputError(f"{option}: expected broker ids, got {spec!r}")
     if option == "--brokers" and len(ids) != 1:

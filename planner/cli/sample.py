@@ -16,7 +16,7 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.command(name="sample")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory to create (written atomically; see docs/sample.md for the layout).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the generator.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the generator.")
 @click.option("--brokers", default=9, show_default=True, type=int, help="Brokers (at least 6; the last has no pool).")
 @click.option("--topics", default=30, show_default=True, type=int, help="Topics (at least 6).")
 @click.option("--days", default=14, show_default=True, type=int, help="Days of metrics before --end.")
@@ -33,8 +33,9 @@ def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_
     broker and a topic without pool, rack sharing, ISR trouble, an offline partition, a reassignment, a
     failed log dir, leaders not preferred) so later stages can be checked against it.
     """
-    from pools.atomic import atomic_dir
+    from pools.atomic import atomic_dir, check_output, write_bytes
     from pools.errors import InputError
+    from pools.units import format_bytes
     from planner.sample import SampleSpec, sample_files
 
     try:
@@ -43,14 +44,13 @@ def command(out_dir: str, seed: int, brokers: int, topics: int, days: int, step_
         raise InputError(f"--end: expected a date YYYY-MM-DD, got {end_date!r}") from None
     spec = SampleSpec(seed=seed, brokers=brokers, topics=topics, days=days, step_s=step_s,
                       end=int(end.timestamp()), cluster=cluster)
+    check_output(out_dir, overwrite=force)
     count = size = 0
     with atomic_dir(out_dir, overwrite=force) as tmp:
         for rel, text in sample_files(spec):
-            path = Path(tmp) / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = text.encode("utf-8")
-            path.write_bytes(data)
+            write_bytes(Path(tmp) / rel, data)
             count, size = count + 1, size + len(data)
     _console.print(f"sample {cluster!r} (seed {seed}): {brokers} brokers, {topics} topics, {days} days; "
-                   f"wrote {count} files ({size / 1e6:.1f} MB) to {out_dir}")
+                   f"wrote {count} files ({format_bytes(size)}) to {out_dir}")
     return 0

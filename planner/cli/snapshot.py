@@ -29,20 +29,25 @@ _STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 def command(describe_path: str, log_dirs_path: str | None, inventory_path: str, cluster: str,
             taken_at: str | None, out_path: str) -> int:
     """Build a cluster snapshot (brokers, topics, every partition with replica sizes and log dirs)."""
+    from pools.atomic import check_output
+    from pools.files import load_toml, read_text
     from pools.kafka_formats.cruise_control import parse_capacity_json
-    from pools.kafka_formats.inventory import parse_inventory_toml
-    from pools.snapshot import save_snapshot
+    from pools.kafka_formats.inventory import inventory_from_dict
+    from pools.errors import InputError
+    from pools.snapshot import is_iso_time, save_snapshot
     from pools.snapshot_build import build_snapshot
 
+    check_output(out_path, directory=False)
+    if taken_at is not None and not is_iso_time(taken_at):
+        raise InputError(f"--taken-at: expected an ISO-8601 time such as 2026-11-02T00:00:00Z, got {taken_at!r}")
     log_dirs_file = latest_log_dirs(Path(log_dirs_path)) if log_dirs_path else None
-    inventory_text = _read(Path(inventory_path))
     if inventory_path.endswith(".json"):
-        inventory = parse_capacity_json(inventory_text, source=inventory_path)
+        inventory = parse_capacity_json(read_text(inventory_path), source=inventory_path)
     else:
-        inventory = parse_inventory_toml(inventory_text, source=inventory_path)
+        inventory = inventory_from_dict(load_toml(inventory_path), source=inventory_path)
     snapshot = build_snapshot(
-        _read(Path(describe_path)),
-        _read(log_dirs_file) if log_dirs_file else None,
+        read_text(describe_path),
+        read_text(log_dirs_file) if log_dirs_file else None,
         inventory,
         cluster=cluster,
         taken_at=taken_at or (taken_at_from_name(log_dirs_file.name) if log_dirs_file else None),
@@ -62,7 +67,10 @@ def latest_log_dirs(path: Path) -> Path:
 
     if not path.is_dir():
         return path
-    files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    try:
+        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    except OSError as exc:
+        raise InputError(f"--log-dirs: {path}: cannot be listed ({exc.strerror or exc})") from None
     if not files:
         raise InputError(f"--log-dirs: {path}: directory has no files")
     return files[-1]
@@ -75,14 +83,3 @@ def taken_at_from_name(name: str) -> str | None:
         return None
     y, mo, d, h, mi, s = m.groups()
     return f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"
-
-
-def _read(path: Path) -> str:
-    from pools.errors import InputError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None

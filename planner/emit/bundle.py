@@ -43,8 +43,11 @@ class EmitOptions:
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
 
 
-def build_bundle(plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions()) -> dict[str, str]:
-    """Every file of the bundle, keyed by path relative to the bundle directory.
+def build_bundle(
+    plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions(), *, plan_source: str = "plan"
+) -> dict[str, str]:
+    """Every file of the bundle, keyed by path relative to the bundle directory (``plan_source`` names the plan's
+    file in errors).
 
     Raises
     ------
@@ -57,10 +60,10 @@ def build_bundle(plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = E
     for m in plan.moves:
         state = parts.get((m.topic, m.partition))
         if state is None:
-            raise InputError(f"plan: partition {m.topic}-{m.partition} is not in the snapshot")
+            raise InputError(f"{plan_source}: partition {m.topic}-{m.partition} is not in the snapshot")
         if tuple(state.replicas) != tuple(m.old_replicas):
             raise InputError(
-                f"plan: partition {m.topic}-{m.partition}: old_replicas {list(m.old_replicas)} differ from the "
+                f"{plan_source}: partition {m.topic}-{m.partition}: old_replicas {list(m.old_replicas)} differ from the "
                 f"snapshot's replicas {list(state.replicas)} (the plan is stale; re-plan from a fresh snapshot)"
             )
         moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))

@@ -9,8 +9,9 @@ import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
 from planner.emit.throttle import BatchThrottle
+from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook", "human_bytes", "human_seconds"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
@@ -20,22 +21,6 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
     autoescape=False,
 )
-
-
-def human_bytes(n: float) -> str:
-    """``1.5 GiB``-style size (binary units)."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")
-
-
-def human_seconds(seconds: int) -> str:
-    """``2h 05m 09s``-style duration."""
-    h, rest = divmod(int(seconds), 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}h {m:02d}m {s:02d}s" if h else (f"{m}m {s:02d}s" if m else f"{s}s")
 
 
 def render_runbook(
@@ -63,10 +48,10 @@ def render_runbook(
             "phase": b.phase,
             "file": f"{b.index:03d}.json",
             "partitions": len(b.moves),
-            "moved_bytes_h": human_bytes(b.moved_bytes),
+            "moved_bytes_h": format_bytes(b.moved_bytes),
             "rate": t.rate,
-            "rate_h": human_bytes(t.rate),
-            "seconds_h": human_seconds(t.seconds),
+            "rate_h": format_rate(t.rate),
+            "seconds_h": format_duration(t.seconds),
             "brokers": ",".join(map(str, t.reassigning_brokers)),
         })
     phase1 = [b.index for b in batches if b.phase == 1]
@@ -75,14 +60,14 @@ def render_runbook(
         cluster=cluster,
         bootstrap=bootstrap,
         partitions=len({(m.topic, m.partition) for b in batches for m in b.moves}),
-        moved_bytes_h=human_bytes(sum(b.moved_bytes for b in batches)),
-        total_h=human_seconds(sum(t.seconds for t in throttles)),
+        moved_bytes_h=format_bytes(sum(b.moved_bytes for b in batches)),
+        total_h=format_duration(sum(t.seconds for t in throttles)),
         batches=rows,
         limits={
             "moves_per_broker": limits.moves_per_broker,
             "partitions_per_batch": limits.partitions_per_batch,
             "bytes_per_batch": limits.bytes_per_batch,
-            "bytes_per_batch_h": human_bytes(limits.bytes_per_batch or 0),
+            "bytes_per_batch_h": format_bytes(limits.bytes_per_batch or 0),
         },
         leader_preserving=leader_preserving and bool(phase2),
         phase1_range=_span(phase1),

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from planner.java_compat import JavaRandom, utf16_key
+from pools.java_semantics import INT_MAX, JavaRandom, int32, utf16_key
 from planner.placement.errors import (
     AdminOperationError,
     InvalidPartitionsError,
@@ -22,7 +22,8 @@ from planner.placement.errors import (
 )
 from planner.placement.pylists import rows_to_dict
 
-_INT_MIN, _UINT32 = 1 << 31, 1 << 32
+#: Magnitudes above this may overflow a Java ``int`` (2**31).
+_INT_LIMIT = INT_MAX + 1
 
 
 def assign_replicas_to_brokers(
@@ -114,7 +115,7 @@ def assign_replicas_array(
             f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
         )
     first_id = max(0, start_partition_id)
-    pids = _wrap32(first_id + np.arange(n_partitions, dtype=np.int64), first_id + n_partitions)
+    pids = _java_int(first_id + np.arange(n_partitions, dtype=np.int64), first_id + n_partitions)
     if all(rack is None for _, rack in brokers):
         order = np.array([broker_id for broker_id, _ in brokers], dtype=np.int64)
         start, shift = _start_and_shift(len(order), fixed_start_index, seed)
@@ -159,25 +160,25 @@ def _start_and_shift(n_brokers: int, fixed_start_index: int, seed: int | None) -
     return start, rnd.next_int(n_brokers)
 
 
-def _wrap32(a: np.ndarray, bound: int) -> np.ndarray:
+def _java_int(a: np.ndarray, bound: int) -> np.ndarray:
     """Java ``int`` overflow of int64 values whose magnitude is at most ``bound`` (a no-op below 2**31)."""
-    return a if bound < _INT_MIN else (a + _INT_MIN) % _UINT32 - _INT_MIN
+    return a if bound < _INT_LIMIT else int32(a)
 
 
 def _shifts(pids: np.ndarray, n_brokers: int, shift: int) -> np.ndarray:
     """``nextReplicaShift`` per partition: +1 whenever the id is a positive multiple of the broker count."""
     bumps = (pids > 0) & (np.fmod(pids, n_brokers) == 0)
-    return _wrap32(shift + np.cumsum(bumps), shift + len(pids))
+    return _java_int(shift + np.cumsum(bumps), shift + len(pids))
 
 
 def _leaders(pids: np.ndarray, n_brokers: int, start: int) -> np.ndarray:
     """``firstReplicaIndex``: ``(currentPartitionId + startIndex) % n`` with int overflow and Java's ``%``."""
-    return np.fmod(_wrap32(pids + start, _pid_bound(pids) + start), n_brokers)
+    return np.fmod(_java_int(pids + start, _pid_bound(pids) + start), n_brokers)
 
 
 def _pid_bound(pids: np.ndarray) -> int:
     """Largest magnitude of the (consecutive, possibly wrapped) partition ids."""
-    return max(abs(int(pids[0])), abs(int(pids[-1])), _INT_MIN if int(pids[-1]) < int(pids[0]) else 0)
+    return max(abs(int(pids[0])), abs(int(pids[-1])), _INT_LIMIT if int(pids[-1]) < int(pids[0]) else 0)
 
 
 def _replica_index(
@@ -189,7 +190,7 @@ def _replica_index(
     """
     if n_brokers == 1:
         raise PlacementError("/ by zero")
-    rest = np.fmod(_wrap32(second_shift + k, bound), n_brokers - 1)
+    rest = np.fmod(_java_int(second_shift + k, bound), n_brokers - 1)
     return np.fmod(first + 1 + rest, n_brokers)
 
 
@@ -221,8 +222,8 @@ def _rack_aware_indices(
     if n_brokers == 1:
         raise PlacementError("/ by zero")
     shift_bound = (shift + n_partitions) * n_racks
-    plain = _pid_bound(pids) + start < _INT_MIN and shift_bound + rf * n_brokers < _INT_MIN
-    second_shift = _wrap32(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
+    plain = _pid_bound(pids) + start < _INT_LIMIT and shift_bound + rf * n_brokers < _INT_LIMIT
+    second_shift = _java_int(_shifts(pids, n_brokers, shift) * n_racks, shift_bound)
     if not plain:
         return _search(first, second_shift, rf, racks, n_racks, plain=False)
     base = second_shift % (n_brokers - 1)
@@ -270,7 +271,7 @@ def _search(
                 candidate -= n_brokers * (candidate >= n_brokers)
             else:
                 _skip_negative_rounds(cursor, active, shifts, search_start, n_brokers)
-                candidate = _replica_index(first[active], shifts[active], cursor[active], n_brokers, _UINT32)
+                candidate = _replica_index(first[active], shifts[active], cursor[active], n_brokers, 2 * _INT_LIMIT)
                 bad = candidate < 0
                 if bad.any():
                     failed.update(zip(active[bad].tolist(), candidate[bad].tolist()))
@@ -308,7 +309,7 @@ def _skip_negative_rounds(
     ``n - 1`` steps, so after a full round without a match none can match before that point:
     move the cursor there, as Kafka's loop eventually does.
     """
-    x = _wrap32(second_shift[active] + cursor[active], _UINT32)
+    x = _java_int(second_shift[active] + cursor[active], 2 * _INT_LIMIT)
     stuck = (x < 0) & (cursor[active] - search_start[active] >= n_brokers - 1)
     cursor[active[stuck]] -= x[stuck]
 

@@ -1,7 +1,7 @@
 """Many successive `java.util.Random.nextInt(bound)` draws at once, vectorised with numpy.
 
 The 48-bit LCG is jumped ahead by doubling (state ``k + m`` is an affine function of state ``k``),
-so a whole schedule of bounds is drawn in O(log N) numpy passes. `planner.java_compat.JavaRandom`
+so a whole schedule of bounds is drawn in O(log N) numpy passes. `pools.java_semantics.JavaRandom`
 is the one-draw-at-a-time reference; both give the same numbers for the same seed.
 """
 
@@ -28,7 +28,7 @@ def next_ints(state: int, bounds: np.ndarray) -> tuple[np.ndarray, int]:
 
     Examples
     --------
-    >>> from planner.java_compat import JavaRandom
+    >>> from pools.java_semantics import JavaRandom
     >>> r = JavaRandom(42)
     >>> draws, _ = next_ints(scramble(42), np.array([10, 10, 16, 3]))
     >>> draws.tolist() == [r.next_int(b) for b in (10, 10, 16, 3)]

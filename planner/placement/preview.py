@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from planner.java_compat import hashmap_order, int32
+from pools.java_semantics import hash_order, int32
 from planner.placement.adminutils import assign_replicas_to_brokers
 from planner.placement.errors import InvalidPartitionsError
 from planner.placement.striped import striped_place
@@ -145,4 +145,4 @@ def _check_options(
 def _heartbeat_order(brokers: Sequence[tuple[int, str | None]], fenced: Collection[int]) -> list[tuple[int, str | None, bool]]:
     """The brokers as a KRaft controller lists them: its ``HashMap<Integer, ...>`` iteration order."""
     rack = dict(brokers)
-    return [(b, rack[b], b in fenced) for b in hashmap_order(sorted(rack), int32)]
+    return [(b, rack[b], b in fenced) for b in hash_order(sorted(rack), int32)]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.java_compat import hashmap_order, int32, string_hash, utf16_key
+from pools.java_semantics import hash_order, int32, string_hash, utf16_key
 from planner.placement.draws import next_ints, scramble
 from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
 from planner.placement.pylists import rows_to_lists
@@ -116,7 +116,7 @@ class _Cluster:
     @classmethod
     def build(cls, brokers: Sequence[tuple[int, str | None, bool]]) -> _Cluster:
         seen = list(dict.fromkeys(rack for _, rack, _ in brokers))
-        hashed = hashmap_order(seen, lambda rack: 0 if rack is None else string_hash(rack))
+        hashed = hash_order(seen, lambda rack: 0 if rack is None else string_hash(rack))
         position = {rack: h for h, rack in enumerate(hashed)}
         members: list[list[int]] = [[] for _ in range(2 * len(hashed))]
         for broker_id, rack, fenced in brokers:

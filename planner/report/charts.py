@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -16,23 +17,27 @@ import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from planner.report.model import BatchRow, BrokerHeat, PoolUtilisation, TopicRow  # noqa: E402
+from planner.report.capacity import PoolCapacity  # noqa: E402
+from planner.report.model import DIMENSION_LABELS, BatchRow, BrokerHeat, TopicRow  # noqa: E402
 from pools.audit.findings import Finding, Severity  # noqa: E402
 from pools.snapshot import DIMENSIONS  # noqa: E402
 
 __all__ = [
-    "DIMENSION_LABELS",
     "pool_utilisation_chart",
+    "runway_chart",
     "broker_heatmap",
     "topics_chart",
     "batches_chart",
     "findings_chart",
+    "NO_POOL",
 ]
 
-#: How the report names each dimension and the unit of its capacity.
-DIMENSION_LABELS = {"nw_in": "Network in", "nw_out": "Network out", "disk": "Disk", "replicas": "Replicas"}
+#: How the charts and tables name brokers and topics in no pool.
+NO_POOL = "(no pool)"
 
-_SERIES = (("now", "now", "#4C72B0"), ("forecast", "at forecast", "#DD8452"), ("after", "after the plan", "#55A868"))
+_SERIES = (("now", "now", "#4C72B0"), ("forecast", "at forecast, today's placement", "#DD8452"),
+           ("after", "at forecast, after the plan", "#55A868"))
+_DIM_COLOURS = {"nw_in": "#4C72B0", "nw_out": "#DD8452", "disk": "#55A868", "replicas": "#8172B3"}
 _SEVERITY_COLOURS = {Severity.CRITICAL: "#8B0000", Severity.ERROR: "#D62728", Severity.WARNING: "#FF9F1C",
                      Severity.INFO: "#7F7F7F"}
 _RC = {"font.size": 9, "font.family": "DejaVu Sans", "svg.fonttype": "none", "axes.grid": True,
@@ -52,7 +57,7 @@ def _styled(draw: Callable[..., str]) -> Callable[..., str]:
 
 
 @_styled
-def pool_utilisation_chart(rows: Sequence[PoolUtilisation]) -> str:
+def pool_utilisation_chart(rows: Sequence[PoolCapacity]) -> str:
     """Grouped bars per pool, one panel per dimension: % of capacity now, at forecast and after the plan."""
     pools = sorted({r.pool for r in rows})
     fig = _figure(10, 6.5)
@@ -65,7 +70,7 @@ def pool_utilisation_chart(rows: Sequence[PoolUtilisation]) -> str:
             values = [_pct(getattr(by_pool[p], attr)) if p in by_pool else np.nan for p in pools]
             ax.bar(x + (k - 1) * width, values, width, label=label, color=colour)
         for i, p in enumerate(pools):
-            h = by_pool[p].headroom if p in by_pool else None
+            h = by_pool[p].max_utilisation if p in by_pool else None
             if h is not None:
                 ax.hlines(h * 100, i - 1.5 * width, i + 1.5 * width, colors="black", linestyles="dashed", linewidth=1)
         ax.set_title(DIMENSION_LABELS[dim])
@@ -75,38 +80,76 @@ def pool_utilisation_chart(rows: Sequence[PoolUtilisation]) -> str:
         ax.set_xlabel("pool")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     handles.append(matplotlib.lines.Line2D([], [], color="black", linestyle="dashed", linewidth=1))
-    labels.append("headroom limit")
+    labels.append("max utilisation (policy)")
     fig.suptitle("Pool utilisation per dimension (% of pool capacity)", y=0.995)
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.96), ncol=4, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.965), ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return _svg(fig, "pools")
 
 
 @_styled
+def runway_chart(rows: Sequence[PoolCapacity], *, days: int) -> str:
+    """Per pool, each dimension's demand growing at its pool's rate as a share of the pool's limit, over ``days``."""
+    pools = sorted({r.pool for r in rows})
+    cols = min(len(pools), 2)
+    fig = _figure(10, 0.6 + 3.0 * math.ceil(len(pools) / cols))
+    axes = np.atleast_1d(fig.subplots(math.ceil(len(pools) / cols), cols, squeeze=False).flatten())
+    t = np.linspace(0, days, 200)
+    for ax, pool in zip(axes, pools):
+        for r in (r for r in rows if r.pool == pool):
+            if r.limit is None or not r.limit or r.demand_now is None:
+                continue
+            growth = r.growth_per_day or 0.0
+            ax.plot(t, 100 * r.demand_now * np.power(1 + growth, t) / r.limit, color=_DIM_COLOURS[r.dimension],
+                    label=DIMENSION_LABELS[r.dimension])
+            crossing = r.runway_days
+            if crossing is not None and 0 < crossing <= days:
+                ax.plot([crossing], [100], "o", color=_DIM_COLOURS[r.dimension])
+        ax.axhline(100, color="black", linestyle="dashed", linewidth=1, label="limit")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"pool {pool}")
+        ax.set_xlabel("days from the end of the metric history")
+        ax.set_ylabel("demand (% of the limit)")
+        ax.legend(loc="upper left", fontsize=8)
+    for ax in axes[len(pools):]:
+        ax.set_visible(False)
+    fig.suptitle("Runway: demand at the forecast growth as % of each pool's limit", y=0.995)
+    fig.tight_layout()
+    return _svg(fig, "runway")
+
+
+@_styled
 def broker_heatmap(heat: BrokerHeat) -> str:
-    """Utilisation per broker and dimension as a colour grid, now and (when planned) after the plan."""
-    panels = [("now", heat.now)] + ([("after the plan", heat.after)] if heat.after is not None else [])
-    fig = _figure(11, 1.9 + 1.6 * len(panels))
+    """Utilisation per broker and dimension as a colour grid: now by today's pools, after the plan by its pools."""
+    panels = [("now", heat.brokers, heat.pools, heat.now, "today's pool")]
+    if heat.after is not None:
+        panels.append(("after the plan", heat.after_brokers, heat.after_pools, heat.after, "pool after the plan"))
+    fig = Figure(figsize=(11, 1.2 + 2.4 * len(panels)), dpi=100, layout="constrained")
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    cmap = matplotlib.colormaps["RdYlGn_r"].with_extremes(bad="#DDDDDD")
-    n = len(heat.brokers)
+    cmap = matplotlib.colormaps["RdYlGn_r"].with_extremes(bad="#BBBBBB")
     image = None
-    for ax, (label, grid) in zip(axes, panels):
+    for ax, (label, brokers, pools, grid, grouping) in zip(axes, panels):
+        n = len(brokers)
         data = np.array([[np.nan if v is None else v * 100 for v in row] for row in grid], dtype=float)
         image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap, vmin=0, vmax=100,
                           interpolation="nearest")
         ax.set_yticks(range(len(DIMENSIONS)), [DIMENSION_LABELS[d] for d in DIMENSIONS])
         step = max(1, n // 40)
-        ax.set_xticks(range(0, n, step), [str(b) for b in heat.brokers[::step]], rotation=90, fontsize=7)
+        ax.set_xticks(range(0, n, step), [str(b) for b in brokers[::step]], rotation=90, fontsize=7)
         ax.grid(False)
-        ax.set_title(f"Broker utilisation {label}")
+        ax.set_title(f"Broker utilisation {label} (columns grouped by {grouping})", pad=16)
         ax.set_ylabel("dimension")
-        for i in range(1, n):
-            if heat.pools[i] != heat.pools[i - 1]:
-                ax.axvline(i - 0.5, color="black", linewidth=1.2)
-    axes[-1].set_xlabel("broker id (grouped by current pool; grey = unknown)")
-    fig.colorbar(image, ax=list(axes), label="utilisation (% of capacity)", fraction=0.03, pad=0.01)
-    fig.suptitle("Broker heatmap", x=0.45)
+        ax.set_xlabel("broker id")
+        start = 0
+        for i in range(1, n + 1):
+            if i == n or pools[i] != pools[start]:
+                if start:
+                    ax.axvline(start - 0.5, color="black", linewidth=1.2)
+                ax.text((start + i - 1) / 2, -0.6, pools[start] or NO_POOL, ha="center", va="bottom", fontsize=8,
+                        fontweight="bold")
+                start = i
+    fig.colorbar(image, ax=list(axes), label="utilisation (% of capacity; grey: no data)", fraction=0.03, pad=0.01)
+    fig.suptitle("Broker heatmap")
     return _svg(fig, "heatmap")
 
 

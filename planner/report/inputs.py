@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +9,13 @@ from typing import Any
 
 from pools.audit.findings import Finding, findings_from_dict
 from pools.errors import InputError
+from pools.files import load_json
 from pools.plan import Plan, load_plan
 from pools.policy import PoolPolicy, load_policy
-from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile
+from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile_dir
 from pools.snapshot import ClusterSnapshot, load_snapshot
 
-__all__ = ["RunInputs", "load_run", "RUN_FILES"]
+__all__ = ["RunInputs", "load_run", "load_previous_run", "RUN_FILES"]
 
 #: Where each stage's output lives inside a run directory.
 RUN_FILES = {
@@ -39,6 +39,7 @@ class RunInputs:
     findings: tuple[Finding, ...] | None = None
     policy: PoolPolicy | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] | None = None) -> RunInputs:
@@ -53,6 +54,7 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
     if not root.is_dir():
         raise InputError(f"{root}: not a directory (expected a run directory from `poolplan run`)")
     notes: dict[str, str] = {}
+    unreadable: dict[str, str] = {}
     values: dict[str, Any] = {}
     readers = {
         "snapshot": load_snapshot,
@@ -70,6 +72,7 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
             values[stage] = reader(path)
         except InputError as exc:
             notes[stage] = f"{RUN_FILES[stage]} could not be read: {str(exc).replace(str(root) + '/', '')}"
+            unreadable[stage] = str(exc)
     return RunInputs(
         run_dir=str(root),
         snapshot=values.get("snapshot"),
@@ -79,20 +82,42 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         findings=values.get("audit"),
         policy=load_policy(policy) if policy is not None else None,
         notes=notes,
+        unreadable=unreadable,
     )
+
+
+def load_previous_run(run_dir: str | os.PathLike[str], *, current: str | os.PathLike[str]) -> RunInputs:
+    """Read the earlier run a report compares with; unlike `load_run`, an unreadable stage output is an error.
+
+    Raises
+    ------
+    InputError
+        When ``run_dir`` is not a run directory, is ``current`` itself, holds an unreadable stage output (the
+        message is the reader's, naming the file and field), or has neither a snapshot, a plan nor a profile.
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise InputError(f"--compare: {root}: not a directory (expected an earlier run directory)")
+    if root.resolve() == Path(current).resolve():
+        raise InputError(f"--compare: {root}: is the run being reported; name an earlier run directory")
+    run = load_run(root)
+    if run.unreadable:
+        stage = sorted(run.unreadable)[0]
+        raise InputError(f"--compare: {run.unreadable[stage]}")
+    if run.snapshot is None and run.plan is None and run.profile is None:
+        raise InputError(f"--compare: {root}: holds no {RUN_FILES['snapshot']}, {RUN_FILES['plan']} or "
+                         f"{RUN_FILES['profile']}/ to compare with")
+    return run
 
 
 def _profile(path: Path) -> dict[str, TopicProfile]:
     if not (path / TOPIC_PROFILE_FILE).exists():
         raise InputError(f"{path}: no {TOPIC_PROFILE_FILE}")
-    return load_profile(path)
+    return load_profile_dir(path)[0] or {}
 
 
 def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    return load_json(path)
 
 
 def _bundle(path: Path) -> dict[str, Any]:

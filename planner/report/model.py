@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
+from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
+from planner.report.risks import Risks, plan_risks
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.demand import at_horizon
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
-    "PoolUtilisation",
     "BrokerHeat",
     "TopicRow",
     "TenantRow",
@@ -24,33 +29,34 @@ __all__ = [
     "ReportModel",
     "build_model",
     "TOP_TOPICS",
+    "SEVERITIES",
+    "DIMENSION_LABELS",
 ]
 
 #: How many topics the "top topics" charts and tables show.
 TOP_TOPICS = 15
 
+#: How the report names each dimension.
+DIMENSION_LABELS = {"nw_in": "Network in", "nw_out": "Network out", "disk": "Disk", "replicas": "Replicas"}
 
-@dataclass(frozen=True, slots=True)
-class PoolUtilisation:
-    """One pool and dimension: capacity and utilisation (fractions of capacity, ``None`` = unknown)."""
+#: Severities as the report lists them: most severe first.
+SEVERITIES: tuple[Severity, ...] = tuple(sorted(Severity, key=lambda s: -s.rank))
 
-    pool: str
-    dimension: str
-    capacity: float
-    now: float | None
-    forecast: float | None
-    after: float | None
-    headroom: float | None
+#: Per broker and dimension: ``capacity``, ``now``, ``before`` (forecast, today's placement), ``after``.
+BrokerTable = Mapping[int, Mapping[str, Mapping[str, float]]]
 
 
 @dataclass(frozen=True, slots=True)
 class BrokerHeat:
-    """Utilisation per broker (columns, ordered by pool then id) and dimension (rows), now and after the plan."""
+    """Utilisation per broker (columns) and dimension (rows): now grouped by today's pools, after the plan
+    grouped by the plan's pools (``None`` without a plan)."""
 
     brokers: tuple[int, ...]
     pools: tuple[str | None, ...]
     now: tuple[tuple[float | None, ...], ...]
-    after: tuple[tuple[float | None, ...], ...] | None
+    after_brokers: tuple[int, ...] | None = None
+    after_pools: tuple[str | None, ...] | None = None
+    after: tuple[tuple[float | None, ...], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +77,14 @@ class TopicRow:
 
 @dataclass(frozen=True, slots=True)
 class TenantRow:
-    """A tenant (``None``: topics of no tenant) in one pool: topic count, bytes-in (B/s) and storage (bytes)."""
+    """A tenant (``None``: topics of no tenant) in one pool: topic count, bytes-in (B/s) and storage (bytes) of its
+    profiled topics (``None`` when none is profiled)."""
 
     tenant: str | None
     pool: str | None
     topics: int
-    bytes_in_p99: float
-    storage_bytes: float
+    bytes_in_p99: float | None
+    storage_bytes: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,40 +118,91 @@ class ReportModel:
     taken_at: str | None
     notes: Mapping[str, str]
     headline: Mapping[str, Any]
-    pools: tuple[PoolUtilisation, ...] = ()
+    pools: tuple[PoolCapacity, ...] = ()
     heat: BrokerHeat | None = None
-    top_throughput: tuple[TopicRow, ...] = ()
-    top_growth: tuple[TopicRow, ...] = ()
+    topics: tuple[TopicRow, ...] = ()
     tenants: tuple[TenantRow, ...] = ()
     pool_rows: tuple[PoolRow, ...] = ()
     batches: tuple[BatchRow, ...] = ()
     findings: tuple[Finding, ...] | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    cost: Costing | None = None
+    risks: Risks | None = None
+    comparison: Comparison | None = None
+    history_end: date | None = None
+
+    @property
+    def top_throughput(self) -> tuple[TopicRow, ...]:
+        return tuple(sorted(self.topics, key=lambda r: (-r.bytes_in_p99, r.topic))[:TOP_TOPICS])
+
+    @property
+    def top_growth(self) -> tuple[TopicRow, ...]:
+        return tuple(sorted(self.topics, key=lambda r: (-r.growth_per_day, r.topic))[:TOP_TOPICS])
+
+    @property
+    def as_of(self) -> date | None:
+        """The day the runway counts from (the end of the metric history, else the snapshot's day)."""
+        return next((p.as_of for p in self.pools if p.as_of is not None), None)
+
+    @property
+    def horizon_days(self) -> int | None:
+        return next((p.horizon_days for p in self.pools if p.horizon_days is not None), None)
+
+    @property
+    def planned(self) -> bool:
+        return "moved_bytes" in self.headline
 
 
-def build_model(run: RunInputs) -> ReportModel:
-    """The report's numbers from whatever stages of the run are present."""
+def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportModel:
+    """The report's numbers from whatever stages of the run are present, compared with ``previous`` if given.
+
+    Forecasts are at the plan's horizon, else at the policy's (`pools.pool_rules`), else at the profile's own.
+    """
+    horizon = forecast_horizon(run)
+    if horizon is not None and run.profile:
+        run = replace(run, profile=at_horizon(run.profile, horizon))
     snapshot, plan = run.snapshot, run.plan
     cluster = snapshot.cluster if snapshot else plan.cluster if plan else "unknown"
     before, after = _membership(run)
-    broker_now, broker_fc, broker_after, capacity = _broker_utilisation(run)
+    brokers = _broker_table(run)
     topic_pool = _topic_pools(run)
-    topics = _topic_rows(run, topic_pool)
+    topics = tuple(_topic_rows(run, topic_pool))
     tenants = _tenants(run, topics, topic_pool)
-    return ReportModel(
+    pools = pool_capacity(run, before, after, brokers)
+    model = ReportModel(
         cluster=cluster,
         taken_at=snapshot.taken_at if snapshot else None,
         notes=dict(run.notes),
         headline=_headline(run),
-        pools=_pool_utilisation(run, before, broker_now, broker_fc, broker_after, capacity, after),
-        heat=_heat(before, broker_now, broker_after, capacity),
-        top_throughput=tuple(sorted(topics, key=lambda r: (-r.bytes_in_p99, r.topic))[:TOP_TOPICS]),
-        top_growth=tuple(sorted(topics, key=lambda r: (-r.growth_per_day, r.topic))[:TOP_TOPICS]),
+        pools=pools,
+        heat=_heat(before, after, brokers),
+        topics=topics,
         tenants=tenants,
         pool_rows=_pool_rows(run, before, after, tenants),
         batches=_batches(run.bundle),
         findings=run.findings,
         warnings=tuple(plan.warnings) if plan else (),
+        cost=costing(run),
+        risks=plan_risks(plan, run.findings, snapshot) if plan and run.findings is not None else None,
+        history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
+    )
+    if previous is None:
+        return model
+    old = build_model(previous)
+    return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
+
+
+def _side(model: ReportModel, run: RunInputs) -> RunSide:
+    h = model.headline
+    added = h.get("brokers_to_add")
+    return RunSide(
+        run=Path(run.run_dir).name,
+        taken_at=model.taken_at,
+        pools=model.pools,
+        topics={t.topic: (t.pool, t.bytes_in_p99, t.storage_bytes) for t in model.topics},
+        brokers=h.get("brokers"),
+        brokers_to_add=None if added is None else sum(added.values()),
+        findings=h.get("findings"),
     )
 
 
@@ -162,7 +220,7 @@ def _headline(run: RunInputs) -> dict[str, Any]:
         out |= {"batches": len(run.bundle.get("batches", [])),
                 "estimated_seconds": _number(run.bundle.get("estimated_seconds"))}
     if run.findings is not None:
-        out["findings"] = {s.value: sum(f.severity is s for f in run.findings) for s in Severity}
+        out["findings"] = {s.value: sum(f.severity is s for f in run.findings) for s in SEVERITIES}
     return out
 
 
@@ -176,65 +234,55 @@ def _membership(run: RunInputs) -> tuple[dict[int, str | None], dict[int, str | 
     return {}, None
 
 
-def _broker_utilisation(run: RunInputs):
-    """Per broker: load now, at the forecast (current placement), after the plan, and capacity, per dimension."""
-    now: dict[int, dict[str, float]] = {}
-    fc: dict[int, dict[str, float]] = {}
-    after: dict[int, dict[str, float]] = {}
-    cap: dict[int, dict[str, float]] = {}
+def _broker_table(run: RunInputs) -> dict[int, dict[str, dict[str, float]]]:
+    """Per broker and dimension: capacity, load now, at the forecast (today's placement) and after the plan.
+
+    From ``plan.json`` when the run has a plan; else from the snapshot (and profile) through the audit's loads.
+    """
+    out: dict[int, dict[str, dict[str, float]]] = {}
     table = (run.plan.utilisation or {}).get("brokers", {}) if run.plan else {}
     if table:
         for key, dims in table.items():
-            b = int(key)
             for dim, row in dims.items():
                 if dim in DIMENSIONS and isinstance(row, Mapping):
-                    cap.setdefault(b, {})[dim] = _number(row.get("capacity")) or 0.0
-                    for target, name in ((now, "now"), (fc, "before"), (after, "after")):
+                    cell = out.setdefault(int(key), {}).setdefault(dim, {})
+                    for name in ("capacity", "now", "before", "after"):
                         value = _number(row.get(name))
                         if value is not None:
-                            target.setdefault(b, {})[dim] = value
+                            cell[name] = value
+                    cell.setdefault("capacity", 0.0)
     elif run.snapshot:
         s = run.snapshot
         loads = audit_loads(s, run.profile)
         for i, b in enumerate(cluster_arrays(s).broker_ids.tolist()):
-            cap[b] = s.broker_by_id[b].capacity.to_dict()
-            now[b] = {d: float(v) for d, v in zip(DIMENSIONS, loads.now[i]) if not np.isnan(v)}
-            fc[b] = {d: float(v) for d, v in zip(DIMENSIONS, loads.forecast[i]) if not np.isnan(v)}
-    return now, fc, after, cap
+            capacity = s.broker_by_id[b].capacity.to_dict()
+            for d, dim in enumerate(DIMENSIONS):
+                cell = out.setdefault(b, {}).setdefault(dim, {"capacity": float(capacity[dim])})
+                for name, table_ in (("now", loads.now), ("before", loads.forecast)):
+                    if not np.isnan(table_[i, d]):
+                        cell[name] = float(table_[i, d])
+    return out
 
 
-def _pool_utilisation(run, before, now, fc, after, cap, after_members) -> tuple[PoolUtilisation, ...]:
-    plan_pools = (run.plan.utilisation or {}).get("pools", {}) if run.plan else {}
-    names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after_members or {}).values() if p})
-    out = []
-    for pool in names:
-        members = [b for b, p in before.items() if p == pool]
-        for dim in DIMENSIONS:
-            capacity = sum(cap.get(b, {}).get(dim, 0.0) for b in members)
-            row = plan_pools.get(pool, {}).get(dim, {}) if isinstance(plan_pools.get(pool), Mapping) else {}
-            after_value = None
-            if row:
-                after_value = _ratio(_number(row.get("demand_forecast")), _number(row.get("capacity_with_added")))
-            elif after_members is not None:
-                moved = [b for b, p in after_members.items() if p == pool]
-                after_value = _ratio(_sum(after, moved, dim), sum(cap.get(b, {}).get(dim, 0.0) for b in moved))
-            headroom = _number(row.get("headroom")) if row else None
-            if headroom is None and run.policy and pool in run.policy.pool_by_name:
-                headroom = run.policy.headroom(pool, dim)
-            out.append(PoolUtilisation(pool, dim, capacity, _ratio(_sum(now, members, dim), capacity),
-                                       _ratio(_sum(fc, members, dim), capacity), after_value, headroom))
-    return tuple(out)
-
-
-def _heat(before, now, after, cap) -> BrokerHeat | None:
-    brokers = sorted(cap, key=lambda b: (before.get(b) or "\uffff", b))
+def _heat(before: Mapping[int, str | None], after: Mapping[int, str | None] | None,
+          brokers: BrokerTable) -> BrokerHeat | None:
     if not brokers:
         return None
 
-    def grid(source: dict[int, dict[str, float]]) -> tuple[tuple[float | None, ...], ...]:
-        return tuple(tuple(_ratio(source.get(b, {}).get(d), cap[b].get(d, 0.0)) for b in brokers) for d in DIMENSIONS)
+    def order(pools: Mapping[int, str | None]) -> tuple[int, ...]:
+        return tuple(sorted(brokers, key=lambda b: (pools.get(b) is None, pools.get(b) or "", b)))
 
-    return BrokerHeat(tuple(brokers), tuple(before.get(b) for b in brokers), grid(now), grid(after) if after else None)
+    def grid(ids: tuple[int, ...], key: str) -> tuple[tuple[float | None, ...], ...]:
+        return tuple(tuple(_ratio(brokers[b].get(d, {}).get(key), brokers[b].get(d, {}).get("capacity"))
+                           for b in ids) for d in DIMENSIONS)
+
+    now_ids = order(before)
+    heat = BrokerHeat(now_ids, tuple(before.get(b) for b in now_ids), grid(now_ids, "now"))
+    if after is None:
+        return heat
+    after_ids = order(after)
+    return BrokerHeat(heat.brokers, heat.pools, heat.now, after_ids, tuple(after.get(b) for b in after_ids),
+                      grid(after_ids, "after"))
 
 
 def _topic_pools(run: RunInputs) -> dict[str, str | None]:
@@ -257,18 +305,19 @@ def _topic_rows(run: RunInputs, topic_pool: Mapping[str, str | None]) -> list[To
     ]
 
 
-def _tenants(run: RunInputs, topics: list[TopicRow], topic_pool: Mapping[str, str | None]) -> tuple[TenantRow, ...]:
-    rows: dict[tuple[str, str], list[float]] = {}
+def _tenants(run: RunInputs, topics: tuple[TopicRow, ...],
+             topic_pool: Mapping[str, str | None]) -> tuple[TenantRow, ...]:
+    rows: dict[tuple[str, str], list] = {}
     by_topic = {r.topic: r for r in topics}
     names = sorted(set(topic_pool) | set(by_topic) | ({t.topic for t in run.snapshot.topics} if run.snapshot else set()))
     for t in names:
         tenant = run.policy.tenant_of(t) if run.policy else None
         key = (tenant or "", topic_pool.get(t) or "")
-        acc = rows.setdefault(key, [0, 0.0, 0.0])
+        acc = rows.setdefault(key, [0, None, None])
         acc[0] += 1
         if t in by_topic:
-            acc[1] += by_topic[t].bytes_in_p99
-            acc[2] += by_topic[t].storage_bytes
+            acc[1] = (acc[1] or 0.0) + by_topic[t].bytes_in_p99
+            acc[2] = (acc[2] or 0.0) + by_topic[t].storage_bytes
     return tuple(TenantRow(k[0] or None, k[1] or None, int(v[0]), v[1], v[2]) for k, v in sorted(rows.items()))
 
 
@@ -299,11 +348,6 @@ def _batches(bundle: Mapping[str, Any] | None) -> tuple[BatchRow, ...]:
     return tuple(out)
 
 
-def _sum(source: dict[int, dict[str, float]], brokers: list[int], dim: str) -> float | None:
-    values = [source[b][dim] for b in brokers if dim in source.get(b, {})]
-    return float(sum(values)) if values else None
-
-
 def _ratio(load: float | None, capacity: float | None) -> float | None:
     if load is None or not capacity:
         return None
@@ -312,5 +356,3 @@ def _ratio(load: float | None, capacity: float | None) -> float | None:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-

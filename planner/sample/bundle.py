@@ -32,12 +32,13 @@ from planner.sample.writers import (
     format_consumer_members,
     format_consumer_offsets,
     format_log_dirs,
+    format_openmetrics,
     format_prom_text,
     format_query_range,
     format_topics_describe,
 )
 
-__all__ = ["PROM_NAMES", "RANGE_NAMES", "TARGET_UTILISATION", "PROM_TEXT_DAYS", "sample_files"]
+__all__ = ["PROM_NAMES", "RANGE_NAMES", "TARGET_UTILISATION", "PROM_TEXT_DAYS", "sample_files", "counters_openmetrics"]
 
 #: Lowercase names (jmx_exporter ``lowercaseOutputName: true``), used in the exposition text.
 PROM_NAMES = {f: f"kafka_server_brokertopicmetrics_{f}_total" for f in FAMILIES}
@@ -49,6 +50,8 @@ RANGE_NAMES = {
 }
 #: Brokers are sized so the busiest one uses at most this fraction of each capacity dimension.
 TARGET_UTILISATION = 0.3
+#: Monthly price of one broker of the sample's new-broker type (USD), so the report can price what it adds.
+SAMPLE_BROKER_PRICE = 1200.0
 #: Trailing days written as exposition text; the earlier days go to query_range (no overlap). One day
 #: keeps the default sample (9 brokers, 30 topics, 14 days) near 250 MB.
 PROM_TEXT_DAYS = 1
@@ -93,6 +96,21 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
         storage[topic] += max(reported, default=0)
     truth = build_truth(cluster, traffic, storage, capacity, prom_from=prom_from)
     yield "truth.json", dump_json(truth)
+
+
+def counters_openmetrics(spec: SampleSpec) -> Iterator[str]:
+    """Every counter sample of the sample ``spec`` (both the exposition-text and the query_range days) as
+    OpenMetrics text ending in ``# EOF``, to backfill a Prometheus server with ``promtool tsdb
+    create-blocks-from openmetrics``: the server then holds exactly the samples the sample's files hold.
+    """
+    rng = np.random.Generator(np.random.PCG64(spec.seed))
+    cluster = plant_problems(build_cluster(spec, rng), rng)
+    traffic = simulate(cluster, rng)
+    instance = {b.id: b.instance for b in cluster.brokers}
+    for f in FAMILIES:
+        series = [(_labels(instance[s.broker], s.topic).rstrip(","), s.values) for s in traffic.counters if s.family == f]
+        yield from format_openmetrics(PROM_NAMES[f].removesuffix("_total"), series, traffic.times)
+    yield "# EOF\n"
 
 
 def _describe(cluster: SampleCluster) -> str:
@@ -218,6 +236,8 @@ def _policy(cluster: SampleCluster, capacity: dict[str, int]) -> str:
         new_broker=NewBrokerType(
             Capacity(capacity["nw_in_Bps"], capacity["nw_out_Bps"], capacity["disk_bytes"], capacity["max_replicas"]),
             RACKS,
+            price=SAMPLE_BROKER_PRICE,
+            period="month",
         ),
     )
     return "# Pool policy of the synthetic cluster (poolplan sample).\n" + dump_policy(policy)

@@ -65,13 +65,21 @@ class SampleSpec:
     end: int = 1_793_577_600  # 2026-11-02T00:00:00Z, a Monday
     cluster: str = "sample"
 
+    #: Largest sample: a thousand brokers (the clusters poolplan is built for), ten thousand topics and a quarter
+    #: of metrics keep the generated files within a few GB.
+    MAX_BROKERS = 1_000
+    MAX_TOPICS = 10_000
+    MAX_DAYS = 92
+
     def __post_init__(self) -> None:
-        if self.brokers < 6:
-            raise InputError(f"--brokers: expected at least 6 (two pools, three racks, one spare), got {self.brokers}")
-        if self.topics < 6:
-            raise InputError(f"--topics: expected at least 6 (the planted problems need them), got {self.topics}")
-        if self.days < 2:
-            raise InputError(f"--days: expected at least 2, got {self.days}")
+        if not 6 <= self.brokers <= self.MAX_BROKERS:
+            raise InputError(f"--brokers: expected 6 (two pools, three racks, one spare) to {self.MAX_BROKERS}, "
+                             f"got {self.brokers}")
+        if not 6 <= self.topics <= self.MAX_TOPICS:
+            raise InputError(f"--topics: expected 6 (the planted problems need them) to {self.MAX_TOPICS}, "
+                             f"got {self.topics}")
+        if not 2 <= self.days <= self.MAX_DAYS:
+            raise InputError(f"--days: expected 2 to {self.MAX_DAYS} (a quarter), got {self.days}")
         if self.step_s <= 0 or 900 % self.step_s:
             raise InputError(f"--step: expected a divisor of 900 seconds (the log-size spacing), got {self.step_s}")
         if self.end % 86_400:

@@ -14,7 +14,7 @@ Each function returns the text of one file; nothing here touches the file system
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ __all__ = [
     "format_consumer_members",
     "format_prom_text",
     "format_query_range",
+    "format_openmetrics",
     "PROM_HELP",
 ]
 
@@ -218,6 +219,26 @@ def format_query_range(series: Sequence[tuple[dict[str, str], np.ndarray]], time
         points = ",".join(f'[{stamps[k]},"{prom_float(values[k])}"]' for k in ok.tolist())
         results.append(f'{{"metric":{metric},"values":[{points}]}}')
     return '{"status":"success","data":{"resultType":"matrix","result":[' + ",".join(results) + "]}}\n"
+
+
+def format_openmetrics(family: str, series: Sequence[tuple[str, np.ndarray]], times_s: np.ndarray) -> Iterator[str]:
+    """OpenMetrics text of one counter family for ``promtool tsdb create-blocks-from openmetrics``.
+
+    ``family`` is the name without ``_total`` (``# TYPE <family> counter``; samples are ``<family>_total``);
+    ``series`` = ``[(label text, values)]`` on ``times_s`` (NaN = absent). Series by series, each in time
+    order (promtool drops out-of-order samples silently), timestamps in seconds. The caller ends the file
+    with ``# EOF``.
+
+    >>> print("".join(format_openmetrics("x", [('a="1"', np.array([1.0, np.nan, 3.0]))], np.array([60, 120, 180]))), end="")
+    # TYPE x counter
+    x_total{a="1"} 1 60
+    x_total{a="1"} 3 180
+    """
+    yield f"# TYPE {family} counter\n"
+    stamps = [str(int(t)) for t in times_s.tolist()]
+    for labels, values in series:
+        ok = np.flatnonzero(~np.isnan(values))
+        yield "".join(f"{family}_total{{{labels}}} {prom_float(values[k])} {stamps[k]}\n" for k in ok.tolist())
 
 
 def _ids(ids: Sequence[int]) -> str:

@@ -9,8 +9,10 @@ from pools.audit.findings import Finding, Severity, sort_findings
 from pools.audit.fixes import fix_targets
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
+from pools.demand import at_horizon
 from pools.plan import Plan
 from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import ClusterSnapshot
 
@@ -26,6 +28,7 @@ def audit(
     rules: Iterable[Rule] = RULES,
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+    horizon_days: int | None = None,
     plan: Plan | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
@@ -44,6 +47,9 @@ def audit(
     fanout, partition_profile : optional
         As for `pools.demand.topic_demand` (consumer groups per topic where the profile lacks bytes-out,
         per-partition rates).
+    horizon_days : int, optional
+        The forecast horizon in days; default the policy's ``forecast_horizon_days`` (`pools.pool_rules`). The
+        profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
     plan : Plan, optional
         A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
         bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
@@ -55,6 +61,8 @@ def audit(
     """
     policy.check_against(snapshot)
     if loads is None:
+        if profile is not None:
+            profile = at_horizon(profile, PoolRules.from_policy(policy, horizon_days=horizon_days).horizon_days)
         loads = audit_loads(snapshot, profile, fanout=fanout, partition_profile=partition_profile)
     found: list[Finding] = []
     for rule in rules:

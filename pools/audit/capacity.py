@@ -1,4 +1,7 @@
-"""Capacity rules: replica limits, utilisation over headroom (now and at the forecast), surviving a broker loss."""
+"""Capacity rules: replica limits, utilisation over headroom (now and at the forecast), surviving a broker loss.
+
+Headroom, failure tolerance and the comparison with its tolerance are `pools.pool_rules`'.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pools.audit.fixes import PLAN_FIX
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules, failing_brokers, over_limit, usable_capacity
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["check_replica_count_over_limit", "check_utilisation_over_headroom", "check_pool_cannot_lose_broker"]
@@ -40,8 +44,9 @@ def check_utilisation_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolic
     limit is reported by `check_replica_count_over_limit` instead. Brokers in no pool use the default headroom.
     """
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
+    rules = PoolRules.from_policy(policy)
     cap = _capacity(snapshot, a)
-    head = _headroom(policy, p, a)
+    head = _broker_headroom(rules, p, a)
     out: list[Finding] = []
     for d, dim in enumerate(DIMENSIONS):
         broker_over_now = np.zeros(a.n_brokers, dtype=bool)
@@ -62,7 +67,8 @@ def check_utilisation_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolic
                 members = p.broker_pool[: a.n_brokers] == j
                 if not members.any() or pool_over_now[j]:
                     continue
-                total, capacity, h = float(load[members].sum()), float(cap[members, d].sum()), policy.headroom(pool, dim)
+                total, capacity = float(load[members].sum()), float(cap[members, d].sum())
+                h = rules.limits(pool).headroom_of(dim)
                 if _over(np.array([total]), np.array([capacity]), np.array([h]))[0]:
                     out.append(_utilisation("pool", pool, None, dim, basis, total, capacity, h))
                     pool_over_now[j] = basis == "now"
@@ -72,12 +78,13 @@ def check_utilisation_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolic
 def check_pool_cannot_lose_broker(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
     """Pools whose load would exceed headroom × capacity after losing their largest broker(s).
 
-    Loses ``tolerated_broker_failures`` brokers, the largest in each dimension. Dimensions where the pool is
-    already over its headroom (reported by `check_utilisation_over_headroom`) are not counted; the finding is
-    for the current load when any dimension fails now, else for the forecast.
+    Loses ``tolerated_broker_failures`` brokers, the largest in each dimension (`pools.pool_rules.usable_capacity`).
+    Dimensions where the pool is already over its headroom (reported by `check_utilisation_over_headroom`) are not
+    counted; the finding is for the current load when any dimension fails now, else for the forecast.
     """
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    k = policy.defaults.tolerated_broker_failures
+    rules = PoolRules.from_policy(policy)
+    k = rules.tolerated_failures
     if k <= 0:
         return []
     cap = _capacity(snapshot, a)
@@ -92,12 +99,12 @@ def check_pool_cannot_lose_broker(snapshot: ClusterSnapshot, policy: PoolPolicy,
                 load = float(loads.table(basis)[members, d].sum())
                 if math.isnan(load) or load <= 0:
                     continue
-                h = policy.headroom(pool, dim)
-                caps = np.sort(cap[members, d])
-                full, after = float(caps.sum()), float(caps[: max(len(caps) - k, 0)].sum())
-                if load > h * full or load <= h * after:
+                h = rules.limits(pool).headroom_of(dim)
+                caps = cap[members, d].tolist()
+                full, after = float(sum(caps)), usable_capacity(caps, k)
+                if over_limit(load, h * full) or not over_limit(load, h * after):
                     continue
-                lost = sorted(members[np.argsort(-cap[members, d], kind="stable")[:k]].tolist())
+                lost = sorted(members[i] for i in failing_brokers(caps, k))
                 failing[dim] = {
                     "load": num(load),
                     "capacity_after_loss": num(after),
@@ -138,14 +145,12 @@ def _capacity(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
                     dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
 
 
-def _headroom(policy: PoolPolicy, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
-    rows = []
-    for b in range(a.n_brokers):
-        j = int(p.broker_pool[b])
-        rows.append([policy.headroom(p.pools[j], d) if j >= 0 else policy.defaults.headroom[d] for d in DIMENSIONS])
+def _broker_headroom(rules: PoolRules, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
+    """Headroom per broker position and dimension: its pool's, the policy default for a broker in no pool."""
+    rows = [rules.limits(p.pools[j] if (j := int(p.broker_pool[b])) >= 0 else None).headroom for b in range(a.n_brokers)]
     return np.array(rows, dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
 
 
 def _over(load: np.ndarray, capacity: np.ndarray, headroom: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
-        return ~np.isnan(load) & (load > 0) & (load > headroom * capacity)
+        return ~np.isnan(load) & (load > 0) & over_limit(load, headroom * capacity)

@@ -6,9 +6,10 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pools.errors import InputError
+from pools.schema import BrokerId, Name, PartitionId, Strict, validate
 
 __all__ = [
     "FINDINGS_VERSION",
@@ -165,37 +166,40 @@ def findings_to_json(findings: Iterable[Finding], *, cluster: str, taken_at: str
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+class _FindingModel(Strict):
+    kind: Name
+    severity: str
+    pool: str | None = None
+    broker: BrokerId | None = None
+    topic: str | None = None
+    partition: PartitionId | None = None
+    evidence: dict[str, Any] = {}
+    fix: str = ""
+
+
+class _FindingsModel(Strict):
+    version: Literal[1]
+    cluster: str | None = None
+    taken_at: str | None = None
+    counts: dict[str, Any] = {}
+    findings: list[_FindingModel]
+
+
 def findings_from_dict(doc: Any, *, source: str = "findings.json") -> tuple[Finding, ...]:
-    """Parse a ``findings.json`` document back into findings; errors name ``source`` and the field."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
-        raise InputError(f"{source}: expected an object with a 'findings' array")
-    if doc.get("version") != FINDINGS_VERSION:
-        raise InputError(f"{source}: version: expected {FINDINGS_VERSION}, got {doc.get('version')!r}")
+    """Parse a ``findings.json`` document back into findings; errors name ``source`` and the field path."""
+    model = validate(_FindingsModel, doc, source)
     out = []
-    for i, item in enumerate(doc["findings"]):
-        where = f"{source}: findings[{i}]"
-        if not isinstance(item, dict) or not isinstance(item.get("kind"), str) or not item["kind"]:
-            raise InputError(f"{where}.kind: expected a non-empty string")
-        evidence = item.get("evidence", {})
-        if not isinstance(evidence, dict):
-            raise InputError(f"{where}.evidence: expected an object")
+    for i, item in enumerate(model.findings):
         out.append(
             Finding(
-                kind=item["kind"],
-                severity=Severity.parse(item.get("severity"), where=f"{where}.severity"),
-                pool=_optional(item, "pool", str, where),
-                broker=_optional(item, "broker", int, where),
-                topic=_optional(item, "topic", str, where),
-                partition=_optional(item, "partition", int, where),
-                evidence=evidence,
-                fix=_optional(item, "fix", str, where) or "",
+                kind=item.kind,
+                severity=Severity.parse(item.severity, where=f"{source}: findings[{i}].severity"),
+                pool=item.pool,
+                broker=item.broker,
+                topic=item.topic,
+                partition=item.partition,
+                evidence=item.evidence,
+                fix=item.fix,
             )
         )
     return sort_findings(out)
-
-
-def _optional(item: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
-    value = item.get(key)
-    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
-        raise InputError(f"{where}.{key}: expected {kind.__name__} or null, got {value!r}")
-    return value

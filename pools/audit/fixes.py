@@ -18,7 +18,8 @@ from pools.audit.index import ClusterArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.kafka_formats.reassignment import format_reassignment_json
 from pools.policy import PoolPolicy
-from pools.snapshot import DIMENSIONS, ClusterSnapshot
+from pools.pool_rules import PoolRules
+from pools.snapshot import ClusterSnapshot
 from pools.throttle import DEFAULT_THROTTLE_FRACTION, throttle_rate
 
 __all__ = ["PLAN_FIX", "FixTargets", "fix_targets", "reassign_fix", "replica_span"]
@@ -42,7 +43,8 @@ class FixTargets:
         self.a, self.snapshot = a, snapshot
         self.health = cluster_health(snapshot)
         brokers = [np.flatnonzero(p.broker_pool[: a.n_brokers] == j) for j in range(len(p.pools))]
-        headroom = [np.array([policy.headroom(pool, d) for d in DIMENSIONS]) for pool in p.pools]
+        rules = PoolRules.from_policy(policy)
+        headroom = [np.array(rules.limits(pool).headroom) for pool in p.pools]
         part_pool = p.topic_pool[a.part_topic] if len(a.part_topic) else np.zeros(0, dtype=np.int64)
         self.target = seed_pools(snapshot, loads.partitions, part_pool, brokers, headroom, self.health).target
         table = loads.forecast if loads.known("forecast", "nw_in") else loads.now

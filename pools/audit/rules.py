@@ -25,6 +25,7 @@ from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.policy import PoolPolicy
+from pools.pool_rules import racks_required
 from pools.snapshot import ClusterSnapshot
 
 __all__ = [
@@ -169,7 +170,7 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
     pool_racks = _pool_rack_counts(a, p)
     tp = p.topic_pool[a.part_topic]
     available = np.where(tp >= 0, pool_racks[np.maximum(tp, 0)], len(a.racks))
-    bad = np.flatnonzero(~unracked & (distinct < np.minimum(a.part_rf, available)))
+    bad = np.flatnonzero(~unracked & (distinct < racks_required(a.part_rf, available)))
     fixes = fix_targets(snapshot, policy, loads) if len(bad) else None
     out = []
     for part in bad.tolist():

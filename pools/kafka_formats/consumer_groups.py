@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pools.errors import InputError
+from pools.limits import INT32_MAX, INT64_MAX, MAX_PARTITIONS_PER_TOPIC
 
 _OFFSETS_HEADER = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
 _NOTICE = re.compile(r"^Consumer group '(?P<group>.*)' (?P<what>has no active members|is rebalancing)\.$")
@@ -221,10 +222,10 @@ def _offsets_row(fields: list[str], columns: list[str], source: str, number: int
     return PartitionOffsets(
         group=fields[0],
         topic=fields[1],
-        partition=_int(fields[2], "PARTITION", source, number, dash=False),
+        partition=_int(fields[2], "PARTITION", source, number, dash=False, high=MAX_PARTITIONS_PER_TOPIC - 1),
         current_offset=_int(fields[3], "CURRENT-OFFSET", source, number),
         log_end_offset=_int(fields[4], "LOG-END-OFFSET", source, number),
-        lag=_int(fields[5], "LAG", source, number),
+        lag=_int(fields[5], "LAG", source, number, low=-INT64_MAX - 1),
         consumer_id=_dash(extra.get("CONSUMER-ID")),
         host=_dash(extra.get("HOST")),
         client_id=_dash(client),
@@ -239,7 +240,7 @@ def _member_row(fields: list[str], columns: list[str], source: str, number: int)
     group, consumer = fields[0], fields[1]
     instance = _dash(fields[2]) if with_instance else None
     host, client, count_text = fields[fixed - 3 : fixed]
-    count = _int(count_text, "#PARTITIONS", source, number, dash=False)
+    count = _int(count_text, "#PARTITIONS", source, number, dash=False, high=INT32_MAX)
     assignment = None
     if "ASSIGNMENT" in columns:
         assignment = _assignment(" ".join(fields[fixed:]), source, number)
@@ -255,19 +256,30 @@ def _assignment(text: str, source: str, number: int) -> tuple[tuple[str | None, 
     groups = list(_TOPIC_GROUP.finditer(text))
     if not groups or _TOPIC_GROUP.sub("", text).replace(",", "").strip():
         raise InputError(f"{source}:{number}: expected ASSIGNMENT like 'topic(0,1), other(2)' or '(0,1), (2)', got {text!r}")
-    return tuple(
+    out = tuple(
         (g["topic"] or None, tuple(int(p) for p in g["parts"].replace(" ", "").split(",") if p)) for g in groups
     )
+    for _, parts in out:
+        if any(p >= MAX_PARTITIONS_PER_TOPIC for p in parts):
+            raise InputError(f"{source}:{number}: ASSIGNMENT: a partition is past the limit of "
+                             f"{MAX_PARTITIONS_PER_TOPIC} partitions per topic")
+    return out
 
 
-def _int(text: str, column: str, source: str, number: int, *, dash: bool = True) -> int | None:
+def _int(
+    text: str, column: str, source: str, number: int, *, dash: bool = True, low: int = 0, high: int = INT64_MAX
+) -> int | None:
     if dash and text == "-":
         return None
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         wanted = "an integer or '-'" if dash else "an integer"
         raise InputError(f"{source}:{number}: {column} must be {wanted}, got {text!r}") from None
+    if not low <= value <= high:
+        limit = f" (the limit of {MAX_PARTITIONS_PER_TOPIC} partitions per topic)" if column == "PARTITION" else ""
+        raise InputError(f"{source}:{number}: {column} must be an integer in {low}..{high}{limit}, got {text!r}")
+    return value
 
 
 def _dash(text: str | None) -> str | None:

@@ -8,10 +8,10 @@ percentage (or ``{"num.cores": n}``). ``brokerId`` ``"-1"`` is the default for b
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pools.errors import InputError
+from pools.files import parse_json
 from pools.kafka_formats.inventory import BrokerCapacity
 
 __all__ = ["DEFAULT_BROKER_ID", "parse_capacity_json", "parse_broker_sets_json", "capacity_for"]
@@ -33,7 +33,7 @@ def parse_capacity_json(text: str, *, source: str = "capacity.json") -> dict[int
     InputError
         ``source: brokerCapacities[i].capacity.DISK: expected ...``.
     """
-    doc = _load(text, source)
+    doc = parse_json(text, source)
     entries = doc.get("brokerCapacities") if isinstance(doc, dict) else None
     if not isinstance(entries, list):
         raise InputError(f"{source}: brokerCapacities: expected a JSON array")
@@ -90,7 +90,7 @@ def parse_broker_sets_json(text: str, *, source: str = "brokerSets.json") -> dic
     InputError
         For malformed entries, a set listed twice or a broker in two sets.
     """
-    doc = _load(text, source)
+    doc = parse_json(text, source)
     sets = doc.get("brokerSets") if isinstance(doc, dict) else None
     if not isinstance(sets, list):
         raise InputError(f"{source}: brokerSets: expected a JSON array")
@@ -118,13 +118,6 @@ def parse_broker_sets_json(text: str, *, source: str = "brokerSets.json") -> dic
             members.append(b)
         result[name] = sorted(members)
     return dict(sorted(result.items()))
-
-
-def _load(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
 
 
 def _number(value: Any, source: str, path: str) -> float:

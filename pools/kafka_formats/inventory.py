@@ -20,15 +20,17 @@ Format (validated with pydantic; every error names the file and key, e.g.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from pools.errors import InputError
+from pools.files import parse_toml
+from pools.limits import INT64_MAX
+from pools.schema import BrokerId, PositiveFinite, Strict, validate
 
-__all__ = ["BrokerCapacity", "parse_inventory_toml", "pydantic_error_text"]
+__all__ = ["BrokerCapacity", "parse_inventory_toml", "inventory_from_dict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,23 +47,24 @@ class BrokerCapacity:
     max_replicas: int | None = None
 
 
-class _Defaults(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+_Positive = Annotated[int, Field(gt=0, le=INT64_MAX)]
+
+
+class _Defaults(Strict):
     rack: str | None = None
-    disk_bytes: int | None = Field(default=None, gt=0)
-    nw_in_Bps: int | None = Field(default=None, gt=0)
-    nw_out_Bps: int | None = Field(default=None, gt=0)
-    max_replicas: int | None = Field(default=None, gt=0)
-    cpu_cores: float | None = Field(default=None, gt=0)
+    disk_bytes: _Positive | None = None
+    nw_in_Bps: _Positive | None = None
+    nw_out_Bps: _Positive | None = None
+    max_replicas: _Positive | None = None
+    cpu_cores: PositiveFinite | None = None
 
 
 class _Broker(_Defaults):
-    id: int = Field(ge=0)
+    id: BrokerId
     pool: str | None = None
 
 
-class _Inventory(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class _Inventory(Strict):
     defaults: _Defaults = _Defaults()
     broker: list[_Broker] = Field(min_length=1)
 
@@ -75,14 +78,12 @@ def parse_inventory_toml(text: str, *, source: str = "conf/brokers.toml") -> dic
         ``source: key.path: what was expected`` for TOML syntax, types, missing capacities and
         duplicate broker ids.
     """
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{source}: invalid TOML: {exc}") from None
-    try:
-        inv = _Inventory.model_validate(raw)
-    except ValidationError as exc:
-        raise InputError(pydantic_error_text(exc, source)) from None
+    return inventory_from_dict(parse_toml(text, source), source=source)
+
+
+def inventory_from_dict(raw: Any, *, source: str = "conf/brokers.toml") -> dict[int, BrokerCapacity]:
+    """`parse_inventory_toml` for a document already read (`pools.files.load_toml`)."""
+    inv = validate(_Inventory, raw, source)
     result: dict[int, BrokerCapacity] = {}
     for i, b in enumerate(inv.broker):
         if b.id in result:
@@ -104,30 +105,3 @@ def parse_inventory_toml(text: str, *, source: str = "conf/brokers.toml") -> dic
             max_replicas=b.max_replicas if b.max_replicas is not None else inv.defaults.max_replicas,
         )
     return dict(sorted(result.items()))
-
-
-_EXPECTED = {
-    "string_type": "expected a string",
-    "int_type": "expected an integer",
-    "float_type": "expected a number",
-    "bool_type": "expected true or false",
-    "list_type": "expected an array",
-    "model_type": "expected a table",
-    "dict_type": "expected a table",
-    "missing": "missing (required)",
-    "extra_forbidden": "unknown key",
-    "too_short": "expected at least one entry",
-}
-
-
-def pydantic_error_text(exc: ValidationError, source: str) -> str:
-    """Render the first pydantic error as ``source: a.b[3].c: expected ...`` (value shown when known)."""
-    err = exc.errors()[0]
-    path = ""
-    for part in err["loc"]:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    message = _EXPECTED.get(err["type"], err["msg"])
-    value: Any = err.get("input")
-    if err["type"] not in ("missing", "too_short", "model_type") and not isinstance(value, dict):
-        message += f", got {value!r}"
-    return f"{source}: {path or '<root>'}: {message}"

@@ -1,10 +1,11 @@
-"""Jackson's JSON tree reading and writing and the Java semantics Kafka's tools print through.
+"""Jackson's JSON tree reading and writing, as Kafka's tools parse and print JSON.
 
 Kafka's command-line tools parse JSON with Jackson's ``ObjectMapper.readTree`` (trailing text after the
 first value ignored, integers typed ``int``/``long``/``BigInteger`` by size, any fraction or exponent a
 ``double``) and write it with ``ObjectMapper.writeValueAsString``. Their error messages embed Jackson's
-compact rendering of nodes, Java's ``List.toString`` and ``HashSet`` iteration order. This module
-re-types those rules so that `pools.kafka_formats.reassignment` can print exactly what Kafka prints.
+compact rendering of nodes and Java's ``List.toString``. This module re-types those rules so that
+`pools.kafka_formats.reassignment` can print exactly what Kafka prints; the JDK semantics underneath
+(hashing, ``HashSet`` order, ``Integer.parseInt``) are `pools.java_semantics`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -23,16 +23,8 @@ __all__ = [
     "render_node",
     "encode_compact",
     "java_list_str",
-    "parse_java_int",
-    "string_hash",
-    "topic_partition_hash",
-    "hash_order",
-    "utf16_key",
-    "INT_MIN",
-    "INT_MAX",
 ]
 
-INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 _VALID_VALUES = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
 _VALID_TOKENS = "('true', 'false' or 'null')"
 _NON_NUMERIC = "JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS"
@@ -121,75 +113,6 @@ def encode_compact(value: Any) -> str:
 def java_list_str(items: Iterable[Any]) -> str:
     """Java's ``AbstractCollection.toString``: ``[a, b, c]`` with strings unquoted."""
     return "[" + ", ".join(str(i) for i in items) + "]"
-
-
-def parse_java_int(text: str) -> int:
-    """``Integer.parseInt(text)``: optional sign, Unicode decimal digits, 32-bit range.
-
-    Raises
-    ------
-    ValueError
-        With Java's ``NumberFormatException`` message, e.g. ``For input string: "x"``.
-    """
-    error = ValueError(f'For input string: "{text}"')
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body:
-        raise error
-    value = 0
-    for ch in body:
-        digit = unicodedata.decimal(ch, None)
-        if digit is None:
-            raise error
-        value = value * 10 + digit
-    value = -value if text[0] == "-" else value
-    if not INT_MIN <= value <= INT_MAX:
-        raise error
-    return value
-
-
-def string_hash(s: str) -> int:
-    """``String.hashCode()`` over UTF-16 code units, as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return _int32(h)
-
-
-def topic_partition_hash(topic: str, partition: int) -> int:
-    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()``."""
-    return _int32(31 * (31 + partition) + string_hash(topic))
-
-
-def hash_order(keys: Sequence[Any], hash_of: Callable[[Any], int], *, initial_capacity: int = 16) -> list[Any]:
-    """Iteration order of a ``HashSet``/``HashMap`` after inserting ``keys`` in order.
-
-    Equal keys keep their first insertion. The table starts at ``tableSizeFor(initial_capacity)`` and
-    doubles whenever the size exceeds three quarters of it; buckets are ``(h ^ (h >>> 16)) & (cap - 1)``
-    and a bucket keeps insertion order (treeified buckets, 8+ keys in one bucket, are not modelled).
-    """
-    unique = list(dict.fromkeys(keys))
-    capacity = 1
-    while capacity < max(initial_capacity, 1):
-        capacity *= 2
-    while len(unique) > capacity * 0.75:
-        capacity *= 2
-
-    def bucket(key: Any) -> int:
-        h = hash_of(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return [k for _, k in sorted(enumerate(unique), key=lambda ik: (bucket(ik[1]), ik[0]))]
-
-
-def utf16_key(s: str) -> bytes:
-    """Sort key giving Java ``String.compareTo`` order (UTF-16 code units)."""
-    return s.encode("utf-16-be", "surrogatepass")
-
-
-def _int32(x: int) -> int:
-    x &= 0xFFFFFFFF
-    return x - (1 << 32) if x & 0x80000000 else x
 
 
 def _quote(s: str) -> str:
@@ -301,7 +224,7 @@ class _Parser:
             if self.text.startswith("+Infinity", self.pos):
                 self._fail(f"Non-standard token '+Infinity': enable `{_NON_NUMERIC}` to allow")
             self._fail(
-                f"Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have "
+                "Unexpected character ('+' (code 43)) in numeric value: JSON spec does not allow numbers to have "
                 "plus signs: enable `JsonReadFeature.ALLOW_LEADING_PLUS_SIGN_FOR_NUMBERS` to allow"
             )
         if ch.isidentifier() or ch.isalnum():

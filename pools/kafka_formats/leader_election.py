@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pools.errors import InputError
-from pools.kafka_formats.java_json import INT_MAX, INT_MIN, JacksonParseError, encode_compact, read_tree, render_node
+from pools.java_semantics import INT_MAX, INT_MIN
+from pools.kafka_formats.java_json import JacksonParseError, encode_compact, read_tree, render_node
 from pools.kafka_formats.reassignment import sort_key
 
 __all__ = ["format_leader_election_json", "parse_leader_election_json"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pools.errors import InputError
+from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID
 
 __all__ = ["ReplicaInfo", "LogDirInfo", "BrokerLogDirs", "LogDirsReport", "parse_log_dirs", "replica_sizes"]
 
@@ -76,6 +77,8 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
         doc = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{where}: invalid JSON: nested too deeply") from None
     doc = _obj(doc, where, "$")
     version = _get(doc, "version", int, where, "$")
     if version != 1:
@@ -96,7 +99,7 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
                 for k, r in enumerate(_get(d, "partitions", list, where, dpath))
             )
             dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, replicas))
-        brokers.append(BrokerLogDirs(_get(b, "broker", int, where, path), tuple(dirs)))
+        brokers.append(BrokerLogDirs(_get(b, "broker", int, where, path, MAX_BROKER_ID), tuple(dirs)))
     return LogDirsReport(version, tuple(sorted(brokers, key=lambda b: b.broker)))
 
 
@@ -117,12 +120,12 @@ def _obj(value: Any, where: str, path: str) -> dict[str, Any]:
     return value
 
 
-def _get(obj: dict[str, Any], key: str, kind: type, where: str, path: str) -> Any:
-    names = {int: "an integer", str: "a string", list: "a JSON array", bool: "true or false"}
+def _get(obj: dict[str, Any], key: str, kind: type, where: str, path: str, high: int = INT64_MAX) -> Any:
+    names = {int: f"an integer in 0..{high}", str: "a string", list: "a JSON array", bool: "true or false"}
     if key not in obj:
         raise InputError(f"{where}: {path}.{key}: missing (expected {names[kind]})")
     value = obj[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or not 0 <= value <= high)):
         raise InputError(f"{where}: {path}.{key}: expected {names[kind]}, got {value!r}")
     return value
 
@@ -130,7 +133,7 @@ def _get(obj: dict[str, Any], key: str, kind: type, where: str, path: str) -> An
 def _replica(r: dict[str, Any], where: str, path: str) -> ReplicaInfo:
     name = _get(r, "partition", str, where, path)
     topic, dash, number = name.rpartition("-")
-    if not dash or not topic or not number.isdigit():
+    if not dash or not topic or not number.isdigit() or int(number) > INT32_MAX:
         raise InputError(f"{where}: {path}.partition: expected '<topic>-<partition>', got {name!r}")
     return ReplicaInfo(
         topic,

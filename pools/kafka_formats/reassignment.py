@@ -14,20 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from pools.errors import InputError
-from pools.kafka_formats.java_json import (
+from pools.java_semantics import (
     INT_MAX,
     INT_MIN,
-    JacksonParseError,
-    encode_compact,
     hash_order,
-    java_list_str,
+    hashset_copy_capacity,
     parse_java_int,
-    read_tree,
-    render_node,
-    topic_partition_hash,
     string_hash,
+    topic_partition_hash,
     utf16_key,
 )
+from pools.kafka_formats.java_json import JacksonParseError, encode_compact, java_list_str, read_tree, render_node
 
 __all__ = [
     "ANY_LOG_DIR",
@@ -440,7 +437,7 @@ def _check_against_cluster(entries: list[ReassignmentEntry], cluster: Mapping[st
             raise ReassignmentError(_EXECUTION, message, cause=f"Topic {topic} not found.")
     missing = [(t, p) for t, p in proposed if not 0 <= p < len(topics[t])]
     if missing:
-        capacity = max(int(len(proposed) / 0.75) + 1, 16)
+        capacity = hashset_copy_capacity(len(proposed))
         names = ", ".join(f"{t}-{p}" for t, p in hash_order(missing, _tp_hash, initial_capacity=capacity))
         cause = f"Unable to find partition: {names}"
         raise ReassignmentError(_EXECUTION, f"{_UNKNOWN_TOPIC}: {cause}", cause=cause)

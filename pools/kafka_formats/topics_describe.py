@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from pools.errors import InputError
+from pools.limits import INT32_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR
 
 __all__ = ["PartitionDescription", "TopicDescription", "parse_topics_describe"]
 
@@ -35,11 +36,16 @@ class PartitionDescription:
     elr: tuple[int, ...] | None = None
     last_known_elr: tuple[int, ...] | None = None
     marked_for_deletion: bool = False
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
 class TopicDescription:
-    """One topic with its partitions in the order printed; ``configs`` holds the non-default configs."""
+    """One topic with its partitions in the order printed; ``configs`` holds the non-default configs.
+
+    ``line`` is the line of the topic's header (0 when the output had none), as ``PartitionDescription.line``
+    is its partition line's, for messages that point at the text.
+    """
 
     topic: str
     topic_id: str | None
@@ -48,6 +54,7 @@ class TopicDescription:
     configs: dict[str, str] = field(default_factory=dict, hash=False)
     marked_for_deletion: bool = False
     partitions: tuple[PartitionDescription, ...] = ()
+    line: int = field(default=0, compare=False)
 
 
 def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>") -> list[TopicDescription]:
@@ -84,7 +91,7 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
         where = f"{source}:{lineno}"
         name = fields["Topic"]
         if "Partition" in fields:
-            part = _partition(fields, where)
+            part = _partition(fields, where, lineno)
             topics.setdefault(name, {"partitions": []})["partitions"].append(part)
         else:
             entry = topics.setdefault(name, {"partitions": []})
@@ -92,11 +99,12 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
                 raise InputError(f"{where}: Topic: {name!r} is described twice")
             entry["header"] = (
                 fields.get("TopicId"),
-                _int(fields, "PartitionCount", where),
-                _int(fields, "ReplicationFactor", where),
+                _int(fields, "PartitionCount", where, MAX_PARTITIONS_PER_TOPIC),
+                _int(fields, "ReplicationFactor", where, MAX_REPLICATION_FACTOR),
                 _configs(fields.get("Configs", "")),
                 fields.get("MarkedForDeletion", "").strip() == "true",
             )
+            entry["line"] = lineno
     if not topics and first_other is not None:
         raise InputError(f"{source}:{first_other}: expected 'Topic: <name>' lines from kafka-topics.sh --describe")
     result = []
@@ -105,7 +113,7 @@ def parse_topics_describe(text: str, *, source: str = "<kafka-topics --describe>
         topic_id, count, rf, configs, deleted = entry.get(
             "header", (None, len(parts), max((len(p.replicas) for p in parts), default=0), {}, False)
         )
-        result.append(TopicDescription(name, topic_id, count, rf, configs, deleted, parts))
+        result.append(TopicDescription(name, topic_id, count, rf, configs, deleted, parts, entry.get("line", 0)))
     return result
 
 
@@ -118,14 +126,20 @@ def _fields(line: str) -> dict[str, str]:
     return fields
 
 
-def _int(fields: dict[str, str], key: str, where: str) -> int:
+def _int(fields: dict[str, str], key: str, where: str, high: int = INT32_MAX) -> int:
     if key not in fields:
         raise InputError(f"{where}: {key}: missing (expected '{key}: <integer>')")
     value = fields[key].strip()
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise InputError(f"{where}: {key}: expected an integer, got {value!r}") from None
+        number = -1
+    if not 0 <= number <= high:
+        limit = ""
+        if number > high and key.startswith("Partition"):
+            limit = f" (the limit of {MAX_PARTITIONS_PER_TOPIC} partitions per topic)"
+        raise InputError(f"{where}: {key}: expected an integer in 0..{high}{limit}, got {value!r}")
+    return number
 
 
 def _ids(fields: dict[str, str], key: str, where: str, *, required: bool = False) -> tuple[int, ...] | None:
@@ -139,12 +153,15 @@ def _ids(fields: dict[str, str], key: str, where: str, *, required: bool = False
     if not value:
         return ()
     try:
-        return tuple(int(v) for v in value.split(","))
+        ids = tuple(int(v) for v in value.split(","))
     except ValueError:
-        raise InputError(f"{where}: {key}: expected a comma-separated list of broker ids, got {value!r}") from None
+        ids = (-1,)
+    if min(ids) < 0 or max(ids) > MAX_BROKER_ID:
+        raise InputError(f"{where}: {key}: expected a comma-separated list of broker ids, got {value!r}")
+    return ids
 
 
-def _partition(fields: dict[str, str], where: str) -> PartitionDescription:
+def _partition(fields: dict[str, str], where: str, lineno: int) -> PartitionDescription:
     leader_text = fields.get("Leader")
     if leader_text is None:
         raise InputError(f"{where}: Leader: missing (expected a broker id or 'none')")
@@ -155,7 +172,9 @@ def _partition(fields: dict[str, str], where: str) -> PartitionDescription:
         try:
             leader = int(leader_text)
         except ValueError:
-            raise InputError(f"{where}: Leader: expected a broker id or 'none', got {leader_text!r}") from None
+            leader = MAX_BROKER_ID + 1
+        if leader > MAX_BROKER_ID:
+            raise InputError(f"{where}: Leader: expected a broker id or 'none', got {leader_text!r}")
         leader = None if leader < 0 else leader
     replicas = _ids(fields, "Replicas", where, required=True)
     isr = _ids(fields, "Isr", where, required=True)
@@ -163,7 +182,7 @@ def _partition(fields: dict[str, str], where: str) -> PartitionDescription:
         raise InputError(f"{where}: Replicas/Isr: expected a list of broker ids, got 'N/A'")
     return PartitionDescription(
         topic=fields["Topic"],
-        partition=_int(fields, "Partition", where),
+        partition=_int(fields, "Partition", where, MAX_PARTITIONS_PER_TOPIC - 1),
         leader=leader,
         replicas=replicas,
         isr=isr,
@@ -172,6 +191,7 @@ def _partition(fields: dict[str, str], where: str) -> PartitionDescription:
         elr=_ids(fields, "Elr", where) if "Elr" in fields else None,
         last_known_elr=_ids(fields, "LastKnownElr", where) if "LastKnownElr" in fields else None,
         marked_for_deletion=fields.get("MarkedForDeletion", "").strip() == "true",
+        line=lineno,
     )
 
 

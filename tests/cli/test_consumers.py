@@ -69,7 +69,7 @@ def test_sizing_json_and_out_file(run_cli, profile: Path, tmp_path: Path) -> Non
     assert next(g for g in report["groups"] if g["group"] == "audit")["current"] is None
     assert report["consumer_bytes_out"] == {"orders": 3_000_000.0, "payments.ledger": 1_000_000.0}
     code, _, err = run_cli(*args)
-    assert code == 2 and "already exists; pass --force" in err
+    assert code == 2 and "already exists (pass --force" in err
 
 
 def test_simulate(run_cli, tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_simulate(run_cli, tmp_path: Path) -> None:
         ((), "give --describe"),
         (("--describe", DESCRIBE), "--profile: sizing needs the topic profile"),
         (("--simulate", DESCRIBE, "--describe", DESCRIBE), "--simulate takes the group from its script"),
-        (("--simulate", DESCRIBE), "describe.txt: line 2: not valid JSON"),
+        (("--simulate", DESCRIBE), "describe.txt: invalid JSON at line 2 column 1"),
     ],
 )
 def test_bad_options(run_cli, args: tuple, message: str) -> None:

@@ -41,7 +41,7 @@ def test_end_date_moves_the_window(run_cli, tmp_path):
 
 def test_bad_options(run_cli, tmp_path):
     code, _, err = run_cli("sample", "--out", tmp_path / "x", "--brokers", 4)
-    assert code == 2 and "--brokers: expected at least 6" in err
+    assert code == 2 and "--brokers: expected 6 (two pools, three racks, one spare) to 1000, got 4" in err
     code, _, err = run_cli("sample", "--out", tmp_path / "x", "--end", "01/06/2026")
     assert code == 2 and "--end: expected a date YYYY-MM-DD, got '01/06/2026'" in err
     assert not (tmp_path / "x").exists()

@@ -8,17 +8,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.pool_milp import BrokerSpec, GroupSpec, PoolLimits, PoolProblem, solve_pools
+from planner.pool_milp import BrokerSpec, GroupSpec, PoolProblem, solve_pools
+from pools.pool_rules import PoolLimits, brokers_required, brokers_to_fit, over_limit, usable_capacity
 
 UNIT = (100.0, 100.0, 100.0, 100.0)
-LIMITS = PoolLimits((1.0, 1.0, 1.0, 1.0), min_brokers=1)
 
 
-def _problem(brokers, groups, *, pools=("a", "b"), failures=0, conflicts=frozenset(), new_racks=()):
+def _problem(brokers, groups, *, pools=("a", "b"), failures=0, conflicts=frozenset(), new_racks=(), headroom=1.0,
+             min_brokers=1, new_broker=UNIT):
     total = float(sum(sum(g.bytes_on.values()) for g in groups))
+    limits = PoolLimits((headroom,) * 4, min_brokers=min_brokers, tolerated_failures=failures)
     return PoolProblem(
-        pools={p: LIMITS for p in pools}, brokers=tuple(brokers), groups=tuple(groups), conflicts=conflicts,
-        tolerated_failures=failures, new_broker=UNIT, new_broker_racks=new_racks, total_bytes=total,
+        pools={p: limits for p in pools}, brokers=tuple(brokers), groups=tuple(groups), conflicts=conflicts,
+        new_broker=new_broker, new_broker_racks=new_racks, total_bytes=total,
     )
 
 
@@ -94,11 +96,10 @@ def _brute_force_moved(problem: PoolProblem) -> tuple[int, float]:
             groups = [g for g in problem.groups if g.candidates[0] == pool]
             if len(members) < max([problem.pools[pool].min_brokers] + [g.max_rf for g in groups]):
                 ok = False
+            limits = problem.pools[pool]
             for d in range(4):
-                caps = sorted((b.capacity[d] for b in members), reverse=True)
-                largest = max([c for c in caps] + [problem.new_broker[d]])
-                usable = sum(caps) - problem.tolerated_failures * largest
-                if sum(g.demand[d] for g in groups) > problem.pools[pool].headroom[d] * usable + 1e-9:
+                usable = usable_capacity([b.capacity[d] for b in members], limits.tolerated_failures)
+                if over_limit(sum(g.demand[d] for g in groups), limits.headroom[d] * usable):
                     ok = False
             kept += sum(g.bytes_on.get(b.broker_id, 0.0) for g in groups for b in members)
         if ok and (best is None or kept > best):
@@ -165,11 +166,76 @@ def test_a_solution_that_breaks_its_post_conditions_is_a_solver_error(monkeypatc
     groups = [GroupSpec("float", ("a", "b"), (10, 10, 10, 1), 1, bytes_on={3: 70.0})]
     real = pool_milp._Model.solution
 
-    def broken(self, stage, seconds):  # a solver that leaves the floating group in no pool
+    def broken(self, stage):  # a solver that leaves the floating group in no pool
         for var in self.y.values():
             var.varValue = 0.0
-        return real(self, stage, seconds)
+        return real(self, stage)
 
     monkeypatch.setattr(pool_milp._Model, "solution", broken)
     with pytest.raises(SolverError, match="group 'float' in 0 pools"):
         solve_pools(_problem(brokers, groups))
+
+
+# --- failure tolerance: the k largest brokers the pool really has (virtual ones only when added) -----------------
+
+
+def test_a_pool_that_fits_with_a_failure_gets_no_broker() -> None:
+    # issue 14: four 50 MB/s brokers, 80 MB/s of demand, 70 % headroom, one tolerated failure: 0.7 x 150 = 105 fits,
+    # although the new-broker type (100 MB/s) is larger than any broker the pool has
+    cap = (50.0, 50.0, 1000.0, 1000.0)
+    brokers = [BrokerSpec(i, None, cap, "a") for i in range(1, 5)]
+    groups = [GroupSpec("g", ("a",), (80.0, 80.0, 10.0, 4.0), 3, bytes_on={1: 1.0})]
+    problem = _problem(brokers, groups, pools=("a",), failures=1, headroom=0.7, min_brokers=3)
+    assert solve_pools(problem).brokers_to_add == {"a": 0}
+
+
+def test_a_pool_that_does_not_fit_counts_the_added_broker_among_the_failures() -> None:
+    # 150 MB/s needs 214.3 usable; four 50s give 150. One added 100 MB/s broker is then the largest to fail
+    # (300 - 100 = 200, short; were a 50 MB/s one lost instead it would be 250), so it takes two (400 - 100 = 300)
+    cap = (50.0, 50.0, 1000.0, 1000.0)
+    brokers = [BrokerSpec(i, None, cap, "a") for i in range(1, 5)]
+    groups = [GroupSpec("g", ("a",), (150.0, 0.0, 0.0, 0.0), 1, bytes_on={1: 1.0})]
+    problem = _problem(brokers, groups, pools=("a",), failures=1, headroom=0.7, min_brokers=3)
+    assert solve_pools(problem).brokers_to_add == {"a": 2}
+    assert brokers_to_fit([50.0] * 4, 100.0, 150.0, 0.7, 1) == 2
+
+
+def _brute_force_added(problem: PoolProblem) -> int:
+    """Fewest virtual brokers over every broker -> pool (or spare) choice, by the rules of `pools.pool_rules`."""
+    pools = sorted(problem.pools)
+    best = None
+    for choice in itertools.product([None, *pools], repeat=len(problem.brokers)):
+        if any(b.pinned is not None and c != b.pinned for b, c in zip(problem.brokers, choice)):
+            continue
+        total = 0
+        for pool in pools:
+            limits = problem.pools[pool]
+            members = [b for b, c in zip(problem.brokers, choice) if c == pool]
+            groups = [g for g in problem.groups if g.candidates[0] == pool]
+            need = brokers_required(limits, max((g.max_rf for g in groups), default=0)) - len(members)
+            for d in range(4):
+                n = brokers_to_fit([b.capacity[d] for b in members], problem.new_broker[d],
+                                   sum(g.demand[d] for g in groups), limits.headroom[d], limits.tolerated_failures)
+                need = max(need, n)
+            total += need
+        best = total if best is None else min(best, total)
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_brokers_to_add_match_brute_force_over_failures(data: st.DataObject) -> None:
+    sizes = st.sampled_from([30.0, 50.0, 80.0, 120.0])
+    n_brokers = data.draw(st.integers(1, 5))
+    pools = ("a", "b")[: data.draw(st.integers(1, 2))]
+    brokers = [BrokerSpec(i + 1, None, (data.draw(sizes), data.draw(sizes), 1e6, 1e6),
+                          data.draw(st.sampled_from([None, None, *pools]))) for i in range(n_brokers)]
+    demand = st.integers(0, 400).map(float)  # whole units: clear of the solver's feasibility tolerance
+    groups = [GroupSpec(f"g_{p}", (p,), (data.draw(demand), data.draw(demand), 0.0, 0.0),
+                        data.draw(st.integers(1, 3)), bytes_on={1: 1.0}) for p in pools]
+    new = (data.draw(sizes), data.draw(sizes), 1e6, 1e6)
+    problem = _problem(brokers, groups, pools=pools, failures=data.draw(st.integers(0, 2)),
+                       headroom=data.draw(st.sampled_from([0.6, 0.7, 1.0])), min_brokers=data.draw(st.integers(1, 3)),
+                       new_broker=new)
+    sol = solve_pools(problem, gap=0.0)
+    assert sum(sol.brokers_to_add.values()) == _brute_force_added(problem)

@@ -34,7 +34,7 @@ def _setup() -> tuple[ClusterSnapshot, PoolPolicy, Plan]:
         topics={"a.t": "a", "b.t": "b"},
         partitions=tuple(PartitionMove(p.topic, p.partition, p.replicas, p.replicas, p.size_bytes) for p in parts),
         brokers_to_add={"a": 0, "b": 0},
-        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 0.0, 0.0, 0.0, 1),
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 0.0, 0.0, 0.0),
     )
     return snapshot, policy, plan
 

@@ -11,6 +11,7 @@ import pytest
 from pools.errors import InputError
 from pools.plan import PartitionMove, Plan, SolverReport, load_plan, plan_to_json, save_plan
 from pools.policy import dump_policy, load_policy, parse_policy
+from pools.pool_rules import PoolRules
 from pools.profile import (
     PARTITION_COLUMNS,
     TOPIC_COLUMNS,
@@ -71,7 +72,7 @@ def test_snapshot_rejects_bad_fields(mutate, message: str) -> None:
 
 def test_snapshot_invalid_json_names_line(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{\n "cluster": \n}')
-    with pytest.raises(InputError, match=r"bad\.json: line 3 column 1: invalid JSON"):
+    with pytest.raises(InputError, match=r"bad\.json: invalid JSON at line 3 column 1"):
         load_snapshot(tmp_path / "bad.json")
 
 
@@ -109,7 +110,8 @@ def test_policy_resolves_topics_and_round_trips(tmp_path: Path) -> None:
     assert policy.resolve("ads.clicks").group == policy.resolve("ads.views").group == "tenant:ads"
     assert policy.resolve("legacy-x").candidates == ("shared-b",)
     assert policy.resolve("misc").reason == "default"
-    assert policy.headroom("payments", "disk") == 0.6 and policy.headroom("shared-a", "disk") == 0.7
+    rules = PoolRules.from_policy(policy)
+    assert rules.pools["payments"].headroom_of("disk") == 0.6 and rules.pools["shared-a"].headroom_of("disk") == 0.7
     assert policy.conflicting_tenants == {frozenset({"payments", "ads"})}
     (tmp_path / "p.toml").write_text(dump_policy(policy))
     again = load_policy(tmp_path / "p.toml")
@@ -135,6 +137,46 @@ def test_policy_resolves_topics_and_round_trips(tmp_path: Path) -> None:
 def test_policy_errors_name_file_and_key(text: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_policy(text, source="p.toml")
+
+
+_NEW_BROKER = "[new_broker]\nnw_in = 1e8\nnw_out = 1e8\ndisk = 4e12\nreplicas = 4000\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "price", "currency", "period"),
+    [("", None, "USD", None), ("price = 1200\n", 1200.0, "USD", None),
+     ("price = 950.5\ncurrency = 'EUR'\nperiod = 'month'\n", 950.5, "EUR", "month")],
+)
+def test_new_broker_price_is_optional_and_round_trips_byte_for_byte(extra, price, currency, period) -> None:
+    policy = parse_policy(_NEW_BROKER + extra + "[[pool]]\nname = 'a'\n", source="p.toml")
+    assert (policy.new_broker.price, policy.new_broker.currency, policy.new_broker.period) == (price, currency, period)
+    text = dump_policy(policy)
+    assert dump_policy(parse_policy(text)) == text
+    assert ("price" in text) == (price is not None)
+
+
+def test_conf_policy_round_trips_byte_for_byte() -> None:
+    text = dump_policy(load_policy(Path(__file__).resolve().parents[2] / "conf" / "pools.toml"))
+    again = parse_policy(text)
+    assert dump_policy(again) == text and again.new_broker.price == 1200.0 and again.new_broker.period == "month"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("price = -1\n", r"new_broker\.price: expected an integer >= 0, got -1"),
+        ("price = '12'\n", r"new_broker\.price: expected a finite number .* got '12'"),
+        ("price = inf\n", r"new_broker\.price: expected a finite number .* got inf"),
+        ("price = true\n", r"new_broker\.price: expected a finite number"),
+        ("price = 1\ncurrency = ''\n", r"new_broker\.currency: expected a currency code"),
+        ("price = 1\nperiod = 'week'\n", r"new_broker\.period: Input should be 'hour', 'day', 'month'"),
+        ("currency = 'EUR'\n", r"new_broker\.currency: set new_broker\.price too"),
+        ("period = 'year'\n", r"new_broker\.period: set new_broker\.price too"),
+    ],
+)
+def test_bad_new_broker_price_names_the_key(extra, message) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_policy(_NEW_BROKER + extra + "[[pool]]\nname = 'a'\n", source="p.toml")
 
 
 def test_conflicting_selectors_name_both_pools_and_topic() -> None:
@@ -190,7 +232,7 @@ def test_plan_round_trips_and_counts_moved_bytes(tmp_path: Path) -> None:
         topics={"t": "a"},
         partitions=(PartitionMove("t", 1, (1, 2), (2, 1), 10), PartitionMove("t", 0, (1,), (2,), 5)),
         brokers_to_add={"a": 0},
-        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+        solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
         utilisation={"pools": {}},
         warnings=("w",),
     )

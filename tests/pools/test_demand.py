@@ -139,3 +139,39 @@ def test_broker_loads_sum_to_topic_totals(rf: list[int], bytes_in: float, bytes_
 def test_unknown_horizon_is_rejected() -> None:
     with pytest.raises(InputError, match="at: expected 'forecast' or 'now'"):
         topic_demand(_snapshot(), {}, at="later")  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(1e6, 2e6), min_size=2, max_size=30),  # at most doubling per day: clear of the e**700 cap
+    st.lists(st.floats(1e11, 2e11), min_size=2, max_size=30),
+    st.integers(0, 365),
+    st.integers(0, 365),
+)
+def test_forecast_at_another_horizon_is_the_growth_model_at_that_horizon(rates, sizes, stored, horizon) -> None:
+    # ingest fits the growth and writes the forecast at its own horizon (spark_jobs.growth); re-deriving it at
+    # the policy's horizon from the stored forecast and growth per day gives what ingest would have written there
+    from dataclasses import replace
+
+    from pools.demand import at_horizon
+    from spark_jobs.growth import robust_growth
+
+    fit_in, fit_st = robust_growth(range(len(rates)), rates), robust_growth(range(len(sizes)), sizes)
+
+    def written(days: int) -> TopicProfile:
+        (f, lo, hi), (s, s_lo, s_hi) = fit_in.forecast(days), fit_st.forecast(days)
+        return replace(_row("t", bytes_in=rates[-1], forecast_in=f, bytes_out=None, storage=int(sizes[-1]),
+                            forecast_storage=s), bytes_in_p99_growth_per_day=fit_in.per_day,
+                       storage_growth_per_day=fit_st.per_day, forecast_horizon_days=days,
+                       forecast_bytes_in_p99_low=lo, forecast_bytes_in_p99_high=hi, forecast_storage_low=s_lo,
+                       forecast_storage_high=s_hi)
+
+    got, want = at_horizon({"t": written(stored)}, horizon)["t"], written(horizon)
+    for name in ("forecast_bytes_in_p99", "forecast_storage_bytes"):
+        assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
+    if stored > 0:  # a band at horizon 0 is a point: its own growth cannot be recovered
+        for name in ("forecast_bytes_in_p99_low", "forecast_bytes_in_p99_high", "forecast_storage_low",
+                     "forecast_storage_high"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
+    assert got.forecast_horizon_days == horizon
+    assert at_horizon({"t": want}, horizon)["t"] is want  # the same horizon: the row itself, bit for bit

@@ -51,7 +51,7 @@ def test_invalid_toml_and_json_name_line_and_column(tmp_path) -> None:
     js.write_text('{"a": 1,\n "b": NaN}')
     with pytest.raises(InputError, match=r"p.toml: invalid TOML: .*line 2"):
         load_toml(toml)
-    with pytest.raises(InputError, match=r"p.json: invalid JSON: NaN is not a JSON number"):
+    with pytest.raises(InputError, match=r"p.json: invalid JSON at line 2 column 7"):
         load_json(js)
     js.write_text('{"a": 1,\n "b": }')
     with pytest.raises(InputError, match=r"p.json: invalid JSON at line 2 column 7"):

@@ -133,7 +133,7 @@ def test_same_input_same_bytes(formats, tmp_path):
     [
         ("Topic: t\tTopicId: x\tPartitionCount: 2\tReplicationFactor: 1\tConfigs: \n"
          "\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n", None,
-         r"describe\.txt: topic 't': PartitionCount is 2 but 1 partition line\(s\) follow"),
+         r"describe\.txt:1: PartitionCount: topic 't' has PartitionCount 2 but its partition lines are 0; expected partitions 0..1"),
         ("\tTopic: t\tPartition: 0\tLeader: x\tReplicas: 1\tIsr: 1\n", None,
          r"describe\.txt:1: Leader: expected a broker id or 'none', got 'x'"),
         ("\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n", "Querying brokers\n{\"version\":1,\n",
@@ -170,3 +170,75 @@ def test_snapshot_of_the_sample_matches_its_truth():
     assert storage == {t: v["storage_bytes"] for t, v in truth["topics"].items()}
     assert {t.topic: len(snap.partitions_by_topic[t.topic]) for t in snap.topics} == {
         t: v["partitions"] for t, v in truth["topics"].items()}
+
+
+_HEAD = "Topic: t\tTopicId: x\tPartitionCount: {n}\tReplicationFactor: {rf}\tConfigs: {configs}\n"
+_LINE = "\tTopic: t\tPartition: {p}\tLeader: {leader}\tReplicas: {replicas}\tIsr: {isr}{extra}\n"
+
+
+def _describe(rows, *, n=None, rf=2, configs="") -> str:
+    head = _HEAD.format(n=len(rows) if n is None else n, rf=rf, configs=configs)
+    return head + "".join(_LINE.format(**{"extra": "", **r}) for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_describe([{"p": 0, "leader": 5, "replicas": "5,5", "isr": "5"}]),
+         r"describe\.txt:2: Replicas: t-0: expected a non-empty list of distinct broker ids, got \[5, 5\]"),
+        (_describe([{"p": 0, "leader": 3, "replicas": "1,2", "isr": "1,2"}]),
+         r"describe\.txt:2: Leader: t-0: expected one of the replicas \[1, 2\] or null, got 3"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1,4"}]),
+         r"describe\.txt:2: Isr: t-0: expected distinct brokers among the replicas \[1, 2\], got \[1, 4\]"),
+        (_describe([{"p": 0, "leader": "none", "replicas": "", "isr": ""}], rf=0),
+         r"describe\.txt:2: Replicas: t-0: expected a non-empty list"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2,3", "isr": "1,2,3"}]),
+         r"describe\.txt:1: ReplicationFactor: topic 't' has ReplicationFactor 2 but partition 0 has 3 replica"),
+        (_describe([{"p": -1, "leader": 1, "replicas": "1,2", "isr": "1"}]),
+         r"describe\.txt:2: Partition: expected an integer in 0\.\.99999, got '-1'"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}, {"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}]),
+         r"describe\.txt:3: Partition: t-0 is described twice"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}, {"p": 2, "leader": 1, "replicas": "1,2", "isr": "1"}]),
+         r"describe\.txt:1: PartitionCount: .*partition lines are 0,2; expected partitions 0\.\.1"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1"}], configs="min.insync.replicas=two"),
+         r"describe\.txt:1: Configs: min\.insync\.replicas: expected an integer in 1\.\.2147483647, got 'two'"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,2", "isr": "1",
+                     "extra": "\tAdding Replicas: 2\tRemoving Replicas: 2"}]),
+         r"describe\.txt:2: Adding Replicas: t-0: a replica cannot be both added and removed, got \[2\]"),
+        (_describe([{"p": 0, "leader": 1, "replicas": "1,99999999999", "isr": "1"}]),
+         r"describe\.txt:2: Replicas: expected a comma-separated list of broker ids"),
+    ],
+)
+def test_impossible_cluster_state_is_rejected_naming_the_line(text, message):
+    with pytest.raises(InputError, match=message):
+        build_snapshot(text, None, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c", sources={"describe": "describe.txt"})
+
+
+def test_a_capture_taken_as_a_reassignment_ends_is_accepted():
+    # describe and the reassignment list are two admin calls: 2 already left the replicas, 3 is still "adding"
+    text = _describe([{"p": 0, "leader": 1, "replicas": "1,3", "isr": "1,3",
+                       "extra": "\tAdding Replicas: 3\tRemoving Replicas: 2"}])
+    snap = build_snapshot(text, None, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c")
+    assert snap.partitions[0].replicas == (1, 3) and snap.partitions[0].removing_replicas == (2,)
+
+
+def test_a_reassignment_in_progress_is_kafka_state_not_an_error():
+    # Kafka prints Replicas = target + removing; ReplicationFactor = replicas less the adding ones (TopicCommand)
+    text = _describe([{"p": 0, "leader": 1, "replicas": "1,3,2", "isr": "1,2",
+                       "extra": "\tAdding Replicas: 3\tRemoving Replicas: 2"},
+                      {"p": 1, "leader": 2, "replicas": "2,1", "isr": "2,1"}])
+    snap = build_snapshot(text, None, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c")
+    assert snap.partitions[0].reassigning and snap.partitions[0].replicas == (1, 3, 2)
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [(-5, r"size: expected an integer in 0\.\.9223372036854775807, got -5"),
+     (2**70, r"size: expected an integer in 0\.\.9223372036854775807, got 1180591620717411303424")],
+)
+def test_log_dir_sizes_must_be_java_longs(size, message):
+    text = _describe([{"p": 0, "leader": 1, "replicas": "1", "isr": "1"}], rf=1)
+    log_dirs = ('{"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/d","error":null,"partitions":'
+                f'[{{"partition":"t-0","size":{size},"offsetLag":0,"isFuture":false}}]}}]}}]}}')
+    with pytest.raises(InputError, match=message):
+        build_snapshot(text, log_dirs, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c")

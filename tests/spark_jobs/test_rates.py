@@ -14,7 +14,7 @@ def _rows(spark, samples):
     from spark_jobs.records import RECORD_SCHEMA
 
     data = [
-        ("prom_text", "f", "counter", None, "c", ts, broker, topic, None, metric, float(v), None, False, None)
+        ("prom_text", "f", "counter", None, "c", ts, broker, topic, None, metric, float(v), None, False, None, None)
         for broker, topic, metric, ts, v in samples
     ]
     return spark.createDataFrame(data, RECORD_SCHEMA)
@@ -63,3 +63,43 @@ def test_sub_minute_scrapes_sum_into_the_minute_and_duplicates_add_nothing(spark
 def test_first_round_only_anchors(spark) -> None:
     rows = _normalized(spark, [(3, "t", "messages_in", T0, 5e9)])
     assert rows == {}
+
+
+def test_a_series_missing_from_one_scrape_is_not_a_new_meter(spark) -> None:
+    # broker 1 scrapes topics a and b every minute; b's line at minute 2 was lost (truncated): at minute 3 its
+    # value did not fall, so only the increase since minute 1 counts, over the two-minute window
+    samples = [(1, "a", "bytes_in", T0 + k * M, 1000 + 10 * k) for k in range(5)]
+    samples += [(1, "b", "bytes_in", T0 + k * M, 5_000_000 + 100 * k) for k in (0, 1, 3, 4)]
+    rows = _normalized(spark, samples)
+    b = {k[2] // M: r for k, r in rows.items() if k[1] == "b"}
+    assert {m: r["bytes_in"] for m, r in b.items()} == {0: 100, 1: 200, 3: 100}
+    assert b[1]["interval_s"] == 120 and not b[1]["flags"] & 1
+
+
+def test_duplicate_timestamps_are_not_resets(spark) -> None:
+    from spark_jobs.rates import duplicate_units, minute_rows, sample_steps
+
+    samples = [(1, "t", "bytes_in", T0 + k * M, 100 * (k + 1)) for k in range(4)]
+    samples += [(1, "t", "bytes_in", T0 + 1 * M, 200)]  # the same sample twice
+    samples += [(1, "t", "bytes_in", T0 + 2 * M, 50)]  # a second value at minute 2: neither is trusted
+    steps = sample_steps(_rows(spark, samples))
+    rows = {int(r["ts"].timestamp() * 1000 - T0) // M: r for r in minute_rows(steps).collect()}
+    assert {m: (r["bytes_in"], r["interval_s"], r["flags"] & 1) for m, r in rows.items()} == {0: (100, 60, 0), 1: (200, 120, 0)}
+    units = sorted((r["kind"], r["reason"]) for r in duplicate_units(steps).collect())
+    assert units == [("ignored", "duplicate_sample"), ("rejected", "duplicate_timestamp"), ("rejected", "duplicate_timestamp")]
+
+
+def test_increase_exports_are_windows_not_counters(spark) -> None:
+    from spark_jobs.records import RECORD_SCHEMA
+    from spark_jobs.rates import with_increase
+
+    # increase(x[1m]) at a 60 s step: every value is the minute's bytes, even the ones that "fall"
+    values = [500.0, 20.0, 700.0, 10.0]
+    data = [
+        (src, "f", "increase", None, "c", T0 + (k + 1) * M, 1, "t", None, "bytes_in", v, None, False, None, 60.0)
+        for k, v in enumerate(values)
+        for src in ("prom_range",)
+    ]
+    rows = with_increase(spark.createDataFrame(data, RECORD_SCHEMA)).collect()
+    got = sorted((int(r["ts"].timestamp() * 1000 - T0) // M, r["bytes_in"], r["interval_s"], r["flags"]) for r in rows)
+    assert got == [(k, int(v), 60, 0) for k, v in enumerate(values)]

@@ -7,7 +7,7 @@ import pytest
 from planner.assignors import AssignorError, assign
 from planner.assignors.common import java_member_order, parse_members
 from planner.assignors.sticky_movements import _JavaHashSet
-from planner.java_compat import hashmap_order, topic_partition_hash
+from pools.java_semantics import hash_order, topic_partition_hash
 from pools.errors import InputError
 
 
@@ -122,7 +122,7 @@ def test_java_hashset_first_follows_buckets_resizes_and_removals() -> None:
     for gone in inserted[::3]:
         s.remove(gone)
     remaining = [tp for tp in inserted if tp not in inserted[::3]]
-    expected = hashmap_order(remaining, lambda tp: topic_partition_hash(*tp), capacity=32)
+    expected = hash_order(remaining, lambda tp: topic_partition_hash(*tp), initial_capacity=32)
     assert s.first() == expected[0]
 
 

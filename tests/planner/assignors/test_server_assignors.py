@@ -198,11 +198,11 @@ def test_range_gives_contiguous_balanced_ranges(group: tuple[list[dict], list[di
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 200_000), min_size=1, max_size=300, unique=True))
 def test_owned_partitions_follow_java_hashset_integer_order(partitions: list[int]) -> None:
-    from planner.assignors.server import _copy_capacity, _hashset_order
-    from planner.java_compat import hashmap_order
+    from planner.assignors.server_spec import hashset_order
+    from pools.java_semantics import hash_order, hashset_copy_capacity
 
-    expected = hashmap_order(partitions, lambda p: p, capacity=_copy_capacity(len(partitions)))
-    assert list(_hashset_order(partitions)) == expected
+    expected = hash_order(partitions, lambda p: p, initial_capacity=hashset_copy_capacity(len(partitions)))
+    assert list(hashset_order(partitions)) == expected
 
 
 @settings(max_examples=100, deadline=None)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from planner.assignors.strategies import Assignor
 from planner.assignors.simulate import simulate
 from pools.errors import InputError
 
@@ -47,7 +48,7 @@ def _final_rounds(steps):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_every_settled_round_assigns_every_subscribed_partition_once(strategy: str) -> None:
-    steps = simulate(strategy, TOPICS, MEMBERS, EVENTS)
+    steps = simulate(Assignor(strategy), TOPICS, MEMBERS, EVENTS)
     settled = _final_rounds(steps)
     assert [s.event for s in settled] == [
         "initial", "join:C", "crash:A", "return:A", "add_partitions:t0=6", "create_topic:t2=3",
@@ -62,7 +63,7 @@ def test_every_settled_round_assigns_every_subscribed_partition_once(strategy: s
 
 
 def test_cooperative_never_moves_a_partition_directly_between_members() -> None:
-    steps = simulate("cooperative-sticky", TOPICS, MEMBERS, EVENTS)
+    steps = simulate(Assignor("cooperative-sticky"), TOPICS, MEMBERS, EVENTS)
     assert any(s.round == 2 for s in steps), "a join must need a follow-up round"
     for s in steps:
         for move in s.moved:
@@ -75,14 +76,14 @@ def test_cooperative_never_moves_a_partition_directly_between_members() -> None:
 
 
 def test_eager_revokes_everything_each_rebalance() -> None:
-    steps = simulate("range", TOPICS, MEMBERS, EVENTS[:1])
+    steps = simulate(Assignor("range"), TOPICS, MEMBERS, EVENTS[:1])
     join = steps[1]
     assert len(join.revoked) == 8 and {r[0] for r in join.revoked} == {"A", "B"}
 
 
 def test_stale_claim_of_returning_member_is_not_double_assigned() -> None:
     for strategy in ("sticky", "cooperative-sticky"):
-        steps = simulate(strategy, TOPICS, MEMBERS, EVENTS[:3])
+        steps = simulate(Assignor(strategy), TOPICS, MEMBERS, EVENTS[:3])
         ret = _final_rounds(steps)[3]
         _valid(ret, TOPICS, {m: {"t0", "t1"} for m in ("A", "B", "C")})
         assert sum(ret.partition_counts.values()) == 8
@@ -98,14 +99,14 @@ def test_server_uniform_matches_kafka_multi_step_vector() -> None:
         {"event": "join", "member": "C", "topics": ["t0", "t1"]},
         {"event": "leave", "member": "A"},
     ]
-    steps = simulate("uniform", topics, members, events, topic_ids=ids)
+    steps = simulate(Assignor("uniform"), topics, members, events, topic_ids=ids)
     assert [dict(s.assignment) for s in steps] == [s["expected"]["assignment"] for s in case["steps"]]
     assert steps[2].revoked == () and {(m.topic, m.partition) for m in steps[2].moved} == {("t0", 0), ("t0", 1)}
 
 
 def test_member_bytes_follow_partition_rates() -> None:
     rates = {("t0", p): 10.0 * (p + 1) for p in range(4)}
-    step = simulate("range", {"t0": 4}, [{"member_id": "A", "topics": ["t0"]}, {"member_id": "B", "topics": ["t0"]}], [], partition_bytes=rates)[0]
+    step = simulate(Assignor("range"), {"t0": 4}, [{"member_id": "A", "topics": ["t0"]}, {"member_id": "B", "topics": ["t0"]}], [], partition_bytes=rates)[0]
     assert step.member_bytes == {"A": 30.0, "B": 70.0}
     assert step.as_dict()["moved"][0] == ["t0", 0, None, "A"]
 
@@ -124,12 +125,12 @@ def test_member_bytes_follow_partition_rates() -> None:
 )
 def test_bad_events_name_the_event_and_field(event: dict, match: str) -> None:
     with pytest.raises(InputError, match=match):
-        simulate("range", TOPICS, MEMBERS, [event])
+        simulate(Assignor("range"), TOPICS, MEMBERS, [event])
 
 
 def test_unknown_strategy() -> None:
     with pytest.raises(InputError, match="unknown assignor 'fair'"):
-        simulate("fair", TOPICS, MEMBERS, [])
+        Assignor.parse("fair")
 
 
 # --- random event scripts ------------------------------------------------------------------------
@@ -188,7 +189,7 @@ def scripts(draw: st.DrawFn) -> tuple[dict[str, int], list[dict], list[dict]]:
 @given(script=scripts())
 def test_random_scripts_settle_to_valid_assignments(strategy: str, script) -> None:
     topics, members, events = script
-    steps = simulate(strategy, topics, members, events)
+    steps = simulate(Assignor(strategy), topics, members, events)
     subs = {m["member_id"]: set(m["topics"]) for m in members}
     counts = dict(topics)
     settled = _final_rounds(steps)
@@ -218,7 +219,7 @@ def test_random_scripts_cooperative_moves_go_through_nobody(script) -> None:
     topics, members, events = script
     held: dict[str, set[tuple[str, int]]] = {}
     stale: dict[str, set[tuple[str, int]]] = {}
-    for step in simulate("cooperative-sticky", topics, members, events):
+    for step in simulate(Assignor("cooperative-sticky"), topics, members, events):
         kind, _, who = step.event.partition(":")
         if step.round == 1 and kind == "crash":
             stale[who] = held.get(who, set())

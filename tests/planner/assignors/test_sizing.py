@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.assignors.strategies import Assignor
 from planner.assignors.sizing import (
     MemberCapacity,
     PartitionRate,
@@ -40,8 +41,8 @@ def test_range_piles_partition_zero_of_every_topic_on_one_member() -> None:
     rates = {(t, p): PartitionRate(10.0, 1.0) for t in parts for p in range(3)}
     cap = MemberCapacity(bytes_per_s=100.0, headroom=1.0)
     ids = ["m0", "m1"]
-    rng = strategy_load("range", parts, rates, cap, ids)
-    rr = strategy_load("roundrobin", parts, rates, cap, ids)
+    rng = strategy_load(Assignor("range"), parts, rates, cap, ids)
+    rr = strategy_load(Assignor("roundrobin"), parts, rates, cap, ids)
     assert rng.member_partitions == {"m0": 8, "m1": 4}
     assert rr.member_partitions == {"m0": 6, "m1": 6}
     assert rng.max_utilization == pytest.approx(0.8) and rr.max_utilization == pytest.approx(0.6)
@@ -51,11 +52,11 @@ def test_required_members_and_best_strategy() -> None:
     parts = {f"t{i}": 3 for i in range(4)}
     rates = {(t, p): PartitionRate(10.0, 1.0) for t in parts for p in range(3)}
     cap = MemberCapacity(bytes_per_s=40.0, headroom=0.75)  # 30 B/s usable: 3 partitions a member
-    assert required_members("roundrobin", parts, rates, cap) == 4
-    assert required_members("uniform", parts, rates, cap) == 4
+    assert required_members(Assignor("roundrobin"), parts, rates, cap) == 4
+    assert required_members(Assignor("uniform"), parts, rates, cap) == 4
     # range gives the first member one partition of each of the 4 topics whatever the count
-    assert required_members("range", parts, rates, cap) is None
-    sizing = size_group("g", parts, rates, cap, current_members=["a", "b"], strategies=["range", "roundrobin"])
+    assert required_members(Assignor("range"), parts, rates, cap) is None
+    sizing = size_group("g", parts, rates, cap, current_members=["a", "b"], strategies=[Assignor.RANGE, Assignor.ROUNDROBIN])
     assert sizing.best_strategy == "roundrobin"
     assert sizing.required == {"range": None, "roundrobin": 4}
     assert sizing.as_dict()["strategies"]["range"]["required_members"] is None
@@ -63,17 +64,17 @@ def test_required_members_and_best_strategy() -> None:
 
 def test_a_partition_hotter_than_one_member_cannot_fit() -> None:
     rates = {("t", 0): PartitionRate(100.0, 1.0), ("t", 1): PartitionRate(1.0, 1.0)}
-    assert required_members("uniform", {"t": 2}, rates, MemberCapacity(bytes_per_s=50.0)) is None
+    assert required_members(Assignor("uniform"), {"t": 2}, rates, MemberCapacity(bytes_per_s=50.0)) is None
 
 
 def test_catch_up_time_uses_spare_capacity() -> None:
     rates = {("t", 0): PartitionRate(1000.0, 10.0)}
     lag = {("t", 0): 900}
-    load = strategy_load("range", {"t": 1}, rates, MemberCapacity(messages_per_s=100.0), ["m"], lag=lag)
+    load = strategy_load(Assignor("range"), {"t": 1}, rates, MemberCapacity(messages_per_s=100.0), ["m"], lag=lag)
     assert load.catch_up_seconds == pytest.approx(10.0)  # 900 msgs at 90 spare msg/s
-    load = strategy_load("range", {"t": 1}, rates, MemberCapacity(bytes_per_s=2000.0), ["m"], lag=lag)
+    load = strategy_load(Assignor("range"), {"t": 1}, rates, MemberCapacity(bytes_per_s=2000.0), ["m"], lag=lag)
     assert load.catch_up_seconds == pytest.approx(90.0)  # 90,000 bytes at 1,000 spare B/s
-    load = strategy_load("range", {"t": 1}, rates, MemberCapacity(messages_per_s=5.0), ["m"], lag=lag)
+    load = strategy_load(Assignor("range"), {"t": 1}, rates, MemberCapacity(messages_per_s=5.0), ["m"], lag=lag)
     assert math.isinf(load.catch_up_seconds)
 
 
@@ -86,11 +87,11 @@ def test_catch_up_time_uses_spare_capacity() -> None:
 def test_required_members_is_the_smallest_count_that_fits(parts: dict[str, int], cap_bytes: float, strategy: str) -> None:
     rates = {(t, p): PartitionRate(float(1 + (p * 7) % 5), 1.0) for t, n in parts.items() for p in range(n)}
     cap = MemberCapacity(bytes_per_s=cap_bytes, headroom=0.9)
-    need = required_members(strategy, parts, rates, cap)
+    need = required_members(Assignor(strategy), parts, rates, cap)
     if need is None:
         assert max(r.bytes_per_s for r in rates.values()) > cap_bytes * 0.9
         return
-    fits = lambda n: strategy_load(strategy, parts, rates, cap, [f"m{i}" for i in range(n)]).max_utilization <= 0.9  # noqa: E731
+    fits = lambda n: strategy_load(Assignor(strategy), parts, rates, cap, [f"m{i}" for i in range(n)]).max_utilization <= 0.9  # noqa: E731
     assert fits(need)
     assert need == 1 or not fits(need - 1)
 

@@ -6,7 +6,7 @@ trade speed for obviousness; property tests compare the production code against 
 
 from __future__ import annotations
 
-from planner.java_compat import JavaRandom, hashmap_order, int32, java_shuffle, string_hash, utf16_key
+from pools.java_semantics import JavaRandom, hash_order, int32, java_shuffle, string_hash, utf16_key
 
 
 def _jmod(a: int, b: int) -> int:
@@ -101,7 +101,7 @@ def striped(brokers, num_partitions, rf, seed):
     racks: dict = {}
     for b, rack, fenced in brokers:
         racks.setdefault(rack, (_List(), _List()))[0 if fenced else 1].brokers.append(b)
-    order = hashmap_order(list(racks), lambda r: 0 if r is None else string_hash(r))
+    order = hash_order(list(racks), lambda r: 0 if r is None else string_hash(r))
     for rack in order:
         for lst in racks[rack]:
             if lst.brokers:

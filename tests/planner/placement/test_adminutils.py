@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.java_compat import JavaRandom
+from pools.java_semantics import JavaRandom
 from planner.placement import (
     AdminOperationError,
     InvalidPartitionsError,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.java_compat import JavaRandom
+from pools.java_semantics import JavaRandom
 from planner.placement.draws import next_ints, scramble
 
 _MULT, _ADD, _MASK = 0x5DEECE66D, 0xB, (1 << 48) - 1

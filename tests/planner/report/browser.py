@@ -1,5 +1,5 @@
 """A minimal Chrome DevTools Protocol driver for the report tests: load a page, collect console errors,
-count elements and take a full-page screenshot, with headless Chromium."""
+count elements, evaluate expressions in the page and take a full-page screenshot, with headless Chromium."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import websocket
@@ -33,11 +33,14 @@ class PageResult:
     errors: list[str]
     counts: dict[str, int]
     screenshot: bytes
+    values: dict = field(default_factory=dict)
 
 
-def load_page(path: Path, selectors: dict[str, str], *, width: int = 1200, timeout: float = 60.0) -> PageResult:
+def load_page(path: Path, selectors: dict[str, str], *, width: int = 1200, timeout: float = 60.0,
+              evaluate: dict[str, str] | None = None) -> PageResult:
     """Open ``path`` in headless Chromium; return console errors, exceptions and failed loads, the number of
-    elements matching each CSS selector, and a full-page PNG screenshot."""
+    elements matching each CSS selector, the JSON value of each expression in ``evaluate`` (evaluated once the
+    page has loaded, at ``width``), and a full-page PNG screenshot."""
     # Chromium's helper processes may still write into the profile while they exit: stop the whole
     # process group, and do not fail a test over a profile directory that is removed a moment late
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
@@ -48,7 +51,7 @@ def load_page(path: Path, selectors: dict[str, str], *, width: int = 1200, timeo
         )
         try:
             port = _devtools_port(Path(profile), proc, timeout)
-            return _drive(port, path, selectors, width, timeout)
+            return _drive(port, path, selectors, width, timeout, evaluate or {})
         finally:
             _stop(proc)
 
@@ -112,7 +115,8 @@ class _Session:
             self.events.append(json.loads(self.ws.recv()))
 
 
-def _drive(port: int, path: Path, selectors: dict[str, str], width: int, timeout: float) -> PageResult:
+def _drive(port: int, path: Path, selectors: dict[str, str], width: int, timeout: float,
+           evaluate: dict[str, str]) -> PageResult:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=timeout) as resp:
         pages = [t for t in json.load(resp) if t.get("type") == "page"]
     s = _Session(pages[0]["webSocketDebuggerUrl"], timeout)
@@ -127,12 +131,18 @@ def _drive(port: int, path: Path, selectors: dict[str, str], width: int, timeout
                          returnByValue=True)["result"]["value"]
             for name, css in selectors.items()
         }
+        values = {}
+        for name, expression in evaluate.items():
+            result = s.call("Runtime.evaluate", expression=expression, returnByValue=True)
+            if "exceptionDetails" in result:
+                raise RuntimeError(f"{name}: {result['exceptionDetails']}")
+            values[name] = result["result"].get("value")
         height = s.call("Runtime.evaluate", expression="document.documentElement.scrollHeight",
                         returnByValue=True)["result"]["value"]
         s.call("Emulation.setDeviceMetricsOverride", width=width, height=int(height), deviceScaleFactor=1,
                mobile=False)
         shot = base64.b64decode(s.call("Page.captureScreenshot", format="png")["data"])
-        return PageResult(errors=_errors(s.events), counts=counts, screenshot=shot)
+        return PageResult(errors=_errors(s.events), counts=counts, screenshot=shot, values=values)
     finally:
         s.ws.close()
 

@@ -16,27 +16,47 @@ from tests.pools.audit.helpers import POLICY, healthy, policy, profile_row, snap
 CAP = {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 100}
 
 
-def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit")) -> Path:
+#: The run's policy: the audit helpers' two pools, a tenant, and a priced new broker type.
+RUN_POLICY = POLICY + """
+[new_broker]
+nw_in = 1e8
+nw_out = 1e8
+disk = 1e12
+replicas = 100
+price = 1500.0
+currency = "EUR"
+period = "month"
+
+[[tenant]]
+name = "ads"
+topics = ['a-.*']
+"""
+
+
+def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit"), load: float = 1.0,
+              rates: tuple[float, float] = (20e6, 35e6)) -> Path:
+    """A run directory; ``load`` scales the plan's loads now and ``rates`` are the two topics' bytes-in p99."""
     parts = with_partition(healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6)), "a-x", 0,
                            replicas=(1, 2, 6), isr=(1, 2, 6))
     snap = snapshot(parts)
     if "snapshot" in stages:
         save_snapshot(snap, root / "snapshot.json")
     if "profile" in stages:
-        save_profile(root / "profile", [profile_row("a-x", 20e6, 0.004), profile_row("b-y", 35e6, 0.001)])
+        save_profile(root / "profile", [profile_row("a-x", rates[0], 0.004), profile_row("b-y", rates[1], 0.001)])
     if "plan" in stages:
         moves = [PartitionMove(p.topic, p.partition, p.replicas, (1, 2, 3) if p.replicas == (1, 2, 6) else p.replicas,
                                1000) for p in parts]
         util = {
-            "brokers": {str(b): {d: {"capacity": CAP[d], "now": CAP[d] * 0.1 * b, "before": CAP[d] * 0.12 * b,
+            "brokers": {str(b): {d: {"capacity": CAP[d], "now": CAP[d] * 0.1 * b * load, "before": CAP[d] * 0.12 * b,
                                      "after": CAP[d] * 0.11 * (7 - b)} for d in DIMENSIONS} for b in range(1, 7)},
-            "pools": {p: {d: {"capacity": 3 * CAP[d], "capacity_with_added": 4 * CAP[d], "demand_now": CAP[d],
-                              "demand_forecast": 2 * CAP[d], "headroom": 0.7} for d in DIMENSIONS} for p in ("a", "b")},
+            "pools": {p: {d: {"capacity": 3 * CAP[d], "capacity_with_added": (4 if p == "a" else 3) * CAP[d],
+                              "demand_now": CAP[d] * load, "demand_forecast": 2 * CAP[d], "headroom": 0.7}
+                          for d in DIMENSIONS} for p in ("a", "b")},
         }
         plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)},
                     brokers={b: ("a" if b <= 3 else "b") for b in range(1, 7)}, topics={"a-x": "a", "b-y": "b"},
                     partitions=tuple(moves), brokers_to_add={"a": 1, "b": 0},
-                    solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0, 1),
+                    solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
                     utilisation=util, warnings=("pool a needs 1 broker",))
         save_plan(plan, root / "plan" / "plan.json")
     if "bundle" in stages:
@@ -48,7 +68,7 @@ def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "a
     if "audit" in stages:
         found = audit(snap, policy())
         write_text(root / "audit" / "findings.json", findings_to_json(found, cluster="test", taken_at=snap.taken_at))
-    (root / "pools.toml").write_text(POLICY + '\n[[tenant]]\nname = "ads"\ntopics = [\'a-.*\']\n')
+    (root / "pools.toml").write_text(RUN_POLICY)
     return root
 
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from pools.policy import load_policy, save_policy
 from pools.profile import TopicProfile, save_profile
+from pools.snapshot import load_snapshot, save_snapshot
 
 HORIZON_DAYS = 90
 
@@ -65,4 +66,25 @@ def build_sample_run(root: Path, run_cli) -> Path:
                            "--out", root / "audit")
     assert code in (0, 1), err
     assert run_cli("report", root, "--policy", sample / "pools.toml")[0] == 0
+    return root
+
+
+def build_previous_run(root: Path, run: Path, run_cli) -> Path:
+    """An earlier quarter of the sample run ``run``: the same cluster, its topics 20 % slower and 10 % smaller a
+    quarter ago (one topic, ``ads.replies``, half as busy), planned again by the real planner."""
+    root.mkdir(parents=True)
+    snapshot = load_snapshot(run / "snapshot.json")
+    earlier = datetime.fromisoformat(snapshot.taken_at.replace("Z", "+00:00")) - timedelta(days=91)
+    save_snapshot(replace(snapshot, taken_at=earlier.strftime("%Y-%m-%dT%H:%M:%SZ")), root / "snapshot.json")
+    rows = []
+    for r in profile_from_truth(json.loads((run / "sample" / "truth.json").read_text())):
+        k = 0.5 if r.topic == "ads.replies" else 0.8
+        rows.append(replace(r, bytes_in_p99=r.bytes_in_p99 * k, forecast_bytes_in_p99=r.forecast_bytes_in_p99 * k,
+                            storage_bytes=int(r.storage_bytes * 0.9),
+                            forecast_storage_bytes=r.forecast_storage_bytes * 0.9,
+                            first_ts=r.first_ts - timedelta(days=91), last_ts=r.last_ts - timedelta(days=91)))
+    save_profile(root / "profile", rows)
+    code, _, err = run_cli("plan", "--snapshot", root / "snapshot.json", "--policy", run / "pools-fixed.toml",
+                           "--profile", root / "profile", "--out", root / "plan")
+    assert code in (0, 1), err
     return root

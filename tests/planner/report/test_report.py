@@ -1,13 +1,22 @@
-"""The report's content: numbers, units, determinism, self-containment and missing stages."""
+"""The report's content: capacity, runway, N−1, cost, risks, comparison, recommendation, units and determinism."""
 
 from __future__ import annotations
 
+import math
 import re
+import tempfile
+from collections import Counter
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
 
 import pytest
 
-from planner.report import CHART_NAMES, build_model, load_run, render_report
+from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
+from planner.report.risks import plan_risks
+from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
+from pools.plan import PartitionMove, Plan, SolverReport
 
 from .conftest import build_run
 
@@ -18,18 +27,171 @@ def full(tmp_path_factory):
     return render(build_run(tmp_path_factory.mktemp("full") / "run"))
 
 
-def render(run, policy=True):
+def render(run, policy=True, previous=None):
     inputs = load_run(run, policy=run / "pools.toml" if policy else None)
-    return build_model(inputs), render_report(build_model(inputs), has_policy=policy)
+    model = build_model(inputs, load_run(previous) if previous else None)
+    return model, render_report(model, has_policy=policy)
 
 
-def test_pool_utilisation_now_forecast_and_after(full):
-    model, _ = full
-    a = next(r for r in model.pools if (r.pool, r.dimension) == ("a", "disk"))
-    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast; the plan's pool row: 2 / 4 after
-    assert (a.capacity, round(a.now, 6), round(a.forecast, 6), a.after, a.headroom) == (3e12, 0.2, 0.24, 0.5, 0.7)
+def pool(model, name, dim):
+    return next(r for r in model.pools if (r.pool, r.dimension) == (name, dim))
+
+
+def test_capacity_before_and_after_the_plan_are_both_shown(full):
+    model, out = full
+    a = pool(model, "a", "disk")
+    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast on 3 TB; after the plan 2 TB on 3 + 1 new
+    assert (a.brokers_before, a.brokers_after, a.added, a.capacity_before, a.capacity_after) == (3, 3, 1, 3e12, 4e12)
+    assert (round(a.now, 6), round(a.forecast, 6), a.after, a.max_utilisation) == (0.2, 0.24, 0.5, 0.7)
+    assert "| a | Disk | 3 → 3 + 1 new | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 50.0 % | 70.0 % |" in out.markdown
+    assert "max utilisation (policy)" in out.markdown and "headroom 70" not in out.markdown
     assert model.heat.brokers == (1, 2, 3, 4, 5, 6) and model.heat.pools == ("a",) * 3 + ("b",) * 3
     assert [round(v, 6) for v in model.heat.now[0]] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+
+
+def test_n_minus_1_loses_the_largest_broker_the_pool_has_after_the_plan(full):
+    model, out = full
+    a, b = pool(model, "a", "nw_in"), pool(model, "b", "nw_in")
+    # equal brokers: the lowest id is named; pool a keeps the broker the plan adds
+    assert (a.loss.lost, a.loss.usable, round(a.after_loss_forecast, 6)) == (("1",), 3e8, round(2 / 3, 6))
+    assert (b.loss.lost, b.loss.usable, b.after_loss_now, b.after_loss_forecast) == (("4",), 2e8, 0.5, 1.0)
+    assert "| b | Network in | 3 | broker 4 | 200 MB/s | 50.0 % | 100.0 % | 70.0 % | no, 30.0 pp over |" in out.markdown
+    assert "| a | Network in | 4 | broker 1 | 300 MB/s | 33.3 % | 66.7 % | 70.0 % | yes |" in out.markdown
+
+
+@pytest.mark.parametrize(("tolerated", "lost", "usable", "loss"), [(0, (), 4e12, ("1",)), (2, ("1", "2"), 2e12, ("1", "2"))])
+def test_the_policy_decides_how_many_brokers_a_failure_takes(tmp_path, tolerated, lost, usable, loss):
+    run = build_run(tmp_path / "run")
+    text = (run / "pools.toml").read_text().replace("tolerated_broker_failures = 1",
+                                                     f"tolerated_broker_failures = {tolerated}")
+    (run / "pools.toml").write_text(text)
+    a = pool(build_model(load_run(run, policy=run / "pools.toml")), "a", "disk")
+    assert (a.limits.lost, a.limits.usable, a.loss.lost) == (lost, usable, loss)  # the N−1 view loses one at least
+
+
+def test_runway_compounds_from_demand_now_to_the_forecast(full):
+    model, out = full
+    a, b = pool(model, "a", "disk"), pool(model, "b", "disk")
+    assert model.as_of == date(2026, 10, 31) and model.horizon_days == 90
+    assert a.growth_per_day == pytest.approx(2 ** (1 / 90) - 1)
+    # demand doubles in 90 days; the limit is 70 % of what is left after losing the largest broker
+    assert a.runway_days == pytest.approx(90 * math.log(0.7 * 3e12 / 1e12) / math.log(2))
+    assert (a.runway_whole_days, a.runway_date) == (96, date(2027, 2, 4))
+    assert (b.runway_whole_days, b.runway_date) == (43, date(2026, 12, 13))
+    assert "| b | Disk | 1.00 TB | 2.00 TB | +0.77 %/day | 2.00 TB | 1.40 TB | 2026-12-13 | 43 |" in out.markdown
+
+
+@pytest.mark.parametrize(
+    ("now", "forecast", "expected", "shown"),
+    [(2.5e12, 3e12, 0.0, "already past it"), (1e12, 1e12, None, "not at this growth"),
+     (1e12, 0.5e12, None, "not at this growth"), (1e9, 1.0001e9, None, "in more than 10 years")],
+)
+def test_runway_edges(full, now, forecast, expected, shown):
+    model, _ = full
+    p = replace(pool(model, "a", "disk"), demand_now=now, demand_forecast=forecast)
+    if shown != "in more than 10 years":
+        assert p.runway_days == expected
+    assert p.runway_date == (p.as_of if expected == 0.0 else None)
+    out = render_report(replace(model, pools=(p,)), has_policy=True).markdown
+    assert f"| {shown} |" in out
+
+
+def test_cost_prices_the_brokers_to_add_in_the_policy_currency(full):
+    model, out = full
+    assert [(r.pool, r.brokers, r.cost) for r in model.cost.rows] == [("a", 1, 1500.0)]
+    assert "| a | 1 | EUR 1,500 per month | EUR 1,500 per month |" in out.markdown
+    assert "| cost of the brokers to add | EUR 1,500 per month |" in out.markdown
+
+
+def test_cost_without_a_price_or_a_policy_says_what_is_missing(tmp_path):
+    run = build_run(tmp_path / "run")
+    text = (run / "pools.toml").read_text()
+    (run / "pools.toml").write_text(re.sub(r'price = .*\ncurrency = .*\nperiod = .*\n', "", text))
+    _, out = render(run)
+    assert "The policy's `[new_broker]` table has no `price`" in out.markdown
+    assert "| a | 1 | — | — |" in out.markdown
+    _, out = render(run, policy=False)
+    assert "No policy was given (`--policy`), so the new broker type and its price are not known." in out.markdown
+
+
+def test_risks_link_findings_to_the_moves_that_touch_them():
+    moves = (PartitionMove("t", 0, (1, 2, 3), (1, 2, 4), 100),  # copies from 1 (its leader) to 4, drops 3
+             PartitionMove("t", 1, (2, 3, 1), (3, 2, 1), 50))  # reorders only: 3 becomes the preferred leader
+    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    findings = [
+        Finding("log_dir_error", Severity.CRITICAL, pool="p", broker=1),
+        Finding("broker_mixed_pools", Severity.ERROR, pool="p", broker=3),
+        Finding("offline_partition", Severity.CRITICAL, pool="p", topic="u", partition=0,
+                evidence={"replicas": [4, 5], "isr": [5], "leader": None}),
+        Finding("leader_not_preferred", Severity.INFO, pool="p", topic="u", partition=1,
+                evidence={"replicas": [1, 4], "isr": [1, 4]}),
+        Finding("rack_shared", Severity.WARNING, pool="p", topic="t", partition=0),
+        Finding("broker_without_pool", Severity.WARNING, broker=9),
+    ]
+    risks = plan_risks(plan, findings)
+    links = {(r.finding.kind, m.partition): m.how for r in risks.risks for m in r.moves}
+    assert links == {
+        ("log_dir_error", 0): "copies from broker 1",
+        ("broker_mixed_pools", 1): "makes broker 3 its preferred leader",  # dropping a replica on 3 is no risk
+        ("offline_partition", 0): "copies to broker 4 (a replica of it)",
+        ("rack_shared", 0): "this partition",
+    }
+    assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "offline_partition", "broker_mixed_pools",
+                                                     "rack_shared"]
+    assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 1)), 100, 2, 100)
+    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 1}
+
+
+def test_risks_name_the_largest_moves_and_count_the_rest():
+    moves = tuple(PartitionMove("t", i, (1, 2), (1, 3 + i), 10 * (i + 1)) for i in range(25))
+    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
+                              Finding("topic_without_pool", Severity.WARNING, topic="t")])
+    disk, topic = risks.risks
+    assert (disk.count, disk.moved_bytes, len(disk.moves)) == (25, sum(10 * (i + 1) for i in range(25)), 10)
+    assert [m.partition for m in disk.moves] == list(range(24, 14, -1))
+    assert (topic.count, topic.moves[0].how) == (25, "a partition of this topic")
+    model = build_model(load_run(build_run(Path(tempfile.mkdtemp()) / "run")))
+    text = render_report(replace(model, risks=risks), has_policy=False).markdown
+    assert "t-15 (160 B): copies from broker 1; and 15 more moves (1.20 kB) | 3.25 kB |" in text
+
+
+def test_risk_copy_source_is_the_current_leader():
+    from pools.snapshot import ClusterSnapshot, PartitionState
+    move = PartitionMove("t", 0, (1, 2), (1, 3), 10)
+    plan = Plan("c", {}, {}, {"t": "p"}, (move,), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    snap = ClusterSnapshot(cluster="c", brokers=(), topics=(),
+                           partitions=(PartitionState("t", 0, (1, 2), leader=2, isr=(1, 2)),))
+    risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=2)], snap).risks[0]
+    assert risk.moves[0].how == "copies from broker 2"  # the leader serves the copy, not the first replica
+
+
+def test_recommendation_follows_the_numbers(full, tmp_path):
+    model, out = full
+    text = out.markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert text.startswith("Buy 1 broker (a: 1) for EUR 1,500 per month: the plan needs it to keep that pool")
+    assert "b's network in would run at 100.0 % (limit 70.0 %)" in text
+    assert "Fix first the 2 error findings: broker_mixed_pools on broker 6, replica_outside_pool on a-x-0." in text
+    assert "plan again before applying" in text
+    # without brokers to add: when the first limit is crossed, and the price of the next broker
+    calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}})
+    text = render_report(calm, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert text.startswith("b's network in crosses its limit on 2026-12-13, 43 days after 2026-10-31 and within the "
+                           "90-day forecast horizon: add a broker to b (one broker: EUR 1,500 per month) before then.")
+    assert "only after those fixes" in text
+    later = replace(calm, pools=tuple(replace(p, demand_forecast=p.demand_now * 1.2) for p in calm.pools))
+    text = render_report(later, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert text.startswith("No pool needs more brokers within the 90-day forecast horizon; the first limit ahead is "
+                           "b's network in on 2027-04-15, 166 days after 2026-10-31: order b's next broker (one broker: "
+                           "EUR 1,500 per month) before then.")
+
+
+def test_summary_lists_severities_most_severe_first(full):
+    model, out = full
+    counts = replace(model, headline={**model.headline, "findings": {"critical": 1, "error": 2, "warning": 3,
+                                                                      "info": 4}})
+    assert list(model.headline["findings"]) == ["critical", "error", "warning", "info"]
+    assert "| audit findings | 1 critical, 2 error, 3 warning, 4 info |" in render_report(counts, has_policy=True).markdown
 
 
 def test_topics_tenants_batches_and_findings(full):
@@ -43,16 +205,74 @@ def test_topics_tenants_batches_and_findings(full):
     assert [(b.batch, b.moved_bytes) for b in model.batches] == [(1, 8e9), (2, 3e9)]
     assert [f.kind for f in model.findings] == ["broker_mixed_pools", "replica_outside_pool"]
     assert set(out.charts) == set(CHART_NAMES)
-    assert "| 2 | move | 1 | 3.00 GB | 50.00 MB/s | 1 h 04 min |" in out.markdown
-    assert "| a | Disk | 3.00 TB | 20.0 % | 24.0 % | 50.0 % | 70.0 % |" in out.markdown
+    assert "| 2 | move | 1 | 3.00 GB | 50.0 MB/s | 1 h 04 min |" in out.markdown
+
+
+def test_a_one_batch_plan_has_no_batch_chart(full):
+    model, _ = full
+    out = render_report(replace(model, batches=model.batches[:1]), has_policy=True)
+    assert "batches" not in out.charts and 'id="chart-batches"' not in out.html
+    assert "1 batch, 8.00 GB in all, about 3 min at the planned throttles." in out.markdown
+
+
+def test_sizes_use_decimal_units_everywhere(full):
+    _, out = full
+    assert not re.search(r"\d (KiB|MiB|GiB|TiB)\b", out.html + out.markdown)
+    assert re.search(r"\d (kB|MB|GB|TB)\b", out.markdown)
+
+
+def test_comparison_with_a_previous_run(tmp_path):
+    previous = build_run(tmp_path / "q3", load=0.5, rates=(10e6, 35e6))
+    model, out = render(build_run(tmp_path / "q4"), previous=previous)
+    c = model.comparison
+    a = next(p for p in c.pools if (p.pool, p.dimension) == ("a", "disk"))
+    assert (a.previous.load_now, a.current.load_now) == (pytest.approx(0.3e12), pytest.approx(0.6e12))
+    assert [(t.topic, t.bytes_in_delta) for t in c.topics] == [("a-x", 10e6), ("b-y", 0.0)]
+    assert c.new_topics == c.gone_topics == c.repooled == ()
+    assert "| a | Disk | 3.00 TB → 3.00 TB | 300 GB → 600 GB | +300 GB | 10.0 % → 20.0 % | +10.0 pp |" in out.markdown
+    assert "| a-x | a → a | 10.0 MB/s → 20.0 MB/s | +10.0 MB/s | 3.00 kB → 3.00 kB | 0 B |" in out.markdown
+    assert "Compared with run `q3`" in out.markdown and 'id="compare"' in out.html
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda root, cur: root / "missing", r"--compare: .*missing: not a directory"),
+        (lambda root, cur: cur, r"is the run being reported"),
+        (lambda root, cur: (root / "empty").mkdir() or root / "empty", r"holds no snapshot.json, plan/plan.json"),
+        (lambda root, cur: _broken(build_run(root / "old"), "plan/plan.json"), r"--compare: .*plan\.json"),
+        (lambda root, cur: _broken(build_run(root / "old"), "profile/topic_profile.parquet"),
+         r"--compare: .*topic_profile\.parquet"),
+    ],
+)
+def test_a_previous_run_that_cannot_be_read_is_an_input_error(tmp_path, setup, message):
+    current = build_run(tmp_path / "cur")
+    with pytest.raises(InputError, match=message):
+        load_previous_run(setup(tmp_path, current), current=current)
+
+
+def _broken(run, name):
+    (run / name).write_text("{ not what it should be")
+    return run
+
+
+def test_markdown_twin_carries_the_same_numbers_as_the_html(full):
+    _, out = full
+    html = re.sub(r"<svg.*?</svg>|<style>.*?</style>", "", out.html, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", html).replace("&#39;", "'").replace("&#34;", '"').replace("&amp;", "&")
+    numbers = re.compile(r"\d[\d,.]*")
+    assert Counter(numbers.findall(text)) == Counter(numbers.findall(out.markdown))
+    assert numbers.findall(text)  # the test can fail
 
 
 @pytest.mark.parametrize(
     ("chart", "texts"),
     [
-        ("pools", ["Pool utilisation per dimension", "utilisation (% of capacity)", "pool", "headroom limit"]),
+        ("pools", ["Pool utilisation per dimension", "utilisation (% of capacity)", "pool",
+                   "max utilisation (policy)"]),
+        ("runway", ["Runway", "demand (% of the limit)", "days from the end of the metric history", "pool a"]),
         ("heatmap", ["Broker heatmap", "Broker utilisation now", "Broker utilisation after the plan",
-                     "utilisation (% of capacity)", "broker id"]),
+                     "utilisation (% of capacity; grey: no data)", "broker id", "a", "b"]),
         ("throughput", ["Top topics by throughput", "bytes in, p99 (MB/s)", "topic"]),
         ("growth", ["Top topics by growth", "bytes in, p99 (MB/s)", "a-x (+0.40 %/day)"]),
         ("batches", ["Data moved per reassignment batch", "moved (GB)", "estimated duration (min)", "batch"]),
@@ -78,19 +298,29 @@ def test_html_is_self_contained_and_deterministic(full, run_dir):
     assert len(ids) == len(set(ids)), "inline SVG ids must not collide"
 
 
+def test_fix_commands_can_only_break_at_spaces(full):
+    _, out = full
+    fixes = re.findall(r'<code class="fix">(.*?)</code>', out.html, flags=re.S)
+    assert len(fixes) == 2
+    for fix in fixes:
+        outside = re.sub(r'<span class="w">[^<]*</span>', "", fix)
+        assert outside.strip(" ") == "", fix  # every non-space run is in an unbreakable span
+
+
 def test_missing_stages_are_named_not_fatal(tmp_path):
     run = build_run(tmp_path / "run", stages=("snapshot",))
     (run / "audit").mkdir()
     (run / "audit" / "findings.json").write_text("{not json")
     inputs = load_run(run)
     assert sorted(inputs.notes) == ["audit", "bundle", "plan", "profile"]
-    assert "invalid JSON" in inputs.notes["audit"]
+    assert "invalid JSON" in inputs.notes["audit"] and sorted(inputs.unreadable) == ["audit"]
     model = build_model(inputs)
     out = render_report(model, has_policy=False)
     assert set(out.charts) == {"pools", "heatmap"}
     assert "No topic charts: the run has no topic profile." in out.html
     assert "plan/plan.json is missing (the plan stage did not run)" in out.markdown
     assert "No audit: audit/findings.json could not be read" in out.markdown
+    assert "No plan: the brokers each pool lacks are not known." in out.markdown
 
 
 def test_not_a_run_directory(tmp_path):

@@ -239,8 +239,8 @@ def test_java_double_and_prom_float():
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
-    [("brokers", 5, "--brokers: expected at least 6"), ("topics", 2, "--topics: expected at least 6"),
-     ("days", 1, "--days: expected at least 2"), ("step_s", 7, "--step: expected a divisor of 900 seconds"),
+    [("brokers", 5, "--brokers: expected 6"), ("topics", 2, "--topics: expected 6"),
+     ("days", 1, "--days: expected 2 to 92"), ("step_s", 7, "--step: expected a divisor of 900 seconds"),
      ("end", 1_793_577_601, "--end: expected midnight UTC")],
 )
 def test_bad_spec(field, value, message):

@@ -9,7 +9,7 @@ import numpy as np
 from pools.audit import audit, audit_loads
 from pools.demand import broker_load, topic_demand
 from pools.snapshot import DIMENSIONS
-from .helpers import CAP, brokers, healthy, policy, profile_row, snapshot, with_partition
+from .helpers import CAP, POLICY, brokers, healthy, policy, profile_row, snapshot, with_partition
 
 
 def test_vectorised_loads_match_demand_broker_load():
@@ -44,3 +44,18 @@ def test_forecast_over_headroom_is_a_warning_and_not_repeated():
              if f.kind == "utilisation_over_headroom" and f.evidence["dimension"] == "nw_in"]
     assert sorted({(f.evidence["basis"], f.severity.value) for f in found}) == [("now", "error")]
     assert len(found) == 4
+
+
+def test_the_forecast_is_at_the_policys_horizon_unless_overridden():
+    # a-x: 20 MB/s on each broker of pool a, +1 %/day: 49 MB/s in 90 days (over 0.7 x 60), 27 MB/s in 30 (under)
+    profile = {"a-x": profile_row("a-x", 20e6, 0.01), "b-y": profile_row("b-y", 1e6, 0.0)}
+    b = brokers({i: {"capacity": replace(CAP, nw_in=60e6)} for i in (1, 2, 3)})
+
+    def over(pol, **kw):
+        return sorted(f.broker or 0 for f in audit(snapshot(broker_list=b), pol, profile, **kw)
+                      if f.kind == "utilisation_over_headroom" and f.evidence["dimension"] == "nw_in")
+
+    assert over(policy()) == [0, 1, 2, 3]  # the default horizon, 90 days
+    in_30_days = policy(POLICY.replace("min_brokers = 3", "min_brokers = 3\nforecast_horizon_days = 30"))
+    assert over(in_30_days) == []
+    assert over(in_30_days, horizon_days=90) == [0, 1, 2, 3]

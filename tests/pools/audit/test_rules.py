@@ -12,7 +12,7 @@ from pools.audit import audit, audit_loads, fails
 from pools.audit.findings import Severity
 from pools.errors import InputError
 from pools.kafka_formats.reassignment import parse_reassignment_json
-from pools.snapshot import Capacity, PartitionState, TopicState
+from pools.snapshot import PartitionState
 
 from .helpers import CAP, POLICY, brokers, healthy, policy, snapshot, with_partition
 

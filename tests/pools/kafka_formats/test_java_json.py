@@ -1,4 +1,4 @@
-"""Jackson tree reading, Java rendering and Java hash order, as Kafka's tools rely on them."""
+"""Jackson tree reading and Java rendering, as Kafka's tools rely on them."""
 
 from __future__ import annotations
 
@@ -8,17 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pools.kafka_formats.java_json import (
-    MISSING,
-    JacksonParseError,
-    encode_compact,
-    hash_order,
-    parse_java_int,
-    read_tree,
-    render_node,
-    string_hash,
-    topic_partition_hash,
-)
+from pools.kafka_formats.java_json import MISSING, JacksonParseError, encode_compact, read_tree, render_node
 
 
 @pytest.mark.parametrize(
@@ -72,22 +62,6 @@ json_values = st.recursive(
 def test_reads_what_a_standard_encoder_writes(value: object) -> None:
     assert read_tree(json.dumps(value)) == value
     assert read_tree(encode_compact(value)) == value
-
-
-def test_java_hashes() -> None:
-    assert string_hash("foo") == 101574
-    assert string_hash("polygenelubricants") == -2147483648
-    assert topic_partition_hash("foo", 0) == 31 * 31 + 101574
-    assert hash_order([17, 1, 2], lambda x: x) == [17, 1, 2]
-    assert hash_order([2, 17, 1], lambda x: x) == [17, 1, 2]
-    assert hash_order(list(range(13)), lambda x: 12 - x if x < 12 else 40) == [11, 10, 9, 8, 7, 6, 5, 4, 12, 3, 2, 1, 0]  # 13 keys: 32 slots, 40 & 31 == 8
-
-
-def test_parse_java_int() -> None:
-    assert parse_java_int("-12") == -12 and parse_java_int("+7") == 7 and parse_java_int("٣") == 3
-    for bad in ("", "-", "1_0", " 1", "2147483648", "1.0"):
-        with pytest.raises(ValueError, match=f'For input string: "{bad}"'):
-            parse_java_int(bad)
 
 
 @pytest.mark.parametrize(

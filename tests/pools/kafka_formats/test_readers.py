@@ -118,12 +118,12 @@ READERS = {
 
 MALFORMED = [
     ("topics-describe-bad-replicas.txt", r"topics-describe-bad-replicas.txt:2: Replicas: expected a comma-separated list of broker ids, got '1,b'"),
-    ("topics-describe-bad-count.txt", r"topics-describe-bad-count.txt:1: PartitionCount: expected an integer, got 'two'"),
+    ("topics-describe-bad-count.txt", r"topics-describe-bad-count.txt:1: PartitionCount: expected an integer in 0..100000, got 'two'"),
     ("topics-describe-no-leader.txt", r"topics-describe-no-leader.txt:1: Leader: missing"),
     ("topics-describe-wrong-file.txt", r"topics-describe-wrong-file.txt:1: expected 'Topic: <name>' lines"),
     ("log-dirs-bad-partition-name.txt", r"log-dirs-bad-partition-name.txt:3: \$.brokers\[0\].logDirs\[0\].partitions\[0\].partition: expected '<topic>-<partition>', got 'orders'"),
     ("log-dirs-no-json.txt", r"log-dirs-no-json.txt: expected a JSON line"),
-    ("log-dirs-bad-broker.txt", r"log-dirs-bad-broker.txt:2: \$.brokers\[0\].broker: expected an integer, got '0'"),
+    ("log-dirs-bad-broker.txt", r"log-dirs-bad-broker.txt:2: \$.brokers\[0\].broker: expected an integer in 0..2147483647, got '0'"),
     ("log-dirs-truncated.txt", r"log-dirs-truncated.txt:1: column \d+: invalid JSON"),
     ("capacity-bad-disk.json", r"capacity-bad-disk.json: brokerCapacities\[0\].capacity.DISK: expected a non-negative number"),
     ("capacity-bad-broker-id.json", r"capacity-bad-broker-id.json: brokerCapacities\[0\].brokerId: expected a broker id"),

@@ -1,0 +1,119 @@
+"""The detail sections of the report: broker heatmap, top topics, tenants and pools, batches, audit findings."""
+
+from __future__ import annotations
+
+from planner.report.charts import NO_POOL
+from planner.report.document import Chart, Para, Section, Table, cell
+from planner.report.model import ReportModel
+from planner.report.sections import MISSING, growth, where
+from pools.units import format_bytes, format_count, format_duration, format_rate
+
+__all__ = ["detail_sections", "MAX_FINDING_ROWS"]
+
+#: Findings listed in the report (all of them are in ``audit/findings.md``).
+MAX_FINDING_ROWS = 200
+
+
+def detail_sections(model: ReportModel, charts: set[str], *, has_policy: bool) -> tuple[Section, ...]:
+    """The sections behind the decision, in page order."""
+    return (_heatmap(model, charts), _topics(model, charts), _tenants(model, has_policy), _batches(model, charts),
+            _findings(model, charts))
+
+
+def _heatmap(model: ReportModel, charts: set[str]) -> Section:
+    if "heatmap" not in charts:
+        return Section("heatmap", "Broker heatmap",
+                       (Para("No broker heatmap: the run has neither a plan nor a snapshot.", MISSING),))
+    grouping = "today's pool" + (" (top) and by its pool after the plan (bottom)" if model.heat.after else "")
+    return Section("heatmap", "Broker heatmap", (Chart(
+        "heatmap", "Broker heatmap",
+        f"Each column is a broker, grouped by {grouping}; pool names head the groups, {NO_POOL} for brokers in no "
+        f"pool. Colour: the broker's utilisation, from green (idle) to red (full); grey: no capacity or load "
+        f"known."),))
+
+
+def _topics(model: ReportModel, charts: set[str]) -> Section:
+    if not model.topics:
+        return Section("topics", "Top topics", (Para("No topic charts: the run has no topic profile.", MISSING),))
+    rows = tuple(
+        (cell(r.topic), cell(r.pool), cell(format_rate(r.bytes_in_p99)),
+         cell(f"{format_rate(r.forecast)} ({format_rate(r.low)} – {format_rate(r.high)})"), cell(growth(r.growth_per_day)),
+         cell(format_bytes(r.storage_bytes)), cell(format_bytes(r.forecast_storage_bytes)))
+        for r in model.top_throughput
+    )
+    blocks = []
+    if "throughput" in charts:
+        blocks.append(Chart("throughput", "Top topics by throughput",
+                            f"The {len(model.top_throughput)} topics with the most bytes in (p99 minute), with the "
+                            f"forecast and its band."))
+        blocks.append(Chart("growth", "Top topics by growth", f"The {len(model.top_growth)} fastest-growing topics "
+                                                              f"(growth per day of the daily p99 bytes in)."))
+    blocks.append(Table("topics", ("topic", "pool", "bytes in, p99 now", "at forecast (low – high)", "growth",
+                                   "storage now", "storage at forecast"), rows, frozenset({0, 1})))
+    return Section("topics", "Top topics", tuple(blocks))
+
+
+def _tenants(model: ReportModel, has_policy: bool) -> Section:
+    blocks: list = []
+    if model.pool_rows:
+        blocks.append(Table("pool-rows", ("pool", "brokers now", "brokers after the plan", "brokers to add", "tenants"),
+                            tuple((cell(r.pool), cell(r.brokers_now), cell(r.brokers_after),
+                                   cell(r.brokers_to_add, "over" if r.brokers_to_add else ""),
+                                   cell(", ".join(r.tenants) or None)) for r in model.pool_rows),
+                            frozenset({0, 4})))
+    if model.tenants:
+        blocks.append(Table("tenants", ("tenant", "pool", "topics", "bytes in, p99", "storage"),
+                            tuple((cell(r.tenant or "(no tenant)"), cell(r.pool or NO_POOL), cell(format_count(r.topics)),
+                                   cell(format_rate(r.bytes_in_p99)), cell(format_bytes(r.storage_bytes)))
+                                  for r in model.tenants), frozenset({0, 1})))
+        if not has_policy:
+            blocks.append(Para("No policy was given (`--policy`), so tenants are not known.", MISSING))
+    else:
+        blocks.append(Para("No topics: the run has no snapshot, plan or profile.", MISSING))
+    return Section("tenants", "Tenants and pools", tuple(blocks))
+
+
+def _batches(model: ReportModel, charts: set[str]) -> Section:
+    title = "Reassignment batches"
+    if not model.batches:
+        reason = model.notes.get("bundle") or "the plan moves nothing"
+        return Section("batches", title, (Para(f"No reassignment batches: {reason}.", MISSING),))
+    total = sum(b.moved_bytes for b in model.batches)
+    seconds = sum(b.estimated_seconds for b in model.batches)
+    n = len(model.batches)
+    lead = (f"{n} batch{'' if n == 1 else 'es'}, {format_bytes(total)} in all, about {format_duration(seconds)} at "
+            f"the planned throttles.")
+    blocks: list = []
+    if "batches" in charts:
+        blocks.append(Chart("batches", "Data moved per batch", lead))
+    else:
+        blocks.append(Para(lead))
+    blocks.append(Table("batches", ("batch", "phase", "partitions", "to copy", "throttle", "estimated"),
+                        tuple((cell(b.batch), cell(b.phase), cell(format_count(b.partitions)),
+                               cell(format_bytes(b.moved_bytes)), cell(format_rate(b.throttle_bps)),
+                               cell(format_duration(b.estimated_seconds))) for b in model.batches),
+                        frozenset({1})))
+    return Section("batches", title, tuple(blocks))
+
+
+def _findings(model: ReportModel, charts: set[str]) -> Section:
+    title = "Audit findings"
+    if model.findings is None:
+        return Section("findings", title, (Para(f"No audit: {model.notes.get('audit')}.", MISSING),))
+    if not model.findings:
+        return Section("findings", title, (Para("The audit found nothing: the cluster honours its pools."),))
+    shown = model.findings[:MAX_FINDING_ROWS]
+    blocks: list = []
+    if "findings" in charts:
+        blocks.append(Chart("findings", "Audit findings", f"{len(model.findings)} findings by kind and severity."))
+    blocks.append(Table(
+        "findings", ("severity", "kind", "pool", "broker", "partition"),
+        tuple((cell(f.severity.value, f"sev-{f.severity.value}"), cell(f.kind), cell(f.pool or ""),
+               cell("" if f.broker is None else f.broker),
+               cell(where(f.topic, f.partition) if f.topic is not None else "")) for f in shown),
+        frozenset({0, 1, 2, 4}), details=tuple(f.fix for f in shown), detail_header="fix"))
+    blocks.append(Para("Most severe first. Fixes use shell variables: `BOOTSTRAP` (the cluster's bootstrap servers), "
+                       "`SNAPSHOT`, `POLICY` and `PROFILE` (the files the audit read)."))
+    if len(model.findings) > MAX_FINDING_ROWS:
+        blocks.append(Para(f"{len(model.findings) - MAX_FINDING_ROWS} more in `audit/findings.md`."))
+    return Section("findings", title, tuple(blocks))

@@ -1,0 +1,339 @@
+"""The decision sections of the report: recommendation, summary, pools, runway, N−1, cost, risks, comparison."""
+
+from __future__ import annotations
+
+from planner.report.capacity import RUNWAY_CAP_DAYS, PoolCapacity
+from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
+from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
+from planner.report.recommend import money, recommendation
+from pools.audit.findings import Severity
+from pools.units import format_bytes, format_count, format_duration, format_load, format_percent
+
+__all__ = ["decision_sections", "MISSING", "where", "growth"]
+
+#: The class of a paragraph that says what a missing stage output leaves out.
+MISSING = "missing"
+
+#: Findings listed in the risk table (the most severe first).
+MAX_RISK_ROWS = 200
+
+
+def decision_sections(model: ReportModel, charts: set[str]) -> tuple[Section, ...]:
+    """The sections a capacity review decides from, in page order (the comparison only with a previous run)."""
+    out = [
+        Section("recommendation", "Recommendation", (Para(recommendation(model) or "The run holds nothing to "
+                                                          "recommend from: see the missing parts below.",
+                                                          "recommendation"),)),
+        _summary(model),
+        _pools(model, charts),
+        _runway(model, charts),
+        _loss(model),
+        _cost(model),
+        _risks(model),
+    ]
+    if model.comparison is not None:
+        out.append(_compare(model))
+    return tuple(out)
+
+
+def where(topic: str | None, partition: int | None, broker: int | None = None, pool: str | None = None) -> str:
+    """How the report names a finding's location: ``topic-partition``, ``broker N`` or ``pool P``."""
+    if topic is not None:
+        return topic if partition is None else f"{topic}-{partition}"
+    if broker is not None:
+        return f"broker {broker}"
+    return f"pool {pool}" if pool else "the cluster"
+
+
+def _summary(model: ReportModel) -> Section:
+    h = model.headline
+    kpis = [(label, format_count(h[key])) for key, label in (("brokers", "brokers"), ("racks", "racks"),
+                                                            ("topics", "topics"), ("partitions", "partitions"))
+            if key in h]
+    if model.planned:
+        kpis.append(("to move", f"{format_bytes(h['moved_bytes'])} in {_n(h['partitions_moved'], 'partition')}"))
+        added = {p: n for p, n in h["brokers_to_add"].items() if n}
+        kpis.append(("brokers to add", ", ".join(f"{p}: {n}" for p, n in added.items()) or "none"))
+        if model.cost is not None and model.cost.total is not None and model.cost.brokers:
+            kpis.append(("cost of the brokers to add", money(model.cost.total, model.cost)))
+        gap = h.get("solver_gap")
+        kpis.append(("solver", f"{h['solver_status']}" + ("" if gap is None else f", gap {format_percent(gap)}")))
+    if "batches" in h:
+        plural = "" if h["batches"] == 1 else "es"
+        kpis.append(("reassignment", f"{h['batches']} batch{plural}, {format_duration(h['estimated_seconds'])}"))
+    if "findings" in h:
+        counts = [f"{n} {s}" for s, n in h["findings"].items() if n]
+        kpis.append(("audit findings", ", ".join(counts) or "none"))
+    blocks: list = [Kpis(tuple(kpis))]
+    if model.notes:
+        blocks.append(Items("Parts of this run are missing; the sections that need them say so.",
+                            tuple(f"{stage}: {note}" for stage, note in sorted(model.notes.items())), MISSING))
+    if model.warnings:
+        blocks.append(Items("Planner warnings:", model.warnings))
+    return Section("summary", "Summary", tuple(blocks))
+
+
+def _pools(model: ReportModel, charts: set[str]) -> Section:
+    if not model.pools:
+        return Section("pools", "Pool capacity and utilisation",
+                       (Para("No pool utilisation: the run has neither a plan nor a snapshot.", MISSING),))
+    rows = []
+    for p in model.pools:
+        brokers = str(p.brokers_before)
+        if p.planned:
+            brokers += f" → {p.brokers_after}" + (f" + {p.added} new" if p.added else "")
+        rows.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(brokers),
+                     cell(format_load(p.capacity_before, p.dimension)),
+                     cell(format_load(p.capacity_after, p.dimension) if p.planned else None),
+                     _pct(p.now, p.max_utilisation), _pct(p.forecast, p.max_utilisation),
+                     _pct(p.after, p.max_utilisation), cell(format_percent(p.max_utilisation))))
+    blocks: list = []
+    if "pools" in charts:
+        blocks.append(Chart("pools", "Pool utilisation per dimension",
+                            "Share of each pool's capacity in use now and at the forecast horizon with today's "
+                            "placement, and at the forecast after the plan. Dashed: the maximum utilisation the "
+                            "policy allows (its `headroom`)."))
+    blocks.append(Table("pools", ("pool", "dimension", "brokers before → after", "capacity before the plan",
+                                  "capacity after the plan", "now", "at forecast, today's placement",
+                                  "at forecast, after the plan", "max utilisation (policy)"),
+                        tuple(rows), frozenset({0, 1})))
+    blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
+                       "pool's brokers today); after the plan, of the capacity after it (its brokers after the "
+                       "plan, new ones included). Red: above the maximum utilisation."))
+    return Section("pools", "Pool capacity and utilisation", tuple(blocks))
+
+
+def _runway(model: ReportModel, charts: set[str]) -> Section:
+    title = "Runway"
+    rows = [p for p in model.pools if p.demand_now is not None]
+    if not rows or model.horizon_days is None or model.history_end is None:
+        return Section("runway", title, (Para("No runway: the run has no topic profile to measure demand and its "
+                                              "growth.", MISSING),))
+    failures = len(rows[0].limits.lost)
+    lost = _largest(failures, "the") if failures else "no broker"
+    horizon = model.horizon_days
+    since = f" from {model.as_of.isoformat()} (the end of the metric history)"
+    demand = "the pool's topics after the plan" if model.planned else "the load on the pool's brokers today"
+    blocks: list = [Para(
+        f"When each pool first needs more than its limit: demand ({demand}), compounding at the daily rate between "
+        f"its value now and at the {horizon}-day forecast, against the maximum utilisation × the capacity "
+        f"left when the tolerated failures take {lost} (`tolerated_broker_failures`). Counted{since}.")]
+    if "runway" in charts:
+        blocks.append(Chart("runway", "Runway per pool", "Each dimension's demand as a share of its limit; a dot "
+                                                         "marks the day it crosses 100 %."))
+    table = []
+    for p in rows:
+        crossing, cls = _crossing(p)
+        table.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(format_load(p.demand_now, p.dimension)),
+                      cell(format_load(p.demand_forecast, p.dimension)),
+                      cell(growth(p.growth_per_day)),
+                      cell(format_load(p.limits.usable, p.dimension)), cell(format_load(p.limit, p.dimension)),
+                      cell(crossing, cls), cell(_days(p))))
+    blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon} days)",
+                                   "growth per day", "usable capacity", "limit", "crosses the limit", "days"),
+                        tuple(table), frozenset({0, 1, 7})))
+    return Section("runway", title, tuple(blocks))
+
+
+def _loss(model: ReportModel) -> Section:
+    rows = [p for p in model.pools if p.demand_now is not None]
+    k = max((len(p.loss.lost) for p in rows), default=1)
+    title = f"Losing the largest broker{'' if k == 1 else 's'} (N−{k})"
+    if not rows:
+        return Section("n-minus-1", title, (Para("No N−1 view: the run has no plan and no profile.", MISSING),))
+    brokers = "after the plan" if model.planned else "today"
+    table = []
+    for p in rows:
+        verdict = None
+        if p.after_loss_forecast is not None and p.max_utilisation is not None:
+            gap = p.after_loss_forecast - p.max_utilisation
+            verdict = cell("yes", "ok") if gap <= 0 else cell(f"no, {format_percent(gap, points=True)} over", "over")
+        count = p.brokers_after + p.added if p.planned else p.brokers_before
+        table.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(count),
+                      cell(", ".join(_broker(b) for b in p.loss.lost) or None),
+                      cell(format_load(p.loss.usable, p.dimension)), _pct(p.after_loss_now, p.max_utilisation),
+                      _pct(p.after_loss_forecast, p.max_utilisation), cell(format_percent(p.max_utilisation)),
+                      verdict or cell(None)))
+    return Section("n-minus-1", title, (
+        Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
+             f"policy's `tolerated_broker_failures`, at least one; \"new\": a broker the plan adds): the share of what "
+             f"is left that the pool's demand would use, now and at the forecast."),
+        Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left", "now",
+                            "at forecast", "max utilisation (policy)", "within the limit at forecast"),
+              tuple(table), frozenset({0, 1, 3, 8})),
+    ))
+
+
+def _cost(model: ReportModel) -> Section:
+    title = "Brokers to add and their cost"
+    cost = model.cost
+    if cost is None:
+        return Section("cost", title, (Para("No plan: the brokers each pool lacks are not known.", MISSING),))
+    blocks: list = []
+    broker = cost.broker
+    if broker is not None:
+        c = broker.capacity
+        price = f", {money(broker.price, cost)} each" if broker.price is not None else ""
+        blocks.append(Para(f"The policy's new broker type: {format_load(c.nw_in, 'nw_in')} in, "
+                           f"{format_load(c.nw_out, 'nw_out')} out, {format_load(c.disk, 'disk')} of disk, "
+                           f"{format_load(c.replicas, 'replicas')}{price}."))
+    if not cost.rows:
+        blocks.append(Para("The plan adds no brokers: nothing to buy for the forecast horizon."))
+    else:
+        rows = [(cell(r.pool), cell(r.brokers), cell(money(broker.price if broker else None, cost)),
+                 cell(money(r.cost, cost))) for r in cost.rows]
+        rows.append((cell("total"), cell(cost.brokers), cell(None), cell(money(cost.total, cost))))
+        blocks.append(Table("cost", ("pool", "brokers to add", "price per broker", "cost"), tuple(rows),
+                            frozenset({0})))
+    if broker is None:
+        blocks.append(Para("No policy was given (`--policy`), so the new broker type and its price are not known.",
+                           MISSING))
+    elif broker.price is None:
+        blocks.append(Para("The policy's `[new_broker]` table has no `price`: add `price` (and `currency`, "
+                           "`period`) to see what the brokers cost.", MISSING))
+    return Section("cost", title, tuple(blocks))
+
+
+def _risks(model: ReportModel) -> Section:
+    title = "Risks: the plan against the audit"
+    risks = model.risks
+    if risks is None:
+        missing = "plan" if not model.planned else "audit"
+        return Section("risks", title, (Para(f"No risk view: the run has no {missing} to join.", MISSING),))
+    touched = risks.touched
+    if touched:
+        serious = risks.at_least(Severity.ERROR)
+        lead = (f"{format_count(len(touched))} of the plan's {_n(risks.moves, 'move')} "
+                f"({format_bytes(risks.touched_bytes)} of {format_bytes(risks.moved_bytes)} to copy) "
+                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding: copying from "
+                f"it or onto it, or making it a preferred leader; {format_count(len(serious))} of them "
+                f"({format_bytes(sum(serious.values()))}) {_verb(len(serious), 'touches', 'touch')} findings of "
+                f"severity error or worse.")
+    else:
+        lead = f"None of the plan's {_n(risks.moves, 'move')} touches a broker or partition with a finding."
+    blocks: list = [Para(lead)]
+    if risks.risks:
+        rows = tuple(
+            (cell(r.finding.severity.value, f"sev-{r.finding.severity.value}"), cell(r.finding.kind),
+             cell(where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)),
+             cell(_touching(r)), cell(format_bytes(r.moved_bytes)))
+            for r in risks.risks[:MAX_RISK_ROWS]
+        )
+        blocks.append(Table("risks", ("severity", "finding", "where", "planned moves that touch it", "to copy"),
+                            rows, frozenset({0, 1, 2, 3})))
+        if len(risks.risks) > MAX_RISK_ROWS:
+            blocks.append(Para(f"{_n(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
+                               f"touch planned moves."))
+    if risks.pools:
+        rows = tuple((cell(p.pool), cell(p.moves), cell(format_bytes(p.moved_bytes)),
+                      *(cell(n, f"sev-{s}" if n else "") for s, n in p.findings.items())) for p in risks.pools)
+        blocks.append(Table("risk-pools", ("pool", "planned moves", "to copy", *(s.value for s in SEVERITIES)),
+                            rows, frozenset({0})))
+    return Section("risks", title, tuple(blocks))
+
+
+def _compare(model: ReportModel) -> Section:
+    c = model.comparison
+    taken = f" (snapshot taken {c.previous_taken_at})" if c.previous_taken_at else ""
+    facts = []
+    for label, (a, b) in (("brokers", c.brokers), ("brokers to add", c.brokers_to_add)):
+        if a is not None or b is not None:
+            facts.append(f"{label} {format_count(a)} → {format_count(b)}")
+    if c.findings[0] is not None and c.findings[1] is not None:
+        facts.append("findings " + ", ".join(f"{s.value} {c.findings[0].get(s.value, 0)} → "
+                                             f"{c.findings[1].get(s.value, 0)}" for s in SEVERITIES))
+    blocks: list = [Para(f"Compared with run `{c.previous_run}`{taken}: " + ("; ".join(facts) or "no counts") + ".")]
+    rows = []
+    for p in c.pools:
+        a, b = p.previous, p.current
+        dim = p.dimension
+        rows.append((cell(p.pool), cell(DIMENSION_LABELS[dim]),
+                     cell(_pair(a and format_load(a.capacity_before, dim), b and format_load(b.capacity_before, dim))),
+                     cell(_pair(a and format_load(a.load_now, dim), b and format_load(b.load_now, dim))),
+                     cell(format_load(_sub(b and b.load_now, a and a.load_now), dim, signed=True)),
+                     cell(_pair(a and format_percent(a.now), b and format_percent(b.now))),
+                     cell(format_percent(_sub(b and b.now, a and a.now), signed=True, points=True))))
+    if rows:
+        blocks.append(Table("compare-pools", ("pool", "dimension", "capacity", "load now", "change",
+                                              "utilisation now", "change"), tuple(rows), frozenset({0, 1})))
+    if c.topics:
+        blocks.append(Table("compare-topics", (
+            "topic", "pool", "bytes in, p99 (before → now)", "change", "storage (before → now)", "change"),
+            tuple((cell(t.topic), cell(_pair(t.pool_before or "—", t.pool_now or "—")),
+                   cell(_pair(format_load(t.bytes_in_before, "nw_in"), format_load(t.bytes_in_now, "nw_in"))),
+                   cell(format_load(t.bytes_in_delta, "nw_in", signed=True)),
+                   cell(_pair(format_bytes(t.storage_before), format_bytes(t.storage_now))),
+                   cell(format_bytes(t.storage_delta, signed=True))) for t in c.topics),
+            frozenset({0, 1})))
+        rest = "topics in only one run are listed below" if c.new_topics or c.gone_topics else \
+            "every topic is in both runs' profiles"
+        blocks.append(Para(f"The {_n(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
+    lists = [(f"New topics ({len(c.new_topics)})", c.new_topics), (f"Gone topics ({len(c.gone_topics)})",
+                                                                   c.gone_topics),
+             (f"Topics in another pool ({len(c.repooled)})",
+              tuple(f"{t.topic}: {t.pool_before or '—'} → {t.pool_now or '—'}" for t in c.repooled))]
+    for head, names in lists:
+        if names:
+            blocks.append(Items(head + ":", tuple(names[:50]) + ((f"and {len(names) - 50} more",)
+                                                                  if len(names) > 50 else ())))
+    return Section("compare", "Since the previous run", tuple(blocks))
+
+
+def _touching(r) -> str:
+    text = "; ".join(f"{m.topic}-{m.partition} ({format_bytes(m.moved_bytes)}): {m.how}" for m in r.moves)
+    rest = r.count - len(r.moves)
+    if rest:
+        text += f"; and {_n(rest, 'more move')} ({format_bytes(r.moved_bytes - sum(m.moved_bytes for m in r.moves))})"
+    return text
+
+
+def _pct(value: float | None, limit: float | None):
+    return cell(format_percent(value), "over" if value is not None and limit is not None and value > limit else "")
+
+
+def _crossing(p: PoolCapacity) -> tuple[str, str]:
+    days = p.runway_days
+    if p.limit is None:
+        return "no limit known", ""
+    if days is None:
+        return "not at this growth", "ok"
+    if days == 0:
+        return "already past it", "over"
+    if days > RUNWAY_CAP_DAYS:
+        return "in more than 10 years", "ok"
+    if p.runway_date is None:
+        return f"in {format_count(p.runway_whole_days)} days", ""
+    over = p.horizon_days is not None and days <= p.horizon_days
+    return p.runway_date.isoformat(), "over" if over else ""
+
+
+def _days(p: PoolCapacity) -> str | None:
+    return None if p.runway_whole_days is None else format_count(p.runway_whole_days)
+
+
+def growth(value: float | None) -> str | None:
+    return None if value is None else format_percent(value, signed=True, digits=2) + "/day"
+
+
+def _broker(label: str) -> str:
+    return f"broker {label}" if label.isdigit() else f"a {label.rstrip('0123456789')} broker"
+
+
+def _pair(before: str | None, now: str | None) -> str:
+    return f"{before or '—'} → {now or '—'}"
+
+
+def _sub(now: float | None, before: float | None) -> float | None:
+    return None if now is None or before is None else now - before
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{format_count(count)} {noun}{'' if count == 1 else 's'}"
+
+
+def _largest(count: int, article: str) -> str:
+    return f"{article} largest broker" if count == 1 else f"{article} {count} largest brokers"
+
+
+def _verb(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many

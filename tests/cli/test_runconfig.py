@@ -1,0 +1,94 @@
+"""The run config: stage order, tables checked against each command's own options before any stage runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.cli.commands import COMMANDS
+from planner.cli.runconfig import STAGES, load_run_config, stage_call
+from pools.errors import InputError
+
+COMMAND = {c.name: c for c in COMMANDS}
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "q.toml"
+    path.write_text(text)
+    return path
+
+
+def test_stage_tables_become_typed_parameters(tmp_path: Path) -> None:
+    (tmp_path / "pools.toml").write_text("")
+    path = _config(tmp_path, """
+[run]
+out = "out/q"
+stages = ["snapshot", "plan", "report"]
+[snapshot]
+describe = "{sample}/kafka/topics-describe.txt"
+inventory = "{sample}/brokers.toml"
+[plan]
+policy = "{config_dir}/pools.toml"
+time-limit = 60
+threads = 2
+[ingest]
+prom = ["a/*.prom", "b/*.prom"]
+""")
+    cfg = load_run_config(path)
+    assert cfg.stages == ("snapshot", "plan", "report")
+    run = tmp_path / "run"
+    plan = stage_call(cfg, "plan", COMMAND["plan"], run)
+    assert plan.params["policy_path"] == f"{tmp_path.resolve()}/pools.toml"
+    assert plan.params["time_limit"] == 60.0 and plan.params["threads"] == 2 and plan.params["gap"] == 0.01
+    assert plan.params["snapshot_path"] == f"{run}/snapshot.json" and plan.params["out_dir"] == f"{run}/plan"
+    assert plan.shown == {"policy": f"{tmp_path.resolve()}/pools.toml", "time-limit": 60, "threads": 2}
+    snapshot = stage_call(cfg, "snapshot", COMMAND["snapshot"], run)
+    assert snapshot.params["describe_path"] == f"{run}/sample/kafka/topics-describe.txt"
+    assert stage_call(cfg, "ingest", COMMAND["ingest"], run).params["prom"] == ("a/*.prom", "b/*.prom")
+    assert stage_call(cfg, "report", COMMAND["report"], run).params["run_dir"] == str(run)
+
+
+def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
+    assert "sample" not in load_run_config(_config(tmp_path, "")).stages
+    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == STAGES
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[run]\nstages = ['bogus']", r"run\.stages: unknown stage 'bogus'"),
+        ("[run]\nstages = ['plan', 'snapshot']", r"run\.stages: stages must be in the order"),
+        ("[run]\ncolour = 1", r"run\.colour: unknown key"),
+        ("[planner]\nx = 1", r"planner: unknown table"),
+        ("[run\n", r"invalid TOML"),
+        ("plan = 3", r"plan: expected a table of plan options"),
+    ],
+)
+def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        load_run_config(_config(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("stage", "table", "message"),
+    [
+        ("plan", "time-limt = 60", r"plan\.time-limt: unknown option of poolplan plan; expected one of"),
+        ("plan", "time-limit = 'soon'", r"plan\.time-limit: expected a number, got 'soon'"),
+        ("plan", "time-limit = 0.5", r"plan\.time-limit: 0\.5 is not in the range x>=1"),
+        ("plan", "time-limit = nan", r"plan\.time-limit: nan is not a finite number"),
+        ("plan", "threads = 1.5", r"plan\.threads: expected an integer, got 1\.5"),
+        ("plan", "solver = 'glpk'", r"plan\.solver: 'glpk' is not one of 'highs', 'cbc'"),
+        ("plan", "snapshot = 'x.json'", r"plan\.snapshot: supplied by the run"),
+        ("plan", "policy = 'nowhere/pools.toml'", r"plan\.policy: nowhere/pools\.toml: no such file or directory"),
+        ("plan", "policy = ['a', 'b']", r"plan\.policy: expected a single value, got a list"),
+        ("emit", "leader-preserving = 'yes'", r"emit\.leader-preserving: expected true or false, got 'yes'"),
+        ("audit", "policy = '{config_dir}/q.toml'\nfail-on = 'loud'", r"audit\.fail-on: 'loud' is not one of"),
+        ("snapshot", "cluster = 'c'", r"snapshot\.describe: missing \(poolplan snapshot requires it\)"),
+        ("plan", "policy = '{nowhere}/p.toml'", r"plan\.policy: bad placeholder"),
+    ],
+)
+def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table: str, message: str) -> None:
+    cfg = load_run_config(_config(tmp_path, f"[{stage}]\n{table}\n"))
+    with pytest.raises(InputError, match=message):
+        stage_call(cfg, stage, COMMAND[stage], tmp_path / "run")

@@ -1,0 +1,500 @@
+"""Every number the report shows, read from the page in Chromium and checked against the files it came from.
+
+The sample cluster runs through every stage but Spark (`sample_run`), and an earlier quarter of it is planned
+again for `--compare`. Chromium renders the report; the page's tables, headline figures and paragraphs are read
+back as the reader sees them (``innerText``) and each number is recomputed here, independently of
+``planner.report``, from ``plan.json``, ``findings.json``, the profile, the snapshot, the bundle summary and the
+policy. A number is right when it equals its source within the rounding it is shown with. Every table on the
+page must be one this test knows, so a new table cannot escape the check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from planner.cli import main
+from planner.report import CHART_NAMES
+from pools.atomic import write_bytes
+
+from .browser import chromium, load_page
+from .sample_run import build_previous_run, build_sample_run
+
+ROOT = Path(__file__).resolve().parents[3]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(chromium() is None, reason="needs Debian's chromium package (installed by .ci/run)"),
+]
+
+DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replicas": "replicas"}
+UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
+SEVERITIES = ("critical", "error", "warning", "info")
+CHECKED_TABLES = {"pools", "runway", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
+                  "pool-rows", "tenants", "batches", "findings"}
+
+READ_PAGE = r"""(() => {
+  const text = el => el.innerText.trim();
+  const tables = {};
+  for (const t of document.querySelectorAll('table')) {
+    const rows = [], details = [];
+    for (const tr of t.querySelectorAll('tbody tr')) {
+      if (tr.classList.contains('detail')) { details[rows.length - 1] = text(tr); continue; }
+      rows.push([...tr.querySelectorAll('td')].map(text));
+    }
+    tables[t.id.replace(/^table-/, '')] = {headers: [...t.querySelectorAll('th')].map(text), rows, details};
+  }
+  const paras = {};
+  for (const s of document.querySelectorAll('section')) paras[s.id] = [...s.querySelectorAll(':scope > p')].map(text);
+  const kpis = [...document.querySelectorAll('.kpis li')].map(li => [text(li.querySelector('b')),
+    li.innerText.slice(li.querySelector('b').innerText.length).trim()]);
+  return {tables, paras, kpis, subtitle: text(document.querySelector('header .meta')),
+          sections: [...document.querySelectorAll('section')].map(s => s.id)};
+})()"""
+
+# A line break between two characters of which neither is a space breaks a word, a number or a command.
+MID_WORD_BREAKS = r"""(() => {
+  const bad = [];
+  for (const el of document.querySelectorAll('td, code.fix, .kpis b')) {
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let top = null, prev = null, seen = '';
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (let i = 0; i < n.data.length; i++) {
+        const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+        const box = r.getClientRects()[0], ch = n.data[i];
+        if (!box) { prev = ch; seen += ch; continue; }  // a space collapsed at the end of a line
+        if (top !== null && Math.abs(box.top - top) > 2 && !/\s/.test(ch) && !/\s/.test(prev))
+          bad.push(seen.slice(-30) + ' | ' + n.data.slice(i, i + 20));
+        top = box.top; prev = ch; seen += ch;
+      }
+    }
+  }
+  return bad;
+})()"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    """The sample run, an earlier quarter, the report comparing them, and what Chromium shows of it."""
+    root = tmp_path_factory.mktemp("numbers")
+
+    def run_cli(*argv):
+        return main([str(a) for a in argv]), "", ""
+
+    run = build_sample_run(root / "run", run_cli)
+    previous = build_previous_run(root / "previous", run, run_cli)
+    assert run_cli("report", run, "--policy", run / "sample" / "pools.toml", "--compare", previous)[0] == 0
+    charts = {name: f"figure#chart-{name} svg" for name in CHART_NAMES}
+    result = load_page(run / "report" / "report.html", charts, evaluate={"page": READ_PAGE, "breaks": MID_WORD_BREAKS})
+    assert result.errors == []
+    if os.environ.get("POOLPLAN_UPDATE_SCREENSHOT"):  # re-take the README's picture (docs/img/report.png)
+        write_bytes(ROOT / "docs" / "img" / "report.png", result.screenshot)
+    assert result.screenshot.startswith(b"\x89PNG")
+    return Sources(run, previous), result.values, result.counts
+
+
+def test_sample_report_end_to_end(page):
+    """Only the planted problems are found, and every chart but the batches (the plan is one batch) is drawn."""
+    src, _, counts = page
+    truth = json.loads((src.run / "sample" / "truth.json").read_text())
+    assert len(src.findings["findings"]) == len(truth["planted"])
+    assert len(src.bundle["batches"]) == 1
+    assert counts == {**dict.fromkeys(CHART_NAMES, 1), "batches": 0}
+
+
+class Sources:
+    """The run's files, read as plain JSON and TOML."""
+
+    def __init__(self, run: Path, previous: Path) -> None:
+        self.run = run
+        self.plan = _json(run / "plan" / "plan.json")
+        self.findings = _json(run / "audit" / "findings.json")
+        self.profile = {r["topic"]: r for r in _json(run / "profile" / "topic_profile.json")}
+        self.snapshot = _json(run / "snapshot.json")
+        self.bundle = _json(run / "bundle" / "summary.json")
+        self.policy = tomllib.loads((run / "sample" / "pools.toml").read_text())
+        self.previous_plan = _json(previous / "plan" / "plan.json")
+        self.previous_profile = {r["topic"]: r for r in _json(previous / "profile" / "topic_profile.json")}
+        self.previous_snapshot = _json(previous / "snapshot.json")
+        self.horizon = {r["forecast_horizon_days"] for r in self.profile.values()}.pop()
+        self.as_of = max(date.fromisoformat(r["last_ts"][:10]) for r in self.profile.values())
+        self.failures = self.policy["defaults"].get("tolerated_broker_failures", 1)
+
+    def brokers(self, plan: dict, key: str, pool: str) -> list[str]:
+        return sorted((b for b, p in plan[key].items() if p == pool), key=int)
+
+    def cell(self, plan: dict, broker: str, dim: str) -> dict:
+        return plan["utilisation"]["brokers"][broker][dim]
+
+    def pool_row(self, pool: str, dim: str) -> dict:
+        return self.plan["utilisation"]["pools"][pool][dim]
+
+    def after_capacities(self, pool: str, dim: str) -> list[tuple[str, float]]:
+        """The pool's brokers after the plan with their capacity, the ones the plan adds as ``new``."""
+        real = [(b, self.cell(self.plan, b, dim)["capacity"]) for b in self.brokers(self.plan, "brokers", pool)]
+        added = self.plan["brokers_to_add"].get(pool, 0)
+        if not added:
+            return real
+        extra = self.pool_row(pool, dim)["capacity_with_added"] - sum(c for _, c in real)
+        return real + [("new", extra / added)] * added
+
+    def moves(self) -> dict[tuple[str, int], dict]:
+        return {(m["topic"], m["partition"]): m for m in self.plan["partitions"] if m["old_replicas"] != m["replicas"]}
+
+
+def test_every_table_on_the_page_is_checked(page):
+    _, shown, _ = page
+    assert set(shown["page"]["tables"]) <= CHECKED_TABLES, set(shown["page"]["tables"]) - CHECKED_TABLES
+    assert shown["page"]["sections"] == ["recommendation", "summary", "pools", "runway", "n-minus-1", "cost", "risks",
+                                         "compare", "heatmap", "topics", "tenants", "batches", "findings"]
+
+
+def test_lines_break_only_at_spaces(page):
+    _, shown, _ = page
+    assert shown["breaks"] == []
+
+
+def test_headline_figures(page):
+    src, shown, _ = page
+    kpis = dict((label, value) for value, label in shown["page"]["kpis"])
+    snap, plan = src.snapshot, src.plan
+    assert kpis["brokers"] == str(len(snap["brokers"])) and kpis["partitions"] == str(len(snap["partitions"]))
+    assert kpis["topics"] == str(len(snap["topics"]))
+    assert kpis["racks"] == str(len({b["rack"] for b in snap["brokers"]}))
+    size, count = re.fullmatch(r"(.+) in (\d+) partitions?", kpis["to move"]).groups()
+    _close(size, plan["moved_bytes"])
+    assert int(count) == len(src.moves())
+    added = {p: n for p, n in plan["brokers_to_add"].items() if n}
+    assert kpis["brokers to add"] == (", ".join(f"{p}: {n}" for p, n in sorted(added.items())) or "none")
+    batches, duration = re.fullmatch(r"(\d+) batch(?:es)?, (.+)", kpis["reassignment"]).groups()
+    assert int(batches) == len(src.bundle["batches"])
+    _close_duration(duration, src.bundle["estimated_seconds"])
+    counts = src.findings["counts"]["by_severity"]
+    assert kpis["audit findings"] == ", ".join(f"{counts[s]} {s}" for s in SEVERITIES if counts[s])
+
+
+def test_subtitle_dates_and_horizon(page):
+    src, shown, _ = page
+    assert shown["page"]["subtitle"] == (f"Snapshot taken {src.snapshot['taken_at']}; metric history to "
+                                         f"{src.as_of.isoformat()}; forecast horizon {src.horizon} days; compared "
+                                         f"with run previous.")
+
+
+def test_pool_table_capacity_before_and_after(page):
+    src, shown, _ = page
+    rows = _rows(shown, "pools")
+    assert len(rows) == 4 * len(src.plan["utilisation"]["pools"])
+    for r in rows:
+        pool, dim = r["pool"], DIMS[r["dimension"]]
+        before, after = src.brokers(src.plan, "brokers_before", pool), src.brokers(src.plan, "brokers", pool)
+        added = src.plan["brokers_to_add"].get(pool, 0)
+        assert r["brokers before → after"] == f"{len(before)} → {len(after)}" + (f" + {added} new" if added else "")
+        cap_before = sum(src.cell(src.plan, b, dim)["capacity"] for b in before)
+        row = src.pool_row(pool, dim)
+        _close(r["capacity before the plan"], cap_before)
+        _close(r["capacity after the plan"], row["capacity_with_added"])
+        _close(r["now"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
+        _close(r["at forecast, today's placement"], sum(src.cell(src.plan, b, dim)["before"] for b in before) / cap_before)
+        _close(r["at forecast, after the plan"], row["demand_forecast"] / row["capacity_with_added"])
+        _close(r["max utilisation (policy)"], row["headroom"])
+
+
+def test_runway(page):
+    src, shown, _ = page
+    rows = _rows(shown, "runway")
+    assert len(rows) == len(_rows(shown, "pools"))
+    assert f"({src.horizon} days)" in shown["page"]["tables"]["runway"]["headers"][3]
+    for r in rows:
+        pool, dim = r["pool"], DIMS[r["dimension"]]
+        row = src.pool_row(pool, dim)
+        d0, dh = row["demand_now"], row["demand_forecast"]
+        _close(r["demand now"], d0)
+        _close(r[f"demand at forecast ({src.horizon} days)"], dh)
+        growth = (dh / d0) ** (1 / src.horizon) - 1
+        assert r["growth per day"].endswith("/day")
+        _close(r["growth per day"][: -len("/day")], growth)
+        caps = sorted((c for _, c in src.after_capacities(pool, dim)), reverse=True)
+        usable = sum(caps[src.failures:])
+        limit = row["headroom"] * usable
+        _close(r["usable capacity"], usable)
+        _close(r["limit"], limit)
+        if d0 > limit:
+            assert (r["crosses the limit"], r["days"]) == ("already past it", "0")
+        elif dh <= d0:
+            assert (r["crosses the limit"], r["days"]) == ("not at this growth", "—")
+        else:
+            days = math.floor(src.horizon * math.log(limit / d0) / math.log(dh / d0))
+            assert r["days"] == f"{days:,d}"
+            assert r["crosses the limit"] == (src.as_of + timedelta(days=days)).isoformat()
+
+
+def test_n_minus_1(page):
+    src, shown, _ = page
+    for r in _rows(shown, "n-minus-1"):
+        pool, dim = r["pool"], DIMS[r["dimension"]]
+        row = src.pool_row(pool, dim)
+        brokers = src.after_capacities(pool, dim)
+        assert r["brokers"] == str(len(brokers))
+        lost = sorted(brokers, key=lambda bc: (-bc[1], int(bc[0]) if bc[0].isdigit() else 1 << 62))[
+            : max(src.failures, 1)]
+        assert r["broker lost"] == ", ".join(f"broker {b}" if b.isdigit() else "a new broker" for b, _ in lost)
+        left = sum(c for _, c in brokers) - sum(c for _, c in lost)
+        _close(r["capacity left"], left)
+        _close(r["now"], row["demand_now"] / left)
+        _close(r["at forecast"], row["demand_forecast"] / left)
+        _close(r["max utilisation (policy)"], row["headroom"])
+        over = row["demand_forecast"] / left - row["headroom"]
+        if over <= 0:
+            assert r["within the limit at forecast"] == "yes"
+        else:
+            assert r["within the limit at forecast"].startswith("no, ")
+            _close(r["within the limit at forecast"][4: -len(" over")], over)
+
+
+def test_cost(page):
+    src, shown, _ = page
+    nb = src.policy["new_broker"]
+    money = f"{nb['currency']} {nb['price']:,.0f} per {nb['period']}"
+    paras = shown["page"]["paras"]["cost"]
+    line = next(p for p in paras if p.startswith("The policy's new broker type:"))
+    rate_in, rate_out, disk, replicas = re.fullmatch(
+        r"The policy's new broker type: (.+) in, (.+) out, (.+) of disk, (.+ replicas), (.+) each\.", line).groups()[:4]
+    _close(rate_in, nb["nw_in"]), _close(rate_out, nb["nw_out"]), _close(disk, nb["disk"])
+    _close(replicas, nb["replicas"])
+    assert line.endswith(f", {money} each.")
+    added = {p: n for p, n in src.plan["brokers_to_add"].items() if n}
+    if not added:
+        assert "cost" not in shown["page"]["tables"]
+        assert "The plan adds no brokers: nothing to buy for the forecast horizon." in paras
+    else:
+        rows = _rows(shown, "cost")
+        for r in rows[:-1]:
+            assert int(r["brokers to add"]) == added[r["pool"]] and r["price per broker"] == money
+        assert rows[-1]["brokers to add"] == str(sum(added.values()))
+
+
+def test_risks_join_findings_and_planned_moves(page):
+    src, shown, _ = page
+    moves = src.moves()
+    leaders = {(p["topic"], p["partition"]): p.get("leader") for p in src.snapshot["partitions"]}
+    roles = {}
+    for key, m in moves.items():  # broker -> what the move does there (the module docstring's rule)
+        adding = [b for b in m["replicas"] if b not in m["old_replicas"]]
+        leader = leaders.get(key)
+        source = leader if leader in m["old_replicas"] else m["old_replicas"][0]
+        roles[key] = {**({source: "from"} if adding else {}), **dict.fromkeys(adding, "to")}
+        if m["replicas"][0] != m["old_replicas"][0]:
+            roles[key].setdefault(m["replicas"][0], "leader")
+
+    def copied(key):
+        m = moves[key]
+        return m["size_bytes"] * len(set(m["replicas"]) - set(m["old_replicas"]))
+
+    def expected(f) -> set:
+        if f["topic"] is not None and f["partition"] is None:
+            return {k for k in moves if k[0] == f["topic"]}
+        if f["topic"] is not None:
+            out = {k for k in moves if k == (f["topic"], f["partition"])}
+            if "isr" in f["evidence"] and f["severity"] in ("critical", "error"):
+                out |= {k for k in moves if set(roles[k]) & set(f["evidence"]["replicas"])}
+            return out
+        return {k for k in moves if f["broker"] in roles[k]}
+
+    wanted = [(f, expected(f)) for f in src.findings["findings"] if expected(f)]
+    rows = _rows(shown, "risks")
+    assert rows and [(r["finding"], r["where"]) for r in rows] == [(f["kind"], _where(f)) for f, _ in wanted]
+    for r, (f, links) in zip(rows, wanted):
+        assert r["severity"] == f["severity"]
+        items = r["planned moves that touch it"].split("; ")
+        more = re.fullmatch(r"and (\d+) more moves? \((.+)\)", items[-1])
+        named = items[:-1] if more else items
+        assert len(named) + (int(more[1]) if more else 0) == len(links)
+        for item in named:
+            topic, part, size, how = re.fullmatch(r"(.+)-(\d+) \((.+)\): (.+)", item).groups()
+            key = (topic, int(part))
+            assert key in links, item
+            _close(size, copied(key))
+            for b in map(int, re.findall(r"broker (\d+)", how)):
+                assert b in roles[key], (item, b)
+        _close(r["to copy"], sum(copied(k) for k in links))
+    touched = set().union(*(links for _, links in wanted))
+    serious = set().union(set(), *(links for f, links in wanted if f["severity"] in ("critical", "error")))
+    lead = shown["page"]["paras"]["risks"][0]
+    k, n, part, whole, j, jbytes = re.fullmatch(
+        r"(\d+) of the plan's (\d+) moves? \((.+) of (.+) to copy\) touch(?:es)? a broker or partition with an audit "
+        r"finding: .*; (\d+) of them \((.+)\) touch(?:es)? findings of severity error or worse\.", lead).groups()
+    assert (int(k), int(n), int(j)) == (len(touched), len(moves), len(serious))
+    _close(part, sum(map(copied, touched))), _close(whole, src.plan["moved_bytes"])
+    _close(jbytes, sum(map(copied, serious)))
+    for r in _rows(shown, "risk-pools"):
+        mine = [key for key in moves if src.plan["topics"][key[0]] == r["pool"]]
+        assert int(r["planned moves"]) == len(mine)
+        _close(r["to copy"], sum(map(copied, mine)))
+        for s in SEVERITIES:
+            assert int(r[s]) == sum(f["pool"] == r["pool"] and f["severity"] == s for f in src.findings["findings"])
+
+
+def test_comparison_with_the_previous_run(page):
+    src, shown, _ = page
+    lead = shown["page"]["paras"]["compare"][0]
+    assert lead.startswith("Compared with run previous")
+    assert f"brokers {len(src.previous_snapshot['brokers'])} → {len(src.snapshot['brokers'])}" in lead
+    before = sum(src.previous_plan["brokers_to_add"].values())
+    assert f"brokers to add {before} → {sum(src.plan['brokers_to_add'].values())}" in lead
+    for r in _rows(shown, "compare-pools"):
+        pool, dim = r["pool"], DIMS[r["dimension"]]
+        sides = []
+        for plan in (src.previous_plan, src.plan):
+            members = src.brokers(plan, "brokers_before", pool)
+            cap = sum(src.cell(plan, b, dim)["capacity"] for b in members)
+            sides.append((cap, sum(src.cell(plan, b, dim)["now"] for b in members)))
+        (cap0, load0), (cap1, load1) = sides
+        _pair(r["capacity"], cap0, cap1)
+        _pair(r["load now"], load0, load1)
+        _close(r["change"], load1 - load0)
+        _pair(r["utilisation now"], load0 / cap0, load1 / cap1)
+        _close(r["change_2"], load1 / cap1 - load0 / cap0)
+    rows = _rows(shown, "compare-topics")
+    deltas = sorted(((t, src.profile[t]["bytes_in_p99"] - src.previous_profile[t]["bytes_in_p99"],
+                      src.profile[t]["storage_bytes"] - src.previous_profile[t]["storage_bytes"])
+                     for t in src.profile if t in src.previous_profile), key=lambda x: (-abs(x[1]), -abs(x[2]), x[0]))
+    assert [r["topic"] for r in rows] == [t for t, _, _ in deltas[: len(rows)]] and len(rows) == min(15, len(deltas))
+    for r in rows:
+        t = r["topic"]
+        assert r["pool"] == f"{src.previous_plan['topics'][t]} → {src.plan['topics'][t]}"
+        _pair(r["bytes in, p99 (before → now)"], src.previous_profile[t]["bytes_in_p99"], src.profile[t]["bytes_in_p99"])
+        _close(r["change"], src.profile[t]["bytes_in_p99"] - src.previous_profile[t]["bytes_in_p99"])
+        _pair(r["storage (before → now)"], src.previous_profile[t]["storage_bytes"], src.profile[t]["storage_bytes"])
+        _close(r["change_2"], src.profile[t]["storage_bytes"] - src.previous_profile[t]["storage_bytes"])
+
+
+def test_topics_tenants_and_pools(page):
+    src, shown, _ = page
+    top = sorted(src.profile.values(), key=lambda r: (-r["bytes_in_p99"], r["topic"]))[:15]
+    rows = _rows(shown, "topics")
+    assert [r["topic"] for r in rows] == [t["topic"] for t in top]
+    for r, t in zip(rows, top):
+        assert r["pool"] == src.plan["topics"][t["topic"]]
+        _close(r["bytes in, p99 now"], t["bytes_in_p99"])
+        fc, low, high = re.fullmatch(r"(.+) \((.+) – (.+)\)", r["at forecast (low – high)"]).groups()
+        _close(fc, t["forecast_bytes_in_p99"]), _close(low, t["forecast_bytes_in_p99_low"])
+        _close(high, t["forecast_bytes_in_p99_high"])
+        _close(r["growth"][: -len("/day")], t["bytes_in_p99_growth_per_day"])
+        _close(r["storage now"], t["storage_bytes"]), _close(r["storage at forecast"], t["forecast_storage_bytes"])
+    tenants = [(t["name"], [re.compile(x) for x in t["topics"]]) for t in src.policy.get("tenant", [])]
+    groups: dict[tuple[str, str], list] = {}
+    for topic in {t["topic"] for t in src.snapshot["topics"]} | set(src.plan["topics"]):
+        tenant = next((n for n, rx in tenants if any(x.fullmatch(topic) for x in rx)), "(no tenant)")
+        groups.setdefault((tenant, src.plan["topics"].get(topic, "(no pool)")), []).append(src.profile.get(topic))
+    rows = _rows(shown, "tenants")
+    assert len(rows) == len(groups)
+    for r in rows:
+        members = groups[(r["tenant"], r["pool"])]
+        assert int(r["topics"]) == len(members)
+        _close(r["bytes in, p99"], sum(m["bytes_in_p99"] for m in members if m))
+        _close(r["storage"], sum(m["storage_bytes"] for m in members if m))
+    for r in _rows(shown, "pool-rows"):
+        p = r["pool"]
+        assert r["brokers now"] == str(len(src.brokers(src.plan, "brokers_before", p)))
+        assert r["brokers after the plan"] == str(len(src.brokers(src.plan, "brokers", p)))
+        assert r["brokers to add"] == str(src.plan["brokers_to_add"].get(p, 0))
+
+
+def test_batches_and_findings(page):
+    src, shown, _ = page
+    rows = _rows(shown, "batches")
+    assert len(rows) == len(src.bundle["batches"])
+    for r, b in zip(rows, src.bundle["batches"]):
+        assert (r["batch"], r["phase"], r["partitions"]) == (str(b["batch"]), str(b["phase"]), str(b["partitions"]))
+        _close(r["to copy"], b["moved_bytes"]), _close(r["throttle"], b["throttle_Bps"])
+        _close_duration(r["estimated"], b["estimated_seconds"])
+    table = shown["page"]["tables"]["findings"]
+    rows = _rows(shown, "findings")
+    assert len(rows) == len(src.findings["findings"])
+    for i, (r, f) in enumerate(zip(rows, src.findings["findings"])):
+        assert (r["severity"], r["kind"], r["pool"], r["broker"]) == (
+            f["severity"], f["kind"], f["pool"] or "", "" if f["broker"] is None else str(f["broker"]))
+        assert r["partition"] == ("" if f["topic"] is None else _where(f))
+        assert table["details"][i] == f["fix"]
+    ranks = [SEVERITIES.index(r["severity"]) for r in rows]
+    assert ranks == sorted(ranks)
+
+
+def test_recommendation_quotes_only_numbers_checked_elsewhere(page):
+    src, shown, _ = page
+    page_ = shown["page"]
+    text = page_["paras"]["recommendation"][0]
+    checked = [c for t in page_["tables"].values() for row in t["rows"] for c in row]
+    checked += [v for v, _ in page_["kpis"]] + [page_["subtitle"], page_["paras"]["risks"][0]]
+    checked += [p for p in page_["paras"]["cost"] if p.startswith("The policy's new broker type:")]
+    known = {n for c in checked for n in _numbers(c)}
+    assert _numbers(text) and not _numbers(text) - known, _numbers(text) - known
+    serious = [f for f in src.findings["findings"] if f["severity"] in ("critical", "error")]
+    if serious:
+        worst = serious[0]["severity"]
+        assert f"Fix first the {sum(f['severity'] == worst for f in serious)} {worst} finding" in text
+    if not any(src.plan["brokers_to_add"].values()):
+        first = min(_rows(shown, "runway"), key=lambda r: int(r["days"].replace(",", "")) if r["days"] != "—" else 1e9)
+        assert f"on {first['crosses the limit']}, {first['days']} days after {src.as_of.isoformat()}" in text
+
+
+# --- reading what the page shows ---------------------------------------------------------------------------
+
+
+def _rows(shown: dict, table: str) -> list[dict[str, str]]:
+    """A table's rows as header → text (a repeated header gets ``_2``)."""
+    t = shown["page"]["tables"][table]
+    headers, seen = [], {}
+    for h in t["headers"]:
+        seen[h] = seen.get(h, 0) + 1
+        headers.append(h if seen[h] == 1 else f"{h}_{seen[h]}")
+    return [dict(zip(headers, row)) for row in t["rows"]]
+
+
+def _parse(text: str) -> tuple[float, float]:
+    """``(value, tolerance)`` of a shown quantity: the number and half a unit of its last digit, in base units."""
+    m = re.fullmatch(r"([+−-]?)([\d,]+)(?:\.(\d+))? ?(B|kB|MB|GB|TB|PB|%|pp)?(/s)?(?: replicas)?", text.strip())
+    assert m, f"not a quantity: {text!r}"
+    sign = -1.0 if m[1] in ("−", "-") else 1.0
+    digits = m[3] or ""
+    value = float(m[2].replace(",", "") + ("." + digits if digits else ""))
+    scale = 0.01 if m[4] in ("%", "pp") else UNITS.get(m[4] or "", 1.0)
+    return sign * value * scale, 0.5 * 10 ** -len(digits) * scale
+
+
+def _close(text: str, expected: float) -> None:
+    value, tolerance = _parse(text)
+    assert abs(value - expected) <= tolerance * (1 + 1e-9) + 1e-9, f"shown {text!r}, source {expected!r}"
+
+
+def _pair(text: str, before: float, now: float) -> None:
+    a, b = text.split(" → ")
+    _close(a, before), _close(b, now)
+
+
+def _close_duration(text: str, seconds: float) -> None:
+    m = re.fullmatch(r"(?:(\d+) h )?(\d+) min|(\d+) s", text)
+    assert m, text
+    shown = int(m[3]) if m[3] else (int(m[1] or 0) * 60 + int(m[2])) * 60
+    assert shown == (math.ceil(seconds) if m[3] else math.ceil(seconds / 60) * 60), (text, seconds)
+
+
+def _where(f: dict) -> str:
+    if f["topic"] is not None:
+        return f["topic"] if f["partition"] is None else f"{f['topic']}-{f['partition']}"
+    return f"broker {f['broker']}" if f["broker"] is not None else f"pool {f['pool']}"
+
+
+def _numbers(text: str) -> set[str]:
+    return set(re.findall(r"\d[\d,.\-]*\d|\d", text))
+
+
+def _json(path: Path):
+    return json.loads(path.read_text())
