@@ -148,8 +148,8 @@ def plan_pools(
         solver=solution.report,
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
-        placement={pool: p.to_dict() for pool, p in placement.pools.items()},
         horizon_days=rules.horizon_days,
+        placement={pool: p.to_dict() for pool, p in placement.pools.items()},
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
         found = validate_plan(snapshot, policy, plan, forecast)

@@ -129,8 +129,8 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
     """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas);
     each pool spans min(max(min_racks, largest RF), racks of the cluster) racks."""
     out = []
-    held = _kept_held(snapshot, plan)
     rules = PoolRules.from_policy(policy)
+    held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
     pool_racks: dict[str | None, set[str]] = {}
     for b, pool in plan.brokers.items():

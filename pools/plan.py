@@ -117,8 +117,8 @@ class Plan:
     solver: SolverReport
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    placement: Mapping[str, Any] = field(default_factory=dict)
     horizon_days: int | None = None
+    placement: Mapping[str, Any] = field(default_factory=dict)
     operation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -212,6 +212,19 @@ class _Utilisation(Strict):
     pools: dict[str, dict[str, _Cell]] = {}
 
 
+_Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+
+
+class _PoolPlacement(Strict):
+    seed_bytes: ByteCount
+    moved_bytes: ByteCount
+    extra_bytes: Annotated[int, Field(ge=-INT64_MAX, le=INT64_MAX)]
+    leader_changes: _Count
+    status: str
+    gap: Finite
+    candidates: _Count
+
+
 class _PlanHeader(Strict):
     version: Literal[1]
     cluster: str = ""
@@ -225,7 +238,7 @@ class _PlanHeader(Strict):
     utilisation: _Utilisation = _Utilisation()
     warnings: list[str] = []
     horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
-    placement: dict[str, dict[str, int | Finite | str | None]] = {}
+    placement: dict[str, _PoolPlacement] = {}
     operation: dict[str, Any] = {}
 
 
@@ -316,8 +329,8 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         ),
         utilisation=header.utilisation.model_dump(exclude_unset=True),
         warnings=tuple(header.warnings),
-        placement=header.placement,
         horizon_days=header.horizon_days,
+        placement={pool: p.model_dump() for pool, p in header.placement.items()},
         operation=header.operation,
     )
 

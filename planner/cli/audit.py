@@ -58,7 +58,7 @@ def command(snapshot_path: str, policy_path: str, profile_dir: str | None, group
             _console.print(f"[yellow]no profile at {profile_dir}: traffic and forecast checks skipped[/]")
     plan = load_plan(plan_path) if plan_path is not None else None
     findings = audit(snapshot, policy, profile, fanout=read_topic_fanout(groups_path), partition_profile=partitions,
-                     plan=plan, horizon_days=horizon_days)
+                     horizon_days=horizon_days, plan=plan)
     out = Path(out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,

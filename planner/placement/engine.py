@@ -23,12 +23,14 @@ satisfy; `optimise` returns the placement that satisfies it at the fewest moved 
   copies nothing, so it always wins over a copy that relieves the same load (zero-copy moves first).
 
 **Candidates.** Small pools (partitions × brokers ≤ `FULL_PAIRS`) are solved whole: the result is the exact
-optimum of the model up to the MIP gap. Larger pools start from the seed and free only the partitions that can
-help: those on brokers over their limit or band (best relief per copied byte first, enough to cover several
-times the excess), those that can fill brokers under their band, the ones the seed had to place anyway, and,
-for leadership, the partitions such brokers lead. Each is allowed on its current brokers, its seed brokers and
-the brokers with room; rounds widen the set (×4) while an excess remains. The seed is the MIP start, so the
-result is never worse than the seed.
+optimum of the model up to the MIP gap. Larger pools run rounds (at most `MAX_ROUNDS`) of a *move model* from
+the best placement so far: each candidate partition takes at most one action, moving one replica to a broker
+with room or handing the lead to another of its replicas (a zero-copy move). The candidates relieve the worst
+`ROUND_BROKERS` brokers over their limit or band (best relief per copied byte first, enough to cover twice the
+excess; a replica the seed had to place anyway moves at no extra copy) and fill brokers under their band.
+A round that gains nothing widens the set (×4); the search stops when nothing is left outside the limits and
+band or the candidates are exhausted. Each round starts from the best placement, so the result is never worse
+than the seed.
 
 **Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit (not a time limit): the same
 input gives the same placement on any machine and under any load. A time limit exists only as a safety net.

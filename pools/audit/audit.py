@@ -28,8 +28,8 @@ def audit(
     rules: Iterable[Rule] = RULES,
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
-    plan: Plan | None = None,
     horizon_days: int | None = None,
+    plan: Plan | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
 
@@ -47,12 +47,12 @@ def audit(
     fanout, partition_profile : optional
         As for `pools.demand.topic_demand` (consumer groups per topic where the profile lacks bytes-out,
         per-partition rates).
-    plan : Plan, optional
-        A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
-        bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days`` (`pools.pool_rules`). The
         profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
+    plan : Plan, optional
+        A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
+        bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
 
     Raises
     ------
