@@ -59,9 +59,11 @@ Check = Callable[[ClusterSnapshot, PoolPolicy, Plan, Mapping[str, Demand]], list
 
 
 def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged."""
+    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged (or the one a
+    replication-factor operation sets: ``operation.replication_factors``)."""
     view = _view(snapshot, plan)
     known = set(snapshot.broker_ids)
+    wanted = plan.operation.get("replication_factors", {})
     if view.aligned:  # one target per snapshot partition, in order: only flagged rows need a closer look
         rows = view.target
         dup = np.zeros(len(rows), dtype=bool)
@@ -71,7 +73,8 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
         unknown = ((rows >= 0) & ~np.isin(rows, np.array(snapshot.broker_ids, dtype=np.int64))).any(axis=1)
         rf = np.fromiter((len(p.replicas) for p in snapshot.partitions), np.int64, len(snapshot.partitions))
         flagged = np.flatnonzero(dup | unknown | (view.length != rf)).tolist()
-        return [v for i in flagged for v in _partition_problems(plan.partitions[i], snapshot.partitions[i], known)]
+        return [v for i in flagged
+                for v in _partition_problems(plan.partitions[i], snapshot.partitions[i], known, wanted)]
     out = []
     current = {(p.topic, p.partition): p for p in snapshot.partitions}
     seen = set()
@@ -84,18 +87,18 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
         if state is None:
             out.append(Violation("partitions", True, f"partition {m.topic}-{m.partition} is not in the snapshot"))
             continue
-        out += _partition_problems(m, state, known)
+        out += _partition_problems(m, state, known, wanted)
     for key in sorted(set(current) - seen):
         out.append(Violation("partitions", True, f"partition {key[0]}-{key[1]} has no target"))
     return out
 
 
-def _partition_problems(m, state, known: set[int]) -> list[Violation]:
+def _partition_problems(m, state, known: set[int], wanted: Mapping[str, int]) -> list[Violation]:
     out = []
     name = f"{m.topic}-{m.partition}"
     if len(set(m.replicas)) != len(m.replicas):
         out.append(Violation("partitions", True, f"partition {name} has duplicate replicas {list(m.replicas)}"))
-    if len(m.replicas) != len(state.replicas):
+    if len(m.replicas) != wanted.get(m.topic, len(state.replicas)):
         out.append(Violation("partitions", True, f"partition {name} changes replication factor "
                                                  f"{len(state.replicas)} -> {len(m.replicas)}"))
     unknown = [b for b in m.replicas if b not in known]

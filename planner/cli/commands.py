@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from planner.cli import audit, consumers, emit, ingest, place, plan, report, run, sample, snapshot
-from planner.cli import brokers, rebalance
+from planner.cli import brokers, rebalance, replication
 
 __all__ = ["COMMANDS"]
 
@@ -28,4 +28,5 @@ COMMANDS: list[click.Command] = [
     snapshot.command,
     rebalance.command,
     brokers.command,
+    replication.command,
 ]

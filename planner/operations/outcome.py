@@ -50,6 +50,7 @@ def operation_plan(
     forced_bytes: int,
     placement: Mapping[str, PoolPlacement] | None = None,
     warnings: Sequence[str] = (),
+    extra: Mapping[str, Any] | None = None,
 ) -> Operation:
     """Assemble and validate the plan of operation ``name`` (see the module docstring).
 
@@ -74,6 +75,8 @@ def operation_plan(
     placement : mapping of str to PoolPlacement, optional
         The engine's cost per pool.
     warnings : sequence of str
+    extra : mapping, optional
+        More keys for the ``operation`` table (``replication_factors`` of an RF change).
     """
     snap = inputs.snapshot
     moves = tuple(PartitionMove(p.topic, p.partition, p.replicas, assignment.get((p.topic, p.partition), p.replicas),
@@ -110,7 +113,7 @@ def operation_plan(
         placement={p: r.to_dict() for p, r in sorted((placement or {}).items())},
         horizon_days=inputs.rules.horizon_days,
         operation={"name": name, "arguments": dict(arguments), "band": band, "moved_bytes": moved,
-                   "lower_bound_bytes": lower_bound, "balance": balance},
+                   "lower_bound_bytes": lower_bound, "balance": balance} | dict(extra or {}),
     )
     found = validate_plan(snap, inputs.policy, plan, inputs.forecast)
     if found:

@@ -89,3 +89,22 @@ def test_refusals_exit_1_and_bad_input_exits_2_with_one_line(tmp_path: Path, run
         code, _, err = run_cli(*argv, "--out", tmp_path / "y")
         assert code == 2 and "Error: " in err and "Traceback" not in err, (argv, err)
     assert not (tmp_path / "y" / "plan.json").exists()
+
+
+def test_a_replication_factor_change_ends_in_a_bundle(tmp_path: Path, run_cli) -> None:
+    s = new_rack()
+    args = _write(tmp_path, s)
+    code, out, err = run_cli("set-replication-factor", *args, "--topic", "a.orders", "--replication-factor", "4",
+                             "--out", tmp_path / "plan")
+    assert code == 0, err
+    plan = load_plan(tmp_path / "plan" / "plan.json")
+    assert plan.operation["replication_factors"] == {"a.orders": 4}
+    assert validate_plan(s.snapshot, s.policy, plan, topic_demand(s.snapshot, s.profile)) == []
+    code, _, err = run_cli("emit", "--plan", tmp_path / "plan" / "plan.json", "--snapshot", tmp_path / "snapshot.json",
+                           "--out", tmp_path / "bundle")
+    assert code == 0, err
+    moves = parse_reassignment_json((tmp_path / "bundle" / "reassignment.json").read_text())
+    assert {len(p.replicas) for p in moves} == {4} and len(moves) == len(s.snapshot.partitions)
+    code, _, err = run_cli("set-replication-factor", *args, "--topic", "a.orders", "--replication-factor", "0",
+                           "--out", tmp_path / "x")
+    assert code == 2 and "Traceback" not in err

@@ -39,7 +39,8 @@ def _check(s, op) -> None:
         assert all(plan.brokers[b] == pool for b in m.replicas), m
         racks = {rack[b] for b in plan.brokers if plan.brokers[b] == pool}
         assert len({rack[b] for b in m.replicas}) == min(len(m.replicas), len(racks)), m
-        assert len(m.replicas) == len(m.old_replicas) == len(set(m.replicas))
+        rf = plan.operation.get("replication_factors", {}).get(m.topic, len(m.old_replicas))
+        assert len(m.replicas) == rf == len(set(m.replicas))
     assert op.lower_bound <= op.moved_bytes == plan.moved_bytes
     assert plan.operation["moved_bytes"] == op.moved_bytes
 
@@ -190,3 +191,49 @@ def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
     _check(s, capped)
     assert 0 < capped.moved_bytes <= budget
     assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
+
+
+def test_raising_the_replication_factor_adds_replicas_on_new_racks_and_least_loaded_brokers() -> None:
+    from planner.operations import set_replication_factor
+
+    s = new_rack()  # pool a: racks r0-r2 (brokers 1-6); RF 3 -> 3 racks already, so the fourth replica shares
+    op = set_replication_factor(_inputs(s), ["a\\..*"], 4)
+    assert op.plan.operation["replication_factors"] == {"a.orders": 4}
+    _check(s, op)
+    for m in op.plan.partitions:
+        assert len(m.replicas) == 4 and m.replicas[:3] == m.old_replicas  # kept, leader first
+    assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in s.snapshot.partitions)
+    counts = [sum(b in m.replicas for m in op.plan.partitions) for b in range(1, 7)]
+    assert max(counts) - min(counts) <= 2  # the added replicas spread over the least-loaded brokers
+
+
+def test_lowering_the_replication_factor_keeps_the_leader_and_the_rack_spread() -> None:
+    from dataclasses import replace
+
+    from planner.operations import set_replication_factor
+
+    s = skewed_pool()
+    parts = tuple(replace(p, leader=p.replicas[1]) if p.partition == 0 else p for p in s.snapshot.partitions)
+    s = replace(s, snapshot=replace(s.snapshot, partitions=parts))
+    op = set_replication_factor(_inputs(s), ["a.orders"], 2)
+    _check(s, op)
+    assert op.moved_bytes == 0
+    for m in op.plan.partitions:
+        leader = next(p.leader for p in parts if p.partition == m.partition)
+        assert len(m.replicas) == 2 and m.replicas[0] == leader and set(m.replicas) < set(m.old_replicas)
+
+
+def test_replication_factor_below_min_insync_replicas_is_bad_input() -> None:
+    from dataclasses import replace
+
+    from planner.operations import set_replication_factor
+    from pools.snapshot import TopicState
+
+    s = skewed_pool()
+    s = replace(s, snapshot=replace(s.snapshot, topics=(TopicState("a.orders", configs={"min.insync.replicas": "2"}),)))
+    with pytest.raises(InputError, match="min.insync.replicas=2"):
+        set_replication_factor(_inputs(s), ["a.orders"], 1)
+    with pytest.raises(InputError, match="matches no topic"):
+        set_replication_factor(_inputs(s), ["nope"], 2)
+    with pytest.raises(InfeasibleError, match="fewer than the replication factor 7"):
+        set_replication_factor(_inputs(s), ["a.orders"], 7)
