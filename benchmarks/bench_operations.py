@@ -4,6 +4,7 @@ decommission, time and moved bytes against the lower bound (`planner.operations.
 Usage::
 
     .venv/bin/python benchmarks/bench_operations.py [--brokers 1000] [--pools 5] [--topics 4000] [--partitions 50]
+    .venv/bin/python benchmarks/bench_operations.py --exact     # small pools: moved bytes against exact.py
 
 Prints the cluster, then per operation: wall time (the library call: engine, plan assembly and the validator),
 bytes moved against the lower bound, partitions changed, preferred-leader-only changes, each touched pool's
@@ -39,6 +40,45 @@ def report(name: str, seconds: float, op) -> None:
         print(f"    {w[:200]}")
 
 
+def exact() -> None:
+    """Rebalance and add brokers on small skewed pools (the test shapes), engine and distribution search, against
+    the exact reference (`planner.placement.exact.exact_placement`, PuLP + HiGHS to gap 0)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from planner.operations import add_brokers
+    from planner.placement.exact import exact_placement
+    from pools.snapshot import DIMENSIONS
+    from tests.planner.operations.shapes import new_rack, skewed_pool
+
+    module = sys.modules["planner.operations.rebalance"]
+    for name, make in (("skewed 6 brokers x 12 partitions", skewed_pool),):
+        s = make()
+        inputs = operation_inputs(s.snapshot, s.policy, s.profile)
+        best = exact_placement(s.snapshot, inputs.forecast, list(s.snapshot.partitions_by_topic), inputs.members("a"),
+                               headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=inputs.members("a"))
+        for how, pairs in (("engine", module.ENGINE_PAIRS), ("distribution search", 0)):
+            module.ENGINE_PAIRS, saved = pairs, module.ENGINE_PAIRS
+            t = time.perf_counter()
+            op = rebalance(inputs, dimensions=DIMENSIONS)
+            seconds = time.perf_counter() - t
+            module.ENGINE_PAIRS = saved
+            out = max(v["after"]["outside_band"] for v in op.balance["a"].values())
+            print(f"rebalance {name}, {how}: {seconds:.2f} s, moved {op.moved_bytes / 1e9:.0f} GB, exact "
+                  f"{best.moved_bytes / 1e9:.0f} GB (×{op.moved_bytes / best.moved_bytes:.3f}), lower bound "
+                  f"{op.lower_bound / 1e9:.0f} GB; brokers outside the band after: {out}")
+    s = new_rack()
+    inputs = operation_inputs(s.snapshot, s.policy, s.profile)
+    t = time.perf_counter()
+    op = add_brokers(inputs, "a", [7, 8, 9])
+    seconds = time.perf_counter() - t
+    best = exact_placement(s.snapshot, inputs.forecast, ["a.orders"], list(range(1, 10)),
+                           headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=[7, 8, 9])
+    print(f"add 3 brokers in a new rack to 6 (18 partitions): {seconds:.2f} s, moved {op.moved_bytes / 1e9:.0f} GB, "
+          f"exact {best.moved_bytes / 1e9:.0f} GB (×{op.moved_bytes / best.moved_bytes:.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--brokers", type=int, default=1000)
@@ -47,7 +87,11 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=50)
     parser.add_argument("--drain", type=int, default=10)
     parser.add_argument("--skip", default="", help="operations to skip: rebalance, decommission")
+    parser.add_argument("--exact", action="store_true", help="small pools against the exact reference instead")
     args = parser.parse_args()
+    if args.exact:
+        exact()
+        return
     t0 = time.perf_counter()
     snapshot, policy, profile = random_cluster(args.brokers, args.topics, args.pools, partitions=args.partitions,
                                                misplaced=0.0, floating=0.0, seed=0)

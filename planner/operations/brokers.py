@@ -30,9 +30,10 @@ from planner.operations.balance import broker_loads
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
+from pools.demand import PartitionShare
 from pools.errors import InfeasibleError, InputError
 from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
-from pools.snapshot import DIMENSIONS
+from pools.snapshot import DIMENSIONS, PartitionState
 from pools.units import format_bytes
 
 __all__ = ["add_brokers", "decommission_brokers", "replace_broker"]
@@ -146,6 +147,7 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
              np.asarray(inputs.rules.limits(pool).headroom) for b in members}
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
     rerouted = []
+    shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
     for p in snap.partitions:
         if old not in p.replicas:
             continue
@@ -158,7 +160,8 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
                                       f"{old}'s replica and keep its rack spread")
             rerouted.append(f"{p.topic}-{p.partition}")
         assignment[p.topic, p.partition] = tuple(target if b == old else b for b in p.replicas)
-        loads[target] = loads[target] + _replica_share(inputs, p, p.replicas.index(old) == 0)
+        loads[target] = loads[target] + _replica_share(p, shares.get((p.topic, p.partition)),
+                                                       p.replicas.index(old) == 0)
     warnings = []
     if rerouted:
         warnings.append(f"{len(rerouted)} replica(s) of broker {old} went to another broker than {new} to keep "
@@ -244,11 +247,9 @@ def _least_loaded(members: Sequence[int], others: Sequence[int], rack: Mapping[i
     return min(fits, key=lambda b: (float(np.max(loads[b][:4] / np.where(limit[b] > 0, limit[b], 1e-9))), b))
 
 
-def _replica_share(inputs: OperationInputs, p, leads: bool) -> np.ndarray:
+def _replica_share(p: PartitionState, share: PartitionShare | None, leads: bool) -> np.ndarray:
     """One replica's load in the engine's dimensions (for the running loads of `_least_loaded`)."""
     out = np.zeros(6)
-    demand = inputs.forecast.get(p.topic)
-    share = next((s for s in demand.partitions if s.partition == p.partition), None) if demand else None
     if share is None:
         out[2], out[3] = float(p.size_bytes), 1.0
         return out

@@ -118,7 +118,7 @@ def _raise(p: PartitionState, rf: int, members: Sequence[int], rack: Mapping[int
            loads: dict[int, np.ndarray], limit: Mapping[int, np.ndarray]) -> tuple[int, ...]:
     """``p``'s replicas and the least-loaded brokers on unused racks first, up to ``rf``."""
     row = list(p.replicas)
-    follower = _follower(p, loads)
+    follower = _follower(p)
     while len(row) < rf:
         used = {rack[b] for b in row if rack.get(b) is not None}
         free = [b for b in members if b not in row]
@@ -136,11 +136,12 @@ def _lower(p: PartitionState, rf: int, rack: Mapping[int, str | None], loads: di
     leader = p.leader if p.leader in p.replicas else p.replicas[0]
     keep = [leader] + [b for b in p.replicas if b != leader]
     need = min(rf, racks)
-    follower = _follower(p, loads)
-    while len(keep) > rf:
-        def cost(b: int) -> tuple[int, float, int]:
-            return (b in p.isr, -_utilisation(b, loads, limit) if b in limit else 0.0, -b)
+    follower = _follower(p)
 
+    def cost(b: int) -> tuple[bool, float, int]:  # out-of-sync first, then the most loaded
+        return (b in p.isr, -_utilisation(b, loads, limit) if b in limit else 0.0, -b)
+
+    while len(keep) > rf:
         for b in sorted(keep[1:], key=cost):
             rest = [x for x in keep if x != b]
             if len({rack[x] for x in rest if rack.get(x) is not None}) >= need or not racks:
@@ -154,7 +155,7 @@ def _lower(p: PartitionState, rf: int, rack: Mapping[int, str | None], loads: di
     return tuple(keep)
 
 
-def _follower(p: PartitionState, loads: Mapping[int, np.ndarray]) -> np.ndarray:
+def _follower(p: PartitionState) -> np.ndarray:
     """A follower's load of ``p`` in the engine's dimensions: one replica, its disk (its size)."""
     out = np.zeros(6)
     out[2], out[3] = float(p.size_bytes), 1.0
