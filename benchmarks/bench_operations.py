@@ -52,7 +52,7 @@ def exact() -> None:
     from pools.snapshot import DIMENSIONS
     from tests.planner.operations.shapes import new_rack, skewed_pool
 
-    module = sys.modules["planner.operations.rebalance"]
+    module = sys.modules["planner.operations.distribution"]
     for name, make in (("skewed 6 brokers x 12 partitions", skewed_pool),):
         s = make()
         inputs = operation_inputs(s.snapshot, s.policy, s.profile)

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from planner.operations.balance import broker_loads
+from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
@@ -64,6 +65,7 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     placement = place_in_pools(
         inputs.snapshot, inputs.forecast, inputs.pool_topics({pool}), {pool: members},
         headroom={pool: inputs.rules.limits(pool).headroom}, joining={pool: new}, health=inputs.health,
+        optimiser=pool_optimiser,
     )
     forced = placement.pools[pool].seed_bytes if pool in placement.pools else 0
     return operation_plan(inputs, "add", arguments={"pool": pool, "brokers": new}, brokers_after=after,
@@ -103,6 +105,7 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
         snap, inputs.forecast, inputs.pool_topics(set(pools)),
         {p: sorted(b for b, q in after.items() if q == p) for p in pools},
         headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=inputs.health,
+        optimiser=pool_optimiser,
     )
     left = sorted({b for r in placement.assignment.values() for b in r} & set(drained))
     if left:

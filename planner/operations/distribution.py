@@ -1,7 +1,8 @@
 """Distribution goals for large pools: a deterministic local search over the engine's `PoolState`.
 
-The engine's MILP (`planner.placement.engine.optimise`) bands every broker exactly on small pools; with every
-broker of a large pool banded in six dimensions its model stalls at the root. Here, as in Cruise Control's
+The engine's MILP (`planner.placement.engine.optimise`) meets a goal exactly on small pools; on a large pool with
+every broker banded in six dimensions, or many over headroom, its model stalls at the root (`pool_optimiser`
+picks by size). Here, as in Cruise Control's
 analyzer, moves are taken one at a time, each the best relief per copied byte from the brokers furthest out of
 the band (or over headroom × capacity):
 
@@ -24,10 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, evaluate, state_loads
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, evaluate, optimise, state_loads
 
-__all__ = ["OVERLOAD", "distribute"]
+__all__ = ["ENGINE_PAIRS", "OVERLOAD", "distribute", "pool_optimiser"]
 
+#: Pools with at most this many (partition, broker) pairs go to the engine's exact model, larger ones to the
+#: search: with many brokers banded (a rebalance) or over headroom, the whole-pool model stalls at the root.
+ENGINE_PAIRS = 1_000
 #: Weight of load above headroom × capacity against load outside the band.
 OVERLOAD = 1e3
 _SOURCES = 16  # brokers examined per step
@@ -254,3 +258,11 @@ def distribute(state: PoolState, goal: Goal, *, max_moves: int | None = None) ->
     while moves < limit and (search.leader_step() or search.replica_step() or search.swap_step()):  # zero copy first
         moves += 1
     return evaluate(state, goal, search.target, "greedy")
+
+
+def pool_optimiser(state: PoolState, goal: Goal) -> PoolResult:
+    """What every day-2 operation hands `planner.placement.minimal_move.place_in_pools`: the engine's exact model
+    on pools of at most `ENGINE_PAIRS` (partition, broker) pairs, `distribute` on larger ones."""
+    if state.seed.shape[0] * len(state.broker_ids) <= ENGINE_PAIRS:
+        return optimise(state, goal)
+    return distribute(state, goal)

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
-from planner.operations.distribution import distribute
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, optimise
+from planner.operations.distribution import pool_optimiser
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal
 from planner.placement.minimal_move import place_in_pools
 from pools.errors import InputError
 
@@ -25,10 +25,7 @@ __all__ = ["REBALANCE_BAND", "rebalance"]
 
 #: Allowed deviation from the pool's mean utilisation: Cruise Control's default balance threshold, 1.10.
 REBALANCE_BAND = 0.10
-#: Pools with at most this many (partition, broker) pairs are rebalanced by the engine's exact model; larger
-#: ones by the distribution search (`planner.operations.distribution`), where the model with every broker
-#: banded stalls.
-ENGINE_PAIRS = 1_000
+
 
 
 def rebalance(
@@ -77,7 +74,7 @@ def rebalance(
     placement = place_in_pools(
         inputs.snapshot, inputs.forecast, inputs.pool_topics(set(chosen)), {p: inputs.members(p) for p in chosen},
         headroom={p: inputs.rules.limits(p).headroom for p in chosen}, health=inputs.health,
-        goals=dict.fromkeys(chosen, goal), optimiser=_optimiser,
+        goals=dict.fromkeys(chosen, goal), optimiser=pool_optimiser,
     )
     forced = sum(placement.pools[p].seed_bytes for p in chosen if p in placement.pools)
     op = operation_plan(
@@ -88,13 +85,6 @@ def rebalance(
         placement=placement.pools, warnings=placement.warnings,
     )
     return _with_band_warnings(op, goal.band_dimensions, band, max_moved_bytes)
-
-
-def _optimiser(state: PoolState, goal: Goal) -> PoolResult:
-    """The engine's exact model on small pools, the distribution search on the others."""
-    if state.seed.shape[0] * len(state.broker_ids) <= ENGINE_PAIRS:
-        return optimise(state, goal)
-    return distribute(state, goal)
 
 
 def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None) -> Operation:

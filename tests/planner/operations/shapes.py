@@ -108,6 +108,6 @@ def last_broker_to_drain() -> Shape:
 
 def large_skewed_pool(partitions: int = 120) -> Shape:
     """Pool a: twelve brokers over three racks, every partition on the first two brokers of each rack (1, 2, 4, 5,
-    7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.rebalance.ENGINE_PAIRS`."""
+    7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.distribution.ENGINE_PAIRS`."""
     brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 13)]
     return shape(brokers, {"a.events": rotate([[1, 4], [2, 5], [3, 6]], partitions)}, size=GB)

@@ -173,7 +173,7 @@ def test_operations_are_deterministic() -> None:
 
 
 def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
-    from planner.operations.rebalance import ENGINE_PAIRS
+    from planner.operations.distribution import ENGINE_PAIRS
 
     s = large_skewed_pool()
     assert len(s.snapshot.partitions) * 12 > ENGINE_PAIRS
