@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
 from planner.operations.distribution import pool_optimiser
@@ -69,22 +71,26 @@ def rebalance(
     if max_moved_bytes is not None and max_moved_bytes < 0:
         raise InputError(f"--max-moved-bytes: expected bytes >= 0, got {max_moved_bytes}")
     chosen = sorted(set(pools) or set(known))
-    goal = Goal(band=band, band_dimensions=tuple(d for d in ENGINE_DIMENSIONS if d in dimensions),
-                budget=None if max_moved_bytes is None else float(max_moved_bytes))
+    dims = tuple(d for d in ENGINE_DIMENSIONS if d in dimensions)
+    budget = None if max_moved_bytes is None else float(max_moved_bytes)
+    # an unhealthy broker neither takes nor gives replicas: it is not held to the band (its load is fixed)
+    goals = {p: Goal(band=band, band_dimensions=dims, budget=budget,
+                     band_brokers=np.array([b not in inputs.health.brokers for b in inputs.members(p)]))
+             for p in chosen}
     placement = place_in_pools(
         inputs.snapshot, inputs.forecast, inputs.pool_topics(set(chosen)), {p: inputs.members(p) for p in chosen},
         headroom={p: inputs.rules.limits(p).headroom for p in chosen}, health=inputs.health,
-        goals=dict.fromkeys(chosen, goal), optimiser=pool_optimiser,
+        goals=goals, optimiser=pool_optimiser,
     )
     forced = sum(placement.pools[p].seed_bytes for p in chosen if p in placement.pools)
     op = operation_plan(
         inputs, "rebalance",
-        arguments={"pools": list(pools), "band": band, "dimensions": list(goal.band_dimensions),
+        arguments={"pools": list(pools), "band": band, "dimensions": list(dims),
                    "max_moved_bytes": max_moved_bytes},
         brokers_after=inputs.brokers, assignment=placement.assignment, pools=chosen, band=band, forced_bytes=forced,
         placement=placement.pools, warnings=placement.warnings,
     )
-    return _with_band_warnings(op, goal.band_dimensions, band, max_moved_bytes)
+    return _with_band_warnings(op, dims, band, max_moved_bytes)
 
 
 def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None) -> Operation:
