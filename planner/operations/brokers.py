@@ -167,9 +167,11 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
                                                        p.replicas.index(old) == 0)
     warnings = []
     if rerouted:
+        hint = (f" (broker {old} is in rack {rack[old]}, {new} in {rack[new]}: a broker of rack {rack[old]} "
+                "would swap straight)" if rack[old] != rack[new] else "")
         warnings.append(f"{len(rerouted)} replica(s) of broker {old} went to another broker than {new} to keep "
                         f"their rack spread or because {new} holds them already: {', '.join(rerouted[:5])}"
-                        f"{' and more' if len(rerouted) > 5 else ''}")
+                        f"{' and more' if len(rerouted) > 5 else ''}{hint}")
     after_loads = broker_loads(snap, inputs.forecast, assignment)
     over = [d for i, d in enumerate(DIMENSIONS)
             if over_limit(float(after_loads[new][i]), float(limit[new][i]))] if new in limit else []
