@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python benchmarks/bench_planner.py [--cases small,medium,large] [--threads 2] [--time-limit 60]
     .venv/bin/python benchmarks/bench_planner.py --margin 200     # greedy vs exact placement on 200 small pools
     .venv/bin/python benchmarks/bench_planner.py --exact small,medium   # plan vs the exact pool-model optimum
+    .venv/bin/python benchmarks/bench_planner.py --overloaded all  # engine vs exact on pools over headroom
 
 Prints, per case: generation time, planning time split into model+solve and placement, solver status, gap,
 bytes moved (fraction of all replica bytes) against placing every pool from scratch with AdminUtils, brokers
@@ -125,6 +126,39 @@ def margin(cases: int) -> None:
           f"equal in {np.mean(r <= 1 + 1e-12):.1%}, within 1% in {np.mean(r <= 1.01):.1%}")
 
 
+def overloaded(names: list[str], exact_limit: float) -> None:
+    """The engine against the exact reference on the test pools with brokers over headroom
+    (`tests/planner/placement/overloaded.py`, written apart from the sample generator)."""
+    from planner.placement.minimal_move import FAIR_SHARE_BAND
+    from pools.demand import broker_load
+    from pools.snapshot import DIMENSIONS
+    from tests.planner.placement.overloaded import CASES, HEADROOM, overloaded_pool
+
+    print("| case | brokers / partitions | over headroom before | engine moved | exact optimum | excess | "
+          "engine s | exact s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in names if names != ["all"] else list(CASES):
+        case = overloaded_pool(name, **CASES[name])
+        snap = case.snapshot
+        before = broker_load(snap, case.demands)
+        over = [b for b in case.pool if any(before[b][d] > HEADROOM[i] * snap.broker_by_id[b].capacity.get(d)
+                                            for i, d in enumerate(DIMENSIONS))]
+        t0 = time.perf_counter()
+        out = place_in_pools(snap, case.demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM},
+                             joining={"p": case.joining} if case.joining else None)
+        t1 = time.perf_counter()
+        moved = sum(p.size_bytes * sum(b not in p.replicas for b in out.assignment[p.topic, p.partition])
+                    for p in snap.partitions)
+        best = exact_placement(snap, case.demands, ["t"], case.pool, headroom=HEADROOM, time_limit=exact_limit,
+                               band=FAIR_SHARE_BAND if case.joining else None, band_brokers=case.joining)
+        t2 = time.perf_counter()
+        joining = f" + {len(case.joining)} joining" if case.joining else ""
+        print(f"| {name} | {len(case.pool) - len(case.joining)}{joining} / {len(snap.partitions)} | "
+              f"{', '.join(map(str, over))} | {moved / 1e9:,.3f} GB | {best.moved_bytes / 1e9:,.3f} GB"
+              f"{'' if best.optimal else ' (not proven)'} | {moved / best.moved_bytes - 1:+.3%} | {t1 - t0:.1f} | "
+              f"{t2 - t1:.1f} |{' warnings: ' + '; '.join(out.warnings) if out.warnings else ''}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="small,medium,large")
@@ -132,7 +166,12 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--margin", type=int, default=0, help="compare greedy and exact placement on N pools")
     parser.add_argument("--exact", default="", help="cases whose plan to compare with the exact pool optimum")
+    parser.add_argument("--overloaded", default="", help="overloaded test pools (names or 'all') vs the exact optimum")
+    parser.add_argument("--exact-limit", type=float, default=600.0, help="seconds for each exact reference solve")
     args = parser.parse_args()
+    if args.overloaded:
+        overloaded(args.overloaded.split(","), args.exact_limit)
+        return
     for name in filter(None, args.exact.split(",")):
         exact(name, args.threads)
     if args.exact:

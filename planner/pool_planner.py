@@ -2,7 +2,8 @@
 
 Steps: check the policy against the cluster (contradictions raise `InputError`), resolve every topic to its
 candidate pools and group it, compute the demand at the forecast, solve the pool model, place replicas inside
-each pool with `planner.placement.minimal_move`, and measure utilisation before and after.
+each pool with `planner.placement.minimal_move` (partitions `pools.health` holds keep their replicas; brokers
+joining a pool get a fair share), and measure utilisation before and after.
 
 After placement the independent validator (`planner.validator`) checks the plan; what it finds is added to
 the plan's warnings.
@@ -20,11 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import networkx as nx
+import numpy as np
 
 from planner.placement.minimal_move import place_in_pools
 from planner.validator import validate_plan
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
+from pools.audit.index import cluster_arrays
+from pools.health import cluster_health
 from pools.plan import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
 from pools.pool_rules import (
@@ -132,7 +136,8 @@ def plan_pools(
             pool_brokers[p].append(b)
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     progress("placing every partition's replicas inside its pool")
-    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom)
+    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
+                               joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
     moves = tuple(
@@ -152,6 +157,7 @@ def plan_pools(
         utilisation=utilisation,
         warnings=tuple(warnings) + shortfall,
         horizon_days=rules.horizon_days,
+        placement={pool: p.to_dict() for pool, p in placement.pools.items()},
     )
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
         progress("checking the plan against the policy")
@@ -161,6 +167,18 @@ def plan_pools(
             notes.append(f"validator: {len(found) - 10} more violation(s)")
         plan = replace(plan, warnings=plan.warnings + tuple(notes))
     return PlanOutcome(plan, shortfall, solution.seconds)
+
+
+def _joining(snapshot: ClusterSnapshot, policy: PoolPolicy, brokers: Mapping[int, str | None]) -> dict[str, list[int]]:
+    """Brokers each pool gains: in the pool after the plan, serving another pool or none before (their pool tag
+    when the policy knows it, else the pool pinning them)."""
+    out: dict[str, list[int]] = {}
+    for b in snapshot.brokers:
+        before = b.pool if b.pool in policy.pool_by_name else policy.pinned_pool.get(b.id)
+        after = brokers.get(b.id)
+        if after is not None and after != before:
+            out.setdefault(after, []).append(b.id)
+    return out
 
 
 def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, TopicPools]:
@@ -231,21 +249,35 @@ def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPool
 
 def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str, Demand], pool_milp):
     """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed."""
-    groups: dict[str, dict] = {}
+    a = cluster_arrays(snapshot)
+    names = sorted({r.group for r in resolved.values()})
+    group_of = {g: k for k, g in enumerate(names)}
+    topic_group = np.array([group_of[resolved[t].group] if t in resolved else -1 for t in a.topics], dtype=np.int64)
+    demand = np.zeros((len(names), len(DIMENSIONS)))
+    first: dict[int, TopicPools] = {}
     for topic, r in resolved.items():
-        g = groups.setdefault(r.group, {"candidates": r.candidates, "demand": [0.0] * 4, "rf": 0,
-                                        "tenant": r.tenant, "bytes": Counter()})
-        d = demands[topic]
-        for i, dim in enumerate(DIMENSIONS):
-            g["demand"][i] += d.get(dim)
-        for p in snapshot.partitions_by_topic[topic]:
-            g["rf"] = max(g["rf"], len(p.replicas))
-            for b in p.replicas:
-                g["bytes"][b] += p.size_bytes
+        k = group_of[r.group]
+        first.setdefault(k, r)
+        demand[k] += [demands[topic].get(dim) for dim in DIMENSIONS]
+    part_group = topic_group[a.part_topic]
+    rf = np.zeros(len(names), dtype=np.int64)
+    np.maximum.at(rf, part_group[part_group >= 0], a.part_rf[part_group >= 0])
+    # bytes of each group on each (known) broker: one sort over the flat replicas
+    rep_group = part_group[a.rep_part]
+    keep = (rep_group >= 0) & (a.rep_broker < a.n_brokers)
+    key = rep_group[keep] * a.n_brokers + a.rep_broker[keep]
+    size = a.part_size[a.rep_part[keep]]
+    order = np.argsort(key, kind="stable")
+    key, size = key[order], size[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else np.zeros(0, np.int64)
+    sums = np.add.reduceat(size, starts) if len(key) else np.zeros(0, np.int64)
+    pair_group, pair_broker = key[starts] // max(a.n_brokers, 1), a.broker_ids[key[starts] % max(a.n_brokers, 1)]
+    bounds = np.searchsorted(pair_group, np.arange(len(names) + 1))
     specs = tuple(
-        pool_milp.GroupSpec(name, g["candidates"], tuple(g["demand"]), g["rf"], g["tenant"],
-                             dict(sorted(g["bytes"].items())))
-        for name, g in sorted(groups.items())
+        pool_milp.GroupSpec(name, first[k].candidates, tuple(float(x) for x in demand[k]), int(rf[k]), first[k].tenant,
+                             dict(zip(pair_broker[bounds[k]:bounds[k + 1]].tolist(),
+                                      sums[bounds[k]:bounds[k + 1]].tolist())))
+        for k, name in enumerate(names)
     )
     brokers = tuple(
         pool_milp.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id),

@@ -8,10 +8,15 @@ on every plan they produce.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
 
 from pools.demand import Demand, broker_load
+from pools.health import cluster_health
 from pools.plan import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
@@ -38,6 +43,7 @@ __all__ = [
     "check_pool_capacity",
     "check_pins",
     "check_tenants",
+    "check_health",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -53,43 +59,67 @@ Check = Callable[[ClusterSnapshot, PoolPolicy, Plan, Mapping[str, Demand]], list
 
 
 def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged."""
+    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged (or the one a
+    replication-factor operation sets: ``operation.replication_factors``)."""
+    view = _view(snapshot, plan)
+    known = set(snapshot.broker_ids)
+    wanted = plan.operation.get("replication_factors", {})
+    if view.aligned:  # one target per snapshot partition, in order: only flagged rows need a closer look
+        rows = view.target
+        dup = np.zeros(len(rows), dtype=bool)
+        for i in range(rows.shape[1]):
+            for j in range(i + 1, rows.shape[1]):
+                dup |= (rows[:, i] == rows[:, j]) & (rows[:, i] >= 0)
+        unknown = ((rows >= 0) & ~np.isin(rows, np.array(snapshot.broker_ids, dtype=np.int64))).any(axis=1)
+        rf = np.fromiter((len(p.replicas) for p in snapshot.partitions), np.int64, len(snapshot.partitions))
+        flagged = np.flatnonzero(dup | unknown | (view.length != rf)).tolist()
+        return [v for i in flagged
+                for v in _partition_problems(plan.partitions[i], snapshot.partitions[i], known, wanted)]
     out = []
     current = {(p.topic, p.partition): p for p in snapshot.partitions}
     seen = set()
-    known = set(snapshot.broker_ids)
     for m in plan.partitions:
         key = (m.topic, m.partition)
-        name = f"{m.topic}-{m.partition}"
         if key in seen:
-            out.append(Violation("partitions", True, f"partition {name} is listed twice"))
+            out.append(Violation("partitions", True, f"partition {m.topic}-{m.partition} is listed twice"))
         seen.add(key)
         state = current.get(key)
         if state is None:
-            out.append(Violation("partitions", True, f"partition {name} is not in the snapshot"))
+            out.append(Violation("partitions", True, f"partition {m.topic}-{m.partition} is not in the snapshot"))
             continue
-        if len(set(m.replicas)) != len(m.replicas):
-            out.append(Violation("partitions", True, f"partition {name} has duplicate replicas {list(m.replicas)}"))
-        if len(m.replicas) != len(state.replicas):
-            out.append(Violation("partitions", True, f"partition {name} changes replication factor "
-                                                     f"{len(state.replicas)} -> {len(m.replicas)}"))
-        unknown = [b for b in m.replicas if b not in known]
-        if unknown:
-            out.append(Violation("partitions", True, f"partition {name} names brokers {unknown} the cluster lacks"))
+        out += _partition_problems(m, state, known, wanted)
     for key in sorted(set(current) - seen):
         out.append(Violation("partitions", True, f"partition {key[0]}-{key[1]} has no target"))
     return out
 
 
-def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool."""
+def _partition_problems(m, state, known: set[int], wanted: Mapping[str, int]) -> list[Violation]:
     out = []
+    name = f"{m.topic}-{m.partition}"
+    if len(set(m.replicas)) != len(m.replicas):
+        out.append(Violation("partitions", True, f"partition {name} has duplicate replicas {list(m.replicas)}"))
+    if len(m.replicas) != wanted.get(m.topic, len(state.replicas)):
+        out.append(Violation("partitions", True, f"partition {name} changes replication factor "
+                                                 f"{len(state.replicas)} -> {len(m.replicas)}"))
+    unknown = [b for b in m.replicas if b not in known]
+    if unknown:
+        out.append(Violation("partitions", True, f"partition {name} names brokers {unknown} the cluster lacks"))
+    return out
+
+
+def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool
+    (a partition `pools.health` holds may keep its current replicas)."""
+    out = []
+    held = _kept_held(snapshot, plan)
     for topic in sorted(snapshot.partitions_by_topic):
         pool = plan.topics.get(topic)
         candidates = policy.resolve(topic).candidates or policy.pool_names  # claimed by no pool: any pool
         if pool not in candidates:
             out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
-    for m in plan.partitions:
+    for m in _flagged(snapshot, plan, _outside_rows):
+        if (m.topic, m.partition) in held:
+            continue
         pool = plan.topics.get(m.topic)
         outside = [b for b in m.replicas if plan.brokers.get(b) != pool]
         if outside:
@@ -99,10 +129,11 @@ def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
 
 
 def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Replicas span min(RF, racks of the pool) racks; each pool spans min(max(min_racks, largest RF), racks of the
-    cluster) racks."""
+    """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas);
+    each pool spans min(max(min_racks, largest RF), racks of the cluster) racks."""
     out = []
     rules = PoolRules.from_policy(policy)
+    held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
     pool_racks: dict[str | None, set[str]] = {}
     for b, pool in plan.brokers.items():
@@ -115,7 +146,9 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
             spread = len(pool_racks.get(pool, set()))
             if (rf or any(p == pool for p in plan.brokers.values())) and spread < need:
                 out.append(Violation("racks", True, f"pool {pool!r} spans {spread} rack(s), needs {need}"))
-    for m in plan.partitions:
+    for m in _flagged(snapshot, plan, _narrow_rows):
+        if (m.topic, m.partition) in held:
+            continue
         available = len(pool_racks.get(plan.topics.get(m.topic), set()))
         if not available:
             continue
@@ -194,6 +227,113 @@ def check_tenants(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
     ]
 
 
+def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Held partitions (`pools.health`) keep their replicas; no new replica goes to an unhealthy broker."""
+    health = cluster_health(snapshot)
+    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+    out = []
+    for m in _flagged(snapshot, plan, _unhealthy_rows):
+        key = (m.topic, m.partition)
+        if key in health.partitions and m.replicas != current.get(key):
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]} "
+                                                 f"but the plan changes its replicas to {list(m.replicas)}"))
+        bad = [b for b in m.replicas if b in health.brokers and b not in current.get(key, ())]
+        if bad:
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} gets a new replica on "
+                                                 f"unhealthy broker(s) {bad}"))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class _View:
+    """The plan's targets as a (P, max RF) array of broker ids (-1 padding) and their lengths; ``aligned`` when
+    the plan lists exactly the snapshot's partitions in the same (sorted) order."""
+
+    aligned: bool
+    target: np.ndarray
+    length: np.ndarray
+
+
+_VIEWS: dict[tuple[int, int], tuple[weakref.ref, weakref.ref, _View]] = {}
+
+
+def _view(snapshot: ClusterSnapshot, plan: Plan) -> _View:
+    """`_View` of ``plan``, built once per (snapshot, plan) objects."""
+    key = (id(snapshot), id(plan))
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0]() is snapshot and hit[1]() is plan:
+        return hit[2]
+    for stale in [k for k, v in _VIEWS.items() if v[0]() is None or v[1]() is None]:
+        del _VIEWS[stale]
+    moves = plan.partitions
+    aligned = len(moves) == len(snapshot.partitions) and all(
+        m.partition == p.partition and m.topic == p.topic for m, p in zip(moves, snapshot.partitions))
+    length = np.fromiter((len(m.replicas) for m in moves), np.int64, len(moves))
+    target = np.full((len(moves), int(length.max()) if len(moves) else 0), -1, dtype=np.int64)
+    flat = np.fromiter(chain.from_iterable(m.replicas for m in moves), np.int64, int(length.sum()))
+    rows = np.repeat(np.arange(len(moves)), length)
+    target[rows, np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)] = flat
+    view = _View(aligned, target, length)
+    _VIEWS[key] = (weakref.ref(snapshot), weakref.ref(plan), view)
+    return view
+
+
+def _flagged(snapshot: ClusterSnapshot, plan: Plan, rows) -> list:
+    """The plan partitions ``rows(snapshot, plan, view)`` flags (boolean per plan partition)."""
+    mask = rows(snapshot, plan, _view(snapshot, plan))
+    return [plan.partitions[i] for i in np.flatnonzero(mask).tolist()]
+
+
+def _lookup(ids: np.ndarray, keys: list[int], values: list[int]) -> np.ndarray:
+    """``values`` of ``ids`` by ``keys`` (-1 where absent or padding)."""
+    if not keys:
+        return np.full(ids.shape, -1, dtype=np.int64)
+    order = np.argsort(np.array(keys, dtype=np.int64))
+    sorted_keys = np.array(keys, dtype=np.int64)[order]
+    pos = np.minimum(np.searchsorted(sorted_keys, ids), len(keys) - 1)
+    found = (sorted_keys[pos] == ids) & (ids >= 0)
+    return np.where(found, np.array(values, dtype=np.int64)[order][pos], -1)
+
+
+def _outside_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarray:
+    names = sorted({p for p in plan.brokers.values() if p is not None} | set(plan.topics.values()))
+    code = {n: i for i, n in enumerate(names)}
+    broker_pool = _lookup(view.target, list(plan.brokers), [code.get(p, -2) if p is not None else -2
+                                                           for p in plan.brokers.values()])
+    topic_pool = np.array([code.get(plan.topics.get(m.topic), -3) for m in plan.partitions], dtype=np.int64)
+    return ((broker_pool != topic_pool[:, None]) & (view.target >= 0)).any(axis=1) if len(topic_pool) else \
+        np.zeros(0, dtype=bool)
+
+
+def _narrow_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarray:
+    """Partitions spanning fewer distinct (known) racks than replicas: the candidates for a rack violation."""
+    racks = sorted({b.rack for b in snapshot.brokers if b.rack is not None})
+    code = {r: i for i, r in enumerate(racks)}
+    rack = _lookup(view.target, [b.id for b in snapshot.brokers],
+                   [code[b.rack] if b.rack is not None else -1 for b in snapshot.brokers])
+    ordered = np.sort(np.where(rack >= 0, rack, len(racks) + np.arange(rack.shape[1])), axis=1)
+    distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1) if rack.shape[1] else np.zeros(len(rack))
+    known = np.where(rack >= 0, 1, 0).sum(axis=1)
+    return (distinct < view.length) | (known < view.length) if len(rack) else np.zeros(0, dtype=bool)
+
+
+def _unhealthy_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarray:
+    health = cluster_health(snapshot)
+    mask = np.isin(view.target, np.fromiter(health.brokers, np.int64, len(health.brokers))).any(axis=1)
+    if health.partitions:
+        mask |= np.array([(m.topic, m.partition) in health.partitions for m in plan.partitions], dtype=bool)
+    return mask
+
+
+def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
+    """Held partitions the plan leaves on their current replicas."""
+    held = cluster_health(snapshot).partitions
+    if not held:
+        return set()
+    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions if (p.topic, p.partition) in held}
+    return {(m.topic, m.partition) for m in plan.partitions if current.get((m.topic, m.partition)) == m.replicas}
+
+
 #: Every rule, in report order.
 CHECKS: tuple[Check, ...] = (
     check_partitions,
@@ -203,6 +343,7 @@ CHECKS: tuple[Check, ...] = (
     check_pool_capacity,
     check_pins,
     check_tenants,
+    check_health,
 )
 
 

@@ -22,7 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Literal
+
+import numpy as np
 
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
@@ -37,6 +40,8 @@ __all__ = [
     "broker_load",
     "replica_load",
     "demand_warnings",
+    "PartitionLoads",
+    "partition_loads",
 ]
 
 Load = dict[str, float]
@@ -219,27 +224,92 @@ def broker_load(
     -------
     dict of int to dict of str to float
         Broker id → dimension → load, including brokers the placement names that the snapshot lacks.
+
+    Notes
+    -----
+    Vectorised: one pass over the partitions to collect replica lists, then array sums, O(P + R).
     """
-    loads: dict[int, Load] = {b.id: dict.fromkeys(DIMENSIONS, 0.0) for b in snapshot.brokers}
-    assignment = assignment or {}
-    for topic, demand in sorted(demands.items()):
-        parts = snapshot.partitions_by_topic.get(topic, ())
-        by_id = {p.partition: p for p in parts}
-        for share in demand.partitions:
-            state = by_id.get(share.partition)
-            replicas = assignment.get((topic, share.partition))
-            if replicas is None:
-                if state is None:
-                    continue
-                replicas, leader = state.replicas, _current_leader(state)
+    parts = snapshot.partitions
+    b_in, b_out, storage, known = _share_arrays(snapshot, demands)
+    if assignment:
+        rows = [assignment.get((p.topic, p.partition)) for p in parts]
+        lists = [p.replicas if r is None else r for p, r in zip(parts, rows)]
+        leaders = [_current_leader(p) if r is None else (r[0] if r else None) for p, r in zip(parts, rows)]
+    else:
+        lists = [p.replicas for p in parts]
+        leaders = [_current_leader(p) for p in parts]
+    lengths = np.fromiter((len(r) for r in lists), np.int64, len(lists))
+    ids = np.fromiter(chain.from_iterable(lists), np.int64, int(lengths.sum()))
+    lead = np.fromiter((-1 if b is None else b for b in leaders), np.int64, len(leaders))
+    rep_part = np.repeat(np.arange(len(parts)), lengths)
+    counted = known[rep_part]
+    ids, rep_part = ids[counted], rep_part[counted]
+    rf = lengths[rep_part]
+    is_leader = ids == lead[rep_part]
+    brokers, index = np.unique(np.concatenate([np.array(snapshot.broker_ids, dtype=np.int64), ids]),
+                               return_inverse=True)
+    index = index[len(snapshot.broker_ids):]
+    rep_in = b_in[rep_part]
+    columns = (
+        rep_in,
+        np.where(is_leader, b_out[rep_part] + rep_in * (rf - 1), 0.0),
+        storage[rep_part],
+        np.ones(len(ids)),
+    )
+    sums = [np.bincount(index, weights=c, minlength=len(brokers)) for c in columns]
+    return {int(b): {dim: float(sums[d][i]) for d, dim in enumerate(DIMENSIONS)} for i, b in enumerate(brokers.tolist())}
+
+
+def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]):
+    """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, and whether a demand covers it."""
+    n = len(snapshot.partitions)
+    b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
+    known = np.zeros(n, dtype=bool)
+    i = 0
+    for topic, parts in snapshot.partitions_by_topic.items():
+        k = len(parts)
+        demand = demands.get(topic)
+        if demand is not None:
+            shares = demand.partitions
+            if len(shares) == k and all(s.partition == p.partition for s, p in zip(shares, parts)):
+                b_in[i : i + k] = [s.bytes_in for s in shares]
+                b_out[i : i + k] = [s.bytes_out for s in shares]
+                storage[i : i + k] = [s.storage for s in shares]
+                known[i : i + k] = True
             else:
-                leader = replicas[0] if replicas else None
-            rf = len(replicas)
-            for b in replicas:
-                load = loads.setdefault(b, dict.fromkeys(DIMENSIONS, 0.0))
-                for dim, value in zip(DIMENSIONS, replica_load(share, rf, leader=b == leader)):
-                    load[dim] += value
-    return dict(sorted(loads.items()))
+                by_id = {s.partition: s for s in shares}
+                for j, p in enumerate(parts):
+                    s = by_id.get(p.partition)
+                    if s is not None:
+                        b_in[i + j], b_out[i + j], storage[i + j], known[i + j] = s.bytes_in, s.bytes_out, s.storage, True
+        i += k
+    return b_in, b_out, storage, known
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionLoads:
+    """Per partition, aligned with ``snapshot.partitions``: bytes-in, consumer bytes-out and storage per replica."""
+
+    bytes_in: np.ndarray
+    bytes_out: np.ndarray
+    storage: np.ndarray
+
+
+def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> PartitionLoads:
+    """The `PartitionShare` of every partition as arrays; a partition without a demand stores its size.
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity
+    >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (),
+    ...                        (PartitionState("t", 0, (1,), leader=1, sizes=(7,)),))
+    >>> partition_loads(snap, {}).storage.tolist()
+    [7.0]
+    """
+    b_in, b_out, storage, known = _share_arrays(snapshot, demands)
+    if not known.all():
+        storage[~known] = [float(snapshot.partitions[i].size_bytes) for i in np.flatnonzero(~known).tolist()]
+    return PartitionLoads(b_in, b_out, storage)
 
 
 def demand_warnings(demands: Mapping[str, Demand]) -> list[str]:
@@ -293,7 +363,7 @@ def _from_profile(
     else:
         bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
     bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
-    rates = [partition_profile.get((p.topic, p.partition)) for p in parts]
+    rates = [partition_profile.get((p.topic, p.partition)) for p in parts] if partition_profile else [None]
     if all(r is not None and r.bytes_in_rate is not None for r in rates):
         net = _weights([r.bytes_in_rate for r in rates])  # type: ignore[union-attr,misc]
     else:
@@ -318,22 +388,26 @@ def _retention_capped(storage: float, bytes_in: float, state: TopicState, partit
 
 
 def _total(shares: tuple[PartitionShare, ...], parts: tuple[PartitionState, ...], *, source: str) -> Demand:
-    totals = [0.0, 0.0, 0.0, 0.0]
+    # the leader's `replica_load` once and a follower's RF − 1 times, summed in that order (inlined: hot path)
+    nw_in = nw_out = disk = replicas = 0.0
     for share, p in zip(shares, parts):
         rf = len(p.replicas)
         if rf == 0:
             continue
-        for leader in (True, False):
-            count = 1 if leader else rf - 1
-            if count <= 0:
-                continue
-            for i, value in enumerate(replica_load(share, rf, leader=leader)):
-                totals[i] += value * count
+        b_in, storage = share.bytes_in, share.storage
+        nw_in += b_in
+        nw_out += share.bytes_out + b_in * (rf - 1)
+        disk += storage
+        replicas += 1.0
+        if rf > 1:
+            nw_in += b_in * (rf - 1)
+            disk += storage * (rf - 1)
+            replicas += 1.0 * (rf - 1)
     return Demand(
-        nw_in=totals[0],
-        nw_out=totals[1],
-        disk=totals[2],
-        replicas=totals[3],
+        nw_in=nw_in,
+        nw_out=nw_out,
+        disk=disk,
+        replicas=replicas,
         bytes_in=sum(s.bytes_in for s in shares),
         bytes_out=sum(s.bytes_out for s in shares),
         storage=sum(s.storage for s in shares),

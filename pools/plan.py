@@ -14,12 +14,24 @@
                      "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
                                                    "demand_now": 1e12, "demand_forecast": 1.4e12,
                                                    "headroom": 0.7}}}},
-     "warnings": []}
+     "warnings": [],
+     "placement": {"shared": {"seed_bytes": 1048576, "moved_bytes": 1048576, "extra_bytes": 0,
+                              "leader_changes": 0, "status": "seed", "gap": 0.0, "candidates": 0}}}
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
+``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
+(``rebalance``, ``add``, ``decommission``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
+balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
+``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
+touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,
+``outside_band``).
+``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
+the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
+``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
+changes, and the engine's status and MIP gap.
 """
 
 from __future__ import annotations
@@ -121,6 +133,8 @@ class Plan:
     utilisation: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     horizon_days: int | None = None
+    placement: Mapping[str, Any] = field(default_factory=dict)
+    operation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
@@ -164,7 +178,9 @@ class Plan:
             },
             "utilisation": self.utilisation,
             "warnings": list(self.warnings),
-        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {})
+            "placement": dict(sorted(self.placement.items())),
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {}) | (
+            {"operation": self.operation} if self.operation else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -211,6 +227,19 @@ class _Utilisation(Strict):
     pools: dict[str, dict[str, _Cell]] = {}
 
 
+_Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+
+
+class _PoolPlacement(Strict):
+    seed_bytes: ByteCount
+    moved_bytes: ByteCount
+    extra_bytes: Annotated[int, Field(ge=-INT64_MAX, le=INT64_MAX)]
+    leader_changes: _Count
+    status: str
+    gap: Finite
+    candidates: _Count
+
+
 class _PlanHeader(Strict):
     version: Literal[1]
     cluster: str = ""
@@ -224,6 +253,8 @@ class _PlanHeader(Strict):
     utilisation: _Utilisation = _Utilisation()
     warnings: list[str] = []
     horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
+    placement: dict[str, _PoolPlacement] = {}
+    operation: dict[str, Any] = {}
 
 
 class _Partition(Strict):
@@ -314,6 +345,8 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         utilisation=header.utilisation.model_dump(exclude_unset=True),
         warnings=tuple(header.warnings),
         horizon_days=header.horizon_days,
+        placement={pool: p.model_dump() for pool, p in header.placement.items()},
+        operation=header.operation,
     )
 
 

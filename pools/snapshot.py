@@ -148,7 +148,10 @@ class PartitionState:
     @property
     def size_bytes(self) -> int:
         """The largest known replica size (the partition's logical size on disk), 0 when unknown."""
-        return max((s for s in self.sizes if s is not None), default=0)
+        sizes = self.sizes
+        if None in sizes:  # a replica the log-dirs output did not list
+            return max((s for s in sizes if s is not None), default=0)
+        return max(sizes) if sizes else 0
 
     @property
     def preferred_leader(self) -> int | None:

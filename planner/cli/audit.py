@@ -23,6 +23,8 @@ __all__ = ["command", "STAGE"]
               help="Topic profile directory; enables traffic and forecast checks (absent or missing: counts and disk only).")
 @click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
               help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False),
+              help="plan.json of this snapshot: partitions it moves get its target as their reassignment fix.")
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from planner.cli import audit, consumers, emit, ingest, place, plan, report, run, sample, snapshot
+from planner.cli import brokers, rebalance, replication
 
 __all__ = ["COMMANDS"]
 
@@ -26,4 +27,7 @@ COMMANDS: list[click.Command] = [
     plan.command,
     sample.command,
     snapshot.command,
+    rebalance.command,
+    brokers.command,
+    replication.command,
 ]

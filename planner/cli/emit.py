@@ -10,6 +10,7 @@ from planner.cli.options import FINITE
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.emit import EmitResult, EmitStageOptions, emit
 from pools.units import format_plural
+from pools.throttle import DEFAULT_THROTTLE_FRACTION
 
 __all__ = ["command", "STAGE"]
 
@@ -28,7 +29,7 @@ __all__ = ["command", "STAGE"]
 @click.option("--max-partitions-per-batch", default=None, type=int, help="Partitions per batch (default: no limit).")
 @click.option("--max-bytes-per-batch", default=None, type=int, help="Bytes copied per batch (default: no limit).")
 @click.option(
-    "--throttle-fraction", default=0.5, show_default=True, type=FINITE,
+    "--throttle-fraction", default=DEFAULT_THROTTLE_FRACTION, show_default=True, type=FINITE,
     help="Share of the busiest involved broker's spare network capacity (at forecast peak) replication may use.",
 )
 @click.option(

@@ -21,16 +21,17 @@ from typing import Any
 
 import click
 
-from planner.cli import audit, emit, ingest, plan, report, sample, snapshot
+from planner.cli import audit, emit, ingest, plan, rebalance, report, sample, snapshot
 from planner.cli.stage import Stage
 from pools.errors import InputError
 from pools.files import load_toml
 
 __all__ = ["STAGES", "STAGE_PATHS", "RUN_STAGES", "RunConfig", "StageCall", "load_run_config", "stage_call"]
 
-#: Every stage, in the order a run executes them.
+#: Every stage, in the order a run executes them. ``rebalance`` (a day-2 run) writes the run's plan in place of
+#: ``plan``: a run has one or the other.
 RUN_STAGES: Mapping[str, Stage] = {s.name: s for s in (sample.STAGE, snapshot.STAGE, ingest.STAGE, plan.STAGE,
-                                                       emit.STAGE, audit.STAGE, report.STAGE)}
+                                                       rebalance.STAGE, emit.STAGE, audit.STAGE, report.STAGE)}
 #: The stages' names, in run order.
 STAGES: tuple[str, ...] = tuple(RUN_STAGES)
 
@@ -40,6 +41,7 @@ STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
     "snapshot": {"out_path": "{run}/snapshot.json"},
     "ingest": {"snapshot": "{run}/snapshot.json", "out": "{run}/profile"},
     "plan": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
+    "rebalance": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
     "emit": {"plan_path": "{run}/plan/plan.json", "snapshot_path": "{run}/snapshot.json", "out_dir": "{run}/bundle"},
     "audit": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/audit"},
     "report": {"run_dir": "{run}"},
@@ -86,7 +88,8 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     unknown = sorted(set(run) - {"out", "stages"})
     if unknown:
         raise InputError(f"{source}: run.{unknown[0]}: unknown key; expected out or stages")
-    stages = run.get("stages", [s for s in STAGES if s in doc or s != "sample"])
+    optional = {"sample", "rebalance"} | ({"plan"} if "rebalance" in doc and "plan" not in doc else set())
+    stages = run.get("stages", [s for s in STAGES if s in doc or s not in optional])
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise InputError(f"{source}: run.stages: expected a list of stage names")
     for s in stages:
@@ -95,6 +98,8 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     ordered = tuple(s for s in STAGES if s in stages)
     if list(ordered) != stages:
         raise InputError(f"{source}: run.stages: stages must be in the order {', '.join(STAGES)}")
+    if "plan" in stages and "rebalance" in stages:
+        raise InputError(f"{source}: run.stages: plan and rebalance both write the run's plan; keep one")
     target = out if out is not None else run.get("out", "runs/quarterly")
     if not isinstance(target, str) or not target:
         raise InputError(f"{source}: run.out: expected a directory path")
@@ -122,7 +127,9 @@ def stage_call(config: RunConfig, stage: str, run_dir: Path) -> StageCall:
     names = {"run": str(run_dir), "sample": str(run_dir / "sample"),
              "config_dir": str(config.source.parent.resolve())}
     table = dict(config.options.get(stage, {}))
-    supplied = STAGE_PATHS[stage]
+    supplied = dict(STAGE_PATHS[stage])
+    if stage == "audit" and {"plan", "rebalance"} & set(config.stages):  # the audit's fixes follow the run's plan
+        supplied["plan_path"] = "{run}/plan/plan.json"
     by_key = {_key(p): p for p in command.params if p.name not in supplied}
     for key in table:
         if key not in by_key:

@@ -44,6 +44,8 @@ class Outcome:
         The main file or directory the stage wrote.
     code : int
         0, or 1 for findings at ``--fail-on`` or an infeasible plan.
+    details : tuple of str
+        Lines to show under the summary before the warnings (a day-2 operation's balance per pool).
     warnings : tuple of str
         Lines to show under the summary.
     headline : str, optional
@@ -58,6 +60,7 @@ class Outcome:
     summary: str
     written: Path
     code: int = 0
+    details: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     headline: str | None = None
     infeasible: InfeasibleError | None = None
@@ -102,12 +105,13 @@ def run_command(stage: Stage, params: Mapping[str, Any]) -> int:
     out = _STDOUT if stage.stdout else CONSOLE
     out.print(f"{said.subject} ({format_elapsed(time.monotonic() - began)}): {said.summary}; wrote {said.written}",
               markup=False)
+    for line in said.details:
+        out.print(line, markup=False)
     for warning in said.warnings:
         out.print(f"[yellow]warning:[/] {_escape(warning)}")
     if said.infeasible is not None:
         raise said.infeasible
     return said.code
-
 
 
 def _escape(text: str) -> str:

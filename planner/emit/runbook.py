@@ -32,8 +32,15 @@ def render_runbook(
     leader_preserving: bool,
     rollback_rate: int,
     bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+    health: Sequence[str] = (),
+    moved_held: Sequence[str] = (),
 ) -> str:
-    """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election."""
+    """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
+
+    ``health`` lists what `pools.health` found unhealthy at snapshot time (`ClusterHealth.summary`): the
+    pre-flight names it, since its checks fail until it recovers; ``moved_held`` names partitions the plan
+    moves although they were held (a plan made without the health rule), which the pre-flight warns about.
+    """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
         rows.append({
@@ -66,6 +73,8 @@ def render_runbook(
         phase1_range=_span(phase1),
         phase2_range=_span(phase2),
         rollback_rate=rollback_rate,
+        health=list(health),
+        moved_held=list(moved_held),
     )
 
 

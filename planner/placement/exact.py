@@ -1,15 +1,18 @@
 """Exact reference for placement inside one pool: a small MILP minimising bytes moved.
 
-Used by tests and benchmarks to measure how far `planner.placement.minimal_move` is from optimal. Variables
-``a_q{i}_b{n}`` (partition ``i`` has a replica on broker ``n``); each partition keeps its replication factor,
-spans min(RF, racks) racks, and every broker stays within headroom × capacity in the leader-independent
-dimensions (``nw_in``, ``disk``, ``replicas``: a replica's share there does not depend on leadership). The
-objective is the bytes copied to brokers that do not hold the partition yet. Only for small pools.
+Used by tests and benchmarks to measure how far `planner.placement.minimal_move` is from optimal; written apart
+from `planner.placement.engine` (PuLP, one plain formulation, every partition and broker) so the two can be
+compared. Variables ``a_q{i}_b{n}`` (partition ``i`` has a replica on broker ``n``) and ``l_q{i}_b{n}`` (it is
+led from broker ``n``): each partition keeps its replication factor, has one leader among its replicas, spans
+min(RF, racks) racks (RF ≤ racks: one replica per rack, none on a broker without a rack; RF > racks: every
+rack), and every broker stays within headroom × capacity in every dimension, the leader carrying
+`pools.demand.replica_load`'s leader share. Optionally the ``band_brokers`` must end within ±``band`` of the
+pool's mean utilisation in every dimension (a joining broker's fair share). The objective is the bytes copied
+to brokers that do not hold the partition yet; a leader change is free. Only for small pools.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -21,15 +24,15 @@ from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["ExactPlacement", "exact_placement"]
 
-_LEADER_FREE = tuple(i for i, d in enumerate(DIMENSIONS) if d != "nw_out")
-
 
 @dataclass(frozen=True)
 class ExactPlacement:
-    """The optimal replica sets (unordered, sorted) and their moved bytes."""
+    """The optimal replica lists (leader first, the others sorted), their moved bytes, and whether the solver
+    proved optimality (False when ``time_limit`` stopped it with a feasible placement)."""
 
     assignment: Mapping[tuple[str, int], tuple[int, ...]]
     moved_bytes: int
+    optimal: bool = True
 
 
 def exact_placement(
@@ -39,6 +42,8 @@ def exact_placement(
     brokers: Sequence[int],
     *,
     headroom: Sequence[float],
+    band: float | None = None,
+    band_brokers: Sequence[int] = (),
     time_limit: float = 60.0,
 ) -> ExactPlacement:
     """Place every partition of ``topics`` on ``brokers`` moving the fewest bytes (see the module docstring).
@@ -46,37 +51,54 @@ def exact_placement(
     Raises
     ------
     InfeasibleError
-        When no placement fits (the greedy then cannot fit either).
+        When no placement fits (or the solver proves nothing within ``time_limit``).
     """
     brokers = sorted(brokers)
-    racks = sorted({snapshot.broker_by_id[b].rack for b in brokers if snapshot.broker_by_id[b].rack is not None})
+    rack_of = {b: snapshot.broker_by_id[b].rack for b in brokers}
+    racks = sorted({r for r in rack_of.values() if r is not None})
     parts = [p for t in sorted(topics) for p in snapshot.partitions_by_topic.get(t, ())]
+    pairs = [(i, n) for i in range(len(parts)) for n in range(len(brokers))]
+    shares = {(t, s.partition): s for t in topics if t in demands for s in demands[t].partitions}
     prob = pulp.LpProblem("exact_placement", pulp.LpMinimize)
-    a = prob.add_variable_dict("a_q%s_b%s", [(i, n) for i in range(len(parts)) for n in range(len(brokers))],
-                               cat=pulp.LpBinary)
+    a = prob.add_variable_dict("a_q%s_b%s", pairs, cat=pulp.LpBinary)
+    lead = prob.add_variable_dict("l_q%s_b%s", pairs, cat=pulp.LpBinary)
     moved = []
-    loads: dict[int, list] = {n: [[] for _ in DIMENSIONS] for n in range(len(brokers))}
+    loads: dict[tuple[int, int], list] = {(n, d): [] for n in range(len(brokers)) for d in range(len(DIMENSIONS))}
+    totals = [0.0] * len(DIMENSIONS)
     for i, p in enumerate(parts):
         rf = len(p.replicas)
         prob += pulp.lpSum(a[i, n] for n in range(len(brokers))) == rf, f"rf_q{i}"
+        prob += pulp.lpSum(lead[i, n] for n in range(len(brokers))) == 1, f"leader_q{i}"
         for r, rack in enumerate(racks):
-            on = [a[i, n] for n, b in enumerate(brokers) if snapshot.broker_by_id[b].rack == rack]
-            prob += pulp.lpSum(on) <= math.ceil(rf / len(racks)), f"rack_q{i}_r{r}"
-        shares = {s.partition: s for s in demands[p.topic].partitions} if p.topic in demands else {}
-        share = shares.get(p.partition) or PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes))
+            on = pulp.lpSum(a[i, n] for n, b in enumerate(brokers) if rack_of[b] == rack)
+            prob += (on <= 1 if rf <= len(racks) else on >= 1), f"rack_q{i}_r{r}"
+        share = shares.get((p.topic, p.partition)) or PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes))
         follower = replica_load(share, rf, leader=False)
+        leader = replica_load(share, rf, leader=True)
+        for d in range(len(DIMENSIONS)):
+            totals[d] += leader[d] + follower[d] * (rf - 1)
         for n, b in enumerate(brokers):
+            prob += lead[i, n] <= a[i, n], f"leads_q{i}_b{n}"
+            if racks and rf <= len(racks) and rack_of[b] is None:
+                prob += a[i, n] == 0, f"norack_q{i}_b{n}"
             if b not in p.replicas:
                 moved.append(p.size_bytes * a[i, n])
-            for d in _LEADER_FREE:
+            for d in range(len(DIMENSIONS)):
                 if follower[d]:
-                    loads[n][d].append(follower[d] * a[i, n])
+                    loads[n, d].append(follower[d] * a[i, n])
+                if leader[d] - follower[d]:
+                    loads[n, d].append((leader[d] - follower[d]) * lead[i, n])
+    caps = {b: [snapshot.broker_by_id[b].capacity.get(dim) for dim in DIMENSIONS] for b in brokers}
+    weight = [sum(caps[b][d] for b in brokers) for d in range(len(DIMENSIONS))]
     for n, b in enumerate(brokers):
-        cap = snapshot.broker_by_id[b].capacity
-        for d in _LEADER_FREE:
-            limit = headroom[d] * cap.get(DIMENSIONS[d])
+        for d in range(len(DIMENSIONS)):
+            limit = headroom[d] * caps[b][d]
             scale = limit if limit > 0 else 1.0
-            prob += pulp.lpSum(loads[n][d]) / scale <= limit / scale, f"cap_b{n}_d{d}"
+            prob += pulp.lpSum(loads[n, d]) / scale <= limit / scale, f"cap_b{n}_d{d}"
+            if band is not None and b in band_brokers and weight[d] > 0 and totals[d] > 0:
+                share = totals[d] * caps[b][d] / weight[d]
+                prob += pulp.lpSum(loads[n, d]) / share >= 1 - band, f"band_lo_b{n}_d{d}"
+                prob += pulp.lpSum(loads[n, d]) / share <= 1 + band, f"band_hi_b{n}_d{d}"
     total = float(sum(p.size_bytes * len(p.replicas) for p in parts)) or 1.0
     prob.setObjective(pulp.lpSum(moved) / total)
     prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=0.0, threads=1, random_seed=0))
@@ -85,7 +107,8 @@ def exact_placement(
     assignment = {}
     bytes_moved = 0
     for i, p in enumerate(parts):
-        chosen = tuple(b for n, b in enumerate(brokers) if (a[i, n].value() or 0) > 0.5)
-        assignment[p.topic, p.partition] = chosen
+        chosen = [b for n, b in enumerate(brokers) if (a[i, n].value() or 0) > 0.5]
+        leader_of = [b for n, b in enumerate(brokers) if (lead[i, n].value() or 0) > 0.5]
+        assignment[p.topic, p.partition] = tuple(leader_of[:1] + [b for b in chosen if b not in leader_of[:1]])
         bytes_moved += p.size_bytes * sum(b not in p.replicas for b in chosen)
-    return ExactPlacement(assignment, bytes_moved)
+    return ExactPlacement(assignment, bytes_moved, prob.sol_status == pulp.LpSolutionOptimal)

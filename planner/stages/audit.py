@@ -25,6 +25,7 @@ class AuditOptions:
     fail_on: Severity
     profile_dir: str | None = None
     groups_path: str | None = None
+    plan_path: str | None = None
     horizon_days: int | None = None
 
 
@@ -67,6 +68,7 @@ def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditRe
     from pools.atomic import check_output, write_text
     from pools.audit import audit as audit_cluster
     from pools.audit import findings_to_json, render_findings_md
+    from pools.plan import load_plan
     from pools.policy import load_policy
     from pools.profile import load_profile_dir
     from pools.snapshot import load_snapshot
@@ -82,9 +84,10 @@ def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditRe
         profile, partitions = load_profile_dir(options.profile_dir, required=False)
         if profile is None:
             notes.append(f"no profile at {options.profile_dir}: traffic and forecast checks skipped")
+    plan = load_plan(options.plan_path) if options.plan_path is not None else None
     progress("checking the cluster against the policy")
     findings = audit_cluster(snapshot, policy, profile, fanout=read_topic_fanout(options.groups_path),
-                             partition_profile=partitions, horizon_days=options.horizon_days)
+                             partition_profile=partitions, horizon_days=options.horizon_days, plan=plan)
     out = Path(options.out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,

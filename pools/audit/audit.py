@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from pools.audit.findings import Finding, Severity, sort_findings
+from pools.audit.fixes import fix_targets
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
 from pools.demand import at_horizon
+from pools.plan import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile
@@ -26,6 +29,7 @@ def audit(
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
     horizon_days: int | None = None,
+    plan: Plan | None = None,
 ) -> tuple[Finding, ...]:
     """Every finding of ``rules`` on ``snapshot`` under ``policy``, in canonical order.
 
@@ -46,6 +50,9 @@ def audit(
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days`` (`pools.pool_rules`). The
         profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
+    plan : Plan, optional
+        A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
+        bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
 
     Raises
     ------
@@ -60,7 +67,33 @@ def audit(
     found: list[Finding] = []
     for rule in rules:
         found.extend(rule.check(snapshot, policy, loads))
+    if plan is not None:
+        found = _plan_fixes(found, snapshot, policy, loads, plan)
     return sort_findings(found)
+
+
+#: Finding kinds whose fix is a reassignment of their partition.
+_REASSIGNED = frozenset({"replica_outside_pool", "rack_shared"})
+
+
+def _plan_fixes(found: list[Finding], snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads,
+                plan: Plan) -> list[Finding]:
+    """Reassignment fixes of partitions the plan moves, rewritten to the plan's target (where the plan was made
+    from these replicas)."""
+    moves = {(m.topic, m.partition): m for m in plan.moves}
+    wanted = {(f.topic, f.partition) for f in found if f.kind in _REASSIGNED and (f.topic, f.partition) in moves}
+    if not wanted:
+        return found
+    position = {(p.topic, p.partition): i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in wanted}
+    fixes = fix_targets(snapshot, policy, loads)
+    out = []
+    for f in found:
+        key = (f.topic, f.partition)
+        move = moves.get(key) if f.kind in _REASSIGNED else None
+        if move is not None and key in position and move.old_replicas == snapshot.partitions[position[key]].replicas:
+            f = replace(f, fix=fixes.fix(position[key], tuple(move.replicas)))
+        out.append(f)
+    return out
 
 
 def fails(findings: Iterable[Finding], fail_on: Severity | str) -> bool:

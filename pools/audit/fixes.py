@@ -1,13 +1,28 @@
-"""The fixes the audit proposes: a re-plan, or a reassignment with replacement brokers chosen in the pool."""
+"""The fixes the audit proposes: a re-plan, or a throttled reassignment to the brokers a plan would choose.
+
+A partition's target is its pool's seed placement (`pools.fill.seed_pools`) under the current pools, at the
+forecast load when the audit has a profile: the code `poolplan plan` starts from, so a plan of the same
+snapshot, policy and profile sends the partition to the same brokers unless it changes the pool's brokers or
+relieves an overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). A partition
+`pools.health` holds gets no reassignment: its health comes first. Every reassignment carries ``--throttle``
+(`pools.throttle.throttle_rate` over the brokers it involves: the bundle's rule at its default fraction).
+"""
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
-from pools.audit.index import ClusterArrays, PoolArrays
+from pools.audit.index import ClusterArrays, cluster_arrays, pool_arrays
+from pools.audit.loads import Loads
 from pools.kafka_formats.reassignment import format_reassignment_json
+from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules
+from pools.snapshot import ClusterSnapshot
+from pools.throttle import DEFAULT_THROTTLE_FRACTION, throttle_rate
 
-__all__ = ["PLAN_FIX", "reassign_fix", "replica_span", "ReplicaChooser"]
+__all__ = ["PLAN_FIX", "FixTargets", "fix_targets", "reassign_fix", "replica_span"]
 
 #: The fix for problems only a new plan solves (capacity, mixed brokers): plan, then emit the bundle.
 PLAN_FIX = (
@@ -16,72 +31,92 @@ PLAN_FIX = (
 )
 
 
-def reassign_fix(a: ClusterArrays, part: int, target: tuple[int, ...] | None) -> str:
-    """`kafka-reassign-partitions.sh --execute` with the one-partition reassignment JSON inline; the re-plan
-    when there is no ``target``."""
-    if target is None:
-        return PLAN_FIX
+class FixTargets:
+    """Every partition's seed target under the current pools, and the throttle for moving it."""
+
+    def __init__(self, snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> None:
+        # imported here: pools.fill and pools.health build on this package's arrays (pools.audit.index)
+        from pools.fill import seed_pools
+        from pools.health import cluster_health
+
+        a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
+        self.a, self.snapshot = a, snapshot
+        self.health = cluster_health(snapshot)
+        brokers = [np.flatnonzero(p.broker_pool[: a.n_brokers] == j) for j in range(len(p.pools))]
+        rules = PoolRules.from_policy(policy)
+        headroom = [np.array(rules.limits(pool).headroom) for pool in p.pools]
+        part_pool = p.topic_pool[a.part_topic] if len(a.part_topic) else np.zeros(0, dtype=np.int64)
+        self.target = seed_pools(snapshot, loads.partitions, part_pool, brokers, headroom, self.health).target
+        table = loads.forecast if loads.known("forecast", "nw_in") else loads.now
+        known = not np.isnan(table[:, :2]).any()
+        ids = a.broker_ids.tolist()
+        self.capacity = {b.id: (float(b.capacity.nw_in), float(b.capacity.nw_out)) for b in snapshot.brokers}
+        self.load = {ids[i]: (float(table[i, 0]), float(table[i, 1])) for i in range(len(ids))} if known else {}
+
+    def replicas(self, part: int) -> tuple[int, ...] | None:
+        """The seed's replicas of partition position ``part``; None when they equal the current ones."""
+        row = self.target[part]
+        new = tuple(int(self.a.broker_ids[b]) for b in row[row >= 0])
+        return None if new == self.snapshot.partitions[part].replicas else new
+
+    def held(self, part: int) -> str | None:
+        """Why `pools.health` holds the partition, None when it does not."""
+        p = self.snapshot.partitions[part]
+        return self.health.partitions.get((p.topic, p.partition))
+
+    def fix(self, part: int, target: tuple[int, ...] | None = None) -> str:
+        """The command that moves partition ``part`` to ``target`` (default: its seed), or what to do instead."""
+        held = self.held(part)
+        p = self.snapshot.partitions[part]
+        if held is not None:
+            return (f"# {p.topic}-{p.partition} is {held}: poolplan leaves it alone; repair its health first "
+                    "(see its partition or broker finding), then audit again")
+        target = self.replicas(part) if target is None else target
+        if target is None:
+            return PLAN_FIX
+        rate = throttle_rate(set(p.replicas) | set(target), capacity=self.capacity, load=self.load,
+                             fraction=DEFAULT_THROTTLE_FRACTION)
+        return reassign_fix(self.a, part, target, rate=rate)
+
+
+_MEMO: dict[tuple[int, int, int], tuple[weakref.ref, weakref.ref, weakref.ref, FixTargets]] = {}
+
+
+def fix_targets(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> FixTargets:
+    """`FixTargets` for these inputs, built once per (snapshot, policy, loads) objects."""
+    key = (id(snapshot), id(policy), id(loads))
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0]() is snapshot and hit[1]() is policy and hit[2]() is loads:
+        return hit[3]
+    for stale in [k for k, v in _MEMO.items() if v[0]() is None or v[1]() is None or v[2]() is None]:
+        del _MEMO[stale]
+    value = FixTargets(snapshot, policy, loads)
+    _MEMO[key] = (weakref.ref(snapshot), weakref.ref(policy), weakref.ref(loads), value)
+    return value
+
+
+def reassign_fix(a: ClusterArrays, part: int, target: tuple[int, ...], *, rate: int) -> str:
+    """`kafka-reassign-partitions.sh --execute --throttle` with the one-partition reassignment JSON inline, and
+    the ``--verify`` that completes it and clears the throttle.
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity, PartitionState
+    >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (), (PartitionState("t", 0, (1,)),))
+    >>> print(reassign_fix(cluster_arrays(snap), 0, (2,), rate=1024))  # doctest: +NORMALIZE_WHITESPACE
+    kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --throttle 1024
+    --reassignment-json-file <(echo '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2],"log_dirs":["any"]}]}')
+    # then the same with --verify (no --throttle) until it reports completed: that clears the throttle
+    """
     text = format_reassignment_json(
         [{"topic": a.topics[int(a.part_topic[part])], "partition": int(a.part_id[part]), "replicas": list(target)}]
     )
-    return f"kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --reassignment-json-file <(echo '{text}')"
+    return (f"kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --throttle {rate} "
+            f"--reassignment-json-file <(echo '{text}')  # then the same with --verify (no --throttle) until it "
+            "reports completed: that clears the throttle")
 
 
 def replica_span(a: ClusterArrays, part: int) -> slice:
     """The slice of partition ``part``'s replicas in the flat replica arrays."""
     start = int(a.part_start[part])
     return slice(start, start + int(a.part_rf[part]))
-
-
-class ReplicaChooser:
-    """Picks replacement brokers inside a pool: an unused rack first, then the fewest replicas, then the lowest id.
-
-    Counts the replicas it hands out so successive repairs spread over the pool.
-    """
-
-    def __init__(self, a: ClusterArrays, p: PoolArrays) -> None:
-        self.a, self.p = a, p
-        self.count = np.bincount(a.rep_broker, minlength=a.n_brokers + 1)[: a.n_brokers].astype(np.int64)
-
-    def repair(self, part: int, pool: int) -> tuple[int, ...] | None:
-        """The partition's replicas with every replica outside ``pool`` replaced; ``None`` when impossible."""
-        span = self.a.rep_broker[replica_span(self.a, part)].tolist()
-        keep = [b for b in span if b < self.a.n_brokers and self.p.broker_pool[b] == pool]
-        target = []
-        for b in span:
-            if b in keep:
-                target.append(b)
-                continue
-            new = self._pick(pool, used=set(keep) | set(target))
-            if new is None:
-                return None
-            target.append(new)
-        return tuple(int(self.a.broker_ids[b]) for b in target)
-
-    def spread(self, part: int, pool: int) -> tuple[int, ...] | None:
-        """The replicas with each replica sharing a rack with an earlier one moved to an unused rack, if any."""
-        span = self.a.rep_broker[replica_span(self.a, part)].tolist()
-        target: list[int] = []
-        for b in span:
-            racks = {int(self.a.broker_rack[t]) for t in target}
-            if int(self.a.broker_rack[b]) in racks:
-                new = self._pick(pool, used=set(span) | set(target), avoid_racks=racks, need_new_rack=True)
-                if new is not None:
-                    target.append(new)
-                    continue
-            target.append(b)
-        return None if target == span else tuple(int(self.a.broker_ids[b]) for b in target)
-
-    def _pick(self, pool: int, *, used: set[int], avoid_racks: set[int] | None = None,
-              need_new_rack: bool = False) -> int | None:
-        avoid = avoid_racks if avoid_racks is not None else {int(self.a.broker_rack[b]) for b in used}
-        members = np.flatnonzero(self.p.broker_pool[: self.a.n_brokers] == pool).tolist() if pool >= 0 else \
-            list(range(self.a.n_brokers))
-        choices = [b for b in members if b not in used]
-        if need_new_rack:
-            choices = [b for b in choices if int(self.a.broker_rack[b]) not in avoid]
-        if not choices:
-            return None
-        best = min(choices, key=lambda b: (int(self.a.broker_rack[b]) in avoid, int(self.count[b]), b))
-        self.count[best] += 1
-        return best

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pools.audit.index import ClusterArrays, cluster_arrays
-from pools.demand import topic_demand
+from pools.demand import PartitionLoads, partition_loads, topic_demand
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
@@ -21,10 +21,13 @@ class Loads:
 
     ``now`` is the current placement at the measured load, ``forecast`` the current placement at the forecast
     load; ``NaN`` marks what is unknown (traffic without a profile, any forecast but replica counts without one).
+    ``partitions`` is the per-partition demand the fixes place by: at the forecast with a profile, else the
+    partitions' sizes alone (as `pools.demand.topic_demand` models topics absent from a profile).
     """
 
     now: np.ndarray
     forecast: np.ndarray
+    partitions: PartitionLoads
 
     def known(self, basis: str, dimension: str) -> bool:
         """True when ``basis`` ("now" or "forecast") has numbers for ``dimension``."""
@@ -61,18 +64,21 @@ def audit_loads(
     count = _per_broker(arrays, np.ones(len(arrays.rep_broker)))
     now[:, 3] = forecast[:, 3] = count
     now[:, 2] = _per_broker(arrays, arrays.rep_size.astype(float))
+    partitions = partition_loads(snapshot, {})
     if profile is not None:
         leader = _leader_replicas(arrays)
         rf = arrays.part_rf[arrays.rep_part].astype(float)
         for basis, table in (("now", now), ("forecast", forecast)):
             demands = topic_demand(snapshot, profile, fanout, at=basis, partition_profile=partition_profile)
-            b_in, b_out, storage = _shares(snapshot, demands, len(arrays.part_rf))
+            shares = partition_loads(snapshot, demands)
+            b_in, b_out, storage = shares.bytes_in, shares.bytes_out, shares.storage
             rep_in = b_in[arrays.rep_part]
             table[:, 0] = _per_broker(arrays, rep_in)
             table[:, 1] = _per_broker(arrays, np.where(leader, b_out[arrays.rep_part] + rep_in * (rf - 1), 0.0))
             if basis == "forecast":
                 table[:, 2] = _per_broker(arrays, storage[arrays.rep_part])
-    return Loads(now=now, forecast=forecast)
+                partitions = shares
+    return Loads(now=now, forecast=forecast, partitions=partitions)
 
 
 def _per_broker(arrays: ClusterArrays, weights: np.ndarray) -> np.ndarray:
@@ -85,17 +91,3 @@ def _leader_replicas(arrays: ClusterArrays) -> np.ndarray:
     led = np.zeros(len(arrays.part_rf), dtype=bool)
     led[arrays.rep_part[is_current]] = True
     return is_current | (~led[arrays.rep_part] & (arrays.rep_pos == 0))
-
-
-def _shares(snapshot: ClusterSnapshot, demands, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-partition bytes-in, consumer bytes-out and storage, aligned with ``snapshot.partitions``."""
-    b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
-    i = 0
-    for topic, parts in sorted(snapshot.partitions_by_topic.items()):
-        shares = demands[topic].partitions
-        k = len(parts)
-        b_in[i : i + k] = [s.bytes_in for s in shares]
-        b_out[i : i + k] = [s.bytes_out for s in shares]
-        storage[i : i + k] = [s.storage for s in shares]
-        i += k
-    return b_in, b_out, storage

@@ -21,7 +21,7 @@ from pools.audit.capacity import (
 )
 from pools.audit.common import SEVERITY, finding, pool_name
 from pools.audit.findings import Finding, Severity
-from pools.audit.fixes import PLAN_FIX, ReplicaChooser, reassign_fix, replica_span
+from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.policy import PoolPolicy
@@ -72,19 +72,16 @@ class Rule:
 def check_replica_outside_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
     """Replicas on a broker outside their topic's pool (another pool's broker or a broker in no pool).
 
-    One finding per misplaced replica; the fix reassigns the partition with each misplaced replica replaced by
-    a broker of the pool (a rack the other replicas do not use first, then the fewest replicas).
+    One finding per misplaced replica; the fix reassigns the partition to its pool's seed placement
+    (`pools.audit.fixes`: the brokers a plan would choose), throttled.
     """
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     want = p.topic_pool[a.rep_topic]
     bad = np.flatnonzero((want >= 0) & (p.broker_pool[a.rep_broker] != want))
-    chooser = ReplicaChooser(a, p)
+    fixes = fix_targets(snapshot, policy, loads) if len(bad) else None
     out: list[Finding] = []
-    targets: dict[int, tuple[int, ...] | None] = {}
     for r in bad.tolist():
         part = int(a.rep_part[r])
-        if part not in targets:
-            targets[part] = chooser.repair(part, int(p.topic_pool[a.part_topic[part]]))
         pool = p.pools[int(want[r])]
         out.append(
             finding(
@@ -98,7 +95,7 @@ def check_replica_outside_pool(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
                     "replicas": list(snapshot.partitions[part].replicas),
                     "size_bytes": int(a.rep_size[r]),
                 },
-                fix=reassign_fix(a, part, targets[part]),
+                fix=fixes.fix(part),
             )
         )
     return out
@@ -174,7 +171,7 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
     tp = p.topic_pool[a.part_topic]
     available = np.where(tp >= 0, pool_racks[np.maximum(tp, 0)], len(a.racks))
     bad = np.flatnonzero(~unracked & (distinct < racks_required(a.part_rf, available)))
-    chooser = ReplicaChooser(a, p)
+    fixes = fix_targets(snapshot, policy, loads) if len(bad) else None
     out = []
     for part in bad.tolist():
         pool = int(tp[part])
@@ -190,7 +187,7 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
                     "distinct_racks": int(distinct[part]),
                     "racks_available": int(available[part]),
                 },
-                fix=reassign_fix(a, part, chooser.spread(part, pool)),
+                fix=fixes.fix(part),
             )
         )
     return out

@@ -51,9 +51,25 @@ prom = ["a/*.prom", "b/*.prom"]
     assert stage_call(cfg, "report", run).options.run_dir == str(run)
 
 
+def test_a_rebalance_table_makes_a_day2_run(tmp_path: Path) -> None:
+    (tmp_path / "pools.toml").write_text("")
+    cfg = load_run_config(_config(tmp_path, "[rebalance]\npool = ['a']\nmax-moved-bytes = 1000\n"
+                                            f"[audit]\npolicy = '{tmp_path}/pools.toml'\n"))
+    assert "rebalance" in cfg.stages and "plan" not in cfg.stages
+    run = tmp_path / "run"
+    call = stage_call(cfg, "rebalance", run)
+    assert call.params["pools"] == ("a",) and call.params["max_moved_bytes"] == 1000
+    assert call.params["out_dir"] == f"{run}/plan"
+    assert call.options.pools == ("a",) and call.options.out_dir == f"{run}/plan"
+    assert stage_call(cfg, "audit", run).params["plan_path"] == f"{run}/plan/plan.json"
+    with pytest.raises(InputError, match=r"rebalance\.band: "):
+        stage_call(load_run_config(_config(tmp_path, "[rebalance]\nband = 'wide'\n")), "rebalance", run)
+
+
 def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
     assert "sample" not in load_run_config(_config(tmp_path, "")).stages
-    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == STAGES
+    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == tuple(s for s in STAGES
+                                                                                     if s != "rebalance")
 
 
 @pytest.mark.parametrize(
@@ -65,6 +81,7 @@ def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
         ("[planner]\nx = 1", r"planner: unknown table"),
         ("[run\n", r"invalid TOML"),
         ("plan = 3", r"plan: expected a table of plan options"),
+        ("[run]\nstages = ['plan', 'rebalance']", r"run\.stages: plan and rebalance both write the run's plan"),
     ],
 )
 def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:

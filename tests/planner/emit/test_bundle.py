@@ -125,3 +125,28 @@ def test_plan_without_moves_gives_a_runbook_that_says_so(plan, snapshot) -> None
     assert sorted(files) == ["batches/index.json", "runbook.md", "summary.json"]
     assert "Nothing to do" in files["runbook.md"] and "kafka-reassign-partitions.sh" not in files["runbook.md"]
     assert json.loads(files["batches/index.json"]) == []
+
+
+def test_the_runbook_names_what_the_snapshot_showed_unhealthy(plan, snapshot) -> None:
+    from pools.snapshot import LogDirError
+
+    moved = {(m.topic, m.partition) for m in plan.moves}
+    still = next(p for p in snapshot.partitions if (p.topic, p.partition) not in moved and len(p.replicas) > 1)
+    lagging = replace(still, isr=still.replicas[:1])
+    parts = tuple(lagging if p is still else p for p in snapshot.partitions)
+    broken = replace(snapshot, partitions=parts, log_dir_errors=(LogDirError(999, "/data9", "KafkaStorageException"),))
+    files = build_bundle(plan, broken)
+    runbook = files["runbook.md"]
+    assert "The snapshot showed a cluster that is not fully healthy" in runbook
+    assert f"1 under-replicated partition(s) keep their replicas: {still.topic}-{still.partition}" in runbook
+    assert "broker 999 is unhealthy (log dir /data9 in error (KafkaStorageException))" in runbook
+    health = json.loads(files["summary.json"])["health"]
+    assert health["held_partitions"] == {"under-replicated": [f"{still.topic}-{still.partition}"]}
+    assert health["moved_held_partitions"] == []
+    # a plan that moves a partition the snapshot shows unhealthy is called out
+    target = next(m for m in plan.moves)
+    state = next(p for p in snapshot.partitions if (p.topic, p.partition) == (target.topic, target.partition))
+    parts = tuple(replace(p, adding_replicas=(p.replicas[-1],)) if p is state else p for p in snapshot.partitions)
+    runbook = build_bundle(plan, replace(snapshot, partitions=parts))["runbook.md"]
+    assert "**Warning:** this plan moves 1 partition(s) that were unhealthy at snapshot time" in runbook
+    assert f"({target.topic}-{target.partition}); re-plan from a fresh snapshot" in runbook

@@ -19,8 +19,9 @@ from .helpers import CAP, POLICY, brokers, healthy, policy, snapshot, with_parti
 
 def reassignment(fix: str, snap) -> list:
     """The JSON inside a reassignment fix, parsed and checked against the cluster as `--execute` does."""
-    assert fix.startswith("kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute")
-    text = re.search(r"<\(echo '(.*)'\)$", fix).group(1)
+    assert fix.startswith("kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --throttle ")
+    assert fix.endswith("# then the same with --verify (no --throttle) until it reports completed: that clears the throttle")
+    text = re.search(r"<\(echo '(.*)'\)  #", fix).group(1)
     cluster = {"brokers": [b.id for b in snap.brokers], "reassignments_in_progress": False,
                "topics": {t: [list(p.replicas) for p in ps] for t, ps in snap.partitions_by_topic.items()}}
     return [(e.topic, e.partition, e.replicas) for e in parse_reassignment_json(text, cluster)]
@@ -102,9 +103,12 @@ def test_rack_shared_with_a_fix_moving_to_an_unused_rack():
     snap = snapshot(broker_list=b)
     found = [f for f in audit(snap, policy()) if f.kind == "rack_shared"]
     assert [(f.topic, f.partition) for f in found] == [("a-x", 0), ("a-x", 1), ("a-x", 2)]
-    # racks r1 (1, 3), r2 (2), r3 (8): the later of the two r1 replicas moves to broker 8, in its place
+    # racks r1 (1, 3), r2 (2), r3 (8): the later of the two r1 replicas gives way to broker 8, after the kept
+    # ones (the seed placement the plan starts from: kept replicas keep their order, the leader stays first)
     assert [reassignment(f.fix, snap) for f in found] == [
-        [("a-x", 0, (1, 2, 8))], [("a-x", 1, (2, 3, 8))], [("a-x", 2, (3, 8, 2))]]
+        [("a-x", 0, (1, 2, 8))], [("a-x", 1, (2, 3, 8))], [("a-x", 2, (3, 2, 8))]]
+    # no profile: the throttle is half the spare network capacity of the involved brokers (1e8 B/s each)
+    assert all(" --throttle 50000000 " in f.fix for f in found)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,40 @@
+"""`poolplan rebalance`: bring every broker of a pool within a band of its mean; write plan.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from planner.cli.brokers import operation_options, operation_outcome
+from planner.cli.options import FiniteRange
+from planner.cli.stage import Stage, run_command
+from planner.stages.operations import RebalanceOptions, rebalance
+
+__all__ = ["command", "STAGE"]
+
+_DIMENSIONS = ("nw_in", "nw_out", "disk", "replicas", "leaders", "leader_nw_in")
+
+
+@click.command(name="rebalance")
+@operation_options
+@click.option("--pool", "pools", multiple=True, help="A pool to rebalance (repeatable) [default: every pool].")
+@click.option("--band", default=0.10, show_default=True, type=FiniteRange(min=0, max=1),
+              help="Allowed deviation from the pool's mean utilisation, as a fraction of it (0.1 = Cruise "
+                   "Control's balance threshold 1.10).")
+@click.option("--dimension", "dimensions", multiple=True, type=click.Choice(_DIMENSIONS),
+              help="A dimension to balance (repeatable) [default: all six].")
+@click.option("--max-moved-bytes", type=click.IntRange(min=0),
+              help="Bytes each pool may copy at most; then the best balance within them [default: no limit].")
+def command(**params: Any) -> int:
+    """Rebalance pools: every broker within --band of its pool's mean utilisation in network in and out, disk,
+    replicas, leaders and leaders' bytes-in, at the fewest moved bytes; preferred-leader changes (no copy) first,
+    rack spread kept, no replica leaving its pool.
+
+    Writes OUT/plan.json for `poolplan emit`; prints each pool's spread before and after and the bytes moved
+    against a lower bound. Exit 0 with a plan (what stays outside the band is a warning); 2 on bad input.
+    """
+    return run_command(STAGE, params)
+
+
+STAGE = Stage("rebalance", command, lambda params: RebalanceOptions(**params), rebalance, operation_outcome)

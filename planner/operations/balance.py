@@ -1,0 +1,94 @@
+"""Balance of a pool, per dimension: each broker's utilisation against the pool's mean.
+
+The dimensions are the engine's (`planner.placement.engine.ENGINE_DIMENSIONS`): network in and out, disk,
+replicas, leaders and leaders' bytes-in. A broker's utilisation is its load over its weight (its capacity; for
+leaders its replica capacity, for leaders' bytes-in its network-in capacity, as the engine bands them); the
+pool's mean is its total load over its total weight. ``max`` and ``min`` are the busiest and idlest broker's
+utilisation over that mean (1.0 = exactly the mean), and ``outside_band`` counts brokers more than ``band``
+from it: Cruise Control's distribution goals with ``balance.threshold`` = 1 + band.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from planner.placement.engine import ENGINE_DIMENSIONS
+from planner.placement.minimal_move import engine_loads
+from pools.audit.index import cluster_arrays
+from pools.demand import Demand, partition_loads
+from pools.fill import current_targets, load_on
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+
+__all__ = ["broker_loads", "pool_balance", "spread"]
+
+
+def broker_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand],
+                 assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None) -> dict[int, np.ndarray]:
+    """Load per broker in `ENGINE_DIMENSIONS` with every partition on ``assignment`` (its current replicas where
+    omitted; the first replica leads)."""
+    a = cluster_arrays(snapshot)
+    everything = np.arange(len(a.part_rf))
+    follower, extra = engine_loads(partition_loads(snapshot, demands), everything, a.part_rf)
+    rows = current_targets(a)
+    if assignment:
+        pos = {int(b): i for i, b in enumerate(a.broker_ids.tolist())}
+        width = max([rows.shape[1], *(len(r) for r in assignment.values())])
+        if width > rows.shape[1]:
+            rows = np.pad(rows, ((0, 0), (0, width - rows.shape[1])), constant_values=-1)
+        for i, p in enumerate(snapshot.partitions):
+            new = assignment.get((p.topic, p.partition))
+            if new is not None and new != p.replicas:
+                rows[i] = -1
+                rows[i, : len(new)] = [pos.get(b, -1) for b in new]
+    load = load_on(a, np.arange(a.n_brokers), rows, follower, extra)
+    return {int(b): load[i] for i, b in enumerate(a.broker_ids.tolist())}
+
+
+def _weights(snapshot: ClusterSnapshot, brokers: Sequence[int]) -> np.ndarray:
+    cap = np.array([[snapshot.broker_by_id[b].capacity.get(d) for d in DIMENSIONS] for b in brokers],
+                   dtype=float).reshape(len(brokers), len(DIMENSIONS))
+    return np.concatenate([cap, cap[:, 3:4], cap[:, 0:1]], axis=1)
+
+
+def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], brokers: Sequence[int],
+                 band: float) -> dict[str, dict[str, float | int]]:
+    """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over the mean and ``outside_band``
+    (see the module docstring); a dimension with no load or no weight is omitted.
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity
+    >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(10, 10, 100, 10)),
+    ...                              Broker(2, None, Capacity(10, 10, 100, 10))), (), ())
+    >>> loads = {1: np.array([6.0, 0, 0, 3, 0, 0]), 2: np.array([2.0, 0, 0, 1, 0, 0])}
+    >>> pool_balance(snap, loads, [1, 2], 0.1)["nw_in"]
+    {'mean': 0.4, 'max': 1.5, 'min': 0.5, 'outside_band': 2}
+    """
+    if not brokers:
+        return {}
+    ids = sorted(brokers)
+    weight = _weights(snapshot, ids)
+    load = np.array([loads[b] for b in ids], dtype=float)
+    out: dict[str, dict[str, float | int]] = {}
+    for d, name in enumerate(ENGINE_DIMENSIONS):
+        total_w, total = float(weight[:, d].sum()), float(load[:, d].sum())
+        if total_w <= 0 or total <= 0:
+            continue
+        mean = total / total_w
+        ratio = np.where(weight[:, d] > 0, load[:, d] / np.where(weight[:, d] > 0, weight[:, d], 1.0), 0.0) / mean
+        out[name] = {"mean": round(mean, 6), "max": round(float(ratio.max()), 4), "min": round(float(ratio.min()), 4),
+                     "outside_band": int((np.abs(ratio - 1.0) > band + 1e-9).sum())}
+    return out
+
+
+def spread(balance: Mapping[str, Mapping[str, float | int]]) -> dict[str, float]:
+    """Per dimension, the gap between the busiest and the idlest broker as a fraction of the mean.
+
+    Examples
+    --------
+    >>> spread({"disk": {"mean": 0.5, "max": 1.2, "min": 0.9, "outside_band": 1}})
+    {'disk': 0.3}
+    """
+    return {d: round(float(v["max"]) - float(v["min"]), 4) for d, v in balance.items()}

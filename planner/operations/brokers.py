@@ -1,0 +1,266 @@
+"""``poolplan brokers add|decommission|replace``: change a pool's brokers, moving as little as possible.
+
+- **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and take a fair
+  share, within `planner.placement.minimal_move.FAIR_SHARE_BAND` of the pool's mean utilisation in every
+  dimension, at the fewest moved bytes (the engine's joining-broker goal).
+- **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
+  rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
+  racks (`pools.pool_rules.pool_racks_required`), and its forecast demand within headroom × usable capacity
+  (`pools.pool_rules.usable_capacity`, less the tolerated failures); when it falls short the operation is
+  refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then the seed (`pools.fill`) puts each
+  drained replica on the least-loaded broker on a rack the partition lacks and the engine relieves what is
+  over headroom.
+- **replace** (Yelp's ``replace-broker``, kafka-kit's substitution affinity): the new broker takes the old
+  one's place in every replica list, leadership included, so each replica is copied exactly once. Where the
+  swap would break a partition's rack spread (or the new broker already holds it) that replica goes to the
+  least-loaded broker of the pool that keeps the spread instead. No solver runs; a new broker over headroom is
+  a warning (``poolplan rebalance`` relieves it).
+
+Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on an unhealthy broker) keep
+their replicas: a drained or replaced broker holding one is refused with the partitions to repair first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from planner.operations.balance import broker_loads
+from planner.operations.distribution import pool_optimiser
+from planner.operations.outcome import Operation, operation_plan
+from planner.operations.scope import OperationInputs
+from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
+from pools.demand import PartitionShare
+from pools.errors import InfeasibleError, InputError
+from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
+from pools.snapshot import DIMENSIONS, PartitionState
+from pools.units import format_bytes
+
+__all__ = ["add_brokers", "decommission_brokers", "replace_broker"]
+
+
+def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> Operation:
+    """``brokers`` join ``pool`` and take a fair share (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        An unknown pool or broker, a broker already in a pool, or one the policy pins to another pool.
+    """
+    if pool not in inputs.policy.pool_names:
+        raise InputError(f"--pool: unknown pool {pool!r}; the policy has {', '.join(inputs.policy.pool_names)}")
+    new = _known(inputs, brokers, "--broker")
+    for b in new:
+        if inputs.brokers[b] is not None:
+            raise InputError(f"--broker: broker {b} is already in pool {inputs.brokers[b]!r}; brokers add takes "
+                             "brokers in no pool (decommission it from its pool first)")
+        pinned = inputs.policy.pinned_pool.get(b)
+        if pinned is not None and pinned != pool:
+            raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
+    warnings = [f"broker {b} is unhealthy ({inputs.health.brokers[b]}): it joins pool {pool!r} but takes no replica"
+                for b in new if b in inputs.health.brokers]
+    after = dict(inputs.brokers) | dict.fromkeys(new, pool)
+    members = sorted(b for b, p in after.items() if p == pool)
+    placement = place_in_pools(
+        inputs.snapshot, inputs.forecast, inputs.pool_topics({pool}), {pool: members},
+        headroom={pool: inputs.rules.limits(pool).headroom}, joining={pool: new}, health=inputs.health,
+        optimiser=pool_optimiser,
+    )
+    forced = placement.pools[pool].seed_bytes if pool in placement.pools else 0
+    return operation_plan(inputs, "add", arguments={"pool": pool, "brokers": new}, brokers_after=after,
+                          assignment=placement.assignment, pools=[pool], band=FAIR_SHARE_BAND, forced_bytes=forced,
+                          placement=placement.pools, warnings=[*warnings, *placement.warnings])
+
+
+def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
+    """Drain ``brokers``: every replica leaves them (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        An unknown broker or one in no pool.
+    InfeasibleError
+        The rest of a pool cannot hold its partitions (brokers, racks, capacity), or a drained broker holds
+        partitions that must keep their replicas; the message says what is missing.
+    """
+    drained = _known(inputs, brokers, "--broker")
+    snap = inputs.snapshot
+    for b in drained:
+        if inputs.brokers[b] is None:
+            raise InputError(f"--broker: broker {b} is in no pool; decommission drains brokers of a pool")
+    _refuse_held(inputs, drained, "drained")
+    after = dict(inputs.brokers) | dict.fromkeys(drained, None)
+    home = sorted({inputs.brokers[b] for b in drained})  # type: ignore[type-var]
+    on_drained = {p.topic for p in snap.partitions if set(p.replicas) & set(drained)}
+    foreign = sorted(t for t in on_drained if t not in inputs.topics)
+    if foreign:
+        raise InfeasibleError(f"broker(s) {', '.join(map(str, drained))} hold replicas of topic(s) in no pool "
+                              f"({', '.join(foreign[:5])}): give them a pool in the policy first")
+    pools = sorted(set(home) | {inputs.topics[t] for t in on_drained})
+    missing = [m for p in pools for m in _shortfall(inputs, p, after)]
+    if missing:
+        raise InfeasibleError(f"cannot decommission broker(s) {', '.join(map(str, drained))}: " + "; ".join(missing))
+    placement = place_in_pools(
+        snap, inputs.forecast, inputs.pool_topics(set(pools)),
+        {p: sorted(b for b, q in after.items() if q == p) for p in pools},
+        headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=inputs.health,
+        optimiser=pool_optimiser,
+    )
+    left = sorted({b for r in placement.assignment.values() for b in r} & set(drained))
+    if left:
+        raise InfeasibleError(f"broker(s) {', '.join(map(str, left))} keep replicas: their pool has fewer brokers "
+                              "than some partition's replication factor")
+    forced = sum(p.size_bytes * len(set(p.replicas) & set(drained)) for p in snap.partitions)
+    return operation_plan(inputs, "decommission", arguments={"brokers": drained}, brokers_after=after,
+                          assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
+                          placement=placement.pools, warnings=placement.warnings)
+
+
+def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
+    """Broker ``new`` takes broker ``old``'s place in every replica list (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        Unknown brokers, the same broker twice, a new broker in another pool or unhealthy.
+    InfeasibleError
+        ``old`` holds partitions that must keep their replicas.
+    """
+    (old,) = _known(inputs, [old], "--old")
+    (new,) = _known(inputs, [new], "--new")
+    snap = inputs.snapshot
+    pool = inputs.brokers[old]
+    if old == new:
+        raise InputError(f"--new: broker {new} is the broker it replaces")
+    if inputs.brokers[new] not in (None, pool):
+        raise InputError(f"--new: broker {new} is in pool {inputs.brokers[new]!r}, broker {old} in {pool!r}; a "
+                         "replacement never crosses a pool boundary")
+    pinned = inputs.policy.pinned_pool.get(new)
+    if pinned is not None and pinned != pool:
+        raise InputError(f"--new: broker {new} is pinned to pool {pinned!r} by the policy, not {pool!r}")
+    if new in inputs.health.brokers:
+        raise InputError(f"--new: broker {new} is unhealthy ({inputs.health.brokers[new]}); it can take no replica")
+    _refuse_held(inputs, [old], "replaced")
+    after = dict(inputs.brokers) | {old: None, new: pool}
+    members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
+    rack = {b.id: b.rack for b in snap.brokers}
+    loads = broker_loads(snap, inputs.forecast)
+    limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS]) *
+             np.asarray(inputs.rules.limits(pool).headroom) for b in members}
+    assignment: dict[tuple[str, int], tuple[int, ...]] = {}
+    rerouted = []
+    shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
+    for p in snap.partitions:
+        if old not in p.replicas:
+            continue
+        others = [b for b in p.replicas if b != old]
+        target = new
+        if new in p.replicas or not _keeps_spread(others, new, rack, old):
+            target = _least_loaded(members, others, rack, old, loads, limit)
+            if target is None:
+                raise InfeasibleError(f"partition {p.topic}-{p.partition}: no broker of pool {pool!r} can take broker "
+                                      f"{old}'s replica and keep its rack spread")
+            rerouted.append(f"{p.topic}-{p.partition}")
+        assignment[p.topic, p.partition] = tuple(target if b == old else b for b in p.replicas)
+        loads[target] = loads[target] + _replica_share(p, shares.get((p.topic, p.partition)),
+                                                       p.replicas.index(old) == 0)
+    warnings = []
+    if rerouted:
+        hint = (f" (broker {old} is in rack {rack[old]}, {new} in {rack[new]}: a broker of rack {rack[old]} "
+                "would swap straight)" if rack[old] != rack[new] else "")
+        warnings.append(f"{len(rerouted)} replica(s) of broker {old} went to another broker than {new} to keep "
+                        f"their rack spread or because {new} holds them already: {', '.join(rerouted[:5])}"
+                        f"{' and more' if len(rerouted) > 5 else ''}{hint}")
+    after_loads = broker_loads(snap, inputs.forecast, assignment)
+    over = [d for i, d in enumerate(DIMENSIONS)
+            if over_limit(float(after_loads[new][i]), float(limit[new][i]))] if new in limit else []
+    if over:
+        warnings.append(f"broker {new} ends over headroom × capacity in {', '.join(over)}; run poolplan rebalance "
+                        f"--pool {pool} next")
+    forced = sum(p.size_bytes for p in snap.partitions if old in p.replicas)
+    return operation_plan(inputs, "replace", arguments={"old": old, "new": new}, brokers_after=after,
+                          assignment=assignment, pools=[pool] if pool else [], band=FAIR_SHARE_BAND,
+                          forced_bytes=forced, warnings=warnings)
+
+
+def _known(inputs: OperationInputs, brokers: Iterable[int], option: str) -> list[int]:
+    out = sorted(set(brokers))
+    if not out:
+        raise InputError(f"{option}: expected at least one broker id")
+    for b in out:
+        if b not in inputs.brokers:
+            raise InputError(f"{option}: broker {b} is not in the snapshot (brokers {_ids(inputs.brokers)})")
+    return out
+
+
+def _ids(brokers: Iterable[int]) -> str:
+    ids = sorted(brokers)
+    return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+
+
+def _refuse_held(inputs: OperationInputs, brokers: Sequence[int], verb: str) -> None:
+    replicas = {(p.topic, p.partition): p.replicas for p in inputs.snapshot.partitions}
+    held = sorted((key, why) for key, why in inputs.health.partitions.items() if set(replicas[key]) & set(brokers))
+    if held:
+        names = ", ".join(f"{t}-{p} ({why})" for (t, p), why in held[:5])
+        raise InfeasibleError(f"broker(s) {', '.join(map(str, brokers))} cannot be {verb}: {len(held)} partition(s) "
+                              f"on them must keep their replicas until repaired: {names}")
+
+
+def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | None]) -> list[str]:
+    """What ``pool`` lacks with its brokers ``after``: brokers, racks, capacity per dimension."""
+    snap = inputs.snapshot
+    limits = inputs.rules.limits(pool)
+    members = [snap.broker_by_id[b] for b, p in sorted(after.items()) if p == pool]
+    topics = [t for t, p in inputs.topics.items() if p == pool]
+    rf = max((len(p.replicas) for t in topics for p in snap.partitions_by_topic.get(t, ())), default=0)
+    out = []
+    need = brokers_required(limits, rf)
+    if len(members) < need:
+        out.append(f"pool {pool!r} would keep {len(members)} broker(s), needs {need} (min_brokers {limits.min_brokers}, "
+                   f"largest replication factor {rf})")
+    if snap.racks:
+        racks = {b.rack for b in members if b.rack is not None}
+        need_racks = pool_racks_required(limits, rf, len(snap.racks))
+        if len(racks) < need_racks:
+            out.append(f"pool {pool!r} would span {len(racks)} rack(s), needs {need_racks}")
+    for i, d in enumerate(DIMENSIONS):
+        usable = usable_capacity([b.capacity.get(d) for b in members], limits.tolerated_failures)
+        demand = sum(inputs.forecast[t].get(d) for t in topics if t in inputs.forecast)
+        if over_limit(demand, limits.headroom[i] * usable):
+            shown = format_bytes(demand) if d == "disk" else f"{demand:.6g}"
+            room = format_bytes(limits.headroom[i] * usable) if d == "disk" else f"{limits.headroom[i] * usable:.6g}"
+            out.append(f"pool {pool!r} {d} demand {shown} exceeds the {room} it could carry "
+                       f"({limits.headroom[i]:.0%} of its usable capacity with {limits.tolerated_failures} broker "
+                       "failure(s) tolerated)")
+    return out
+
+
+def _keeps_spread(others: Sequence[int], candidate: int, rack: Mapping[int, str | None], old: int) -> bool:
+    """True when replacing ``old`` by ``candidate`` keeps as many distinct racks as the partition had."""
+    before = len({rack[b] for b in (*others, old) if rack.get(b) is not None})
+    return len({rack[b] for b in (*others, candidate) if rack.get(b) is not None}) >= before
+
+
+def _least_loaded(members: Sequence[int], others: Sequence[int], rack: Mapping[int, str | None], old: int,
+                  loads: Mapping[int, np.ndarray], limit: Mapping[int, np.ndarray]) -> int | None:
+    """The member with the lowest utilisation (busiest dimension over its limit) that keeps the rack spread."""
+    fits = [b for b in members if b not in others and b != old and _keeps_spread(others, b, rack, old)]
+    if not fits:
+        return None
+    return min(fits, key=lambda b: (float(np.max(loads[b][:4] / np.where(limit[b] > 0, limit[b], 1e-9))), b))
+
+
+def _replica_share(p: PartitionState, share: PartitionShare | None, leads: bool) -> np.ndarray:
+    """One replica's load in the engine's dimensions (for the running loads of `_least_loaded`)."""
+    out = np.zeros(6)
+    if share is None:
+        out[2], out[3] = float(p.size_bytes), 1.0
+        return out
+    out[0], out[2], out[3] = share.bytes_in, share.storage, 1.0
+    if leads:
+        out[1] = share.bytes_out + share.bytes_in * (len(p.replicas) - 1)
+        out[4], out[5] = 1.0, share.bytes_in
+    return out
+

@@ -1,0 +1,734 @@
+"""The placement engine: move one pool's replicas and leaders towards a goal, copying the fewest bytes.
+
+One engine, several goals. A `PoolState` is one pool as arrays: its brokers (rack, headroom × capacity, which
+may receive replicas), the load that stays put (``base``), and its partitions (size, current holders, current
+preferred leader, a feasible-looking seed placement and each replica's load). A `Goal` says what the result must
+satisfy; `optimise` returns the placement that satisfies it at the fewest moved bytes.
+
+**Model.** A MILP (HiGHS through highspy, built straight from numpy arrays):
+
+- ``x[i, n]``: partition ``i`` has a replica on broker ``n``; ``l[i, n]``: broker ``n`` is its preferred
+  leader. Each partition keeps its replication factor (Σₙ x = RF), has one leader (Σₙ l = 1, l ≤ x) and
+  spans min(RF, racks) racks (RF ≤ racks: at most one replica per rack and none on a broker without a rack;
+  RF > racks: at least one in every rack).
+- Per broker and dimension of `DIMENSIONS`: fixed load + Σ follower load · x + Σ leader extra · l ≤ headroom ×
+  capacity + overload (a slack, heavily penalised: it is zero whenever the pool can be relieved).
+- Optional band (fair share, Cruise Control's distribution goals): for the goal's brokers and dimensions,
+  (1 − β)·μ_d·w ≤ load ≤ (1 + β)·μ_d·w up to a penalised slack, where μ_d is the pool's load in ``d`` over its
+  weight and ``w`` the broker's weight (its capacity; for ``leaders`` its replica capacity, for
+  ``leader_nw_in`` its network-in capacity). The mean does not depend on the placement, so the band is fixed.
+- Optional budget: Σ size · x over brokers not holding the partition ≤ ``budget`` bytes.
+- Objective, lexicographic through its weights: overload ≫ band deviation ≫ moved bytes (as a fraction of the
+  pool's replica bytes) + a tiny cost per copied replica and per preferred-leader change. A leader change
+  copies nothing, so it always wins over a copy that relieves the same load (zero-copy moves first).
+
+**Candidates.** Small pools (partitions × brokers ≤ `FULL_PAIRS`) are solved whole: the result is the exact
+optimum of the model up to the MIP gap. Larger pools run rounds (at most `MAX_ROUNDS`) of a *move model* from
+the best placement so far: each candidate partition takes at most one action, moving one replica to a broker
+with room or handing the lead to another of its replicas (a zero-copy move). The candidates relieve the worst
+`ROUND_BROKERS` brokers over their limit or band (best relief per copied byte first, enough to cover twice the
+excess; a replica the seed had to place anyway moves at no extra copy) and fill brokers under their band.
+A round that gains nothing widens the set (×4); the search stops when nothing is left outside the limits and
+band or the candidates are exhausted. Each round starts from the best placement, so the result is never worse
+than the seed.
+
+**Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit (not a time limit): the same
+input gives the same placement on any machine and under any load. A time limit exists only as a safety net.
+
+**Goals for day-2 operations.** Every job is a seed plus a goal:
+
+- relieve overload and give joining brokers a fair share (the planner): ``Goal(band=0.1,
+  band_brokers=joining)`` over the fill of `pools.fill`;
+- rebalance a pool: ``Goal(band=β, band_dimensions=(*DIMENSIONS, "leaders", "leader_nw_in"), budget=…)``
+  with every broker banded; within a budget it returns the best balance reachable;
+- drain (decommission) brokers: seed the pool without them (their replicas are then placed by the fill)
+  and keep their load out of ``base``; add brokers: put them in the pool and band them;
+- replace a broker: seed by substituting the new broker for the old one in every replica list, then
+  ``optimise`` only relieves what the swap breaks;
+- change replication factors: seed with the new RF (replicas added by the fill, removed ones dropped), then
+  optimise as for a rebalance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+
+from pools.snapshot import DIMENSIONS
+
+__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate"]
+
+#: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
+ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
+#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap).
+FULL_PAIRS = 60_000
+#: Branch-and-bound nodes per solve: the deterministic effort limit.
+MAX_NODES = 20_000
+#: Relative MIP gap at which a solve stops.
+MIP_GAP = 1e-3
+#: Rounds of the move model on a large pool, and branch-and-bound nodes per round.
+MAX_ROUNDS = 12
+ROUND_NODES = 200
+#: Brokers with an excess a round of the move model works on (the worst first).
+ROUND_BROKERS = 8
+
+_CAP = len(DIMENSIONS)
+_K = len(ENGINE_DIMENSIONS)
+_W_OVER = 1e5  # per unit of capacity over the limit
+_W_BAND = 1e2  # per unit of the fair share outside the band
+_COPY = 1e-9  # per copied replica (moving an empty partition is not free)
+_LEAD = 1e-10  # per preferred-leader change
+_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class PoolState:
+    """One pool as arrays: ``B`` brokers (local positions ``0..B-1``), ``P`` partitions, replica lists of width ``W``.
+
+    Attributes
+    ----------
+    broker_ids : ndarray (B,)
+        Kafka broker ids.
+    rack : ndarray (B,)
+        Rack code, -1 for a broker without a rack.
+    capacity : ndarray (B, 4)
+        Raw capacity per `DIMENSIONS` (band weights).
+    limit : ndarray (B, 4)
+        Headroom × capacity.
+    receives : ndarray (B,) of bool
+        Whether the broker may take new replicas (False for unhealthy brokers).
+    base : ndarray (B, 6)
+        Load in `ENGINE_DIMENSIONS` that no decision here moves.
+    size : ndarray (P,)
+        Bytes copied per new replica.
+    holders : ndarray (P, W)
+        Local positions of the brokers holding each partition now (-1 padding).
+    preferred : ndarray (P,)
+        Local position of the current preferred leader, -1 when it is outside the pool.
+    seed : ndarray (P, W)
+        The starting placement, leader first (-1 padding beyond the replication factor).
+    follower, extra : ndarray (P, 6)
+        A follower's load and the leader's extra load, in `ENGINE_DIMENSIONS`.
+    """
+
+    broker_ids: np.ndarray
+    rack: np.ndarray
+    capacity: np.ndarray
+    limit: np.ndarray
+    receives: np.ndarray
+    base: np.ndarray
+    size: np.ndarray
+    holders: np.ndarray
+    preferred: np.ndarray
+    seed: np.ndarray
+    follower: np.ndarray
+    extra: np.ndarray
+
+    @property
+    def rf(self) -> np.ndarray:
+        """Replication factor of each partition (from the seed)."""
+        return (self.seed >= 0).sum(axis=1)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What a placement must satisfy besides the limits (see the module docstring).
+
+    ``band`` is β, the allowed deviation from the pool mean as a fraction of it (0.1 = Cruise Control's balance
+    threshold 1.10); ``band_brokers`` selects the brokers it binds (all when None); ``budget`` caps moved bytes.
+    """
+
+    band: float | None = None
+    band_dimensions: tuple[str, ...] = DIMENSIONS
+    band_brokers: np.ndarray | None = None
+    budget: float | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [d for d in self.band_dimensions if d not in ENGINE_DIMENSIONS]
+        if unknown:
+            raise ValueError(f"band_dimensions: unknown {unknown}; expected some of {list(ENGINE_DIMENSIONS)}")
+        if self.band is not None and not 0 <= self.band:
+            raise ValueError(f"band: expected a fraction >= 0, got {self.band!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class PoolResult:
+    """The placement (``target``, like ``seed``) and what it costs and leaves.
+
+    ``overload`` (B, 4) is the load left above the limits; ``outside_band`` (B, 6) how far loads stay outside
+    the band (0 where met or unbanded); ``status`` is ``"seed"`` (nothing to do), ``"optimal"``,
+    ``"feasible"`` (node limit reached, ``gap`` says how far from the bound) or ``"seed-kept"`` (the solver
+    found nothing better than the seed).
+    """
+
+    target: np.ndarray
+    load: np.ndarray
+    moved_bytes: int
+    copies: int
+    leader_changes: int
+    overload: np.ndarray
+    outside_band: np.ndarray
+    status: str
+    gap: float = 0.0
+    candidates: int = 0
+    rounds: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+
+def state_loads(state: PoolState, target: np.ndarray) -> np.ndarray:
+    """Load per broker and `ENGINE_DIMENSIONS` of a placement (``base`` included)."""
+    load = np.array(state.base, dtype=float)
+    rows, slots = np.nonzero(target >= 0)
+    np.add.at(load, target[rows, slots], state.follower[rows])
+    led = np.flatnonzero(target[:, 0] >= 0) if target.shape[1] else np.zeros(0, dtype=np.int64)
+    np.add.at(load, target[led, 0], state.extra[led])
+    return load
+
+
+def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODES, time_limit: float = 300.0,
+             gap: float = MIP_GAP) -> PoolResult:
+    """The placement of ``state`` meeting ``goal`` at the fewest moved bytes (see the module docstring).
+
+    Parameters
+    ----------
+    state : PoolState
+    goal : Goal
+    max_nodes : int
+        Branch-and-bound nodes per solve (the deterministic limit).
+    time_limit : float
+        Seconds per solve; a safety net only (a solve that hits it is no longer load-independent).
+    gap : float
+        Relative MIP gap.
+
+    Returns
+    -------
+    PoolResult
+    """
+    band = _Band(state, goal)
+    seed_load = state_loads(state, state.seed)
+    down, up = band.excess(seed_load)
+    if not (down > _TOL).any() and not (up > _TOL).any():
+        return _result(state, band, state.seed, "seed")
+    n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
+    if n_parts * n_brokers <= FULL_PAIRS:
+        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap)
+        best = _result(state, band, state.seed, "seed-kept")
+        if target is not None:
+            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, n_parts, 1)
+            best = result if _score(result, band) <= _score(best, band) else best
+        return best
+    return _search(state, band, goal, max_nodes, time_limit, gap)
+
+
+def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float, gap: float) -> PoolResult:
+    """Large pools: rounds of the move model, each from the best placement so far, over the moves that can
+    relieve what is still outside the limits or band; the set widens (×4) when a round gains nothing."""
+    best = _result(state, band, state.seed, "seed-kept")
+    widen, candidates = 2.0, 0
+    for rounds in range(1, MAX_ROUNDS + 1):
+        down, up = band.excess(best.load)
+        if not ((down > _TOL).any() or (up > _TOL).any()):
+            break
+        moves = _Moves.select(state, band, best.target, best.load, down, up, widen)
+        candidates = max(candidates, moves.count)
+        target, status, found_gap = _solve_moves(state, band, goal, moves, best, min(max_nodes, ROUND_NODES),
+                                                 time_limit, gap)
+        improved = False
+        if target is not None:
+            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, moves.count, rounds)
+            if _score(result, band) < _score(best, band):
+                best, improved = result, True
+        if not improved:
+            if moves.exhausted:
+                break
+            widen *= 4
+    return PoolResult(**{**best.__dict__, "rounds": rounds, "candidates": candidates})
+
+
+class _Band:
+    """Per broker and `ENGINE_DIMENSIONS`: the limit (headroom × capacity, infinite beyond `DIMENSIONS`), the band
+    bounds (infinite where unbanded) and the unit each row is scaled by."""
+
+    def __init__(self, state: PoolState, goal: Goal) -> None:
+        n = len(state.broker_ids)
+        self.limit = np.full((n, _K), np.inf)
+        self.limit[:, :_CAP] = state.limit
+        self.low = np.full((n, _K), -np.inf)
+        self.high = np.full((n, _K), np.inf)
+        self.norm = np.ones((n, _K))
+        self.norm[:, :_CAP] = np.where(state.limit > 0, state.limit, 1.0)
+        if goal.band is not None:
+            weight = np.concatenate([state.capacity, state.capacity[:, 3:4], state.capacity[:, 0:1]], axis=1)
+            total = state_loads(state, state.seed).sum(axis=0)
+            brokers = np.ones(n, dtype=bool) if goal.band_brokers is None else np.asarray(goal.band_brokers, bool)
+            for name in goal.band_dimensions:
+                d = ENGINE_DIMENSIONS.index(name)
+                w = weight[:, d]
+                if w.sum() <= 0 or total[d] <= 0:
+                    continue
+                share = total[d] / w.sum() * w
+                self.low[brokers, d] = (1 - goal.band) * share[brokers]
+                self.high[brokers, d] = (1 + goal.band) * share[brokers]
+                self.norm[brokers, d] = np.where(share[brokers] > 0, share[brokers], 1.0)
+        self.banded = np.isfinite(self.high)
+        self.upper = np.minimum(self.limit, self.high)
+        self.low = np.minimum(self.low, self.upper)  # a share above the limit: the limit wins
+
+    def excess(self, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Load above the upper bounds and below the lower ones, in row units."""
+        down = np.where(np.isfinite(self.upper), np.maximum(load - self.upper, 0.0), 0.0) / self.norm
+        up = np.where(self.banded, np.maximum(self.low - load, 0.0), 0.0) / self.norm
+        return down, up
+
+
+@dataclass(frozen=True, eq=False)
+class _Moves:
+    """Candidate actions on a large pool, each partition taking at most one: move the replica in ``slot`` of
+    partition ``part`` to broker ``dst``, or (``dst`` = -1) make the replica in ``slot`` the leader."""
+
+    part: np.ndarray
+    slot: np.ndarray
+    dst: np.ndarray
+    exhausted: bool
+
+    @property
+    def count(self) -> int:
+        return len(np.unique(self.part))
+
+    @staticmethod
+    def select(state: PoolState, band: _Band, target: np.ndarray, load: np.ndarray, down: np.ndarray,
+               up: np.ndarray, widen: float) -> "_Moves":
+        """Moves off brokers above a bound (the best relief per copied byte first, enough to cover ``widen`` × the
+        excess) to the brokers with room, moves onto brokers below their band, and the leader moves that help."""
+        n_parts = target.shape[0]
+        rf = (target >= 0).sum(axis=1)
+        total = float((state.size * rf).sum()) or 1.0
+        fresh = ~_isin_rows(target, state.holders) & (target >= 0)  # placed by the seed: moving it costs no more
+        rows, slots = np.nonzero(target >= 0)
+        host = target[rows, slots]
+        receivers = _receivers(state, band, load, down, up)
+        parts, slot_of, dst = [], [], []
+        exhausted = True
+        for b in _worst(down):
+            need = down[b] * band.norm[b]
+            dims = np.flatnonzero(need > 0)
+            here = host == b
+            on, at = rows[here], slots[here]
+            leads = at == 0
+            give = state.follower[on][:, dims] + leads[:, None] * state.extra[on][:, dims]
+            price = np.where(fresh[on, at], _COPY, state.size[on] / total + _COPY)
+            picked = np.zeros(n_parts, dtype=bool)
+            exhausted &= _take(picked, on, give, need[dims], price, widen)
+            keep = picked[on]
+            for t in receivers.tolist():
+                if t != b:
+                    parts.append(on[keep]), slot_of.append(at[keep]), dst.append(np.full(int(keep.sum()), t))
+            if state.extra[on[leads]][:, dims].any():  # hand the lead to another replica
+                led = np.zeros(n_parts, dtype=bool)
+                exhausted &= _take(led, on[leads], state.extra[on[leads]][:, dims], need[dims],
+                                   np.full(int(leads.sum()), _LEAD), widen * 4)
+                for s in range(1, target.shape[1]):
+                    mine = np.flatnonzero(led & (target[:, s] >= 0))
+                    parts.append(mine), slot_of.append(np.full(len(mine), s)), dst.append(np.full(len(mine), -1))
+        for u in _worst(up):
+            need = up[u] * band.norm[u]
+            dims = np.flatnonzero(need > 0)
+            off = np.flatnonzero(~(target == u).any(axis=1))
+            gain = state.follower[off][:, dims] + state.extra[off][:, dims] / np.maximum(rf[off], 1)[:, None]
+            picked = np.zeros(n_parts, dtype=bool)
+            exhausted &= _take(picked, off, gain, need[dims], state.size[off] / total + _COPY, widen)
+            mine = np.flatnonzero(picked)
+            for s in range(target.shape[1]):
+                has = mine[target[mine, s] >= 0]
+                parts.append(has), slot_of.append(np.full(len(has), s)), dst.append(np.full(len(has), u))
+            on = np.flatnonzero((target[:, 1:] == u).any(axis=1)) if target.shape[1] > 1 else np.zeros(0, np.int64)
+            if len(on) and state.extra[on][:, dims].any():  # lead from u
+                led = np.zeros(n_parts, dtype=bool)
+                exhausted &= _take(led, on, state.extra[on][:, dims], need[dims], np.full(len(on), _LEAD), widen * 4)
+                mine = np.flatnonzero(led)
+                pos = np.argmax(target[mine] == u, axis=1)
+                parts.append(mine), slot_of.append(pos), dst.append(np.full(len(mine), -1))
+        part = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        slot = np.concatenate(slot_of) if parts else np.zeros(0, dtype=np.int64)
+        dest = np.concatenate(dst) if parts else np.zeros(0, dtype=np.int64)
+        ok = _valid_moves(state, target, part, slot, dest)
+        part, slot, dest = part[ok], slot[ok], dest[ok]
+        order = np.lexsort((dest, slot, part))
+        key = np.stack([part[order], slot[order], dest[order]])
+        unique = np.concatenate(([True], (np.diff(key, axis=1) != 0).any(axis=0))) if len(order) else np.zeros(0, bool)
+        return _Moves(key[0][unique], key[1][unique], key[2][unique], exhausted)
+
+
+def _worst(excess: np.ndarray) -> list[int]:
+    """The brokers a round works on: those with an excess, the worst first, at most `ROUND_BROKERS`."""
+    worst = excess.max(axis=1)
+    ids = np.flatnonzero(worst > _TOL)
+    return ids[np.lexsort((ids, -worst[ids]))][:ROUND_BROKERS].tolist()
+
+
+def _valid_moves(state: PoolState, target: np.ndarray, part: np.ndarray, slot: np.ndarray,
+                 dst: np.ndarray) -> np.ndarray:
+    """Which moves keep the partition's replicas distinct and its rack spread (min(RF, racks) racks) and go to
+    a broker that receives; leader moves are always valid."""
+    if not len(part):
+        return np.zeros(0, dtype=bool)
+    racks = np.unique(state.rack[state.rack >= 0])
+    rows = target[part]
+    rf = (rows >= 0).sum(axis=1)
+    move = dst >= 0
+    d = np.maximum(dst, 0)
+    ok = ~move | (state.receives[d] & ~(rows == d[:, None]).any(axis=1))
+    if not len(racks):
+        return ok
+    rack_rows = np.where(rows >= 0, state.rack[np.maximum(rows, 0)], -2)
+    others = rack_rows.copy()
+    others[np.arange(len(part)), slot] = -2
+    new_rack = state.rack[d]
+    old_rack = rack_rows[np.arange(len(part)), slot]
+    distinct = (new_rack >= 0) & ~(others == new_rack[:, None]).any(axis=1)
+    covered = (new_rack == old_rack) | (others == old_rack[:, None]).any(axis=1) | (old_rack < 0)
+    return ok & (~move | np.where(rf <= len(racks), distinct, covered))
+
+
+def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start: PoolResult, max_nodes: int,
+                 time_limit: float, gap: float) -> tuple[np.ndarray | None, str, float]:
+    """The move model over ``moves`` from the placement ``start``; the new target (None when nothing found)."""
+    target = start.target
+    n_brokers = len(state.broker_ids)
+    total = float((state.size * state.rf).sum()) or 1.0
+    m = _Builder()
+    part, slot, dst = moves.part, moves.slot, moves.dst
+    move = dst >= 0
+    src = target[part, slot]
+    held = _holds(state.holders, part, np.maximum(dst, 0))
+    was_fresh = ~_holds(state.holders, part, src)
+    copy = np.where(move, np.where(held, 0.0, state.size[part] / total + _COPY)
+                    - np.where(was_fresh, state.size[part] / total + _COPY, 0.0), 0.0)
+    lead_cost = np.where(move, 0.0, np.where(target[part, slot] == state.preferred[part], -_LEAD,
+                                             np.where(target[part, 0] == state.preferred[part], _LEAD, 0.0)))
+    cols = m.cols(copy + lead_cost)
+    # one action per partition
+    first = np.concatenate(([True], part[1:] != part[:-1]))
+    r = m.rows(np.full(int(first.sum()), -np.inf), np.ones(int(first.sum())))
+    m.add(r[np.cumsum(first) - 1], cols, 1.0)
+    # the load each action shifts: a moved replica takes its load (the leader's too); a new leader takes the extra
+    carries = state.follower[part] + np.where((slot == 0)[:, None], state.extra[part], 0.0)
+    shifted = np.where(move[:, None], carries, state.extra[part])
+    giver = np.where(move, src, target[part, 0])
+    taker = np.where(move, np.maximum(dst, 0), src)
+    lower = np.where(band.banded, band.low - start.load, -np.inf) / band.norm
+    upper = (band.upper - start.load) / band.norm
+    bi, bd = np.nonzero(np.isfinite(band.upper) | band.banded)
+    row_of = np.full((n_brokers, _K), -1)
+    row_of[bi, bd] = m.rows(lower[bi, bd], upper[bi, bd])
+    for d in range(_K):
+        for who, sign in ((giver, -1.0), (taker, 1.0)):
+            ok = (row_of[who, d] >= 0) & (shifted[:, d] != 0)
+            m.add(row_of[who[ok], d], cols[ok], sign * shifted[ok, d] / band.norm[who[ok], d])
+    slack = _slacks(m, band, row_of, bi, bd, lower, upper, np.zeros(m.n_rows))  # from ``start``: no action yet
+    if goal.budget is not None:
+        spent = float(start.moved_bytes)
+        r = m.rows(np.array([-np.inf]), np.array([(goal.budget - spent) / total]))
+        delta = np.where(held, 0.0, state.size[part]) - np.where(was_fresh, state.size[part], 0.0)
+        m.add(np.repeat(r, len(cols)), cols, np.where(move, delta / total, 0.0))
+    h = _highs(max_nodes, time_limit, gap)
+    h.passModel(m.model())
+    begin = np.concatenate([np.zeros(len(cols)), slack])
+    h.setSolution(m.n_cols, np.arange(m.n_cols, dtype=np.int32), begin)
+    h.run()
+    info = h.getInfo()
+    if info.primal_solution_status != 2:  # kSolutionStatusFeasible
+        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+    values = np.asarray(h.getSolution().col_value)[cols] > 0.5
+    out = target.copy()
+    for i, s, t in zip(part[values].tolist(), slot[values].tolist(), dst[values].tolist()):
+        if t >= 0:
+            out[i, s] = t
+        else:
+            out[i, [0, s]] = out[i, [s, 0]]
+    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    return out, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
+
+
+def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
+    h = highspy.Highs()
+    for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
+                       ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
+        h.setOptionValue(key, value)
+    return h
+
+
+def _take(mask: np.ndarray, items: np.ndarray, give: np.ndarray, need: np.ndarray, price: np.ndarray,
+          widen: float) -> bool:
+    """Mark the items with the most relief per price until they cover ``widen`` × ``need`` in every dimension
+    (at least 32 items); True when every item was taken."""
+    if not len(items):
+        return True
+    share = np.minimum(give / np.maximum(need, 1e-300), 1.0)
+    score = share.sum(axis=1) / price
+    order = np.lexsort((items, -score))
+    covered = np.cumsum(give[order], axis=0)
+    enough = np.all(covered >= widen * need, axis=1)
+    stop = int(np.argmax(enough)) + 1 if enough.any() else len(order)
+    stop = min(len(order), max(stop, 32))
+    mask[items[order[:stop]]] = True
+    return stop == len(order)
+
+
+def _receivers(state: PoolState, band: _Band, load: np.ndarray, down: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Brokers a freed replica may go to: those under their band, and, for every dimension some broker exceeds,
+    the quarter (at least four) of the brokers with the most room left in it."""
+    n = len(state.broker_ids)
+    out = (up > _TOL).any(axis=1) & state.receives
+    keep = max(4, n // 4)
+    for d in np.flatnonzero((down > _TOL).any(axis=0) | (up > _TOL).any(axis=0)).tolist():
+        room = (band.upper[:, d] - load[:, d]) / band.norm[:, d] if np.isfinite(band.upper[:, d]).all() else \
+            -load[:, d] / band.norm[:, d]
+        room = np.where(state.receives & (room > 0), room, -np.inf)
+        order = np.lexsort((np.arange(n), -room))[:keep]
+        out[order[np.isfinite(room[order])]] = True
+    return np.flatnonzero(out)
+
+
+def _isin_rows(table: np.ndarray, holders: np.ndarray) -> np.ndarray:
+    """Per cell of ``table``: whether the broker is among the same row's ``holders``."""
+    out = np.zeros(table.shape, dtype=bool)
+    for s in range(holders.shape[1]):
+        out |= (table == holders[:, s : s + 1]) & (table >= 0)
+    return out
+
+
+class _Builder:
+    """Columns and sparse rows for highspy, collected as numpy arrays."""
+
+    def __init__(self) -> None:
+        self.cost: list[np.ndarray] = []
+        self.upper: list[np.ndarray] = []
+        self.integer: list[np.ndarray] = []
+        self.n_cols = 0
+        self.rows_lo: list[np.ndarray] = []
+        self.rows_hi: list[np.ndarray] = []
+        self.n_rows = 0
+        self.entries: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def cols(self, cost: np.ndarray, *, upper: float | np.ndarray = 1.0, integer: bool = True) -> np.ndarray:
+        n = len(cost)
+        self.cost.append(np.asarray(cost, dtype=float))
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=float), (n,)).copy())
+        self.integer.append(np.full(n, integer))
+        first, self.n_cols = self.n_cols, self.n_cols + n
+        return np.arange(first, first + n)
+
+    def rows(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        n = len(lo)
+        self.rows_lo.append(np.asarray(lo, dtype=float))
+        self.rows_hi.append(np.asarray(hi, dtype=float))
+        first, self.n_rows = self.n_rows, self.n_rows + n
+        return np.arange(first, first + n)
+
+    def add(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray | float) -> None:
+        values = np.broadcast_to(np.asarray(values, dtype=float), rows.shape)
+        keep = values != 0
+        self.entries.append((rows[keep], cols[keep], values[keep]))
+
+    def activity(self, start: np.ndarray) -> np.ndarray:
+        """Row activities of ``start`` (a value per column added so far)."""
+        rows = np.concatenate([e[0] for e in self.entries])
+        cols = np.concatenate([e[1] for e in self.entries])
+        values = np.concatenate([e[2] for e in self.entries])
+        return np.bincount(rows, weights=values * start[cols], minlength=self.n_rows)
+
+    def model(self) -> highspy.HighsLp:
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = self.n_cols, self.n_rows
+        lp.col_cost_ = np.concatenate(self.cost)
+        lp.col_lower_ = np.zeros(self.n_cols)
+        lp.col_upper_ = np.concatenate(self.upper)
+        lp.row_lower_ = np.concatenate(self.rows_lo) if self.rows_lo else np.zeros(0)
+        lp.row_upper_ = np.concatenate(self.rows_hi) if self.rows_hi else np.zeros(0)
+        rows = np.concatenate([e[0] for e in self.entries])
+        cols = np.concatenate([e[1] for e in self.entries])
+        values = np.concatenate([e[2] for e in self.entries])
+        order = np.lexsort((rows, cols))
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(np.bincount(cols, minlength=self.n_cols)))).astype(np.int32)
+        lp.a_matrix_.index_ = rows[order].astype(np.int32)
+        lp.a_matrix_.value_ = values[order]
+        integer = np.concatenate(self.integer)
+        lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+        return lp
+
+
+def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float,
+           gap: float) -> tuple[np.ndarray | None, str, float]:
+    """The whole-pool placement model (see the module docstring); the new target (None when nothing found)."""
+    seed = state.seed
+    n_parts, n_brokers = seed.shape[0], len(state.broker_ids)
+    rf = state.rf
+    total = float((state.size * rf).sum()) or 1.0
+    allowed = np.repeat(state.receives[None, :], n_parts, axis=0)
+    for table in (state.holders, seed):  # keeping a replica needs no room to receive
+        r, c = np.nonzero(table >= 0)
+        allowed[r, table[r, c]] = True
+    m = _Builder()
+    pi, pn = np.nonzero(allowed)  # replica and leader columns for every allowed (partition, broker)
+    holds = _holds(state.holders, pi, pn)
+    x = m.cols(np.where(holds, 0.0, state.size[pi] / total + _COPY))
+    lx = m.cols(np.where(pn == state.preferred[pi], 0.0, _LEAD))
+    r = m.rows(rf, rf)  # RF replicas
+    m.add(r[pi], x, 1.0)
+    r = m.rows(np.ones(n_parts), np.ones(n_parts))  # one leader
+    m.add(r[pi], lx, 1.0)
+    r = m.rows(np.full(len(pi), -np.inf), np.zeros(len(pi)))  # leading where a replica is
+    m.add(r, lx, 1.0)
+    m.add(r, x, -1.0)
+    _racks(m, state, pi, pn, x)
+    # per broker and dimension, one ranged row: the limit and the band, with penalised slacks beyond them
+    lower = np.where(band.banded, band.low - state.base, -np.inf) / band.norm
+    upper = (band.upper - state.base) / band.norm
+    bi, bd = np.nonzero(np.isfinite(band.upper) | band.banded)
+    row_of = np.full((n_brokers, _K), -1)
+    row_of[bi, bd] = m.rows(lower[bi, bd], upper[bi, bd])
+    for d in range(_K):
+        ok = row_of[pn, d] >= 0
+        m.add(row_of[pn[ok], d], x[ok], state.follower[pi[ok], d] / band.norm[pn[ok], d])
+        m.add(row_of[pn[ok], d], lx[ok], state.extra[pi[ok], d] / band.norm[pn[ok], d])
+    start = np.zeros(m.n_cols)  # the seed
+    start[x[(seed[pi] == pn[:, None]).any(axis=1)]] = 1.0
+    start[lx[seed[pi, 0] == pn]] = 1.0
+    activity = m.activity(start)
+    slack = _slacks(m, band, row_of, bi, bd, lower, upper, activity)
+    if goal.budget is not None:
+        r = m.rows(np.array([-np.inf]), np.array([goal.budget / total]))
+        m.add(np.repeat(r, len(x)), x, np.where(holds, 0.0, state.size[pi] / total))
+    h = _highs(max_nodes, time_limit, gap)
+    h.passModel(m.model())
+    start = np.concatenate([start, slack])
+    h.setSolution(m.n_cols, np.arange(m.n_cols, dtype=np.int32), start)
+    h.run()
+    info = h.getInfo()
+    if info.primal_solution_status != 2:  # kSolutionStatusFeasible
+        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+    values = np.asarray(h.getSolution().col_value)
+    target = _replica_rows(seed, np.arange(n_parts), pi, pn, values[x] > 0.5, values[lx] > 0.5)
+    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    return target, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
+
+
+def _slacks(m: _Builder, band: _Band, row_of: np.ndarray, bi: np.ndarray, bd: np.ndarray, lower: np.ndarray,
+            upper: np.ndarray, activity: np.ndarray) -> np.ndarray:
+    """Add the penalised slacks of the broker rows (above the band within the limit: a band miss; above the
+    limit: overload; below the band: a band miss) and return their values at ``activity``."""
+    gap_to_limit = np.where(band.banded[bi, bd], np.maximum(band.limit[bi, bd] - band.upper[bi, bd], 0.0), 0.0)
+    soft = m.cols(np.full(len(bi), _W_BAND), upper=gap_to_limit / band.norm[bi, bd], integer=False)
+    m.add(row_of[bi, bd], soft, -1.0)
+    over = m.cols(np.where(bd < _CAP, _W_OVER, _W_BAND), upper=np.inf, integer=False)
+    m.add(row_of[bi, bd], over, -1.0)
+    banded = band.banded[bi, bd]
+    short = m.cols(np.full(int(banded.sum()), _W_BAND), upper=np.inf, integer=False)
+    m.add(row_of[bi[banded], bd[banded]], short, 1.0)
+    value = activity[row_of[bi, bd]]
+    above = np.maximum(value - upper[bi, bd], 0.0)
+    within = np.minimum(above, gap_to_limit / band.norm[bi, bd])
+    below = np.maximum(lower[bi, bd] - value, 0.0)[banded]
+    return np.concatenate([within, above - within, below])
+
+
+def _holds(holders: np.ndarray, parts: np.ndarray, brokers: np.ndarray) -> np.ndarray:
+    return (holders[parts] == brokers[:, None]).any(axis=1)
+
+
+def _racks(m: _Builder, state: PoolState, pi: np.ndarray, pn: np.ndarray, x: np.ndarray) -> None:
+    """min(RF, racks) racks: RF ≤ racks → at most one replica per rack and none off-rack; RF > racks → every rack."""
+    racks = np.unique(state.rack[state.rack >= 0])
+    if not len(racks):
+        return
+    rf = state.rf
+    code = np.searchsorted(racks, state.rack[pn])
+    racked = state.rack[pn] >= 0
+    wide = rf[pi] <= len(racks)
+    r = m.rows(np.zeros(1), np.zeros(1))  # no replica on a broker without a rack when each needs its own rack
+    off = wide & ~racked
+    m.add(np.repeat(r, int(off.sum())), x[off], 1.0)
+    key = pi * len(racks) + np.where(racked, code, 0)
+    pairs = np.unique(key[racked])
+    spread = rf[pairs // len(racks)] <= len(racks)
+    rows = m.rows(np.where(spread, -np.inf, 1.0), np.where(spread, 1.0, np.inf))
+    m.add(rows[np.searchsorted(pairs, key[racked])], x[racked], 1.0)
+
+
+def _replica_rows(seed: np.ndarray, parts: np.ndarray, pi: np.ndarray, pn: np.ndarray, chosen: np.ndarray,
+                  leader: np.ndarray) -> np.ndarray:
+    """The new replica lists: the leader first, then the others in their seed order, new brokers last."""
+    width = seed.shape[1]
+    out = np.full((len(parts), width), -1, dtype=np.int64)
+    bounds = np.searchsorted(pi, np.arange(len(parts) + 1))  # pi is sorted (np.nonzero is row-major)
+    for k in range(len(parts)):
+        span = slice(int(bounds[k]), int(bounds[k + 1]))
+        brokers = pn[span][chosen[span]].tolist()
+        lead = pn[span][leader[span]].tolist()[:1]
+        order = {b: s for s, b in enumerate(seed[parts[k]].tolist()) if b >= 0}
+        row = lead + sorted((b for b in brokers if b not in lead), key=lambda b: (order.get(b, width), b))
+        out[k, : len(row)] = row
+    return out
+
+
+def _reorder(rows: np.ndarray, leaders: np.ndarray) -> np.ndarray:
+    out = rows.copy()
+    for k in range(len(rows)):
+        reps = [b for b in rows[k].tolist() if b >= 0]
+        reps.remove(int(leaders[k]))
+        out[k, : len(reps) + 1] = [int(leaders[k])] + reps
+    return out
+
+
+def _keep_leaders(state: PoolState, band: _Band, target: np.ndarray) -> np.ndarray:
+    """Undo preferred-leader changes the solution does not need: where the current preferred leader is still a
+    replica, give it the lead back when that breaks no limit or band the placement meets."""
+    load = state_loads(state, target)
+    out = target.copy()
+    for i in np.flatnonzero((out[:, 0] != state.preferred) & (state.preferred >= 0)).tolist():
+        p, now = int(state.preferred[i]), int(out[i, 0])
+        if p not in out[i].tolist():
+            continue
+        after = load.copy()
+        after[now] -= state.extra[i]
+        after[p] += state.extra[i]
+        d0, u0 = band.excess(load)
+        d1, u1 = band.excess(after)
+        if (d1 <= np.maximum(d0, _TOL)).all() and (u1 <= np.maximum(u0, _TOL)).all():
+            load = after
+            out[i] = _reorder(out[i : i + 1], np.array([p]))[0]
+    return out
+
+
+def _result(state: PoolState, band: _Band, target: np.ndarray, status: str, gap: float = 0.0, candidates: int = 0,
+            rounds: int = 0) -> PoolResult:
+    load = state_loads(state, target)
+    new = ~_isin_rows(target, state.holders) & (target >= 0)
+    copies = new.sum(axis=1)
+    # a preferred-leader change: the current preferred leader stays a replica but no longer leads
+    stays = (target == state.preferred[:, None]).any(axis=1) & (state.preferred >= 0)
+    lead_change = stays & (target[:, 0] != state.preferred) if target.shape[1] else np.zeros(0, dtype=bool)
+    overload = np.maximum(load[:, :_CAP] - state.limit, 0.0)
+    overload[overload <= _TOL * band.norm[:, :_CAP]] = 0.0
+    outside = np.where(band.banded, np.maximum(band.low - load, 0.0) + np.maximum(load - band.high, 0.0), 0.0)
+    return PoolResult(
+        target=target, load=load, moved_bytes=int((copies * state.size).sum()), copies=int(copies.sum()),
+        leader_changes=int(lead_change.sum()), overload=overload, outside_band=outside, status=status, gap=gap,
+        candidates=candidates, rounds=rounds,
+    )
+
+
+def _score(result: PoolResult, band: _Band) -> tuple[float, float, float]:
+    """Lexicographic quality: overload, then band deviation (both in row units), then moved bytes."""
+    return (float((result.overload / band.norm[:, :_CAP]).sum()), float((result.outside_band / band.norm).sum()),
+            float(result.moved_bytes))
+
+
+def evaluate(state: PoolState, goal: Goal, target: np.ndarray, status: str) -> PoolResult:
+    """The `PoolResult` of a placement found elsewhere (e.g. `planner.operations.distribution`), judged against
+    ``goal`` as `optimise` judges its own."""
+    return _result(state, _Band(state, goal), target, status)

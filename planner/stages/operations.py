@@ -1,0 +1,157 @@
+"""The day-2 stages: rebalance, add, decommission or replace brokers, set topics' replication factor.
+
+Each reads the snapshot, the policy and (optionally) the profile, runs one operation of `planner.operations`
+and writes ``OUT/plan.json`` in the quarterly plan's contract, so ``poolplan emit``, ``audit`` and ``report``
+take it unchanged. ``poolplan run`` calls `rebalance` as its ``rebalance`` stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pools.progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    from planner.operations import Operation, OperationInputs
+
+__all__ = [
+    "OperationOptions",
+    "RebalanceOptions",
+    "AddBrokersOptions",
+    "DecommissionOptions",
+    "ReplaceOptions",
+    "ReplicationOptions",
+    "OperationResult",
+    "rebalance",
+    "add_brokers",
+    "decommission_brokers",
+    "replace_broker",
+    "set_replication_factor",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperationOptions:
+    """The inputs every day-2 operation reads and the directory it writes (the options they share)."""
+
+    snapshot_path: str
+    policy_path: str = "conf/pools.toml"
+    profile_dir: str | None = None
+    groups_path: str | None = None
+    horizon_days: int | None = None
+    out_dir: str = "plan"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RebalanceOptions(OperationOptions):
+    """``poolplan rebalance``: the pools (none = every pool), the band, the dimensions and the byte budget."""
+
+    pools: tuple[str, ...] = ()
+    band: float = 0.10
+    dimensions: tuple[str, ...] = ()
+    max_moved_bytes: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddBrokersOptions(OperationOptions):
+    """``poolplan brokers add``: the pool the brokers join."""
+
+    pool: str
+    brokers: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecommissionOptions(OperationOptions):
+    """``poolplan brokers decommission``: the brokers to drain."""
+
+    brokers: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplaceOptions(OperationOptions):
+    """``poolplan brokers replace``: the broker leaving and the one taking its place."""
+
+    old: int
+    new: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplicationOptions(OperationOptions):
+    """``poolplan set-replication-factor``: topic names or patterns and the new factor."""
+
+    topics: tuple[str, ...]
+    replication_factor: int
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """The operation (its plan, balance, moved bytes and lower bound) and where plan.json was written."""
+
+    operation: Operation
+    path: Path
+
+
+def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Bring every broker of the chosen pools within ``band`` of its pool's mean (`planner.operations.rebalance`)."""
+    from planner.operations import rebalance as rebalance_pools
+    from planner.placement.engine import ENGINE_DIMENSIONS
+
+    return _run(options, progress, lambda inputs: rebalance_pools(
+        inputs, pools=options.pools, band=options.band, dimensions=options.dimensions or ENGINE_DIMENSIONS,
+        max_moved_bytes=options.max_moved_bytes))
+
+
+def add_brokers(options: AddBrokersOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Brokers join a pool and take a fair share (`planner.operations.add_brokers`)."""
+    from planner.operations import add_brokers as add
+
+    return _run(options, progress, lambda inputs: add(inputs, options.pool, options.brokers))
+
+
+def decommission_brokers(options: DecommissionOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Drain brokers into the rest of their pool (`planner.operations.decommission_brokers`)."""
+    from planner.operations import decommission_brokers as decommission
+
+    return _run(options, progress, lambda inputs: decommission(inputs, options.brokers))
+
+
+def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Swap one broker for another in every replica list (`planner.operations.replace_broker`)."""
+    from planner.operations import replace_broker as replace
+
+    return _run(options, progress, lambda inputs: replace(inputs, options.old, options.new))
+
+
+def set_replication_factor(options: ReplicationOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Raise or lower the selected topics' replication factor (`planner.operations.set_replication_factor`)."""
+    from planner.operations import set_replication_factor as set_rf
+
+    return _run(options, progress, lambda inputs: set_rf(inputs, options.topics, options.replication_factor))
+
+
+def _run(options: OperationOptions, progress: Progress,
+         operate: Callable[[OperationInputs], Operation]) -> OperationResult:
+    """Check the output directory, read the inputs, run ``operate`` and write its plan.json."""
+    from planner.operations import operation_inputs
+    from planner.stages.inputs import read_topic_fanout
+    from pools.atomic import check_output
+    from pools.plan import save_plan
+    from pools.policy import load_policy
+    from pools.profile import load_profile_dir
+    from pools.snapshot import load_snapshot
+
+    check_output(options.out_dir)
+    progress("reading the snapshot, the policy and the profile")
+    snapshot = load_snapshot(options.snapshot_path)
+    policy = load_policy(options.policy_path)
+    profile = partitions = None
+    if options.profile_dir is not None:
+        profile, partitions = load_profile_dir(options.profile_dir)
+    inputs = operation_inputs(snapshot, policy, profile, fanout=read_topic_fanout(options.groups_path),
+                              partition_profile=partitions, horizon_days=options.horizon_days)
+    progress("placing replicas")
+    operation = operate(inputs)
+    return OperationResult(operation, save_plan(operation.plan, Path(options.out_dir) / "plan.json"))

@@ -1,0 +1,374 @@
+"""The seed placement inside a pool: keep what is already in place, put each missing replica on the least-loaded broker.
+
+Every placement starts here: the planner's engine (`planner.placement.engine`) optimises from this seed, and the
+audit's reassignment fixes are this seed, so both send a partition to the same brokers. The rules:
+
+- Held partitions (`pools.health`) are not placed: they keep their replicas and their load stays where it is
+  (the caller passes it as ``base`` load).
+- A replica already on a broker of the pool stays, unless it shares a rack with one kept before it (preferred
+  leader first) and keeping it would leave too few replicas to span min(RF, racks of the pool) racks.
+- Missing replicas, largest partition first (then topic and partition order), go to the broker with the lowest
+  utilisation (its busiest dimension: load over headroom × capacity), on a rack the partition does not use yet
+  when one has a broker; never to an excluded (unhealthy) broker. A pool with fewer brokers than the
+  replication factor keeps replicas from outside the pool to fill up.
+- **The leader rule** (one for the plan and the audit): the preferred leader (first replica) stays first when
+  it stays, since a non-preferred leader is the transient state an election or ``auto.leader.rebalance.enable``
+  undoes; else the current leader when it stays; else the replica on the broker with the lowest network-out
+  utilisation. Kept replicas keep their order; new ones follow.
+
+A replica's load follows `pools.demand.replica_load`: every replica carries the partition's bytes-in, storage
+and one replica; the leader also carries consumer bytes-out and replication to the followers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from collections.abc import Sequence
+
+from pools.audit.index import ClusterArrays, cluster_arrays
+from pools.demand import PartitionLoads
+from pools.health import ClusterHealth
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+
+__all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "current_targets", "load_on"]
+
+
+@dataclass(frozen=True, eq=False)
+class PoolFill:
+    """The seed of one pool: ``target[i]`` holds the broker positions of partition ``parts[i]``, leader first,
+    padded with -1; ``short`` counts partitions that kept replicas outside the pool for lack of brokers."""
+
+    parts: np.ndarray
+    target: np.ndarray
+    short: int
+
+
+@dataclass(frozen=True, eq=False)
+class Seed:
+    """Every partition's seed replicas as broker positions, leader first (-1 padding), aligned with the
+    snapshot's partitions; ``held`` partitions and those of topics in no pool keep their current replicas.
+    ``short`` counts, per pool, partitions that kept replicas outside it for lack of brokers."""
+
+    target: np.ndarray
+    held: np.ndarray
+    short: dict[int, int]
+
+
+def seed_pools(
+    snapshot: ClusterSnapshot,
+    loads: PartitionLoads,
+    part_pool: np.ndarray,
+    pool_brokers: Sequence[np.ndarray],
+    headroom: Sequence[np.ndarray],
+    health: ClusterHealth,
+) -> Seed:
+    """The seed placement of every pool (see the module docstring): what the plan starts from and the audit fixes.
+
+    Parameters
+    ----------
+    snapshot : ClusterSnapshot
+    loads : PartitionLoads
+        Per-partition demand (`pools.demand.partition_loads`; at the forecast when there is a profile).
+    part_pool : ndarray of int
+        Pool index of every partition's topic (-1 = in no pool: left where it is).
+    pool_brokers : sequence of ndarray
+        Per pool index, the positions (in the snapshot's sorted broker ids) of its brokers.
+    headroom : sequence of ndarray
+        Per pool index, the usable fraction of capacity per `DIMENSIONS`.
+    health : ClusterHealth
+        `pools.health.cluster_health` of the snapshot.
+
+    Returns
+    -------
+    Seed
+    """
+    a = cluster_arrays(snapshot)
+    capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
+                        dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
+    held = held_mask(snapshot, health)
+    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    target = current_targets(a)
+    fixed = np.flatnonzero(held | (part_pool < 0))
+    follower, extra = replica_loads(loads, fixed, a.part_rf[fixed])
+    short: dict[int, int] = {}
+    for j, (brokers, room) in enumerate(zip(pool_brokers, headroom, strict=True)):
+        parts = np.flatnonzero((part_pool == j) & ~held)
+        if not len(parts):
+            continue
+        base = load_on(a, brokers, target[fixed], follower, extra)
+        fill = fill_pool(a, parts, brokers, loads, limit=capacity[brokers] * np.asarray(room, dtype=float)[None, :],
+                         base=base, excluded=unhealthy[brokers])
+        target[parts, : fill.target.shape[1]] = fill.target
+        if fill.short:
+            short[j] = fill.short
+    return Seed(target, held, short)
+
+
+def current_targets(a: ClusterArrays) -> np.ndarray:
+    """Every partition's current replicas as broker positions, shape (P, max RF), -1 padding (and for a broker
+    the snapshot does not list)."""
+    width = int(a.part_rf.max()) if len(a.part_rf) else 0
+    out = np.full((len(a.part_rf), width), -1, dtype=np.int64)
+    out[a.rep_part, a.rep_pos] = np.where(a.rep_broker < a.n_brokers, a.rep_broker, -1)
+    return out
+
+
+def held_mask(snapshot: ClusterSnapshot, health: ClusterHealth) -> np.ndarray:
+    """Per partition of the snapshot: whether `pools.health` holds it."""
+    held = np.zeros(len(snapshot.partitions), dtype=bool)
+    if health.partitions:
+        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in health.partitions]] = True
+    return held
+
+
+def load_on(a: ClusterArrays, brokers: np.ndarray, rows: np.ndarray, follower: np.ndarray,
+            extra: np.ndarray) -> np.ndarray:
+    """Load that replica lists ``rows`` (broker positions, leader first) put on ``brokers``, shape (len(brokers), K)."""
+    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
+    local[brokers] = np.arange(len(brokers))
+    here = np.where(rows >= 0, local[np.maximum(rows, 0)], -1)
+    out = np.zeros((len(brokers), follower.shape[1]))
+    r, c = np.nonzero(here >= 0)
+    np.add.at(out, here[r, c], follower[r])
+    lead = here[:, 0] if here.shape[1] else np.zeros(0, dtype=np.int64)
+    np.add.at(out, lead[lead >= 0], extra[lead >= 0])
+    return out
+
+
+def replica_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Follower load and the leader's extra load, shape (len(parts), 4) in `DIMENSIONS` order.
+
+    Examples
+    --------
+    >>> f, x = replica_loads(PartitionLoads(np.array([2.0]), np.array([5.0]), np.array([7.0])), np.array([0]),
+    ...                      np.array([3]))
+    >>> f.tolist(), x.tolist()
+    ([[2.0, 0.0, 7.0, 1.0]], [[0.0, 9.0, 0.0, 0.0]])
+    """
+    b_in = loads.bytes_in[parts]
+    follower = np.zeros((len(parts), 4))
+    follower[:, 0] = b_in
+    follower[:, 2] = loads.storage[parts]
+    follower[:, 3] = 1.0
+    extra = np.zeros((len(parts), 4))
+    extra[:, 1] = loads.bytes_out[parts] + b_in * (rf - 1)
+    return follower, extra
+
+
+def fill_pool(
+    a: ClusterArrays,
+    parts: np.ndarray,
+    brokers: np.ndarray,
+    loads: PartitionLoads,
+    *,
+    limit: np.ndarray,
+    base: np.ndarray | None = None,
+    excluded: np.ndarray | None = None,
+) -> PoolFill:
+    """The seed placement of partitions ``parts`` on the pool's ``brokers`` (see the module docstring).
+
+    Parameters
+    ----------
+    a : ClusterArrays
+        The snapshot's arrays (`pools.audit.index.cluster_arrays`).
+    parts : ndarray of int
+        Positions of the partitions to place (none of them held).
+    brokers : ndarray of int
+        Positions (in ``a.broker_ids``) of the pool's brokers, sorted.
+    loads : PartitionLoads
+        Per-partition demand (at the forecast for a plan).
+    limit : ndarray, shape (len(brokers), 4)
+        Headroom × capacity per broker and dimension.
+    base : ndarray, shape (len(brokers), 4), optional
+        Load already on the brokers that stays (held partitions).
+    excluded : ndarray of bool, shape (len(brokers),), optional
+        Brokers that take no new replica (unhealthy).
+
+    Returns
+    -------
+    PoolFill
+
+    Notes
+    -----
+    Vectorised except for partitions that need a new replica, a rack repair or a leader choice: those take
+    O(RF · racks · log B) each through one heap of brokers per rack.
+    """
+    parts = np.asarray(parts, dtype=np.int64)
+    brokers = np.asarray(brokers, dtype=np.int64)
+    n_b = len(brokers)
+    local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
+    local[brokers] = np.arange(n_b)
+    rf = a.part_rf[parts]
+    width = int(rf.max()) if len(parts) else 0
+    starts = a.part_start[parts]
+    flat = np.repeat(starts - np.concatenate(([0], np.cumsum(rf)[:-1])).astype(np.int64), rf) + np.arange(int(rf.sum()))
+    row = np.repeat(np.arange(len(parts)), rf)
+    rep_pos = a.rep_broker[flat]
+    rep_local = local[rep_pos]
+    rack = _local_racks(a, brokers)
+    n_racks = len({int(r) for r in rack if r >= 0})
+    kept = rep_local >= 0
+    # partitions whose kept replicas repeat a rack go through the rack rule one by one
+    repeat = _repeated_rack(row, np.where(kept, rack[np.maximum(rep_local, 0)], -1), len(parts))
+    offsets = np.concatenate(([0], np.cumsum(rf)[:-1])).astype(np.int64)
+    for i in np.flatnonzero(repeat).tolist():
+        span = slice(int(offsets[i]), int(offsets[i] + rf[i]))
+        kept[span] = _rack_diverse(rep_local[span], kept[span], rack, int(rf[i]), n_racks)
+    follower, extra = replica_loads(loads, parts, rf)
+    load = np.zeros((n_b, 4)) if base is None else np.array(base, dtype=float)
+    np.add.at(load, rep_local[kept], follower[row[kept]])
+    leader_pos = a.part_leader[parts]
+    first = np.zeros(len(parts), dtype=bool)
+    first[row[kept & (flat == starts[row])]] = True
+    current = np.zeros(len(parts), dtype=bool)
+    current[row[kept & (rep_pos == leader_pos[row]) & (leader_pos[row] >= 0)]] = True
+    n_kept = np.bincount(row[kept], minlength=len(parts))
+    settled = (n_kept == rf) & (first | current)
+    target = np.full((len(parts), width), -1, dtype=np.int64)
+    order_in_row = np.cumsum(kept) - 1 - np.concatenate(([0], np.cumsum(n_kept)[:-1])).astype(np.int64)[row]
+    target[row[kept], order_in_row[kept]] = rep_pos[kept]
+    # settled partitions: the preferred leader leads when kept, else the current leader moves to the front
+    lead = np.where(first, target[:, 0], leader_pos) if len(parts) else np.zeros(0, dtype=np.int64)
+    moved_front = settled & ~first
+    for i in np.flatnonzero(moved_front).tolist():
+        reps = target[i, : rf[i]].tolist()
+        reps.remove(int(lead[i]))
+        target[i, : rf[i]] = [int(lead[i])] + reps
+    done = np.flatnonzero(settled)
+    np.add.at(load, local[target[done, 0]], extra[done])
+
+    heaps = _RackHeaps(load, np.asarray(limit, dtype=float), rack, excluded)
+    todo = np.flatnonzero(~settled)
+    order = todo[np.lexsort((a.part_id[parts[todo]], a.part_topic[parts[todo]], -a.part_size[parts[todo]]))]
+    short = 0
+    for i in order.tolist():
+        k = int(rf[i])
+        chosen = [int(b) for b in target[i, :k] if b >= 0]
+        chosen_local = [int(local[b]) for b in chosen]
+        while len(chosen) < k:
+            pick = heaps.least_loaded(chosen_local)
+            if pick is None:
+                break
+            heaps.add(pick, follower[i])
+            chosen.append(int(brokers[pick]))
+            chosen_local.append(pick)
+        if len(chosen) < k:
+            short += 1
+            outside = [int(b) for b in a.rep_broker[starts[i]: starts[i] + k] if b not in chosen and b < a.n_brokers]
+            chosen += outside[: k - len(chosen)]
+        if first[i]:
+            leader = chosen[0]
+        elif current[i] and int(leader_pos[i]) in chosen:
+            leader = int(leader_pos[i])
+        else:
+            leader = heaps.least_leading(chosen, local)
+        if local[leader] >= 0:
+            heaps.add(int(local[leader]), extra[i])
+        target[i, :k] = [leader] + [b for b in chosen if b != leader]
+    return PoolFill(parts, target, short)
+
+
+def _local_racks(a: ClusterArrays, brokers: np.ndarray) -> np.ndarray:
+    """Rack code of each pool broker (-1 = no rack)."""
+    return a.broker_rack[brokers] if len(brokers) else np.zeros(0, dtype=np.int64)
+
+
+def _repeated_rack(row: np.ndarray, rack: np.ndarray, n: int) -> np.ndarray:
+    """Partitions with two kept replicas on the same (known) rack."""
+    out = np.zeros(n, dtype=bool)
+    mask = rack >= 0
+    if not mask.any():
+        return out
+    key = row[mask] * (int(rack.max()) + 1) + rack[mask]
+    key.sort()
+    dup = key[1:][key[1:] == key[:-1]]
+    out[dup // (int(rack.max()) + 1)] = True
+    return out
+
+
+def _rack_diverse(rep_local: np.ndarray, kept: np.ndarray, rack: np.ndarray, rf: int, n_racks: int) -> np.ndarray:
+    """Which kept replicas stay under the rack rule: a repeated rack only while the slots left still reach
+    min(RF, racks) racks. Replicas are visited in order, the preferred leader first."""
+    need = min(rf, n_racks)
+    out = np.zeros(len(kept), dtype=bool)
+    used: set[int] = set()
+    count = 0
+    for j in range(len(kept)):
+        if not kept[j]:
+            continue
+        r = int(rack[rep_local[j]])
+        if r >= 0 and r in used and rf - count - 1 < need - len(used):
+            continue
+        out[j] = True
+        count += 1
+        if r >= 0:
+            used.add(r)
+    return out
+
+
+class _RackHeaps:
+    """Brokers by utilisation (busiest dimension over its limit), one lazy heap per rack (-1 = no rack)."""
+
+    def __init__(self, load: np.ndarray, limit: np.ndarray, rack: np.ndarray, excluded: np.ndarray | None) -> None:
+        self.load = load.tolist()
+        self.limit = np.where(limit > 0, limit, 1e-9).tolist()
+        self.rack = rack.tolist()
+        self.version = [0] * len(self.load)
+        self.heaps: dict[int, list[tuple[float, int, int]]] = {}
+        for b, r in enumerate(self.rack):
+            if excluded is not None and excluded[b]:
+                continue
+            self.heaps.setdefault(r, []).append((self._score(b), b, 0))
+        for h in self.heaps.values():
+            heapq.heapify(h)
+        self.racks = sorted(self.heaps)
+
+    def _score(self, b: int) -> float:
+        return max(x / c for x, c in zip(self.load[b], self.limit[b]))
+
+    def add(self, b: int, vector: np.ndarray) -> None:
+        row = self.load[b]
+        for d, v in enumerate(vector.tolist()):
+            row[d] += v
+        self.version[b] += 1
+        if self.rack[b] in self.heaps:
+            heapq.heappush(self.heaps[self.rack[b]], (self._score(b), b, self.version[b]))
+
+    def _top(self, r: int, skip: list[int]) -> tuple[float, int] | None:
+        """The least-loaded broker of rack ``r`` not in ``skip``."""
+        heap = self.heaps[r]
+        aside = []
+        found = None
+        while heap:
+            score, b, v = heap[0]
+            if v != self.version[b]:
+                heapq.heappop(heap)
+                continue
+            if b in skip:
+                aside.append(heapq.heappop(heap))
+                continue
+            found = (score, b)
+            break
+        for entry in aside:
+            heapq.heappush(heap, entry)
+        return found
+
+    def least_loaded(self, chosen: list[int]) -> int | None:
+        """The least-loaded broker not in ``chosen``, on a rack ``chosen`` does not use when there is one."""
+        used = {self.rack[b] for b in chosen if b >= 0 and self.rack[b] >= 0}
+        for fresh_only in (True, False):
+            tops = [t for r in self.racks if not (fresh_only and r in used) and (t := self._top(r, chosen))]
+            if tops:
+                return min(tops)[1]
+        return None
+
+    def least_leading(self, chosen: list[int], local: np.ndarray) -> int:
+        """The chosen broker with the lowest network-out utilisation (a broker outside the pool only if alone)."""
+        inside = [b for b in chosen if local[b] >= 0]
+        if not inside:
+            return chosen[0]
+        return min(inside, key=lambda b: (self.load[local[b]][1] / self.limit[local[b]][1], b))

@@ -1,0 +1,134 @@
+"""Cluster health as a plan sees it: brokers nothing may be copied from or to, partitions a plan leaves alone.
+
+One rule for the planner, the validator, the runbook and the audit:
+
+- A broker is **unhealthy** when ``kafka-log-dirs.sh`` reported one of its log dirs in error, or when it is
+  **offline**: it holds replicas of partitions whose ISR is reported, and is in none of those ISRs.
+  No replica is added to an unhealthy broker, and no partition with a replica there is moved: a new replica
+  copies from the partition's leader, and a broker with a failing disk or none is no source to lean on.
+- A partition is **held** (keeps its replicas and their order; the plan names it) when it is offline (no
+  leader), under-replicated (its reported ISR lacks a replica that is not being added; under min ISR
+  included), mid-reassignment (adding or removing replicas reported), or has a replica on an unhealthy broker.
+
+An empty ISR with a leader is "not reported" (Kafka always lists the leader in the ISR), not under-replicated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from pools.audit.index import cluster_arrays
+from pools.snapshot import ClusterSnapshot
+
+__all__ = ["HOLD_REASONS", "ClusterHealth", "cluster_health"]
+
+#: Why a partition is held, worst first (a partition is named once, for the first that applies).
+HOLD_REASONS: tuple[str, ...] = (
+    "offline",
+    "under-replicated",
+    "reassignment in progress",
+    "replica on an unhealthy broker",
+)
+
+
+@dataclass(frozen=True)
+class ClusterHealth:
+    """Unhealthy brokers (id → why) and held partitions ((topic, partition) → one of `HOLD_REASONS`)."""
+
+    brokers: Mapping[int, str]
+    partitions: Mapping[tuple[str, int], str]
+
+    @cached_property
+    def held_by_reason(self) -> dict[str, list[tuple[str, int]]]:
+        """Held partitions per reason, in `HOLD_REASONS` order, each list sorted."""
+        out: dict[str, list[tuple[str, int]]] = {}
+        for key, reason in sorted(self.partitions.items()):
+            out.setdefault(reason, []).append(key)
+        return {r: out[r] for r in HOLD_REASONS if r in out}
+
+    def summary(self, shown: int = 5) -> list[str]:
+        """One sentence per unhealthy broker group and per hold reason, naming up to ``shown`` partitions each.
+
+        Examples
+        --------
+        >>> ClusterHealth({3: "log dir /d2 in error (KafkaStorageException)"}, {("t", 0): "offline"}).summary()
+        ['broker 3 is unhealthy (log dir /d2 in error (KafkaStorageException)): nothing is copied to or from it', \
+'1 offline partition(s) keep their replicas: t-0']
+        """
+        lines = [f"broker {b} is unhealthy ({why}): nothing is copied to or from it"
+                 for b, why in sorted(self.brokers.items())]
+        for reason, keys in self.held_by_reason.items():
+            names = ", ".join(f"{t}-{p}" for t, p in keys[:shown])
+            more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+            lines.append(f"{len(keys)} {reason} partition(s) keep their replicas: {names}{more}")
+        return lines
+
+
+def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
+    """The unhealthy brokers and held partitions of ``snapshot`` (see the module docstring).
+
+    Notes
+    -----
+    Vectorised over the snapshot's flat arrays (`pools.audit.index.cluster_arrays`): O(P + R).
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity, PartitionState
+    >>> cap = Capacity(1, 1, 1, 1)
+    >>> parts = (PartitionState("t", 0, (1, 2), leader=1, isr=(1,)), PartitionState("t", 1, (1, 2), leader=1, isr=(1, 2)))
+    >>> h = cluster_health(ClusterSnapshot("c", (Broker(1, None, cap), Broker(2, None, cap)), (), parts))
+    >>> dict(h.partitions), dict(h.brokers)
+    ({('t', 0): 'under-replicated'}, {})
+    """
+    a = cluster_arrays(snapshot)
+    n_parts = len(a.part_rf)
+    reported = a.part_isr > 0
+    adding = _adding(snapshot, a)
+    rep_reported = reported[a.rep_part]
+    rep_ids = _replica_ids(snapshot, a)
+    unhealthy: dict[int, str] = {}
+    for e in snapshot.log_dir_errors:
+        unhealthy.setdefault(e.broker, f"log dir {e.log_dir} in error ({e.error})")
+    # offline: holds replicas of ISR-reporting partitions and is in none of those ISRs
+    hosts = np.unique(rep_ids[rep_reported])
+    in_sync = np.unique(rep_ids[rep_reported & a.rep_in_isr])
+    for b in np.setdiff1d(hosts, in_sync).tolist():
+        unhealthy.setdefault(int(b), "offline: in no ISR of the partitions it holds")
+    on_unhealthy = np.zeros(n_parts, dtype=bool)
+    on_unhealthy[a.rep_part[np.isin(rep_ids, np.fromiter(unhealthy, np.int64, len(unhealthy)))]] = True
+
+    out_of_sync = rep_reported & ~a.rep_in_isr & ~adding
+    under = np.zeros(n_parts, dtype=bool)
+    under[a.rep_part[out_of_sync]] = True
+    states = (a.part_offline, under & ~a.part_offline, (a.part_adding > 0) | (a.part_removing > 0), on_unhealthy)
+    held: dict[tuple[str, int], str] = {}
+    for reason, mask in zip(HOLD_REASONS, states, strict=True):
+        for i in np.flatnonzero(mask).tolist():
+            p = snapshot.partitions[i]
+            held.setdefault((p.topic, p.partition), reason)
+    return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())))
+
+
+def _adding(snapshot: ClusterSnapshot, a) -> np.ndarray:
+    """Per flat replica: True for a replica a reassignment is adding (not expected in the ISR yet)."""
+    out = np.zeros(len(a.rep_part), dtype=bool)
+    for i in np.flatnonzero(a.part_adding > 0).tolist():
+        p = snapshot.partitions[i]
+        start = int(a.part_start[i])
+        for k, b in enumerate(p.replicas):
+            out[start + k] = b in p.adding_replicas
+    return out
+
+
+def _replica_ids(snapshot: ClusterSnapshot, a) -> np.ndarray:
+    """Broker id of every flat replica."""
+    ids = np.append(a.broker_ids, -1)[a.rep_broker]
+    unknown = np.flatnonzero(a.rep_broker == a.n_brokers)
+    for r in unknown.tolist():
+        part = int(a.rep_part[r])
+        ids[r] = snapshot.partitions[part].replicas[int(a.rep_pos[r])]
+    return ids

@@ -1,0 +1,239 @@
+"""Day-2 operations on the shapes operators meet: the plan passes the validator, never crosses a pool boundary,
+keeps rack spread, and copies no more than the lower bound or the exact reference allows."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.operations import (
+    add_brokers,
+    decommission_brokers,
+    operation_inputs,
+    rebalance,
+    replace_broker,
+)
+from planner.placement.exact import exact_placement
+from planner.validator import validate_plan
+from pools.errors import InfeasibleError, InputError
+from pools.policy import parse_policy
+from pools.snapshot import DIMENSIONS
+
+from .shapes import POLICY, big_broker, hot_tenant, large_skewed_pool, last_broker_to_drain, new_rack, skewed_pool
+
+#: Moved bytes within 1 % of the exact optimum (the engine stops at a 0.1 % MIP gap).
+MARGIN = 1.01
+
+
+def _inputs(s, **kw):
+    return operation_inputs(s.snapshot, s.policy, s.profile, **kw)
+
+
+def _check(s, op) -> None:
+    """The invariants every operation keeps: a valid plan, pools not crossed, rack spread, RF unchanged."""
+    snap, plan = s.snapshot, op.plan
+    assert validate_plan(snap, s.policy, plan, _inputs(s).forecast) == []
+    assert not [w for w in plan.warnings if w.startswith("validator:")]
+    rack = {b.id: b.rack for b in snap.brokers}
+    for m in plan.partitions:
+        pool = plan.topics[m.topic]
+        assert all(plan.brokers[b] == pool for b in m.replicas), m
+        racks = {rack[b] for b in plan.brokers if plan.brokers[b] == pool}
+        assert len({rack[b] for b in m.replicas}) == min(len(m.replicas), len(racks)), m
+        rf = plan.operation.get("replication_factors", {}).get(m.topic, len(m.old_replicas))
+        assert len(m.replicas) == rf == len(set(m.replicas))
+    assert op.lower_bound <= op.moved_bytes == plan.moved_bytes
+    assert plan.operation["moved_bytes"] == op.moved_bytes
+
+
+def _moved(snap, assignment) -> int:
+    return sum(p.size_bytes * sum(b not in p.replicas for b in assignment[p.topic, p.partition])
+               for p in snap.partitions if (p.topic, p.partition) in assignment)
+
+
+def test_decommission_drains_the_broker_at_the_lower_bound() -> None:
+    s = last_broker_to_drain()
+    op = decommission_brokers(_inputs(s), [4])
+    _check(s, op)
+    assert all(4 not in m.replicas for m in op.plan.partitions)
+    on_4 = sum(p.size_bytes for p in s.snapshot.partitions if 4 in p.replicas)
+    assert op.moved_bytes == op.lower_bound == on_4  # each drained replica copied once, nothing else
+    assert op.plan.brokers[4] is None and op.plan.brokers_before[4] == "a"
+    # the rack rule sends broker 4's replicas (rack r0) to broker 1, the only other broker in r0
+    assert all(1 in m.replicas for m in op.plan.partitions if 4 in m.old_replicas)
+
+
+def test_decommission_refuses_with_what_the_pool_would_lack() -> None:
+    s = last_broker_to_drain()
+    with pytest.raises(InfeasibleError) as err:
+        decommission_brokers(_inputs(s), [1, 4])
+    assert "pool 'a' would keep 2 broker(s), needs 3" in str(err.value)
+    assert "pool 'a' would span 2 rack(s), needs 3" in str(err.value)
+
+
+def test_decommission_refuses_when_the_rest_lacks_capacity() -> None:
+    s = skewed_pool()
+    tight = parse_policy(POLICY.replace("headroom = 0.8", "headroom = 0.25"))
+    inputs = operation_inputs(s.snapshot, tight, s.profile)
+    with pytest.raises(InfeasibleError) as err:
+        decommission_brokers(inputs, [5, 6])
+    assert "pool 'a' disk demand" in str(err.value) and "25% of its usable capacity" in str(err.value)
+    assert decommission_brokers(inputs, [6]).plan.brokers[6] is None  # one broker fewer still fits
+
+
+def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
+    s = last_broker_to_drain()
+    with pytest.raises(InputError, match="--broker: broker 42 is not in the snapshot"):
+        decommission_brokers(_inputs(s), [42])
+
+
+def test_replace_is_a_straight_swap_copying_each_replica_once() -> None:
+    s = new_rack()
+    op = replace_broker(_inputs(s), 1, 7)  # broker 7: a new rack, in no pool yet
+    _check(s, op)
+    for m in op.plan.partitions:
+        assert m.replicas == tuple(7 if b == 1 else b for b in m.old_replicas)  # same slot, leadership kept
+    assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in s.snapshot.partitions if 1 in p.replicas)
+    assert op.plan.brokers[7] == "a" and op.plan.brokers[1] is None
+
+
+def test_replace_keeps_rack_spread_where_a_swap_would_break_it() -> None:
+    s = skewed_pool()
+    op = replace_broker(_inputs(s), 1, 5)  # 1 is in rack r0, 5 in r1 with broker 2
+    _check(s, op)
+    assert op.moved_bytes == op.lower_bound
+    assert any("went to another broker than 5" in w for w in op.plan.warnings)
+    assert all(1 not in m.replicas for m in op.plan.partitions)
+
+
+def test_replace_never_crosses_a_pool_boundary() -> None:
+    s = hot_tenant()
+    with pytest.raises(InputError, match="never crosses a pool boundary"):
+        replace_broker(_inputs(s), 1, 7)
+
+
+def test_added_brokers_in_a_new_rack_take_a_fair_share_near_the_exact_optimum() -> None:
+    s = new_rack()
+    inputs = _inputs(s)
+    op = add_brokers(inputs, "a", [7, 8, 9])
+    _check(s, op)
+    for b in (7, 8, 9):
+        assert sum(b in m.replicas for m in op.plan.partitions) > 0
+        assert op.plan.brokers[b] == "a"
+    best = exact_placement(s.snapshot, inputs.forecast, ["a.orders"], list(range(1, 10)),
+                           headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=[7, 8, 9])
+    assert best.optimal
+    assert best.moved_bytes <= op.moved_bytes <= MARGIN * best.moved_bytes
+
+
+def test_rebalance_reaches_the_band_near_the_exact_optimum() -> None:
+    s = skewed_pool()
+    inputs = _inputs(s)
+    op = rebalance(inputs, dimensions=DIMENSIONS)
+    _check(s, op)
+    table = op.balance["a"]
+    for d in DIMENSIONS:
+        assert table[d]["before"]["outside_band"] == 6 and table[d]["after"]["outside_band"] == 0, d
+    best = exact_placement(s.snapshot, inputs.forecast, ["a.orders"], list(range(1, 7)),
+                           headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=list(range(1, 7)))
+    assert best.optimal
+    assert best.moved_bytes <= op.moved_bytes <= MARGIN * best.moved_bytes
+    assert op.lower_bound <= best.moved_bytes
+
+
+def test_rebalance_fills_a_much_larger_broker() -> None:
+    s = big_broker()
+    op = rebalance(_inputs(s))
+    _check(s, op)
+    disk = op.balance["a"]["disk"]
+    assert disk["before"]["min"] < 0.5 and disk["after"]["min"] > disk["before"]["min"]
+    assert disk["after"]["max"] - disk["after"]["min"] < disk["before"]["max"] - disk["before"]["min"]
+    gained = [m for m in op.plan.moves if 5 in m.replicas and 5 not in m.old_replicas]
+    assert gained
+
+
+def test_rebalance_of_a_hot_tenant_within_a_zero_budget_moves_leaders_only() -> None:
+    s = hot_tenant()
+    op = rebalance(_inputs(s), pools=["a"], max_moved_bytes=0)
+    _check(s, op)
+    assert op.moved_bytes == 0 and op.plan.moves
+    assert all(set(m.replicas) == set(m.old_replicas) for m in op.plan.moves)  # preferred-leader changes only
+    out = op.balance["a"]["nw_out"]
+    assert out["after"]["max"] < out["before"]["max"]
+    assert "b" not in op.balance and all(m.topic.startswith("a.") for m in op.plan.moves)
+    with pytest.raises(InputError, match="--pool: unknown pool 'c'"):
+        rebalance(_inputs(s), pools=["c"])
+
+
+def test_operations_are_deterministic() -> None:
+    s = big_broker()
+    first = rebalance(_inputs(s)).plan.to_dict()
+    assert rebalance(_inputs(s)).plan.to_dict() == first
+    s = last_broker_to_drain()
+    assert decommission_brokers(_inputs(s), [4]).plan.to_dict() == decommission_brokers(_inputs(s), [4]).plan.to_dict()
+
+
+def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
+    from planner.operations.distribution import ENGINE_PAIRS
+
+    s = large_skewed_pool()
+    assert len(s.snapshot.partitions) * 12 > ENGINE_PAIRS
+    op = rebalance(_inputs(s))
+    _check(s, op)
+    assert op.plan.placement["a"]["status"] == "greedy"
+    table = op.balance["a"]
+    for d in ("nw_in", "disk", "replicas", "leaders"):
+        before, after = table[d]["before"], table[d]["after"]
+        assert after["max"] - after["min"] < before["max"] - before["min"], d
+        assert after["outside_band"] < before["outside_band"], d
+    assert op.moved_bytes <= 1.25 * op.lower_bound  # copies little beyond the disk that must arrive
+    budget = op.moved_bytes // 4
+    capped = rebalance(_inputs(s), max_moved_bytes=budget)
+    _check(s, capped)
+    assert 0 < capped.moved_bytes <= budget
+    assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
+
+
+def test_raising_the_replication_factor_adds_replicas_on_new_racks_and_least_loaded_brokers() -> None:
+    from planner.operations import set_replication_factor
+
+    s = new_rack()  # pool a: racks r0-r2 (brokers 1-6); RF 3 -> 3 racks already, so the fourth replica shares
+    op = set_replication_factor(_inputs(s), ["a\\..*"], 4)
+    assert op.plan.operation["replication_factors"] == {"a.orders": 4}
+    _check(s, op)
+    for m in op.plan.partitions:
+        assert len(m.replicas) == 4 and m.replicas[:3] == m.old_replicas  # kept, leader first
+    assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in s.snapshot.partitions)
+    counts = [sum(b in m.replicas for m in op.plan.partitions) for b in range(1, 7)]
+    assert max(counts) - min(counts) <= 2  # the added replicas spread over the least-loaded brokers
+
+
+def test_lowering_the_replication_factor_keeps_the_leader_and_the_rack_spread() -> None:
+    from dataclasses import replace
+
+    from planner.operations import set_replication_factor
+
+    s = skewed_pool()
+    parts = tuple(replace(p, leader=p.replicas[1]) if p.partition == 0 else p for p in s.snapshot.partitions)
+    s = replace(s, snapshot=replace(s.snapshot, partitions=parts))
+    op = set_replication_factor(_inputs(s), ["a.orders"], 2)
+    _check(s, op)
+    assert op.moved_bytes == 0
+    for m in op.plan.partitions:
+        leader = next(p.leader for p in parts if p.partition == m.partition)
+        assert len(m.replicas) == 2 and m.replicas[0] == leader and set(m.replicas) < set(m.old_replicas)
+
+
+def test_replication_factor_below_min_insync_replicas_is_bad_input() -> None:
+    from dataclasses import replace
+
+    from planner.operations import set_replication_factor
+    from pools.snapshot import TopicState
+
+    s = skewed_pool()
+    s = replace(s, snapshot=replace(s.snapshot, topics=(TopicState("a.orders", configs={"min.insync.replicas": "2"}),)))
+    with pytest.raises(InputError, match="min.insync.replicas=2"):
+        set_replication_factor(_inputs(s), ["a.orders"], 1)
+    with pytest.raises(InputError, match="matches no topic"):
+        set_replication_factor(_inputs(s), ["nope"], 2)
+    with pytest.raises(InfeasibleError, match="fewer than the replication factor 7"):
+        set_replication_factor(_inputs(s), ["a.orders"], 7)
