@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from tests.planner.report.conftest import build_run
 
 
 def test_report_writes_html_markdown_and_charts(tmp_path, run_cli):
     run = build_run(tmp_path / "run")
     code, out, _ = run_cli("report", run, "--policy", run / "pools.toml")
-    assert code == 0 and "report: 7 charts" in out
+    assert code == 0 and re.search(r"^report \([\d.]+ s\): 7 charts; wrote ", out), out
     files = sorted(p.relative_to(run / "report").as_posix() for p in (run / "report").rglob("*") if p.is_file())
     assert files == ["charts/batches.svg", "charts/findings.svg", "charts/growth.svg", "charts/heatmap.svg",
                      "charts/pools.svg", "charts/runway.svg", "charts/throughput.svg", "report.html", "report.md"]
