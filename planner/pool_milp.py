@@ -45,10 +45,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-import highspy
 import numpy as np
 import pulp
 
+from planner.highs import QuietHighs
 from pools.errors import InputError, SolverError
 from pools.plan import SolverReport
 from pools.progress import Progress, no_progress
@@ -247,19 +247,6 @@ _STEPS = ("solving the pool model, 1 of 3: fewest brokers to add", "solving the 
           "solving the pool model, 3 of 3: even load")
 
 
-class _QuietHighs(highspy.Highs):
-    """highspy's model, without HiGHS's banner on standard output.
-
-    highspy's constructor registers its callback hook (``Highs::setCallback``), which prints the "Running HiGHS
-    ... Copyright" header while the console log is still on; turning ``log_to_console`` off first keeps the log
-    for the logging callback (`_StartedHiGHS` sends it to this module's logger) and nothing for the console.
-    """
-
-    def enableCallbacks(self) -> None:
-        self.setOptionValue("log_to_console", False)
-        super().enableCallbacks()
-
-
 class _StartedHiGHS(pulp.HiGHS):
     """PuLP's highspy solver, handing HiGHS the integer variables' current values as a (partial) MIP start.
 
@@ -273,8 +260,8 @@ class _StartedHiGHS(pulp.HiGHS):
         self.progress, self.step = progress, step
 
     def createAndConfigureSolver(self, lp: pulp.LpProblem) -> None:
-        """PuLP's own configuration (gaps, threads, time limit, the other options), on a `_QuietHighs`."""
-        lp.solverModel = model = _QuietHighs()
+        """PuLP's own configuration (gaps, threads, time limit, the other options), on a `QuietHighs`."""
+        lp.solverModel = model = QuietHighs()
         model.cbLogging.subscribe(_log_highs)
         limit = float(self.timeLimit)
         model.cbMipLogging.subscribe(lambda event: self.progress(self.step, note=_solver_note(

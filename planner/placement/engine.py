@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
+from planner.highs import QuietHighs
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate"]
@@ -453,7 +454,7 @@ def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start
 
 
 def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
-    h = highspy.Highs()
+    h = QuietHighs()
     for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
                        ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
         h.setOptionValue(key, value)
