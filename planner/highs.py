@@ -16,7 +16,7 @@ class QuietHighs(highspy.Highs):
     """A `highspy.Highs` that never writes to standard output.
 
     >>> h = QuietHighs()
-    >>> h.getOptionValue("log_to_console")
+    >>> h.getOptionValue("log_to_console")[1]
     False
     """
 
