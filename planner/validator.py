@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from pools.demand import Demand, broker_load
-from pools.health import cluster_health
+from pools.health import cluster_health, evacuation_keeps
 from pools.plan import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
@@ -228,13 +228,21 @@ def check_tenants(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
 
 
 def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Held partitions (`pools.health`) keep their replicas; no new replica goes to an unhealthy broker."""
+    """Held partitions (`pools.health`) keep their replicas, except that a plan draining brokers (its
+    ``operation.drained``) evacuates them from those brokers and keeps every other replica; no new replica goes
+    to an unhealthy broker."""
     health = cluster_health(snapshot)
     current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+    evacuable = set(health.evacuable(snapshot, plan.drained))
     out = []
     for m in _flagged(snapshot, plan, _unhealthy_rows):
         key = (m.topic, m.partition)
-        if key in health.partitions and m.replicas != current.get(key):
+        if key in evacuable and not evacuation_keeps(current[key], m.replicas, plan.drained):
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]}: "
+                                                 f"the plan may only replace its replicas on drained broker(s) "
+                                                 f"{list(plan.drained)}, but changes {list(current[key])} to "
+                                                 f"{list(m.replicas)}"))
+        elif key in health.partitions and key not in evacuable and m.replicas != current.get(key):
             out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]} "
                                                  f"but the plan changes its replicas to {list(m.replicas)}"))
         bad = [b for b in m.replicas if b in health.brokers and b not in current.get(key, ())]

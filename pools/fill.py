@@ -4,7 +4,8 @@ Every placement starts here: the planner's engine (`planner.placement.engine`) o
 audit's reassignment fixes are this seed, so both send a partition to the same brokers. The rules:
 
 - Held partitions (`pools.health`) are not placed: they keep their replicas and their load stays where it is
-  (the caller passes it as ``base`` load).
+  (the caller passes it as ``base`` load). Evacuated ones are placed like the others: their replicas on
+  drained brokers (no longer in the pool) are the missing ones.
 - A replica already on a broker of the pool stays, unless it shares a rack with one kept before it (preferred
   leader first) and keeping it would leave too few replicas to span min(RF, racks of the pool) racks.
 - Missing replicas, largest partition first (then topic and partition order), go to the broker with the lowest
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import PartitionLoads
@@ -89,7 +90,7 @@ def seed_pools(
     a = cluster_arrays(snapshot)
     capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
-    held = held_mask(snapshot, health)
+    held = held_mask(snapshot, health.partitions)
     unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
     target = current_targets(a)
     fixed = np.flatnonzero(held | (part_pool < 0))
@@ -117,11 +118,11 @@ def current_targets(a: ClusterArrays) -> np.ndarray:
     return out
 
 
-def held_mask(snapshot: ClusterSnapshot, health: ClusterHealth) -> np.ndarray:
-    """Per partition of the snapshot: whether `pools.health` holds it."""
+def held_mask(snapshot: ClusterSnapshot, keys: Collection[tuple[str, int]]) -> np.ndarray:
+    """Per partition of the snapshot: whether it is one of ``keys`` (e.g. those `pools.health` holds)."""
     held = np.zeros(len(snapshot.partitions), dtype=bool)
-    if health.partitions:
-        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in health.partitions]] = True
+    if keys:
+        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in keys]] = True
     return held
 
 

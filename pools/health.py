@@ -11,12 +11,20 @@ One rule for the planner, the validator, the runbook and the audit:
   included), mid-reassignment (adding or removing replicas reported), or has a replica on an unhealthy broker.
 
 An empty ISR with a leader is "not reported" (Kafka always lists the leader in the ISR), not under-replicated.
+
+**Evacuation** (the one exception, for an operation that drains brokers: ``brokers decommission`` or
+``replace``, the usual answer to a dead broker): a held partition whose only trouble lies on the drained
+brokers is **evacuated**, not held. That is a partition that is not offline and not mid-reassignment, whose
+leader is on a healthy broker that is not drained (and in the ISR when one is reported), and whose every
+out-of-sync replica or replica on an unhealthy broker is on a drained broker. Its replicas on the drained
+brokers are replaced by new ones, which copy from that leader; every other replica keeps its place
+(`evacuation_keeps`), so a partition already short of a replica is not disturbed any further.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -24,7 +32,7 @@ import numpy as np
 from pools.audit.index import cluster_arrays
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["HOLD_REASONS", "ClusterHealth", "cluster_health"]
+__all__ = ["HOLD_REASONS", "ClusterHealth", "cluster_health", "evacuation_keeps"]
 
 #: Why a partition is held, worst first (a partition is named once, for the first that applies).
 HOLD_REASONS: tuple[str, ...] = (
@@ -37,10 +45,51 @@ HOLD_REASONS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ClusterHealth:
-    """Unhealthy brokers (id → why) and held partitions ((topic, partition) → one of `HOLD_REASONS`)."""
+    """Unhealthy brokers (id → why), held partitions ((topic, partition) → one of `HOLD_REASONS`) and, for an
+    operation that drains brokers, the partitions it evacuates (same reasons; see `evacuating`)."""
 
     brokers: Mapping[int, str]
     partitions: Mapping[tuple[str, int], str]
+    evacuated: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    drained: tuple[int, ...] = ()
+
+    def evacuable(self, snapshot: ClusterSnapshot, drained: Collection[int]) -> list[tuple[str, int]]:
+        """Held partitions that draining ``drained`` may evacuate (see the module docstring), sorted.
+
+        Examples
+        --------
+        >>> from pools.snapshot import Broker, Capacity, PartitionState
+        >>> cap = Capacity(1, 1, 1, 1)
+        >>> parts = (PartitionState("t", 0, (3, 1, 2), leader=1, isr=(1, 2)),
+        ...          PartitionState("t", 1, (1, 2, 3), leader=1, isr=(1,)))
+        >>> snap = ClusterSnapshot("c", tuple(Broker(b, None, cap) for b in (1, 2, 3, 4)), (), parts)
+        >>> cluster_health(snap).evacuable(snap, [3])
+        [('t', 0)]
+        """
+        drained = set(drained)
+        if not drained:
+            return []
+        out = []
+        for p in snapshot.partitions:
+            key = (p.topic, p.partition)
+            reason = self.partitions.get(key)
+            if reason not in ("under-replicated", "replica on an unhealthy broker") or not drained & set(p.replicas):
+                continue
+            if p.adding_replicas or p.removing_replicas or p.leader is None or p.leader not in p.replicas:
+                continue
+            if p.leader in drained or p.leader in self.brokers or (p.isr and p.leader not in p.isr):
+                continue
+            troubled = {b for b in p.replicas if b in self.brokers or (p.isr and b not in p.isr)}
+            if troubled <= drained:
+                out.append(key)
+        return sorted(out)
+
+    def evacuating(self, keys: Collection[tuple[str, int]], drained: Collection[int]) -> "ClusterHealth":
+        """This health with ``keys`` (from `evacuable`) evacuated from ``drained`` instead of held."""
+        keys = set(keys)
+        return replace(self, partitions={k: r for k, r in self.partitions.items() if k not in keys},
+                       evacuated={k: r for k, r in self.partitions.items() if k in keys},
+                       drained=tuple(sorted(set(drained))))
 
     @cached_property
     def held_by_reason(self) -> dict[str, list[tuple[str, int]]]:
@@ -65,6 +114,13 @@ class ClusterHealth:
             names = ", ".join(f"{t}-{p}" for t, p in keys[:shown])
             more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
             lines.append(f"{len(keys)} {reason} partition(s) keep their replicas: {names}{more}")
+        if self.evacuated:
+            keys = sorted(self.evacuated)
+            names = ", ".join(f"{t}-{p}" for t, p in keys[:shown])
+            more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+            lines.append(f"{len(keys)} partition(s) with their only unhealthy replica on drained broker(s) "
+                         f"{', '.join(map(str, self.drained))} are re-replicated from their in-sync leader: "
+                         f"{names}{more}")
         return lines
 
 
@@ -111,6 +167,15 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
             p = snapshot.partitions[i]
             held.setdefault((p.topic, p.partition), reason)
     return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())))
+
+
+def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int]) -> bool:
+    """Whether ``new`` evacuates ``old`` from ``drained``: no replica left on a drained broker, every other one kept.
+
+    >>> evacuation_keeps((3, 1, 2), (1, 4, 2), {3}), evacuation_keeps((3, 1, 2), (4, 5, 2), {3})
+    (True, False)
+    """
+    return not set(new) & set(drained) and set(old) - set(drained) <= set(new)
 
 
 def _adding(snapshot: ClusterSnapshot, a) -> np.ndarray:

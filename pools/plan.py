@@ -27,7 +27,8 @@ current ``old_replicas``; a partition moves when the two differ. Broker loads ar
 balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
 ``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
 touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,
-``outside_band``).
+``outside_band``) and, for ``decommission`` and ``replace``, ``drained``: the brokers every replica leaves,
+from which a partition whose only unhealthy replica lies there is evacuated (`pools.health`).
 ``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
 the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
 ``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
@@ -138,6 +139,11 @@ class Plan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
+
+    @property
+    def drained(self) -> tuple[int, ...]:
+        """Brokers every replica leaves (a ``decommission`` or ``replace`` operation's ``drained``), sorted."""
+        return tuple(sorted(self.operation.get("drained", ())))
 
     @property
     def moved_bytes(self) -> int:
@@ -330,6 +336,13 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
             raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
                              "(its brokers table)")
         partitions.append(move)
+    drained = header.operation.get("drained", [])
+    if not _ids(drained) and drained != []:
+        raise InputError(f"{source}: operation.drained: expected a list of distinct broker ids, got {drained!r}")
+    unknown = [b for b in drained if b not in brokers]
+    if unknown:
+        raise InputError(f"{source}: operation.drained: broker {unknown[0]} is not a broker of the plan "
+                         "(its brokers table)")
     s = header.solver
     return Plan(
         cluster=header.cluster,

@@ -18,7 +18,7 @@ from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, render_runbook
 from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
-from pools.health import cluster_health
+from pools.health import cluster_health, evacuation_keeps
 from pools.kafka_formats import (
     ReassignmentEntry,
     ReassignmentError,
@@ -98,6 +98,9 @@ def build_bundle(
     files["batches/index.json"] = dump_json([_batch_row(b, t) for b, t in zip(batches, throttles, strict=True)])
     rollback_rate = min((t.rate for t in throttles), default=MIN_THROTTLE_BPS)
     health = cluster_health(snapshot)
+    old = {(m.topic, m.partition): m for m in moves}
+    health = health.evacuating([k for k in health.evacuable(snapshot, plan.drained) if k in old and evacuation_keeps(
+        old[k].old_replicas, old[k].replicas, plan.drained)], plan.drained)
     moved_held = [f"{m.topic}-{m.partition}" for m in moves if (m.topic, m.partition) in health.partitions]
     files["runbook.md"] = render_runbook(
         cluster=plan.cluster,
@@ -109,12 +112,14 @@ def build_bundle(
         bootstrap=options.bootstrap,
         health=health.summary(shown=20),
         moved_held=moved_held,
+        evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
     summary["health"] = {
         "unhealthy_brokers": {str(b): why for b, why in health.brokers.items()},
         "held_partitions": {why: [f"{t}-{p}" for t, p in keys] for why, keys in health.held_by_reason.items()},
         "moved_held_partitions": moved_held,
+        "evacuated_partitions": [f"{t}-{p}" for t, p in sorted(health.evacuated)],
     }
     files["summary.json"] = dump_json(summary)
     return dict(sorted(files.items()))

@@ -34,12 +34,15 @@ def render_runbook(
     bootstrap: str = BOOTSTRAP_PLACEHOLDER,
     health: Sequence[str] = (),
     moved_held: Sequence[str] = (),
+    evacuated: Sequence[str] = (),
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
     ``health`` lists what `pools.health` found unhealthy at snapshot time (`ClusterHealth.summary`): the
     pre-flight names it, since its checks fail until it recovers; ``moved_held`` names partitions the plan
-    moves although they were held (a plan made without the health rule), which the pre-flight warns about.
+    moves although they were held (a plan made without the health rule), which the pre-flight warns about;
+    ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
+    pre-flight check 1 may list.
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -75,6 +78,7 @@ def render_runbook(
         rollback_rate=rollback_rate,
         health=list(health),
         moved_held=list(moved_held),
+        evacuated=list(evacuated),
     )
 
 

@@ -17,7 +17,12 @@
   a warning (``poolplan rebalance`` relieves it).
 
 Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on an unhealthy broker) keep
-their replicas: a drained or replaced broker holding one is refused with the partitions to repair first.
+their replicas, with one exception that makes a dead broker drainable: a held partition whose only trouble
+lies on the drained or replaced brokers is evacuated (`pools.health.ClusterHealth.evacuable`): its replica
+there is replaced, copying from its healthy in-sync leader, and its other replicas stay (so they must already
+sit on distinct racks of its pool). A drained or replaced broker holding any other held partition is refused
+with the partitions to repair first. The plan's ``operation.drained`` names the drained brokers, from which
+the validator and ``poolplan emit`` learn the evacuation.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from planner.operations.scope import OperationInputs
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare
 from pools.errors import InfeasibleError, InputError
+from pools.health import ClusterHealth
 from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
 from pools.snapshot import DIMENSIONS, PartitionState
 from pools.units import format_bytes
@@ -89,8 +95,9 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     for b in drained:
         if inputs.brokers[b] is None:
             raise InputError(f"--broker: broker {b} is in no pool; decommission drains brokers of a pool")
-    _refuse_held(inputs, drained, "drained")
     after = dict(inputs.brokers) | dict.fromkeys(drained, None)
+    health = _evacuation(inputs, drained, after)
+    _refuse_held(inputs, health, drained, "drained")
     home = sorted({inputs.brokers[b] for b in drained})  # type: ignore[type-var]
     on_drained = {p.topic for p in snap.partitions if set(p.replicas) & set(drained)}
     foreign = sorted(t for t in on_drained if t not in inputs.topics)
@@ -104,7 +111,7 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     placement = place_in_pools(
         snap, inputs.forecast, inputs.pool_topics(set(pools)),
         {p: sorted(b for b, q in after.items() if q == p) for p in pools},
-        headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=inputs.health,
+        headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=health,
         optimiser=pool_optimiser,
     )
     left = sorted({b for r in placement.assignment.values() for b in r} & set(drained))
@@ -114,7 +121,7 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     forced = sum(p.size_bytes * len(set(p.replicas) & set(drained)) for p in snap.partitions)
     return operation_plan(inputs, "decommission", arguments={"brokers": drained}, brokers_after=after,
                           assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
-                          placement=placement.pools, warnings=placement.warnings)
+                          placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
 
 
 def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
@@ -141,8 +148,9 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
         raise InputError(f"--new: broker {new} is pinned to pool {pinned!r} by the policy, not {pool!r}")
     if new in inputs.health.brokers:
         raise InputError(f"--new: broker {new} is unhealthy ({inputs.health.brokers[new]}); it can take no replica")
-    _refuse_held(inputs, [old], "replaced")
     after = dict(inputs.brokers) | {old: None, new: pool}
+    health = _evacuation(inputs, [old], after)
+    _refuse_held(inputs, health, [old], "replaced")
     members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
     rack = {b.id: b.rack for b in snap.brokers}
     loads = broker_loads(snap, inputs.forecast)
@@ -179,9 +187,11 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
         warnings.append(f"broker {new} ends over headroom × capacity in {', '.join(over)}; run poolplan rebalance "
                         f"--pool {pool} next")
     forced = sum(p.size_bytes for p in snap.partitions if old in p.replicas)
+    warnings += [f"cluster health: {line}" for line in health.summary()] if health.brokers or health.partitions \
+        or health.evacuated else []
     return operation_plan(inputs, "replace", arguments={"old": old, "new": new}, brokers_after=after,
                           assignment=assignment, pools=[pool] if pool else [], band=FAIR_SHARE_BAND,
-                          forced_bytes=forced, warnings=warnings)
+                          forced_bytes=forced, warnings=warnings, extra={"drained": [old]})
 
 
 def _known(inputs: OperationInputs, brokers: Iterable[int], option: str) -> list[int]:
@@ -199,13 +209,29 @@ def _ids(brokers: Iterable[int]) -> str:
     return ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
 
 
-def _refuse_held(inputs: OperationInputs, brokers: Sequence[int], verb: str) -> None:
+def _evacuation(inputs: OperationInputs, drained: Sequence[int], after: Mapping[int, str | None]) -> ClusterHealth:
+    """The operation's health: the held partitions draining ``drained`` evacuates (see the module docstring)."""
+    snap = inputs.snapshot
+    rack = {b.id: b.rack for b in snap.brokers}
+    replicas = {(p.topic, p.partition): p.replicas for p in snap.partitions}
+    keys = []
+    for t, p in inputs.health.evacuable(snap, drained):
+        stay = [b for b in replicas[t, p] if b not in drained]
+        racks = [rack[b] for b in stay if rack.get(b) is not None]
+        if all(after.get(b) == inputs.topics.get(t) for b in stay) and len(racks) == len(set(racks)):
+            keys.append((t, p))
+    return inputs.health.evacuating(keys, drained)
+
+
+def _refuse_held(inputs: OperationInputs, health: ClusterHealth, brokers: Sequence[int], verb: str) -> None:
     replicas = {(p.topic, p.partition): p.replicas for p in inputs.snapshot.partitions}
-    held = sorted((key, why) for key, why in inputs.health.partitions.items() if set(replicas[key]) & set(brokers))
+    held = sorted((key, why) for key, why in health.partitions.items() if set(replicas[key]) & set(brokers))
     if held:
         names = ", ".join(f"{t}-{p} ({why})" for (t, p), why in held[:5])
         raise InfeasibleError(f"broker(s) {', '.join(map(str, brokers))} cannot be {verb}: {len(held)} partition(s) "
-                              f"on them must keep their replicas until repaired: {names}")
+                              f"on them must keep their replicas until repaired (only a partition with a healthy "
+                              f"in-sync leader whose every other replica is healthy and in sync can be moved off): "
+                              f"{names}")
 
 
 def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | None]) -> list[str]:

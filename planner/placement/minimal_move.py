@@ -3,7 +3,9 @@
 For each pool:
 
 1. Held partitions (`pools.health`: offline, under-replicated, mid-reassignment, or with a replica on an
-   unhealthy broker) keep their replicas; their load stays where it is.
+   unhealthy broker) keep their replicas; their load stays where it is. Partitions an operation evacuates
+   from drained brokers (`pools.health.ClusterHealth.evacuating`) are placed by the seed alone: their
+   replicas on the drained brokers are replaced and no other replica of theirs moves.
 2. `pools.fill` keeps every replica already on a broker of the pool and places the missing ones on the
    least-loaded brokers (the seed, the same placement the audit's fixes use).
 3. `planner.placement.engine` brings every broker under headroom × capacity in every dimension and gives each
@@ -22,7 +24,7 @@ import numpy as np
 from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, optimise
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
-from pools.fill import current_targets, load_on, replica_loads, seed_pools
+from pools.fill import current_targets, held_mask, load_on, replica_loads, seed_pools
 from pools.health import ClusterHealth, cluster_health
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
@@ -120,6 +122,7 @@ def place_in_pools(
     capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
     unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    fixed = seed.held | held_mask(snapshot, health.evacuated)
     everything = np.arange(len(a.part_rf))
     follower, extra = engine_loads(loads, everything, a.part_rf)
     total = load_on(a, np.arange(a.n_brokers), seed.target, follower, extra)
@@ -127,7 +130,7 @@ def place_in_pools(
     outcome: dict[str, PoolPlacement] = {}
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
-        parts = np.flatnonzero((part_pool == j) & ~seed.held)
+        parts = np.flatnonzero((part_pool == j) & ~fixed)
         rows = seed.target[parts]
         inside = ~((rows >= 0) & ~np.isin(rows, brokers[j])).any(axis=1)  # short partitions stay as seeded
         parts = parts[inside]
@@ -150,7 +153,7 @@ def place_in_pools(
                 f"pool {pool!r} has {len(ids)} broker(s), fewer than the replication factor of {seed.short[j]} "
                 "partition(s); their replicas outside the pool were kept"
             )
-    if health.partitions or health.brokers:
+    if health.partitions or health.brokers or health.evacuated:
         warnings += [f"cluster health: {line}" for line in health.summary()]
     ids = np.append(a.broker_ids, -1)
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}

@@ -13,7 +13,7 @@ from pools.plan import load_plan
 from pools.policy import save_policy
 from pools.profile import save_profile
 from pools.snapshot import save_snapshot
-from tests.planner.operations.shapes import big_broker, last_broker_to_drain, new_rack
+from tests.planner.operations.shapes import big_broker, dead_broker, last_broker_to_drain, new_rack
 
 
 def _write(tmp: Path, s) -> list[str]:
@@ -48,6 +48,28 @@ def test_decommission_ends_in_a_bundle_that_applies_the_plan_exactly(tmp_path: P
     code, _, err = run_cli("audit", "--snapshot", tmp_path / "snapshot.json", "--policy", tmp_path / "pools.toml",
                            "--plan", tmp_path / "plan" / "plan.json", "--out", tmp_path / "audit")
     assert code in (0, 1), err
+
+
+def test_a_dead_broker_is_drained_into_a_bundle_that_names_the_evacuated_partitions(tmp_path: Path, run_cli) -> None:
+    s = dead_broker()
+    args = _write(tmp_path, s)
+    code, out, err = run_cli("brokers", "decommission", *args, "--broker", "4", "--out", tmp_path / "plan")
+    assert code == 0, err
+    plan = load_plan(tmp_path / "plan" / "plan.json")
+    assert plan.drained == (4,) and not [w for w in plan.warnings if w.startswith("validator:")]
+    code, _, err = run_cli("emit", "--plan", tmp_path / "plan" / "plan.json", "--snapshot", tmp_path / "snapshot.json",
+                           "--out", tmp_path / "bundle")
+    assert code == 0, err
+    moves = parse_reassignment_json((tmp_path / "bundle" / "reassignment.json").read_text())
+    assert {(p.topic, p.partition): list(p.replicas) for p in moves} == {
+        (m.topic, m.partition): list(m.replicas) for m in plan.moves}
+    on_4 = sorted((p.topic, p.partition) for p in s.snapshot.partitions if 4 in p.replicas)
+    health = json.loads((tmp_path / "bundle" / "summary.json").read_text())["health"]
+    assert health["evacuated_partitions"] == [f"{t}-{p}" for t, p in on_4]
+    assert health["moved_held_partitions"] == []
+    runbook = (tmp_path / "bundle" / "runbook.md").read_text()
+    assert f"1. No under-replicated partitions but the {len(on_4)} this plan evacuates (a.orders-1, " in runbook
+    assert "**Warning:**" not in runbook
 
 
 def test_replace_add_and_rebalance_write_valid_plans(tmp_path: Path, run_cli) -> None:

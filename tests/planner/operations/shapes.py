@@ -4,12 +4,12 @@ a hot tenant, a pool down to the brokers it needs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.random_clusters import profile_row
 from pools.policy import PoolPolicy, parse_policy
 from pools.profile import TopicProfile
-from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+from pools.snapshot import Broker, Capacity, ClusterSnapshot, LogDirError, PartitionState, TopicState
 
 #: One broker's capacity: 100 MB/s in and out, 1 TB of disk, 1000 replicas.
 CAP = Capacity(100e6, 100e6, 1e12, 1000)
@@ -111,3 +111,18 @@ def large_skewed_pool(partitions: int = 120) -> Shape:
     7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.distribution.ENGINE_PAIRS`."""
     brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 13)]
     return shape(brokers, {"a.events": rotate([[1, 4], [2, 5], [3, 6]], partitions)}, size=GB)
+
+
+def dead_broker(*, lagging: bool = False, log_dir_error: bool = False) -> Shape:
+    """`new_rack` with broker 4 (rack r0) dead: out of every ISR, its partitions led by their next replica. With
+    ``lagging``, broker 6 is also out of the ISR of a.orders-1; with ``log_dir_error``, broker 4 is alive but
+    one of its log dirs failed (it leads nothing, and its replicas in the other dir are still in the ISRs)."""
+    s = new_rack()
+    parts = []
+    for p in s.snapshot.partitions:
+        if 4 in p.replicas:
+            isr = tuple(b for b in p.replicas if log_dir_error or b != 4 and not (lagging and p.partition == 1 and b == 6))
+            p = replace(p, leader=next(b for b in p.replicas if b != 4), isr=isr)
+        parts.append(p)
+    errors = (LogDirError(4, "/data/kafka", "KafkaStorageException"),) if log_dir_error else ()
+    return Shape(replace(s.snapshot, partitions=tuple(parts), log_dir_errors=errors), s.policy, s.profile)

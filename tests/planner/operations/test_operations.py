@@ -3,6 +3,8 @@ keeps rack spread, and copies no more than the lower bound or the exact referenc
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from planner.operations import (
@@ -18,7 +20,16 @@ from pools.errors import InfeasibleError, InputError
 from pools.policy import parse_policy
 from pools.snapshot import DIMENSIONS
 
-from .shapes import POLICY, big_broker, hot_tenant, large_skewed_pool, last_broker_to_drain, new_rack, skewed_pool
+from .shapes import (
+    POLICY,
+    big_broker,
+    dead_broker,
+    hot_tenant,
+    large_skewed_pool,
+    last_broker_to_drain,
+    new_rack,
+    skewed_pool,
+)
 
 #: Moved bytes within 1 % of the exact optimum (the engine stops at a 0.1 % MIP gap).
 MARGIN = 1.01
@@ -237,3 +248,54 @@ def test_replication_factor_below_min_insync_replicas_is_bad_input() -> None:
         set_replication_factor(_inputs(s), ["nope"], 2)
     with pytest.raises(InfeasibleError, match="fewer than the replication factor 7"):
         set_replication_factor(_inputs(s), ["a.orders"], 7)
+
+
+@pytest.mark.parametrize("log_dir_error", [False, True], ids=["offline", "log-dir-error"])
+def test_decommission_evacuates_an_unhealthy_broker_from_the_in_sync_leaders(log_dir_error) -> None:
+    s = dead_broker(log_dir_error=log_dir_error)
+    op = decommission_brokers(_inputs(s), [4])
+    _check(s, op)
+    plan = op.plan
+    assert plan.operation["drained"] == [4] and plan.drained == (4,)
+    on_4 = [p for p in s.snapshot.partitions if 4 in p.replicas]
+    for p in on_4:
+        new = dict(((m.topic, m.partition), m.replicas) for m in plan.partitions)[p.topic, p.partition]
+        assert 4 not in new and set(p.replicas) - {4} <= set(new)  # only the replica on 4 moved
+        assert new[0] == (p.replicas[0] if p.replicas[0] != 4 else p.leader)  # the in-sync leader leads
+    assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in on_4)
+    assert any(f"{len(on_4)} partition(s) with their only unhealthy replica on drained broker(s) 4" in w
+               for w in plan.warnings)
+
+
+def test_replace_of_a_dead_broker_is_a_straight_swap() -> None:
+    s = dead_broker()
+    op = replace_broker(_inputs(s), 4, 7)
+    _check(s, op)
+    for m in op.plan.partitions:
+        assert m.replicas == tuple(7 if b == 4 else b for b in m.old_replicas)
+
+
+def test_a_dead_broker_holding_a_partition_lagging_elsewhere_is_refused() -> None:
+    s = dead_broker(lagging=True)
+    for drain in (lambda i: decommission_brokers(i, [4]), lambda i: replace_broker(i, 4, 7)):
+        with pytest.raises(InfeasibleError, match=r"1 partition\(s\) on them must keep their replicas until "
+                                                  r"repaired .*: a\.orders-1 \(under-replicated\)"):
+            drain(_inputs(s))
+
+
+def test_the_validator_lets_a_drain_move_only_the_drained_replica_of_an_unhealthy_partition() -> None:
+    s = dead_broker()
+    plan = decommission_brokers(_inputs(s), [4]).plan
+    demands = _inputs(s).forecast
+    assert validate_plan(s.snapshot, s.policy, plan, demands) == []
+    # a.orders-1 is (5, 6, 4) with 6 in sync: moving 6 as well is not an evacuation
+    bad = dataclasses.replace(plan, partitions=tuple(
+        dataclasses.replace(m, replicas=(5, 3, 1)) if (m.topic, m.partition) == ("a.orders", 1) else m
+        for m in plan.partitions))
+    found = [v.message for v in validate_plan(s.snapshot, s.policy, bad, demands) if v.rule == "health"]
+    assert found == ["partition a.orders-1 is under-replicated: the plan may only replace its replicas on drained "
+                     "broker(s) [4], but changes [5, 6, 4] to [5, 3, 1]"]
+    # the same evacuation without operation.drained is a held partition moved
+    undrained = dataclasses.replace(plan, operation={k: v for k, v in plan.operation.items() if k != "drained"})
+    found = [v.message for v in validate_plan(s.snapshot, s.policy, undrained, demands) if v.rule == "health"]
+    assert found and all("is under-replicated but the plan changes its replicas" in m for m in found)
