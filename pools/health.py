@@ -17,7 +17,7 @@ An empty ISR with a leader is "not reported" (Kafka always lists the leader in t
 brokers is **evacuated**, not held. That is a partition that is not offline and not mid-reassignment, whose
 leader is on a healthy broker that is not drained (and in the ISR when one is reported), and whose every
 out-of-sync replica or replica on an unhealthy broker is on a drained broker. Its replicas on the drained
-brokers are replaced by new ones, which copy from that leader; every other replica keeps its place
+brokers are replaced by new ones, which copy from that leader; every other replica in its pool keeps its place
 (`evacuation_keeps`), so a partition already short of a replica is not disturbed any further.
 """
 
@@ -169,13 +169,17 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())))
 
 
-def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int]) -> bool:
-    """Whether ``new`` evacuates ``old`` from ``drained``: no replica left on a drained broker, every other one kept.
+def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int],
+                     outside: Collection[int] = ()) -> bool:
+    """Whether ``new`` evacuates ``old`` from ``drained``: no replica left on a drained broker, every other one
+    kept but those on brokers ``outside`` the partition's pool (which go back into it, as in any plan).
 
     >>> evacuation_keeps((3, 1, 2), (1, 4, 2), {3}), evacuation_keeps((3, 1, 2), (4, 5, 2), {3})
     (True, False)
+    >>> evacuation_keeps((3, 1, 8), (1, 4, 2), {3}, outside={8})
+    True
     """
-    return not set(new) & set(drained) and set(old) - set(drained) <= set(new)
+    return not set(new) & set(drained) and set(old) - set(drained) - set(outside) <= set(new)
 
 
 def _adding(snapshot: ClusterSnapshot, a) -> np.ndarray:

@@ -100,7 +100,8 @@ def build_bundle(
     health = cluster_health(snapshot)
     old = {(m.topic, m.partition): m for m in moves}
     health = health.evacuating([k for k in health.evacuable(snapshot, plan.drained) if k in old and evacuation_keeps(
-        old[k].old_replicas, old[k].replicas, plan.drained)], plan.drained)
+        old[k].old_replicas, old[k].replicas, plan.drained,
+        [b for b in old[k].old_replicas if plan.brokers.get(b) != plan.topics.get(k[0])])], plan.drained)
     moved_held = [f"{m.topic}-{m.partition}" for m in moves if (m.topic, m.partition) in health.partitions]
     files["runbook.md"] = render_runbook(
         cluster=plan.cluster,

@@ -1,8 +1,8 @@
 """``poolplan brokers add|decommission|replace``: change a pool's brokers, moving as little as possible.
 
-- **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and take a fair
-  share, within `planner.placement.minimal_move.FAIR_SHARE_BAND` of the pool's mean utilisation in every
-  dimension, at the fewest moved bytes (the engine's joining-broker goal).
+- **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and end within
+  `planner.placement.minimal_move.FAIR_SHARE_BAND` of their fair share (`planner.placement.engine.fair_share`)
+  in every dimension, at the fewest moved bytes (the engine's joining-broker goal).
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
   racks (`pools.pool_rules.pool_racks_required`), and its forecast demand within headroom × usable capacity
@@ -20,7 +20,7 @@ Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on
 their replicas, with one exception that makes a dead broker drainable: a held partition whose only trouble
 lies on the drained or replaced brokers is evacuated (`pools.health.ClusterHealth.evacuable`): its replica
 there is replaced, copying from its healthy in-sync leader, and its other replicas stay (so they must already
-sit on distinct racks of its pool). A drained or replaced broker holding any other held partition is refused
+sit on distinct racks; one outside its pool moves back into it, as in any plan). A drained or replaced broker holding any other held partition is refused
 with the partitions to repair first. The plan's ``operation.drained`` names the drained brokers, from which
 the validator and ``poolplan emit`` learn the evacuation.
 """
@@ -28,6 +28,7 @@ the validator and ``poolplan emit`` learn the evacuation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -214,24 +215,35 @@ def _evacuation(inputs: OperationInputs, drained: Sequence[int], after: Mapping[
     snap = inputs.snapshot
     rack = {b.id: b.rack for b in snap.brokers}
     replicas = {(p.topic, p.partition): p.replicas for p in snap.partitions}
-    keys = []
+    keys, reasons = [], dict(inputs.health.partitions)
     for t, p in inputs.health.evacuable(snap, drained):
-        stay = [b for b in replicas[t, p] if b not in drained]
+        stay = [b for b in replicas[t, p] if b not in drained and after.get(b) == inputs.topics.get(t)]
         racks = [rack[b] for b in stay if rack.get(b) is not None]
-        if all(after.get(b) == inputs.topics.get(t) for b in stay) and len(racks) == len(set(racks)):
+        if t not in inputs.topics:
+            reasons[t, p] += ", its topic in no pool"
+        elif len(racks) != len(set(racks)):
+            reasons[t, p] += ", with other replicas sharing a rack"
+        else:
             keys.append((t, p))
-    return inputs.health.evacuating(keys, drained)
+    return replace(inputs.health, partitions=reasons).evacuating(keys, drained)
 
 
 def _refuse_held(inputs: OperationInputs, health: ClusterHealth, brokers: Sequence[int], verb: str) -> None:
-    replicas = {(p.topic, p.partition): p.replicas for p in inputs.snapshot.partitions}
-    held = sorted((key, why) for key, why in health.partitions.items() if set(replicas[key]) & set(brokers))
+    """Refuse when a held partition (not evacuated) has a replica on ``brokers``; a partition still led from an
+    unhealthy broker among them gets the usual remedy: stop that broker, so an in-sync replica takes the lead."""
+    states = {(p.topic, p.partition): p for p in inputs.snapshot.partitions}
+    held = sorted((key, why) for key, why in health.partitions.items() if set(states[key].replicas) & set(brokers))
     if held:
         names = ", ".join(f"{t}-{p} ({why})" for (t, p), why in held[:5])
+        leaders = sorted({states[k].leader for k, _ in held if states[k].leader in brokers
+                          and states[k].leader in health.brokers})
+        hint = (f"; {sum(states[k].leader in leaders for k, _ in held)} of them are led from unhealthy broker(s) "
+                f"{', '.join(map(str, leaders))}: stop it so their in-sync replicas take over the lead, take a new "
+                "snapshot and run this again" if leaders else "")
         raise InfeasibleError(f"broker(s) {', '.join(map(str, brokers))} cannot be {verb}: {len(held)} partition(s) "
                               f"on them must keep their replicas until repaired (only a partition with a healthy "
                               f"in-sync leader whose every other replica is healthy and in sync can be moved off): "
-                              f"{names}")
+                              f"{names}{hint}")
 
 
 def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | None]) -> list[str]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.operations.balance import broker_loads, pool_balance
+from planner.operations.balance import broker_loads, pool_balance, rack_pinned
 from planner.operations.scope import OperationInputs, bytes_per_storage
 from planner.placement.minimal_move import PoolPlacement
 from planner.validator import validate_plan
@@ -84,8 +84,10 @@ def operation_plan(
     before, after = broker_loads(snap, inputs.forecast), broker_loads(snap, inputs.forecast, assignment)
     balance = {}
     for pool in sorted(set(pools)):
-        was = pool_balance(snap, before, inputs.members(pool), band)
-        now = pool_balance(snap, after, [b for b, p in brokers_after.items() if p == pool], band)
+        members = [b for b, p in brokers_after.items() if p == pool]
+        was = pool_balance(snap, before, inputs.members(pool), band,
+                           rack_pinned(snap, inputs.forecast, inputs.members(pool)))
+        now = pool_balance(snap, after, members, band, rack_pinned(snap, inputs.forecast, members, assignment))
         balance[pool] = {d: {"before": was.get(d), "after": now.get(d)} for d in (*was, *(k for k in now if k not in was))}
     moved = sum(m.moved_bytes for m in moves)
     arriving = sum(max(0.0, float(after[b][2] - before[b][2])) for b in after)

@@ -14,9 +14,11 @@ satisfy; `optimise` returns the placement that satisfies it at the fewest moved 
 - Per broker and dimension of `DIMENSIONS`: fixed load + Σ follower load · x + Σ leader extra · l ≤ headroom ×
   capacity + overload (a slack, heavily penalised: it is zero whenever the pool can be relieved).
 - Optional band (fair share, Cruise Control's distribution goals): for the goal's brokers and dimensions,
-  (1 − β)·μ_d·w ≤ load ≤ (1 + β)·μ_d·w up to a penalised slack, where μ_d is the pool's load in ``d`` over its
-  weight and ``w`` the broker's weight (its capacity; for ``leaders`` its replica capacity, for
-  ``leader_nw_in`` its network-in capacity). The mean does not depend on the placement, so the band is fixed.
+  (1 − β)·s ≤ load ≤ (1 + β)·s up to a penalised slack, where ``s`` is the broker's `fair_share`: μ_d·w, with
+  μ_d the pool's load in ``d`` over its weight and ``w`` the broker's weight (its capacity; for ``leaders`` its
+  replica capacity, for ``leader_nw_in`` its network-in capacity), except where racks pin load: a partition
+  whose RF reaches the pool's racks has a replica in every rack, so that load is shared within each rack, not
+  across the pool. The shares do not depend on the placement, so the band is fixed.
 - Optional budget: Σ size · x over brokers not holding the partition ≤ ``budget`` bytes.
 - Objective, lexicographic through its weights: overload ≫ band deviation ≫ moved bytes (as a fraction of the
   pool's replica bytes) + a tiny cost per copied replica and per preferred-leader change. A leader change
@@ -59,7 +61,8 @@ import numpy as np
 from planner.highs import QuietHighs
 from pools.snapshot import DIMENSIONS
 
-__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate"]
+__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate",
+           "band_weights", "fair_share", "state_fair_share"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -188,6 +191,60 @@ def state_loads(state: PoolState, target: np.ndarray) -> np.ndarray:
     return load
 
 
+def band_weights(capacity: np.ndarray) -> np.ndarray:
+    """Each broker's weight per `ENGINE_DIMENSIONS` from its capacity (B, 4): the capacity, then its replica
+    capacity for leaders and its network-in capacity for leaders' bytes-in."""
+    return np.concatenate([capacity, capacity[:, 3:4], capacity[:, 0:1]], axis=1)
+
+
+def fair_share(total: np.ndarray, weight: np.ndarray, rack: np.ndarray, pinned: np.ndarray) -> np.ndarray:
+    """Each broker's fair share of a pool's load, per dimension: the pool's ``total`` (K,) spread by ``weight``
+    (B, K), where the load ``pinned`` (B, K) to each broker's rack stays in that rack.
+
+    A rack whose pinned load exceeds its weighted share of the pool keeps just that load; the others share the
+    rest by weight (water-filling). Within a rack, brokers share by weight. Without racks (any ``rack`` < 0)
+    the pool mean applies to every broker.
+
+    Examples
+    --------
+    Rack 0 has one broker, rack 1 three; RF 2 over the two racks pins half of the load to each rack:
+
+    >>> w = np.ones((4, 1)); rack = np.array([0, 1, 1, 1])
+    >>> fair_share(np.array([8.0]), w, rack, np.array([[4.0], [4.0], [0.0], [0.0]])).ravel().tolist()
+    [4.0, 1.3333333333333333, 1.3333333333333333, 1.3333333333333333]
+    >>> fair_share(np.array([8.0]), w, rack, np.zeros((4, 1))).ravel().tolist()
+    [2.0, 2.0, 2.0, 2.0]
+    """
+    wsum = weight.sum(axis=0)
+    mean = np.where(wsum > 0, total / np.where(wsum > 0, wsum, 1.0), 0.0)
+    racks = np.unique(rack)
+    if len(racks) < 2 or (rack < 0).any():
+        return mean * weight
+    rack_w = np.stack([weight[rack == r].sum(axis=0) for r in racks])  # (R, K)
+    rack_pinned = np.stack([pinned[rack == r].sum(axis=0) for r in racks])
+    level = mean.copy()
+    for _ in range(len(racks)):  # water-filling: racks held above the level keep their pinned load
+        above = rack_pinned > level * rack_w
+        free_w = np.where(above, 0.0, rack_w).sum(axis=0)
+        free = total - np.where(above, rack_pinned, 0.0).sum(axis=0)
+        level = np.where(free_w > 0, free / np.where(free_w > 0, free_w, 1.0), level)
+    rack_total = np.maximum(rack_pinned, level * rack_w)
+    index = np.searchsorted(racks, rack)
+    return np.where(rack_w[index] > 0, rack_total[index] * weight / np.where(rack_w[index] > 0, rack_w[index], 1.0),
+                    0.0)
+
+
+def state_fair_share(state: PoolState) -> np.ndarray:
+    """`fair_share` of a pool's seed load: ``base`` stays in its broker's rack, and so does one replica in every
+    rack of each partition whose replication factor reaches the pool's racks."""
+    racks, first = np.unique(state.rack, return_index=True)
+    pinned = np.array(state.base, dtype=float)
+    if len(racks) > 1 and (racks >= 0).all():
+        # one replica per rack is pinned there: book it on the rack's first broker (fair_share sums per rack)
+        pinned[first] += state.follower[state.rf >= len(racks)].sum(axis=0)
+    return fair_share(state_loads(state, state.seed).sum(axis=0), band_weights(state.capacity), state.rack, pinned)
+
+
 def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODES, time_limit: float = 300.0,
              gap: float = MIP_GAP) -> PoolResult:
     """The placement of ``state`` meeting ``goal`` at the fewest moved bytes (see the module docstring).
@@ -261,15 +318,15 @@ class _Band:
         self.norm = np.ones((n, _K))
         self.norm[:, :_CAP] = np.where(state.limit > 0, state.limit, 1.0)
         if goal.band is not None:
-            weight = np.concatenate([state.capacity, state.capacity[:, 3:4], state.capacity[:, 0:1]], axis=1)
+            weight = band_weights(state.capacity)
             total = state_loads(state, state.seed).sum(axis=0)
+            fair = state_fair_share(state)
             brokers = np.ones(n, dtype=bool) if goal.band_brokers is None else np.asarray(goal.band_brokers, bool)
             for name in goal.band_dimensions:
                 d = ENGINE_DIMENSIONS.index(name)
-                w = weight[:, d]
-                if w.sum() <= 0 or total[d] <= 0:
+                if weight[:, d].sum() <= 0 or total[d] <= 0:
                     continue
-                share = total[d] / w.sum() * w
+                share = fair[:, d]
                 self.low[brokers, d] = (1 - goal.band) * share[brokers]
                 self.high[brokers, d] = (1 + goal.band) * share[brokers]
                 self.norm[brokers, d] = np.where(share[brokers] > 0, share[brokers], 1.0)

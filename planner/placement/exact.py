@@ -6,8 +6,9 @@ compared. Variables ``a_q{i}_b{n}`` (partition ``i`` has a replica on broker ``n
 led from broker ``n``): each partition keeps its replication factor, has one leader among its replicas, spans
 min(RF, racks) racks (RF ≤ racks: one replica per rack, none on a broker without a rack; RF > racks: every
 rack), and every broker stays within headroom × capacity in every dimension, the leader carrying
-`pools.demand.replica_load`'s leader share. Optionally the ``band_brokers`` must end within ±``band`` of the
-pool's mean utilisation in every dimension (a joining broker's fair share). The objective is the bytes copied
+`pools.demand.replica_load`'s leader share. Optionally the ``band_brokers`` must end within ±``band`` of their
+fair share in every dimension (`planner.placement.engine.fair_share`: the pool's mean utilisation, or the
+rack's where partitions whose RF reaches the pool's racks pin load to every rack). The objective is the bytes copied
 to brokers that do not hold the partition yet; a leader change is free. Only for small pools.
 """
 
@@ -16,8 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pulp
 
+from planner.placement.engine import fair_share
 from pools.demand import Demand, PartitionShare, replica_load
 from pools.errors import InfeasibleError
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
@@ -65,6 +68,7 @@ def exact_placement(
     moved = []
     loads: dict[tuple[int, int], list] = {(n, d): [] for n in range(len(brokers)) for d in range(len(DIMENSIONS))}
     totals = [0.0] * len(DIMENSIONS)
+    pinned = [0.0] * len(DIMENSIONS)  # per rack: one replica of each partition whose RF reaches the racks
     for i, p in enumerate(parts):
         rf = len(p.replicas)
         prob += pulp.lpSum(a[i, n] for n in range(len(brokers))) == rf, f"rf_q{i}"
@@ -77,6 +81,7 @@ def exact_placement(
         leader = replica_load(share, rf, leader=True)
         for d in range(len(DIMENSIONS)):
             totals[d] += leader[d] + follower[d] * (rf - 1)
+            pinned[d] += follower[d] if len(racks) > 1 and rf >= len(racks) else 0.0
         for n, b in enumerate(brokers):
             prob += lead[i, n] <= a[i, n], f"leads_q{i}_b{n}"
             if racks and rf <= len(racks) and rack_of[b] is None:
@@ -89,16 +94,20 @@ def exact_placement(
                 if leader[d] - follower[d]:
                     loads[n, d].append((leader[d] - follower[d]) * lead[i, n])
     caps = {b: [snapshot.broker_by_id[b].capacity.get(dim) for dim in DIMENSIONS] for b in brokers}
-    weight = [sum(caps[b][d] for b in brokers) for d in range(len(DIMENSIONS))]
+    rack_code = np.array([racks.index(rack_of[b]) if rack_of[b] is not None else -1 for b in brokers])
+    pinned_on = np.zeros((len(brokers), len(DIMENSIONS)))
+    for rack in racks:  # booked on each rack's first broker: fair_share sums per rack
+        pinned_on[[rack_of[b] for b in brokers].index(rack)] = pinned
+    share = fair_share(np.array(totals), np.array([caps[b] for b in brokers], dtype=float).reshape(-1, len(DIMENSIONS)),
+                       rack_code, pinned_on)
     for n, b in enumerate(brokers):
         for d in range(len(DIMENSIONS)):
             limit = headroom[d] * caps[b][d]
             scale = limit if limit > 0 else 1.0
             prob += pulp.lpSum(loads[n, d]) / scale <= limit / scale, f"cap_b{n}_d{d}"
-            if band is not None and b in band_brokers and weight[d] > 0 and totals[d] > 0:
-                share = totals[d] * caps[b][d] / weight[d]
-                prob += pulp.lpSum(loads[n, d]) / share >= 1 - band, f"band_lo_b{n}_d{d}"
-                prob += pulp.lpSum(loads[n, d]) / share <= 1 + band, f"band_hi_b{n}_d{d}"
+            if band is not None and b in band_brokers and share[n, d] > 0 and totals[d] > 0:
+                prob += pulp.lpSum(loads[n, d]) / share[n, d] >= 1 - band, f"band_lo_b{n}_d{d}"
+                prob += pulp.lpSum(loads[n, d]) / share[n, d] <= 1 + band, f"band_hi_b{n}_d{d}"
     total = float(sum(p.size_bytes * len(p.replicas) for p in parts)) or 1.0
     prob.setObjective(pulp.lpSum(moved) / total)
     prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=0.0, threads=1, random_seed=0))

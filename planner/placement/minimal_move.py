@@ -9,8 +9,8 @@ For each pool:
 2. `pools.fill` keeps every replica already on a broker of the pool and places the missing ones on the
    least-loaded brokers (the seed, the same placement the audit's fixes use).
 3. `planner.placement.engine` brings every broker under headroom × capacity in every dimension and gives each
-   broker that joins the pool a fair share: within `FAIR_SHARE_BAND` of the pool's mean utilisation in every
-   dimension (Cruise Control's distribution goals, at its default 1.10 threshold), moving replicas and
+   broker that joins the pool its fair share (`planner.placement.engine.fair_share`), within `FAIR_SHARE_BAND`
+   in every dimension (Cruise Control's distribution goals, at its default 1.10 threshold), moving replicas and
    preferred leaders (zero-copy) at the fewest copied bytes. What it cannot reach is a warning.
 """
 
@@ -30,7 +30,7 @@ from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["FAIR_SHARE_BAND", "PoolPlacement", "Placement", "place_in_pools", "engine_loads"]
 
-#: A joining broker's fair share: within ±10 % of the pool's mean utilisation, per dimension.
+#: A joining broker's fair share: within ±10 % of its fair share, per dimension.
 FAIR_SHARE_BAND = 0.10
 
 
@@ -208,6 +208,6 @@ def _warnings(pool: str, ids: np.ndarray, result: PoolResult, joining: set[int])
     for b in np.flatnonzero(np.isin(ids, list(joining))).tolist():
         short = [ENGINE_DIMENSIONS[d] for d in np.flatnonzero(result.outside_band[b] > 0) if d < len(DIMENSIONS)]
         if short:
-            out.append(f"pool {pool!r}: joining broker {int(ids[b])} ends outside ±{FAIR_SHARE_BAND:.0%} of the "
-                       f"pool's mean utilisation in {', '.join(short)}")
+            out.append(f"pool {pool!r}: joining broker {int(ids[b])} ends outside ±{FAIR_SHARE_BAND:.0%} of its "
+                       f"fair share in {', '.join(short)}")
     return out
