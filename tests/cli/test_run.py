@@ -128,7 +128,7 @@ def test_a_stage_that_finds_no_pools_is_a_result_of_the_run_not_its_end(tmp_path
     def plan(options: object, *, progress: object) -> None:
         raise InfeasibleError(f"no pool plan satisfies {tmp_path}/.run.x.tmp/sample/pools.toml: tenants a and b")
 
-    call = SimpleNamespace(stage=SimpleNamespace(name="plan", call=plan), options=None)
+    call = SimpleNamespace(stage=SimpleNamespace(run_name="plan", call=plan), options=None)
     said = _run_stage(call, _Shown(tmp_path / ".run.x.tmp", tmp_path / "run"))
     assert said.code == 1 and said.headline is None
     err = capsys.readouterr().err

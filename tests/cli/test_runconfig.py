@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli.runconfig import STAGES, load_run_config, stage_call
+from planner.cli.runconfig import PLAN_STAGES, STAGES, load_run_config, stage_call
 from planner.stages.plan import PlanOptions
 from pools.errors import InputError
 
@@ -68,8 +68,8 @@ def test_a_rebalance_table_makes_a_day2_run(tmp_path: Path) -> None:
 
 def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
     assert "sample" not in load_run_config(_config(tmp_path, "")).stages
-    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == tuple(s for s in STAGES
-                                                                                     if s != "rebalance")
+    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == tuple(
+        s for s in STAGES if s == "plan" or s not in PLAN_STAGES)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
         ("[planner]\nx = 1", r"planner: unknown table"),
         ("[run\n", r"invalid TOML"),
         ("plan = 3", r"plan: expected a table of plan options"),
-        ("[run]\nstages = ['plan', 'rebalance']", r"run\.stages: plan and rebalance both write the run's plan"),
+        ("[run]\nstages = ['plan', 'rebalance']", r"run\.stages: plan and rebalance each write the run's plan"),
     ],
 )
 def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:
