@@ -198,3 +198,14 @@ def test_a_decommission_run_emits_its_plan_and_a_refused_one_skips_emit(tmp_path
     assert re.search(r"^emit +skipped  the brokers-decommission stage is infeasible", err, re.M), err
     assert not (tmp_path / "refused" / "plan").exists() and not (tmp_path / "refused" / "bundle").exists()
     assert (tmp_path / "refused" / "audit" / "findings.json").exists()
+
+
+@pytest.mark.slow
+def test_the_sample_decommission_run_drains_its_broker(tmp_path: Path) -> None:
+    """The shipped conf/decommission.toml, Spark included: broker 5 drains and emit writes the bundle."""
+    code, text = _run_logged(["run", "--config", str(ROOT / "conf" / "decommission.toml"), "--out", "d"],
+                             tmp_path / "console.txt", tmp_path)
+    record = {s["stage"]: s["exit_code"] for s in json.loads((tmp_path / "d" / "run.json").read_text())["stages"]}
+    assert record["brokers-decommission"] == 0 and record["emit"] == 0 and code == max(record.values()), text
+    assert json.loads((tmp_path / "d" / "plan" / "plan.json").read_text())["operation"]["name"] == "decommission"
+    assert (tmp_path / "d" / "bundle" / "reassignment.json").exists()

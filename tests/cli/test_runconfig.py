@@ -142,3 +142,10 @@ def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table
     cfg = load_run_config(_config(tmp_path, f"[{stage}]\n{table}\n"))
     with pytest.raises(InputError, match=message):
         stage_call(cfg, stage, tmp_path / "run")
+
+
+@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml"])
+def test_the_shipped_run_configs_pass_the_check(tmp_path: Path, name: str) -> None:
+    cfg = load_run_config(Path(__file__).resolve().parents[2] / "conf" / name)
+    for stage in cfg.stages:
+        stage_call(cfg, stage, tmp_path / "run")
