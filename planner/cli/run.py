@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from planner.cli.console import CONSOLE, file_handler, stage_progress
 from planner.cli.stage import Outcome
 from pools.errors import InfeasibleError
 from pools.units import format_elapsed
+
+if TYPE_CHECKING:
+    from planner.cli.runconfig import StageCall
 
 __all__ = ["command", "RUN_LOG"]
 
@@ -34,7 +38,8 @@ _log = logging.getLogger(__name__)
 @click.option("--out", default=None, help="Run directory (overrides run.out of the config).")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 def command(config_path: str, out: str | None, force: bool) -> int:
-    """Run the quarterly capacity run: sample, snapshot, ingest, plan, emit, audit, report.
+    """Run the quarterly capacity run: sample, snapshot, ingest, plan, emit, audit, report (a day-2 run: an
+    operation such as rebalance or brokers-decommission in place of plan).
 
     Each stage runs as the subcommand of the same name would, with the options of its config table; the whole
     config (every table's keys, value types and ranges, input files; tables of stages left out of run.stages
@@ -45,10 +50,11 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     progress of long stages and a closing summary.
 
     Exit code: the most severe of the stages' — 0 when every stage is done or clean; 1 when the plan is
-    infeasible (emit is skipped; the report says what each pool lacks) or the audit has findings at its
-    --fail-on severity; 2 on bad input in the config or any stage; 3 when a solver result fails its checks.
+    infeasible or a day-2 operation is refused (emit is skipped, the audit runs without the plan when none was
+    written) or the audit has findings at its --fail-on severity; 2 on bad input in the config or any stage; 3
+    when a solver result fails its checks.
     """
-    from planner.cli.runconfig import load_run_config, stage_call
+    from planner.cli.runconfig import PLAN_STAGES, load_run_config, stage_call
     from pools.atomic import atomic_dir, write_json
 
     started = time.monotonic()
@@ -68,11 +74,15 @@ def command(config_path: str, out: str | None, force: bool) -> int:
             log = file_handler(str(run_dir / RUN_LOG))  # open across the rename, for the closing summary
             root.addHandler(log)
             _say(f"poolplan run of {config.source} into {shown(config.out)}: {', '.join(config.stages)}")
-            for call in (calls[stage] for stage in config.stages):
-                name = call.stage.name
-                if name == "emit" and results.get("plan") == 1:
-                    _say(f"{name:<8} {'skipped':>10}  the plan is infeasible (the report says what each pool lacks)")
-                    continue
+            writer = next((s for s in config.stages if s in PLAN_STAGES), None)
+            for name in config.stages:
+                call = calls[name]
+                if writer is not None and results.get(writer) == 1:
+                    kept = _without_plan(call)
+                    if kept is None:
+                        _say(f"{name:<8} {'skipped':>10}  the {writer} stage is infeasible: no plan to apply")
+                        continue
+                    call = kept
                 said = _run_stage(call, shown)
                 results[name] = said.code
                 headlines += [shown.text(said.headline)] if said.headline else []
@@ -93,14 +103,25 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     return code
 
 
-def _run_stage(call: Any, shown: _Shown) -> Outcome:
+def _without_plan(call: StageCall) -> StageCall | None:
+    """A stage after the run's plan stage was infeasible: emit has nothing to apply (None: skipped); a stage that
+    reads the plan does without it when none was written (a refused operation writes none)."""
+    if call.stage.run_name == "emit":
+        return None
+    plan_path = getattr(call.options, "plan_path", None)
+    if plan_path is None or Path(plan_path).exists():
+        return call
+    return replace(call, options=replace(call.options, plan_path=None))
+
+
+def _run_stage(call: StageCall, shown: _Shown) -> Outcome:
     """Run one stage's library function with progress; print its line (time, final path, summary) and notes."""
-    name = call.stage.name
+    name = call.stage.run_name
     began = time.monotonic()
     try:
         with stage_progress(name, shown=shown.text) as progress:
             result = call.stage.call(call.options, progress=progress)
-    except InfeasibleError as exc:  # no pools separate the tenants: a result of the run (exit 1), not its end
+    except InfeasibleError as exc:  # no pools separate the tenants, an operation refused: a result (exit 1)
         _say(f"{name:<8} {format_elapsed(time.monotonic() - began):>10}  infeasible: {shown.text(str(exc))}")
         return Outcome(subject=name, summary=str(exc), written=Path(shown.out), code=1)
     except BaseException:

@@ -1,7 +1,9 @@
 """The quarterly run's configuration: which stages run, and each stage's options, checked before any stage runs.
 
 ``conf/quarterly.toml`` has a ``[run]`` table and one table per stage whose keys are that subcommand's long
-options (``[plan] time-limit = 60`` is ``poolplan plan --time-limit 60``): the subcommand's click options are the
+options (``[plan] time-limit = 60`` is ``poolplan plan --time-limit 60``; a stage of a command group joins its
+words with hyphens: ``[brokers-decommission] broker = [5]`` is ``poolplan brokers decommission --broker 5``); a
+day-2 run has one operation (`PLAN_STAGES`) in place of ``plan``. The subcommand's click options are the
 one definition of a stage's options, so the run accepts every option the command has and checks each value with
 the command's own type. String values may use ``{run}`` (the run directory being built), ``{sample}``
 (``{run}/sample``) and ``{config_dir}`` (the directory of the config file); other relative paths are relative to
@@ -21,27 +23,38 @@ from typing import Any
 
 import click
 
-from planner.cli import audit, emit, ingest, plan, rebalance, report, sample, snapshot
+from planner.cli import audit, brokers, emit, ingest, plan, rebalance, replication, report, sample, snapshot
 from planner.cli.stage import Stage
 from pools.errors import InputError
 from pools.files import load_toml
 
-__all__ = ["STAGES", "STAGE_PATHS", "RUN_STAGES", "RunConfig", "StageCall", "load_run_config", "stage_call"]
+__all__ = ["STAGES", "PLAN_STAGES", "STAGE_PATHS", "RUN_STAGES", "RunConfig", "StageCall", "load_run_config",
+           "stage_call"]
 
-#: Every stage, in the order a run executes them. ``rebalance`` (a day-2 run) writes the run's plan in place of
-#: ``plan``: a run has one or the other.
-RUN_STAGES: Mapping[str, Stage] = {s.name: s for s in (sample.STAGE, snapshot.STAGE, ingest.STAGE, plan.STAGE,
-                                                       rebalance.STAGE, emit.STAGE, audit.STAGE, report.STAGE)}
+#: The day-2 operations a run can make its plan with (`planner.stages.operations`), by their run names.
+_OPERATIONS: Mapping[str, Stage] = {s.run_name: s for s in (rebalance.STAGE, brokers.ADD, brokers.DECOMMISSION,
+                                                            brokers.REPLACE, replication.STAGE)}
+#: Every stage, by its run name (`Stage.run_name`), in the order a run executes them.
+RUN_STAGES: Mapping[str, Stage] = {
+    **{s.run_name: s for s in (sample.STAGE, snapshot.STAGE, ingest.STAGE, plan.STAGE)},
+    **_OPERATIONS,
+    **{s.run_name: s for s in (emit.STAGE, audit.STAGE, report.STAGE)},
+}
 #: The stages' names, in run order.
 STAGES: tuple[str, ...] = tuple(RUN_STAGES)
+#: The stages that write the run's plan (``plan/plan.json``, read by emit, audit and report): a run has one at most.
+#: A day-2 run has an operation in place of ``plan``.
+PLAN_STAGES: tuple[str, ...] = ("plan", *_OPERATIONS)
 
+_OPERATION_PATHS = {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"}
 #: Parameters the run supplies itself (by parameter name), so stages find each other's outputs in the run directory.
+#: An operation's profile is the run's only when the run has ``ingest`` (see `stage_call`).
 STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
     "sample": {"out_dir": "{run}/sample"},
     "snapshot": {"out_path": "{run}/snapshot.json"},
     "ingest": {"snapshot": "{run}/snapshot.json", "out": "{run}/profile"},
     "plan": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
-    "rebalance": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
+    **{name: _OPERATION_PATHS for name in _OPERATIONS},
     "emit": {"plan_path": "{run}/plan/plan.json", "snapshot_path": "{run}/snapshot.json", "out_dir": "{run}/bundle"},
     "audit": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/audit"},
     "report": {"run_dir": "{run}"},
@@ -88,7 +101,8 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     unknown = sorted(set(run) - {"out", "stages"})
     if unknown:
         raise InputError(f"{source}: run.{unknown[0]}: unknown key; expected out or stages")
-    optional = {"sample", "rebalance"} | ({"plan"} if "rebalance" in doc and "plan" not in doc else set())
+    day2 = "plan" not in doc and any(s in doc for s in _OPERATIONS)
+    optional = {"sample", *_OPERATIONS} | ({"plan"} if day2 else set())
     stages = run.get("stages", [s for s in STAGES if s in doc or s not in optional])
     if not isinstance(stages, list) or not all(isinstance(s, str) for s in stages):
         raise InputError(f"{source}: run.stages: expected a list of stage names")
@@ -98,8 +112,10 @@ def load_run_config(path: str | os.PathLike[str], *, out: str | None = None) -> 
     ordered = tuple(s for s in STAGES if s in stages)
     if list(ordered) != stages:
         raise InputError(f"{source}: run.stages: stages must be in the order {', '.join(STAGES)}")
-    if "plan" in stages and "rebalance" in stages:
-        raise InputError(f"{source}: run.stages: plan and rebalance both write the run's plan; keep one")
+    writers = [s for s in ordered if s in PLAN_STAGES]
+    if len(writers) > 1:
+        raise InputError(f"{source}: run.stages: {', '.join(writers[:-1])} and {writers[-1]} each write the run's "
+                         "plan; keep one")
     target = out if out is not None else run.get("out", "runs/quarterly")
     if not isinstance(target, str) or not target:
         raise InputError(f"{source}: run.out: expected a directory path")
@@ -128,15 +144,18 @@ def stage_call(config: RunConfig, stage: str, run_dir: Path) -> StageCall:
              "config_dir": str(config.source.parent.resolve())}
     table = dict(config.options.get(stage, {}))
     supplied = dict(STAGE_PATHS[stage])
-    if stage == "audit" and {"plan", "rebalance"} & set(config.stages):  # the audit's fixes follow the run's plan
+    if stage == "audit" and set(PLAN_STAGES) & set(config.stages):  # the audit's fixes follow the run's plan
         supplied["plan_path"] = "{run}/plan/plan.json"
+    if stage in _OPERATIONS and "ingest" not in config.stages:  # its profile is optional: the table's, or none
+        del supplied["profile_dir"]
     by_key = {_key(p): p for p in command.params if p.name not in supplied}
     for key in table:
         if key not in by_key:
             if any(_key(p) == key for p in command.params):
                 raise InputError(f"{where}.{key}: supplied by the run (the stages find each other's files)")
             known = ", ".join(sorted(by_key))
-            raise InputError(f"{where}.{key}: unknown option of poolplan {stage}; expected one of {known}")
+            raise InputError(f"{where}.{key}: unknown option of poolplan {RUN_STAGES[stage].name}; "
+                             f"expected one of {known}")
     given: dict[str, Any] = {name: _expand(value, names, "run") for name, value in supplied.items()}
     shown: dict[str, Any] = {}
     for key, value in table.items():
@@ -148,7 +167,7 @@ def stage_call(config: RunConfig, stage: str, run_dir: Path) -> StageCall:
     except click.BadParameter as exc:
         key = _key(exc.param) if exc.param is not None else "?"
         if isinstance(exc, click.MissingParameter):
-            raise InputError(f"{where}.{key}: missing (poolplan {stage} requires it)") from None
+            raise InputError(f"{where}.{key}: missing (poolplan {RUN_STAGES[stage].name} requires it)") from None
         raise InputError(f"{where}.{key}: {exc.message}") from None
     except click.ClickException as exc:
         raise InputError(f"{where}: {exc.format_message()}") from None

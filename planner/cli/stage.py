@@ -74,7 +74,7 @@ class Stage:
     Attributes
     ----------
     name : str
-        The command's and the run's name for it.
+        The command's name for it (``brokers decommission``).
     command : click.Command
         The command; its options are the stage's options (names, types, defaults, ranges).
     options : callable
@@ -93,6 +93,12 @@ class Stage:
     call: Callable[..., Any]
     outcome: Callable[[Any], Outcome]
     stdout: bool = True
+
+    @property
+    def run_name(self) -> str:
+        """Its name in ``poolplan run``: its config table and its entry in ``run.stages`` (the command's words
+        joined by hyphens: ``brokers-decommission``)."""
+        return self.name.replace(" ", "-")
 
 
 def run_command(stage: Stage, params: Mapping[str, Any]) -> int:

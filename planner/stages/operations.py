@@ -2,7 +2,8 @@
 
 Each reads the snapshot, the policy and (optionally) the profile, runs one operation of `planner.operations`
 and writes ``OUT/plan.json`` in the quarterly plan's contract, so ``poolplan emit``, ``audit`` and ``report``
-take it unchanged. ``poolplan run`` calls `rebalance` as its ``rebalance`` stage.
+take it unchanged. ``poolplan run`` calls each as the stage that writes the run's plan
+(`planner.cli.runconfig.PLAN_STAGES`).
 """
 
 from __future__ import annotations

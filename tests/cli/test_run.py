@@ -60,6 +60,21 @@ def test_a_typo_in_a_later_stage_stops_the_run_before_its_first_stage(tmp_path: 
     assert not (tmp_path / "run").exists() and [p.name for p in tmp_path.iterdir()] == ["q.toml"]
 
 
+@pytest.mark.parametrize(("table", "message"), [
+    ('[brokers-decommission]\npolicy = "{sample}/pools.toml"',
+     "brokers-decommission.broker: missing (poolplan brokers decommission requires it)"),
+    ('[brokers-decommission]\nbroker = [1]\n[rebalance]\nband = 0.2',
+     "run.stages: rebalance and brokers-decommission each write the run's plan; keep one"),
+])
+def test_an_operation_table_in_error_stops_the_run_before_its_first_stage(tmp_path: Path, run_cli, table: str,
+                                                                          message: str) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text((_CONFIG % "error").replace('stages = ["sample", "snapshot", "audit", "report"]\n', "") + table)
+    code, _, err = run_cli("run", "--config", config, "--out", tmp_path / "run")
+    assert code == 2 and err.strip().splitlines() == [f"error: {config}: {message}"], err
+    assert not (tmp_path / "run").exists()
+
+
 _STAGE_LINE = re.compile(r"^(sample|snapshot|ingest|plan|emit|audit|report) +(\d+\.\d s|\d+ s|\d+ min \d\d s|\d+ h \d\d min)  "
                          r"(\S+): \S")
 _NOISE = ("[Stage", "Running HiGHS", "Copyright (c)", "py4j", "Using incubator modules", "NativeCodeLoader", "log4j",
@@ -128,9 +143,69 @@ def test_a_stage_that_finds_no_pools_is_a_result_of_the_run_not_its_end(tmp_path
     def plan(options: object, *, progress: object) -> None:
         raise InfeasibleError(f"no pool plan satisfies {tmp_path}/.run.x.tmp/sample/pools.toml: tenants a and b")
 
-    call = SimpleNamespace(stage=SimpleNamespace(name="plan", call=plan), options=None)
+    call = SimpleNamespace(stage=SimpleNamespace(run_name="plan", call=plan), options=None)
     said = _run_stage(call, _Shown(tmp_path / ".run.x.tmp", tmp_path / "run"))
     assert said.code == 1 and said.headline is None
     err = capsys.readouterr().err
     assert re.match(r"plan +\d\.\d s  infeasible: no pool plan satisfies \S*run/sample/pools\.toml: tenants a and b$",
                     err.strip()), err
+
+
+_DECOMMISSION = """
+[run]
+stages = [%s"snapshot", "brokers-decommission", "emit", "audit", "report"]
+[sample]
+seed = 7
+brokers = 9
+topics = 30
+days = 2
+[snapshot]
+describe = "%s/kafka/topics-describe.txt"
+log-dirs = "%s/kafka/log-dirs"
+inventory = "%s/brokers.toml"
+cluster = "sample"
+[brokers-decommission]
+broker = [%d]
+policy = "%s/pools.toml"
+[audit]
+policy = "%s/pools.toml"
+"""
+
+
+def test_a_decommission_run_emits_its_plan_and_a_refused_one_skips_emit(tmp_path: Path, run_cli) -> None:
+    """A day-2 run without ingest: the operation's plan.json goes to emit; refused, it is the stage's exit 1."""
+    from pools.kafka_formats import parse_reassignment_json
+
+    config, run = tmp_path / "d.toml", tmp_path / "run"
+    config.write_text(_DECOMMISSION % ('"sample", ', *["{sample}"] * 3, 5, *["{sample}"] * 2))
+    code, _, err = run_cli("run", "--config", config, "--out", run)
+    record = {s["stage"]: s["exit_code"] for s in json.loads((run / "run.json").read_text())["stages"]}
+    assert record["brokers-decommission"] == 0 and record["emit"] == 0, err
+    assert code == max(record.values()) and "Traceback" not in err
+    plan = json.loads((run / "plan" / "plan.json").read_text())
+    assert plan["operation"]["name"] == "decommission" and plan["operation"]["arguments"] == {"brokers": [5]}
+    moves = parse_reassignment_json((run / "bundle" / "reassignment.json").read_text())
+    assert moves and all(5 not in m.replicas for m in moves)
+    assert re.search(r"^brokers-decommission +\S+ s  \S+/plan/plan\.json: \d+ partitions change", err, re.M), err
+
+    sample = run / "sample"  # pool stream keeps two racks without broker 6: refused
+    config.write_text(_DECOMMISSION % ("", *[sample] * 3, 6, *[sample] * 2))
+    code, _, err = run_cli("run", "--config", config, "--out", tmp_path / "refused")
+    record = {s["stage"]: s["exit_code"] for s in json.loads((tmp_path / "refused" / "run.json").read_text())["stages"]}
+    assert record == {"snapshot": 0, "brokers-decommission": 1, "audit": record["audit"], "report": 0}, err
+    assert code == 1 and "Traceback" not in err
+    assert "infeasible: cannot decommission broker(s) 6: pool 'stream' would span 2 rack(s), needs 3" in err
+    assert re.search(r"^emit +skipped  the brokers-decommission stage is infeasible", err, re.M), err
+    assert not (tmp_path / "refused" / "plan").exists() and not (tmp_path / "refused" / "bundle").exists()
+    assert (tmp_path / "refused" / "audit" / "findings.json").exists()
+
+
+@pytest.mark.slow
+def test_the_sample_decommission_run_drains_its_broker(tmp_path: Path) -> None:
+    """The shipped conf/decommission.toml, Spark included: broker 5 drains and emit writes the bundle."""
+    code, text = _run_logged(["run", "--config", str(ROOT / "conf" / "decommission.toml"), "--out", "d"],
+                             tmp_path / "console.txt", tmp_path)
+    record = {s["stage"]: s["exit_code"] for s in json.loads((tmp_path / "d" / "run.json").read_text())["stages"]}
+    assert record["brokers-decommission"] == 0 and record["emit"] == 0 and code == max(record.values()), text
+    assert json.loads((tmp_path / "d" / "plan" / "plan.json").read_text())["operation"]["name"] == "decommission"
+    assert (tmp_path / "d" / "bundle" / "reassignment.json").exists()

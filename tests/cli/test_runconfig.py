@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.cli.runconfig import STAGES, load_run_config, stage_call
+from planner.cli.runconfig import PLAN_STAGES, STAGES, load_run_config, stage_call
+from planner.stages.operations import DecommissionOptions
 from planner.stages.plan import PlanOptions
 from pools.errors import InputError
 
@@ -66,10 +67,28 @@ def test_a_rebalance_table_makes_a_day2_run(tmp_path: Path) -> None:
         stage_call(load_run_config(_config(tmp_path, "[rebalance]\nband = 'wide'\n")), "rebalance", run)
 
 
+def test_an_operation_table_makes_a_day2_run_its_profile_the_runs_only_with_ingest(tmp_path: Path) -> None:
+    (tmp_path / "pools.toml").write_text("")
+    cfg = load_run_config(_config(tmp_path, "[brokers-decommission]\nbroker = [5, 6]\n"
+                                            f"[audit]\npolicy = '{tmp_path}/pools.toml'\n"))
+    assert "brokers-decommission" in cfg.stages and "plan" not in cfg.stages and "ingest" in cfg.stages
+    run = tmp_path / "run"
+    call = stage_call(cfg, "brokers-decommission", run)
+    assert call.options == DecommissionOptions(snapshot_path=f"{run}/snapshot.json", profile_dir=f"{run}/profile",
+                                               out_dir=f"{run}/plan", brokers=(5, 6))
+    assert stage_call(cfg, "audit", run).params["plan_path"] == f"{run}/plan/plan.json"
+    cfg = load_run_config(_config(tmp_path, "[run]\nstages = ['set-replication-factor', 'emit']\n"
+                                            "[set-replication-factor]\ntopic = ['a.orders']\nreplication-factor = 3\n"
+                                            f"profile = '{tmp_path}'\n"))
+    call = stage_call(cfg, "set-replication-factor", run)
+    assert call.options.topics == ("a.orders",) and call.options.replication_factor == 3
+    assert call.options.profile_dir == str(tmp_path)
+
+
 def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
     assert "sample" not in load_run_config(_config(tmp_path, "")).stages
-    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == tuple(s for s in STAGES
-                                                                                     if s != "rebalance")
+    assert load_run_config(_config(tmp_path, "[sample]\nseed = 1\n")).stages == tuple(
+        s for s in STAGES if s == "plan" or s not in PLAN_STAGES)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +100,9 @@ def test_default_stages_skip_sample_unless_configured(tmp_path: Path) -> None:
         ("[planner]\nx = 1", r"planner: unknown table"),
         ("[run\n", r"invalid TOML"),
         ("plan = 3", r"plan: expected a table of plan options"),
-        ("[run]\nstages = ['plan', 'rebalance']", r"run\.stages: plan and rebalance both write the run's plan"),
+        ("[run]\nstages = ['plan', 'rebalance']", r"run\.stages: plan and rebalance each write the run's plan"),
+        ("[rebalance]\n[brokers-replace]\nold = 1\nnew = 2",
+         r"run\.stages: rebalance and brokers-replace each write the run's plan; keep one"),
     ],
 )
 def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:
@@ -106,9 +127,25 @@ def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) 
         ("snapshot", "cluster = 'c'", r"snapshot\.describe: missing \(poolplan snapshot requires it\)"),
         ("plan", "policy = '{nowhere}/p.toml'", r"plan\.policy: bad placeholder"),
         ("ingest", "days = 3", r"ingest: --days, --start, --end, --step and the other Prometheus options need --prometheus"),
+        ("brokers-decommission", "brokers = [5]",
+         r"brokers-decommission\.brokers: unknown option of poolplan brokers decommission; expected one of broker, "),
+        ("brokers-decommission", "policy = '{config_dir}/q.toml'",
+         r"brokers-decommission\.broker: missing \(poolplan brokers decommission requires it\)"),
+        ("brokers-add", "broker = [10]", r"brokers-add\.pool: missing \(poolplan brokers add requires it\)"),
+        ("set-replication-factor", "topic = ['a']",
+         r"set-replication-factor\.replication-factor: missing \(poolplan set-replication-factor requires it\)"),
+        ("brokers-replace", "old = 1\nnew = -1", r"brokers-replace\.new: -1 is not in the range"),
+        ("brokers-decommission", "broker = [5]\nprofile = 'p'", r"brokers-decommission\.profile: supplied by the run"),
     ],
 )
 def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table: str, message: str) -> None:
     cfg = load_run_config(_config(tmp_path, f"[{stage}]\n{table}\n"))
     with pytest.raises(InputError, match=message):
+        stage_call(cfg, stage, tmp_path / "run")
+
+
+@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml"])
+def test_the_shipped_run_configs_pass_the_check(tmp_path: Path, name: str) -> None:
+    cfg = load_run_config(Path(__file__).resolve().parents[2] / "conf" / name)
+    for stage in cfg.stages:
         stage_call(cfg, stage, tmp_path / "run")
