@@ -24,7 +24,9 @@ free brokers are aggregated by (rack, capacity) into integer counts (every const
 on those counts), preferring counts that keep brokers in their current pool (that term stays below one broker);
 (2) with that number of new brokers fixed, the broker model, warm-started from stage 1 through a partial MIP
 start, minimising bytes moved (bytes of replicas not already on a broker of their topic's pool, as a fraction of
-all replica bytes) alone; (3) with the moved bytes fixed (up to half a byte), the tie-breakers: the peak pool
+all replica bytes) alone; (3) with the choices that decide moved bytes fixed at stage 2's (each floating group's
+pool and each named broker's: `_Model.fix_choices`), so not a byte of it is given back, the tie-breakers among
+what is left free (brokers placed by count where they hold no bytes, spare brokers): the peak pool
 load (the largest demand − usable capacity over pools and dimensions, in median-broker units) plus brokers used
 (weight `USED_WEIGHT` / brokers, below 1e-3 of a median broker in total), so spare brokers stay spare.
 
@@ -212,10 +214,11 @@ def solve_pools(
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
     limited |= stage2.limited
-    # the tie-breakers may not give back even half a byte of what stage 2 saved (measured on the rounded
-    # integers: the solver's own value may sit below them by its feasibility tolerance)
-    moved = model.moved_exact()
-    model.prob += model.moved_var <= moved + 0.5 / max(problem.total_bytes, 1.0), "stage2_moved"
+    # the tie-breakers may not give back a byte of what stage 2 saved: the choices that decide moved bytes are
+    # fixed (a bound on the moved-bytes row instead made HiGHS's presolve call the model infeasible whenever
+    # stage 2's values sat within its feasibility tolerance of the integers, and stage 3 then ran to its time
+    # limit without a solution)
+    model.fix_choices()
     found = {v.name: v.varValue for v in model.prob.variables()}
     remaining = max(1.0, time_limit - (time.monotonic() - started))
     stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads, progress,
@@ -418,6 +421,18 @@ class _Model:
         for key, var in self.v.items():
             var.setInitialValue(round(counts.v[key].value() or 0))
 
+    def fix_choices(self) -> None:
+        """Fix the choices that decide moved bytes at their current values: each floating group's pool and each
+        named broker's (``x_b``). What stays free is what moves no byte: brokers placed by count where they hold
+        none (``x_n``), and the rack, failure and count terms that follow."""
+        for (i, _), var in self.x.items():
+            if i < self.n_real:
+                var.setInitialValue(round(var.value() or 0))
+                var.fixValue()
+        for var in self.y.values():
+            var.setInitialValue(round(var.value() or 0))
+            var.fixValue()
+
     def member(self, i: int, j: int) -> pulp.LpVariable | int:
         """Broker ``i`` in pool ``j``: a variable, or the constant its pin gives."""
         pinned = self.units[i].pinned
@@ -578,28 +593,15 @@ class _Model:
                     i = index.get(broker)
                     if i is not None and size:
                         kept_fixed[i, j] = kept_fixed.get((i, j), 0.0) + size * scale
-        self.kept_fixed = sorted(kept_fixed.items())
-        self.kept_floating: list[tuple[int, int, float, list[tuple[int, float]]]] = []
-        kept: list = [size * self.member(i, j) for (i, j), size in self.kept_fixed]
+        kept: list = [size * self.member(i, j) for (i, j), size in sorted(kept_fixed.items())]
         for (k, j), var in self.k.items():
             group = problem.groups[k]
             total = sum(group.bytes_on.values()) * scale
             prob += var <= total * self.y[k, j], f"kept_choice_g{k}_p{j}"
             on = [(index[b], s * scale) for b, s in sorted(group.bytes_on.items()) if b in index and s]
             prob += var <= pulp.lpSum(s * self.member(i, j) for i, s in on), f"kept_brokers_g{k}_p{j}"
-            self.kept_floating.append((k, j, total, on))
             kept.append(var)
         prob += self.moved_var >= 1 - pulp.lpSum(kept), "moved"
-
-    def moved_exact(self) -> float:
-        """The moved-bytes fraction of the current solution, from its integer values rounded."""
-        def rounded(term: pulp.LpVariable | int) -> int:
-            return term if isinstance(term, int) else round(term.value() or 0.0)
-
-        kept = sum(size * rounded(self.member(i, j)) for (i, j), size in self.kept_fixed)
-        for k, j, total, on in self.kept_floating:
-            kept += rounded(self.y[k, j]) * min(total, sum(s * rounded(self.member(i, j)) for i, s in on))
-        return max(0.0, 1.0 - kept)
 
     def _rack_spread(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
         prob, problem = self.prob, self.problem
