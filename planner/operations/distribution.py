@@ -17,6 +17,8 @@ copied byte for the brokers out of the band, above *or* below it, or over headro
   the replicas tried those heaviest where each side is fuller than the other: a broker over in nw_in but at
   its band's edge in replicas trades a heavy-nw_in replica for a light one, one over in nw_in with disk to
   spare a heavy-nw_in, light-disk replica for a light-nw_in, heavy-disk one.
+- **Returns**, once nothing above helps: a copied replica goes back to a broker its partition left whenever the
+  penalty stays as low (a later step made the copy unnecessary), the largest first.
 
 The penalty is Σ over brokers and banded dimensions of (distance outside the band / fair share)², plus
 ``OVERLOAD`` × (load above headroom × capacity / that limit)²: every dimension counts, not only the worst. A
@@ -204,6 +206,30 @@ class _Search:
             return True
         return False
 
+    def return_step(self) -> bool:
+        """Send the largest copied replica back to a broker that holds its partition now, when that leaves the
+        penalty no higher: a later step may have made an earlier copy unnecessary."""
+        s = self.s
+        rows = self.target
+        new = (rows >= 0) & ~(rows[:, :, None] == s.holders[:, None, :]).any(axis=2)
+        left = (s.holders >= 0) & ~(s.holders[:, :, None] == rows[:, None, :]).any(axis=2)
+        parts, slot = np.nonzero(new)
+        if not len(parts):
+            return False
+        home = np.nonzero(left[parts])  # each copied replica against each holder its partition lost
+        i, b, t = parts[home[0]], rows[parts[home[0]], slot[home[0]]], s.holders[parts[home[0]], home[1]]
+        ok, _ = self._movable(i, b, t)
+        if not ok.any():
+            return False
+        i, b, t = i[ok], b[ok], t[ok]
+        gain = self._gain(b, t, self._load_of(i, b))
+        score = np.where(gain >= 0, s.size[i], -np.inf)
+        k = self._best(score, i, t)
+        if not np.isfinite(score[k]):
+            return False
+        self._move(int(i[k]), int(b[k]), int(t[k]), -float(s.size[i[k]]))
+        return True
+
     # -- helpers ---------------------------------------------------------------------------------------------------
 
     def _move_candidates(self, v: int, pos: np.ndarray, receivers: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -358,6 +384,8 @@ def distribute(state: PoolState, goal: Goal, *, max_moves: int | None = None) ->
     limit = 4 * len(state.seed) if max_moves is None else max_moves
     steps = 0
     while steps < limit and (search.leader_step() or search.replica_step() or search.swap_step()):  # zero copy first
+        steps += 1
+    while steps < limit and search.return_step():
         steps += 1
     return evaluate(state, goal, search.target, "greedy")
 
