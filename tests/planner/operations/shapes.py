@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from planner.random_clusters import profile_row
+from planner.random_clusters import profile_row, random_cluster
 from pools.policy import PoolPolicy, parse_policy
 from pools.profile import TopicProfile
 from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
@@ -111,3 +111,9 @@ def large_skewed_pool(partitions: int = 120) -> Shape:
     7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.distribution.ENGINE_PAIRS`."""
     brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 13)]
     return shape(brokers, {"a.events": rotate([[1, 4], [2, 5], [3, 6]], partitions)}, size=GB)
+
+
+def generated_pool(seed: int = 0) -> Shape:
+    """One pool of 60 brokers over three racks, 300 topics of about 20 partitions (RF 3, 6,000 partitions) placed
+    at random (`planner.random_clusters.random_cluster`): past `planner.operations.distribution.ENGINE_PAIRS`."""
+    return Shape(*random_cluster(60, 300, 1, partitions=20, misplaced=0.0, floating=0.0, seed=seed))
