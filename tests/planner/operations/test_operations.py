@@ -14,6 +14,7 @@ from planner.operations import (
     rebalance,
     replace_broker,
 )
+from planner.placement.engine import ENGINE_DIMENSIONS
 from planner.placement.exact import exact_placement
 from planner.validator import validate_plan
 from pools.errors import InfeasibleError, InputError
@@ -24,6 +25,7 @@ from .shapes import (
     POLICY,
     big_broker,
     dead_broker,
+    generated_pool,
     hot_tenant,
     large_skewed_pool,
     last_broker_to_drain,
@@ -203,6 +205,20 @@ def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
     capped = rebalance(_inputs(s), max_moved_bytes=budget)
     _check(s, capped)
     assert 0 < capped.moved_bytes <= budget
+    assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
+
+
+def test_the_distribution_search_brings_every_broker_of_a_generated_pool_into_the_band() -> None:
+    # single moves and swaps off the brokers above the band left 2 nw_in, 2 disk and 4 replicas brokers outside
+    # it (local optima); moves onto the brokers below it, from any broker, and swaps with complementary partners
+    # reach it in all six dimensions
+    s = generated_pool()
+    op = rebalance(_inputs(s))
+    _check(s, op)
+    assert op.plan.placement["p0"]["status"] == "greedy"
+    assert {d: v["after"]["outside_band"] for d, v in op.balance["p0"].items()} == dict.fromkeys(ENGINE_DIMENSIONS, 0)
+    assert not [w for w in op.plan.warnings if "outside" in w]
+    assert op.moved_bytes <= 1.15 * op.lower_bound
     assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
 
 
