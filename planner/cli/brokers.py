@@ -95,7 +95,8 @@ def add(**params: Any) -> int:
 def decommission(**params: Any) -> int:
     """Drain brokers: every replica leaves them for the rest of their pool, after checking that it has the
     brokers, racks and capacity (refused with exit 1 and what is missing otherwise): Cruise Control's
-    remove_broker."""
+    remove_broker. A dead broker (offline, or a failed log dir) can be drained: each partition that lost only
+    its replica there gets a new one copied from its in-sync leader."""
     return run_command(DECOMMISSION, params)
 
 
@@ -106,7 +107,9 @@ def decommission(**params: Any) -> int:
               help="The broker taking its place: in no pool or in the same pool.")
 def replace(**params: Any) -> int:
     """Replace a broker by another: a straight swap in every replica list (leadership included), each replica
-    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it."""
+    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it.
+    The old broker may be dead: each partition that lost only its replica there is re-replicated from its
+    in-sync leader."""
     return run_command(REPLACE, params)
 
 
