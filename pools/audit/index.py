@@ -31,12 +31,14 @@ class ClusterArrays:
     part_rf: np.ndarray  # (P,) replica count
     part_start: np.ndarray  # (P,) offset of the partition's first replica in the flat arrays
     part_leader: np.ndarray  # (P,) broker position of the leader, -1 = none or not a listed broker
+    part_leader_id: np.ndarray  # (P,) broker id of the leader, -1 = none
     part_offline: np.ndarray  # (P,) bool: no leader (``Leader: none``)
     part_isr: np.ndarray  # (P,) ISR size
     part_adding: np.ndarray  # (P,) adding-replica count
     part_removing: np.ndarray  # (P,) removing-replica count
     part_size: np.ndarray  # (P,) largest replica size, bytes
     rep_part: np.ndarray  # (R,) partition position of each replica
+    rep_id: np.ndarray  # (R,) broker id, as listed
     rep_broker: np.ndarray  # (R,) broker position, n_brokers = unknown broker
     rep_pos: np.ndarray  # (R,) position in the replica list (0 = preferred leader)
     rep_in_isr: np.ndarray  # (R,) bool
@@ -49,6 +51,20 @@ class ClusterArrays:
     @property
     def rep_topic(self) -> np.ndarray:
         return self.part_topic[self.rep_part]
+
+    def positions(self, ids: np.ndarray) -> np.ndarray:
+        """The position of each broker id in ``broker_ids``, ``n_brokers`` for an id the snapshot does not list."""
+        return _positions(self.broker_ids, ids)
+
+    def current_leader_id(self) -> np.ndarray:
+        """Per partition, the broker id that leads it now: its leader when that is one of its replicas, else its
+        preferred leader (-1 = no replicas)."""
+        first = np.full(len(self.part_rf), -1, dtype=np.int64)
+        listed = self.part_rf > 0
+        first[listed] = self.rep_id[self.part_start[listed]]
+        leads = np.zeros(len(self.part_rf), dtype=bool)
+        leads[self.rep_part[self.rep_id == self.part_leader_id[self.rep_part]]] = True
+        return np.where(leads, self.part_leader_id, first)
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,12 +163,14 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
         part_rf=part_rf,
         part_start=part_start,
         part_leader=part_leader,
+        part_leader_id=leader_id,
         part_offline=leader_id < 0,
         part_isr=part_isr,
         part_adding=part_adding,
         part_removing=part_removing,
         part_size=part_size,
         rep_part=rep_part,
+        rep_id=rep_ids,
         rep_broker=rep_broker,
         rep_pos=rep_pos,
         rep_in_isr=rep_in_isr,
