@@ -136,6 +136,12 @@ class PartitionShares(Sequence[PartitionShare]):
     bytes_out: np.ndarray
     storage: np.ndarray
 
+    @classmethod
+    def of(cls, shares: Sequence[PartitionShare]) -> PartitionShares:
+        """The arrays of a sequence of `PartitionShare`."""
+        columns = (np.array([getattr(s, f) for s in shares], dtype=float) for f in ("bytes_in", "bytes_out", "storage"))
+        return cls(np.array([s.partition for s in shares], dtype=np.int64), *columns)
+
     def __len__(self) -> int:
         return len(self.partition)
 
@@ -168,8 +174,9 @@ class Demand:
     """A topic's load per dimension (``nw_in``, ``nw_out`` bytes/s; ``disk`` bytes; ``replicas``).
 
     ``bytes_in``, ``bytes_out`` (consumer fetches) and ``storage`` (per replica set) are the topic-level inputs;
-    ``partitions`` splits them per partition; ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the
-    profile: disk and replicas from the snapshot's partition sizes, no traffic).
+    ``partitions`` splits them per partition (any sequence of `PartitionShare` is held as `PartitionShares`);
+    ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the profile: disk and replicas from the
+    snapshot's partition sizes, no traffic).
     """
 
     nw_in: float
@@ -181,6 +188,10 @@ class Demand:
     storage: float
     partitions: PartitionShares
     source: Literal["profile", "sizes"] = "profile"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.partitions, PartitionShares):
+            object.__setattr__(self, "partitions", PartitionShares.of(self.partitions))
 
     def get(self, dimension: str) -> float:
         """The load in ``dimension`` (one of `DIMENSIONS`)."""
@@ -306,7 +317,7 @@ def broker_load(
     a = _arrays(snapshot)
     b_in, b_out, storage, known = _share_arrays(snapshot, demands)
     if target is None:
-        target, lead = _current_rows(snapshot, assignment)
+        target, lead = _assigned_rows(snapshot, assignment)
     else:
         lead = target[:, 0] if target.shape[1] else np.full(len(target), -1, dtype=np.int64)
     part, _ = np.nonzero(target >= 0)  # replicas partition by partition, in list order
@@ -329,8 +340,8 @@ def broker_load(
     return {int(brokers[i]): dict(zip(DIMENSIONS, sums[i])) for i in np.argsort(brokers, kind="stable").tolist()}
 
 
-def _current_rows(snapshot: ClusterSnapshot,
-                  assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> tuple[np.ndarray, np.ndarray]:
+def _assigned_rows(snapshot: ClusterSnapshot,
+                   assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> tuple[np.ndarray, np.ndarray]:
     """Every partition's replicas as broker ids (-1 padding) and its leader (-1 = none): ``assignment``'s when it
     names the partition (its first replica leads), else the current ones (`ClusterArrays.current_leader_id`)."""
     a = _arrays(snapshot)
@@ -338,9 +349,9 @@ def _current_rows(snapshot: ClusterSnapshot,
     named = [i for i, r in enumerate(rows) if r is not None]
     assigned = [rows[i] for i in named]
     lengths = np.fromiter(map(len, assigned), np.int64, len(assigned))
-    width = max(int(a.part_rf.max(initial=0)), int(lengths.max(initial=0)))
-    target = np.full((len(a.part_rf), width), -1, dtype=np.int64)
-    target[a.rep_part, a.rep_pos] = a.rep_id
+    current = a.replica_ids()
+    target = np.full((len(current), max(current.shape[1], int(lengths.max(initial=0)))), -1, dtype=np.int64)
+    target[:, : current.shape[1]] = current
     lead = a.current_leader_id()
     if named:
         at = np.array(named, dtype=np.int64)
