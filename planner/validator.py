@@ -164,7 +164,9 @@ def check_broker_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: P
     policy's default headroom)."""
     out = []
     rules = PoolRules.from_policy(policy)
-    loads = broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions})
+    view = _view(snapshot, plan)
+    loads = (broker_load(snapshot, demands, target=view.target) if view.aligned
+             else broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions}))
     for b in snapshot.brokers:
         pool = plan.brokers.get(b.id)
         for dim in DIMENSIONS:
