@@ -476,24 +476,46 @@ def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf
     """Per topic (partition ``spans``): ``nw_in``, ``nw_out``, ``disk``, ``replicas``, ``bytes_in``, ``bytes_out``,
     ``storage``, the fields of `Demand` in order.
 
-    Each partition adds its leader's `replica_load` and then its RF − 1 followers' (partitions without replicas
-    add nothing). The floats are added one by one, left to right, as a loop over the partitions would (numpy's
-    sums are pairwise, Python's ``sum`` compensated from 3.12): the totals do not depend on how they are computed.
+    Each partition adds its leader's `replica_load`, then its RF − 1 followers' in one term (partitions without
+    replicas add nothing), float by float from the first partition (`_running_sums`); the topic-level inputs
+    are Python ``sum``s. The totals are those of a loop over the partitions, bit for bit.
     """
-    followers = rf > 1
-    lead_in = np.where(rf > 0, bytes_in, 0.0)
-    nw_in = _interleave(lead_in, np.where(followers, bytes_in * (rf - 1), 0.0))
-    nw_out = np.where(rf > 0, bytes_out + bytes_in * (rf - 1), 0.0).tolist()
-    disk = _interleave(np.where(rf > 0, storage, 0.0), np.where(followers, storage * (rf - 1), 0.0))
-    replicas = np.where(rf > 0, rf, 0)
-    inputs = bytes_in.tolist(), bytes_out.tolist(), storage.tolist()
+    starts = np.array([s for s, _ in spans], dtype=np.int64)
+    counts = np.array([e - s for s, e in spans], dtype=np.int64)
+    listed, followers = rf > 0, rf > 1
+    nw_in = _running_sums(_interleave(np.where(listed, bytes_in, 0.0), np.where(followers, bytes_in * (rf - 1), 0.0)),
+                          2 * starts, 2 * counts)
+    nw_out = _running_sums(np.where(listed, bytes_out + bytes_in * (rf - 1), 0.0), starts, counts)
+    disk = _running_sums(_interleave(np.where(listed, storage, 0.0), np.where(followers, storage * (rf - 1), 0.0)),
+                         2 * starts, 2 * counts)
+    replicas = np.add.reduceat(np.where(listed, rf, 0), starts) if len(starts) else np.zeros(0, dtype=np.int64)
+    columns = bytes_in.tolist(), bytes_out.tolist(), storage.tolist()
     return [
-        (reduce(add, nw_in[2 * s: 2 * e], 0.0), reduce(add, nw_out[s:e], 0.0), reduce(add, disk[2 * s: 2 * e], 0.0),
-         float(replicas[s:e].sum()), *(sum(column[s:e]) for column in inputs))
-        for s, e in spans
+        (*sums, float(n), *(sum(column[s:e]) for column in columns))
+        for sums, n, (s, e) in zip(zip(nw_in.tolist(), nw_out.tolist(), disk.tolist()), replicas.tolist(), spans)
     ]
 
 
-def _interleave(first: np.ndarray, second: np.ndarray) -> list[float]:
+def _interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """``[first[0], second[0], first[1], second[1], ...]``."""
-    return np.column_stack((first, second)).ravel().tolist()
+    return np.column_stack((first, second)).ravel()
+
+
+def _running_sums(terms: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The sum of each segment ``terms[start : start + count]`` added left to right, as ``+=`` in a loop would
+    (numpy's own sums are pairwise): one vector step per position, over the segments still that long.
+
+    Examples
+    --------
+    >>> _running_sums(np.array([1e16, 1.0, 1.0, 5.0, 2.0]), np.array([0, 3]), np.array([3, 2])).tolist()
+    [1e+16, 7.0]
+    """
+    order = np.argsort(-counts, kind="stable")
+    begin, length = starts[order], counts[order]
+    acc = np.zeros(len(order))
+    for k in range(int(length.max(initial=0))):
+        live = int(np.searchsorted(-length, -k, side="left"))  # segments longer than k come first
+        acc[:live] += terms[begin[:live] + k]
+    out = np.empty_like(acc)
+    out[order] = acc
+    return out
