@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import reduce
-from operator import add
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
@@ -377,8 +375,9 @@ def _share_arrays(snapshot: ClusterSnapshot,
         if demand is not None:
             shares, ids = demand.partitions, part_id[i : i + k]
             if len(shares) == k and np.array_equal(shares.partition, ids):
-                b_in[i : i + k], b_out[i : i + k], storage[i : i + k] = shares.bytes_in, shares.bytes_out, shares.storage
-                known[i : i + k] = True
+                span = slice(i, i + k)
+                b_in[span], b_out[span], storage[span] = shares.bytes_in, shares.bytes_out, shares.storage
+                known[span] = True
             else:
                 position = {p: i + j for j, p in enumerate(ids.tolist())}
                 for s in shares:
