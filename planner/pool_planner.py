@@ -16,6 +16,7 @@ real brokers carry the load, over capacity); the caller treats such a plan as in
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -140,12 +141,12 @@ def plan_pools(
                                joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
+    assigned = placement.assignment
     moves = tuple(
-        PartitionMove(p.topic, p.partition, p.replicas, placement.assignment.get((p.topic, p.partition), p.replicas),
-                      p.size_bytes)
-        for p in snapshot.partitions
+        PartitionMove(p.topic, p.partition, p.replicas, assigned.get((p.topic, p.partition), p.replicas), size)
+        for p, size in zip(snapshot.partitions, cluster_arrays(snapshot).part_size.tolist())
     )
-    utilisation = _utilisation(snapshot, solution, topic_pool, forecast, now, placement.assignment, problem)
+    utilisation = _utilisation(snapshot, solution, topic_pool, forecast, now, placement.target, problem)
     plan = Plan(
         cluster=snapshot.cluster,
         brokers_before={b.id: b.pool for b in snapshot.brokers},
@@ -293,7 +294,7 @@ def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str,
         new = common[0][0] if common else (0.0, 0.0, 0.0, 0.0)
         new_racks = snapshot.racks
         note = "policy has no [new_broker]; brokers to add are sized like the cluster's most common broker"
-    total = float(sum(p.size_bytes * len(p.replicas) for p in snapshot.partitions))
+    total = float(sum(map(operator.mul, a.part_size.tolist(), a.part_rf.tolist())))
     problem = pool_milp.PoolProblem(
         pools=rules.pools, brokers=brokers, groups=specs, conflicts=policy.conflicting_tenants, new_broker=new,
         new_broker_racks=tuple(new_racks), total_bytes=total,
@@ -379,12 +380,13 @@ def _r(value: float) -> float:
     return round(value, 3)
 
 
-def _utilisation(snapshot, solution, topic_pool, forecast, now, assignment, problem) -> dict:
-    """Per broker and dimension: capacity, now, before, after; per pool: capacity (with the brokers to add, and
+def _utilisation(snapshot, solution, topic_pool, forecast, now, target: np.ndarray, problem) -> dict:
+    """Per broker and dimension: capacity, now, before, after (``target``: every partition's replicas after the
+    plan, `planner.placement.minimal_move.Placement.target`); per pool: capacity (with the brokers to add, and
     usable: less the tolerated failures, `pools.pool_rules.usable_capacity`), demand, headroom and loads."""
     load_now = broker_load(snapshot, now)
     before = broker_load(snapshot, forecast)
-    after = broker_load(snapshot, forecast, assignment)
+    after = broker_load(snapshot, forecast, target=target)
     brokers = {
         str(b.id): {
             dim: {"capacity": _r(b.capacity.get(dim)), "now": _r(load_now[b.id][dim]),

@@ -9,12 +9,15 @@ on every plan they produce.
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
+from pools.audit.index import cluster_arrays
 from pools.demand import Demand, broker_load
 from pools.health import cluster_health, evacuation_keeps
 from pools.plan import Plan
@@ -71,7 +74,7 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
             for j in range(i + 1, rows.shape[1]):
                 dup |= (rows[:, i] == rows[:, j]) & (rows[:, i] >= 0)
         unknown = ((rows >= 0) & ~np.isin(rows, np.array(snapshot.broker_ids, dtype=np.int64))).any(axis=1)
-        rf = np.fromiter((len(p.replicas) for p in snapshot.partitions), np.int64, len(snapshot.partitions))
+        rf = cluster_arrays(snapshot).part_rf
         flagged = np.flatnonzero(dup | unknown | (view.length != rf)).tolist()
         return [v for i in flagged
                 for v in _partition_problems(plan.partitions[i], snapshot.partitions[i], known, wanted)]
@@ -140,8 +143,9 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
         if rack.get(b) is not None:
             pool_racks.setdefault(pool, set()).add(rack[b])  # type: ignore[arg-type]
     if snapshot.racks:
+        largest = _largest_rfs(snapshot, plan)
         for pool in policy.pool_names:
-            rf = _largest_rf(snapshot, plan, pool)
+            rf = largest.get(pool, 0)
             need = pool_racks_required(rules.limits(pool), rf, len(snapshot.racks))
             spread = len(pool_racks.get(pool, set()))
             if (rf or any(p == pool for p in plan.brokers.values())) and spread < need:
@@ -164,7 +168,9 @@ def check_broker_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: P
     policy's default headroom)."""
     out = []
     rules = PoolRules.from_policy(policy)
-    loads = broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions})
+    view = _view(snapshot, plan)
+    loads = (broker_load(snapshot, demands, target=view.target) if view.aligned
+             else broker_load(snapshot, demands, {(m.topic, m.partition): m.replicas for m in plan.partitions}))
     for b in snapshot.brokers:
         pool = plan.brokers.get(b.id)
         for dim in DIMENSIONS:
@@ -181,12 +187,13 @@ def check_pool_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Pla
     the largest in each dimension); broker count ≥ max(min_brokers, largest RF)."""
     out = []
     rules = PoolRules.from_policy(policy)
+    largest = _largest_rfs(snapshot, plan)
     for pool in policy.pool_names:
         limits = rules.limits(pool)
         failures = limits.tolerated_failures
         members = [b for b in snapshot.brokers if plan.brokers.get(b.id) == pool]
         topics = [t for t, p in plan.topics.items() if p == pool]
-        need = brokers_required(limits, _largest_rf(snapshot, plan, pool))
+        need = brokers_required(limits, largest.get(pool, 0))
         if len(members) < need:
             out.append(Violation("pool_capacity", True, f"pool {pool!r} has {len(members)} broker(s), needs {need}"))
         for dim in DIMENSIONS:
@@ -201,9 +208,16 @@ def check_pool_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Pla
     return out
 
 
-def _largest_rf(snapshot: ClusterSnapshot, plan: Plan, pool: str) -> int:
-    topics = [t for t, p in plan.topics.items() if p == pool]
-    return max((len(p.replicas) for t in topics for p in snapshot.partitions_by_topic.get(t, ())), default=0)
+def _largest_rfs(snapshot: ClusterSnapshot, plan: Plan) -> dict[str, int]:
+    """The largest replication factor among each pool's topics (0 for a pool without partitions)."""
+    a = cluster_arrays(snapshot)
+    rf = np.zeros(len(a.topics), dtype=np.int64)
+    np.maximum.at(rf, a.part_topic, a.part_rf)
+    of_topic = dict(zip(a.topics, rf.tolist()))
+    out: dict[str, int] = {}
+    for topic, pool in plan.topics.items():
+        out[pool] = max(out.get(pool, 0), of_topic.get(topic, 0))
+    return out
 
 
 def check_pins(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
@@ -232,10 +246,11 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
     ``operation.drained``) evacuates them from those brokers and keeps every other replica; no new replica goes
     to an unhealthy broker."""
     health = cluster_health(snapshot)
-    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+    flagged = _flagged(snapshot, plan, _unhealthy_rows)
+    current = _current_replicas(snapshot, [(m.topic, m.partition) for m in flagged])
     evacuable = set(health.evacuable(snapshot, plan.drained))
     out = []
-    for m in _flagged(snapshot, plan, _unhealthy_rows):
+    for m in flagged:
         key = (m.topic, m.partition)
         outside = [b for b in current[key] if plan.brokers.get(b) != plan.topics.get(m.topic)]
         if key in evacuable and not evacuation_keeps(current[key], m.replicas, plan.drained, outside):
@@ -250,6 +265,18 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
         if bad:
             out.append(Violation("health", True, f"partition {m.topic}-{m.partition} gets a new replica on "
                                                  f"unhealthy broker(s) {bad}"))
+    return out
+
+
+def _current_replicas(snapshot: ClusterSnapshot,
+                      keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The current replicas of the partitions ``keys`` names (those the snapshot has)."""
+    out = {}
+    for topic, partition in keys:
+        parts = snapshot.partitions_by_topic.get(topic, ())
+        i = bisect_left(parts, partition, key=attrgetter("partition"))
+        if i < len(parts) and parts[i].partition == partition:
+            out[topic, partition] = parts[i].replicas
     return out
 
 

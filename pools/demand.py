@@ -20,22 +20,25 @@ replication in (the partition's bytes-in). Summed over a topic's replicas this g
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import chain
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
-from pools.snapshot import DIMENSIONS, ClusterSnapshot, PartitionState, TopicState
+from pools.snapshot import DIMENSIONS, ClusterSnapshot, TopicState
+
+if TYPE_CHECKING:
+    from pools.audit.index import ClusterArrays
 
 __all__ = [
     "grow",
     "at_horizon",
     "Demand",
     "PartitionShare",
+    "PartitionShares",
     "topic_demand",
     "broker_load",
     "replica_load",
@@ -122,13 +125,56 @@ class PartitionShare:
     storage: float
 
 
+@dataclass(frozen=True, eq=False)
+class PartitionShares(Sequence[PartitionShare]):
+    """A topic's `PartitionShare`s in partition order, held as arrays (no Python object per partition)."""
+
+    partition: np.ndarray
+    bytes_in: np.ndarray
+    bytes_out: np.ndarray
+    storage: np.ndarray
+
+    @classmethod
+    def of(cls, shares: Sequence[PartitionShare]) -> PartitionShares:
+        """The arrays of a sequence of `PartitionShare`."""
+        columns = (np.array([getattr(s, f) for s in shares], dtype=float) for f in ("bytes_in", "bytes_out", "storage"))
+        return cls(np.array([s.partition for s in shares], dtype=np.int64), *columns)
+
+    def __len__(self) -> int:
+        return len(self.partition)
+
+    @overload
+    def __getitem__(self, index: int) -> PartitionShare: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> PartitionShares: ...
+
+    def __getitem__(self, index: int | slice) -> PartitionShare | PartitionShares:
+        if isinstance(index, slice):
+            return PartitionShares(self.partition[index], self.bytes_in[index], self.bytes_out[index],
+                                   self.storage[index])
+        return PartitionShare(int(self.partition[index]), float(self.bytes_in[index]), float(self.bytes_out[index]),
+                              float(self.storage[index]))
+
+    def __iter__(self) -> Iterator[PartitionShare]:
+        columns = (self.partition.tolist(), self.bytes_in.tolist(), self.bytes_out.tolist(), self.storage.tolist())
+        return (PartitionShare(*row) for row in zip(*columns))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartitionShares):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, f), getattr(other, f))
+                   for f in ("partition", "bytes_in", "bytes_out", "storage"))
+
+
 @dataclass(frozen=True, slots=True)
 class Demand:
     """A topic's load per dimension (``nw_in``, ``nw_out`` bytes/s; ``disk`` bytes; ``replicas``).
 
     ``bytes_in``, ``bytes_out`` (consumer fetches) and ``storage`` (per replica set) are the topic-level inputs;
-    ``partitions`` splits them per partition; ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the
-    profile: disk and replicas from the snapshot's partition sizes, no traffic).
+    ``partitions`` splits them per partition (any sequence of `PartitionShare` is held as `PartitionShares`);
+    ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the profile: disk and replicas from the
+    snapshot's partition sizes, no traffic).
     """
 
     nw_in: float
@@ -138,8 +184,12 @@ class Demand:
     bytes_in: float
     bytes_out: float
     storage: float
-    partitions: tuple[PartitionShare, ...]
+    partitions: PartitionShares
     source: Literal["profile", "sizes"] = "profile"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.partitions, PartitionShares):
+            object.__setattr__(self, "partitions", PartitionShares.of(self.partitions))
 
     def get(self, dimension: str) -> float:
         """The load in ``dimension`` (one of `DIMENSIONS`)."""
@@ -180,15 +230,42 @@ def topic_demand(
     """
     if at not in ("forecast", "now"):
         raise InputError(f"demand: at: expected 'forecast' or 'now', got {at!r}")
-    out: dict[str, Demand] = {}
-    for topic, parts in sorted(snapshot.partitions_by_topic.items()):
-        state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
-        row = profile.get(topic)
+    a = _arrays(snapshot)
+    by_topic = snapshot.partitions_by_topic  # in snapshot order: topics sorted, each one's partitions contiguous
+    topics = list(by_topic)
+    counts = np.array([len(parts) for parts in by_topic.values()], dtype=np.int64)
+    ends = np.cumsum(counts)
+    spans = list(zip((ends - counts).tolist(), ends.tolist()))
+    topic_of = np.repeat(np.arange(len(topics)), counts)
+    sizes = a.part_size.astype(float)
+    rate = np.zeros((len(topics), 3))  # per topic: bytes-in, consumer bytes-out, storage per replica set
+    profiled = np.zeros(len(topics), dtype=bool)
+    net = np.repeat(1.0 / counts, counts)  # bytes split evenly unless every partition has a profiled rate
+    for k, topic in enumerate(topics):
         ratio = _fanout(fanout, topic)
+        row = profile.get(topic)
         if row is None:
-            out[topic] = _from_sizes(parts)
-        else:
-            out[topic] = _from_profile(row, state, parts, ratio, at, partition_profile or {})
+            continue
+        state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
+        rate[k] = _topic_rates(row, state, int(counts[k]), ratio, at)
+        profiled[k] = True
+        if partition_profile:
+            s, e = spans[k]
+            rates = [partition_profile.get((topic, p)) for p in a.part_id[s:e].tolist()]
+            if all(r is not None and r.bytes_in_rate is not None for r in rates):
+                net[s:e] = _weights([r.bytes_in_rate for r in rates])  # type: ignore[union-attr]
+    size_list = sizes.tolist()
+    size_total = np.array([sum(size_list[s:e]) for s, e in spans])[topic_of]
+    disk = np.divide(sizes, size_total, out=1.0 / counts[topic_of], where=size_total > 0)
+    on = profiled[topic_of]
+    bytes_in = np.where(on, rate[topic_of, 0] * net, 0.0)
+    bytes_out = np.where(on, rate[topic_of, 1] * net, 0.0)
+    storage = np.where(on, rate[topic_of, 2] * disk, sizes)
+    totals = _totals(bytes_in, bytes_out, storage, a.part_rf, spans)
+    out: dict[str, Demand] = {}
+    for k, (topic, (s, e)) in enumerate(zip(topics, spans)):
+        shares = PartitionShares(a.part_id[s:e], bytes_in[s:e], bytes_out[s:e], storage[s:e])
+        out[topic] = Demand(*totals[k], partitions=shares, source="profile" if profiled[k] else "sizes")
     return out
 
 
@@ -207,6 +284,8 @@ def broker_load(
     snapshot: ClusterSnapshot,
     demands: Mapping[str, Demand],
     assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None,
+    *,
+    target: np.ndarray | None = None,
 ) -> dict[int, Load]:
     """Load per broker and dimension from ``demands`` under a placement.
 
@@ -219,6 +298,9 @@ def broker_load(
     assignment : mapping of (topic, partition) to replicas, optional
         A target placement (first replica = leader). Partitions it omits keep their current replicas, led by
         the current leader when it is a replica, else by the preferred leader.
+    target : ndarray of int, shape (partitions, width), optional
+        Instead of ``assignment``: every partition's target replicas as broker ids, aligned with
+        ``snapshot.partitions``, first replica = leader, -1 padding at the end of each row.
 
     Returns
     -------
@@ -227,42 +309,63 @@ def broker_load(
 
     Notes
     -----
-    Vectorised: one pass over the partitions to collect replica lists, then array sums, O(P + R).
+    Vectorised over the snapshot's arrays (`pools.audit.index.cluster_arrays`); O(P · width) plus one Python
+    lookup per partition with an ``assignment``.
     """
-    parts = snapshot.partitions
+    a = _arrays(snapshot)
     b_in, b_out, storage, known = _share_arrays(snapshot, demands)
-    if assignment:
-        rows = [assignment.get((p.topic, p.partition)) for p in parts]
-        lists = [p.replicas if r is None else r for p, r in zip(parts, rows)]
-        leaders = [_current_leader(p) if r is None else (r[0] if r else None) for p, r in zip(parts, rows)]
+    if target is None:
+        target, lead = _assigned_rows(snapshot, assignment)
     else:
-        lists = [p.replicas for p in parts]
-        leaders = [_current_leader(p) for p in parts]
-    lengths = np.fromiter((len(r) for r in lists), np.int64, len(lists))
-    ids = np.fromiter(chain.from_iterable(lists), np.int64, int(lengths.sum()))
-    lead = np.fromiter((-1 if b is None else b for b in leaders), np.int64, len(leaders))
-    rep_part = np.repeat(np.arange(len(parts)), lengths)
-    counted = known[rep_part]
-    ids, rep_part = ids[counted], rep_part[counted]
-    rf = lengths[rep_part]
-    is_leader = ids == lead[rep_part]
-    brokers, index = np.unique(np.concatenate([np.array(snapshot.broker_ids, dtype=np.int64), ids]),
-                               return_inverse=True)
-    index = index[len(snapshot.broker_ids):]
-    rep_in = b_in[rep_part]
+        lead = target[:, 0] if target.shape[1] else np.full(len(target), -1, dtype=np.int64)
+    part, _ = np.nonzero(target >= 0)  # replicas partition by partition, in list order
+    ids = target[target >= 0]
+    rf = np.bincount(part, minlength=len(target))[part]
+    counted = known[part]
+    ids, part, rf = ids[counted], part[counted], rf[counted]
+    pos = a.positions(ids)
+    unlisted = np.unique(ids[pos == a.n_brokers])  # brokers the placement names that the snapshot lacks
+    index = np.where(pos < a.n_brokers, pos, a.n_brokers + np.searchsorted(unlisted, ids))
+    brokers = np.concatenate((a.broker_ids, unlisted))
+    rep_in = b_in[part]
     columns = (
         rep_in,
-        np.where(is_leader, b_out[rep_part] + rep_in * (rf - 1), 0.0),
-        storage[rep_part],
+        np.where(ids == lead[part], b_out[part] + rep_in * (rf - 1), 0.0),
+        storage[part],
         np.ones(len(ids)),
     )
-    sums = [np.bincount(index, weights=c, minlength=len(brokers)) for c in columns]
-    return {int(b): {dim: float(sums[d][i]) for d, dim in enumerate(DIMENSIONS)} for i, b in enumerate(brokers.tolist())}
+    sums = np.array([np.bincount(index, weights=c, minlength=len(brokers)) for c in columns]).T.tolist()
+    return {int(brokers[i]): dict(zip(DIMENSIONS, sums[i])) for i in np.argsort(brokers, kind="stable").tolist()}
 
 
-def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]):
+def _assigned_rows(snapshot: ClusterSnapshot,
+                   assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Every partition's replicas as broker ids (-1 padding) and its leader (-1 = none): ``assignment``'s when it
+    names the partition (its first replica leads), else the current ones (`ClusterArrays.current_leader_id`)."""
+    a = _arrays(snapshot)
+    rows = [assignment.get((p.topic, p.partition)) for p in snapshot.partitions] if assignment else []
+    named = [i for i, r in enumerate(rows) if r is not None]
+    assigned = [rows[i] for i in named]
+    lengths = np.fromiter(map(len, assigned), np.int64, len(assigned))
+    current = a.replica_ids()
+    target = np.full((len(current), max(current.shape[1], int(lengths.max(initial=0)))), -1, dtype=np.int64)
+    target[:, : current.shape[1]] = current
+    lead = a.current_leader_id()
+    if named:
+        at = np.array(named, dtype=np.int64)
+        target[at] = -1
+        row = np.repeat(at, lengths)
+        target[row, np.arange(len(row)) - np.repeat(np.cumsum(lengths) - lengths, lengths)] = np.fromiter(
+            (b for r in assigned for b in r), np.int64, len(row))
+        lead[at] = np.where(lengths > 0, target[at, 0], -1)
+    return target, lead
+
+
+def _share_arrays(snapshot: ClusterSnapshot,
+                  demands: Mapping[str, Demand]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, and whether a demand covers it."""
-    n = len(snapshot.partitions)
+    part_id = _arrays(snapshot).part_id
+    n = len(part_id)
     b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
     known = np.zeros(n, dtype=bool)
     i = 0
@@ -270,20 +373,26 @@ def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]):
         k = len(parts)
         demand = demands.get(topic)
         if demand is not None:
-            shares = demand.partitions
-            if len(shares) == k and all(s.partition == p.partition for s, p in zip(shares, parts)):
-                b_in[i : i + k] = [s.bytes_in for s in shares]
-                b_out[i : i + k] = [s.bytes_out for s in shares]
-                storage[i : i + k] = [s.storage for s in shares]
-                known[i : i + k] = True
+            shares, ids = demand.partitions, part_id[i : i + k]
+            if len(shares) == k and np.array_equal(shares.partition, ids):
+                span = slice(i, i + k)
+                b_in[span], b_out[span], storage[span] = shares.bytes_in, shares.bytes_out, shares.storage
+                known[span] = True
             else:
-                by_id = {s.partition: s for s in shares}
-                for j, p in enumerate(parts):
-                    s = by_id.get(p.partition)
-                    if s is not None:
-                        b_in[i + j], b_out[i + j], storage[i + j], known[i + j] = s.bytes_in, s.bytes_out, s.storage, True
+                position = {p: i + j for j, p in enumerate(ids.tolist())}
+                for s in shares:
+                    j = position.get(s.partition)
+                    if j is not None:
+                        b_in[j], b_out[j], storage[j], known[j] = s.bytes_in, s.bytes_out, s.storage, True
         i += k
     return b_in, b_out, storage, known
+
+
+def _arrays(snapshot: ClusterSnapshot) -> ClusterArrays:
+    """`pools.audit.index.cluster_arrays` (imported here, not above: pools.audit imports this module)."""
+    from pools.audit.index import cluster_arrays
+
+    return cluster_arrays(snapshot)
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,15 +409,14 @@ def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) ->
 
     Examples
     --------
-    >>> from pools.snapshot import Broker, Capacity
+    >>> from pools.snapshot import Broker, Capacity, PartitionState
     >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (),
     ...                        (PartitionState("t", 0, (1,), leader=1, sizes=(7,)),))
     >>> partition_loads(snap, {}).storage.tolist()
     [7.0]
     """
     b_in, b_out, storage, known = _share_arrays(snapshot, demands)
-    if not known.all():
-        storage[~known] = [float(snapshot.partitions[i].size_bytes) for i in np.flatnonzero(~known).tolist()]
+    storage[~known] = _arrays(snapshot).part_size[~known]
     return PartitionLoads(b_in, b_out, storage)
 
 
@@ -330,12 +438,6 @@ def _fanout(fanout: Mapping[str, float] | float | None, topic: str) -> float:
     return float(value)
 
 
-def _current_leader(state: PartitionState) -> int | None:
-    if state.leader is not None and state.leader in state.replicas:
-        return state.leader
-    return state.preferred_leader
-
-
 def _weights(values: list[float]) -> list[float]:
     total = sum(values)
     if total > 0:
@@ -343,36 +445,17 @@ def _weights(values: list[float]) -> list[float]:
     return [1.0 / len(values)] * len(values) if values else []
 
 
-def _from_sizes(parts: tuple[PartitionState, ...]) -> Demand:
-    shares = tuple(PartitionShare(p.partition, 0.0, 0.0, float(p.size_bytes)) for p in parts)
-    return _total(shares, parts, source="sizes")
-
-
-def _from_profile(
-    row: TopicProfile,
-    state: TopicState,
-    parts: tuple[PartitionState, ...],
-    fanout: float,
-    at: str,
-    partition_profile: Mapping[tuple[str, int], PartitionProfile],
-) -> Demand:
+def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: float,
+                 at: str) -> tuple[float, float, float]:
+    """A profiled topic's bytes-in, consumer bytes-out and storage per replica set, at the forecast or now."""
     if at == "forecast":
         bytes_in = row.forecast_bytes_in_p99
         growth = row.forecast_growth_factor
-        storage = _retention_capped(row.forecast_storage_bytes, bytes_in, state, len(parts))
+        storage = _retention_capped(row.forecast_storage_bytes, bytes_in, state, partitions)
     else:
         bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
     bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
-    rates = [partition_profile.get((p.topic, p.partition)) for p in parts] if partition_profile else [None]
-    if all(r is not None and r.bytes_in_rate is not None for r in rates):
-        net = _weights([r.bytes_in_rate for r in rates])  # type: ignore[union-attr,misc]
-    else:
-        net = _weights([1.0] * len(parts))
-    disk = _weights([float(p.size_bytes) for p in parts])
-    shares = tuple(
-        PartitionShare(p.partition, bytes_in * n, bytes_out * n, storage * s) for p, n, s in zip(parts, net, disk)
-    )
-    return _total(shares, parts, source="profile")
+    return bytes_in, bytes_out, storage
 
 
 def _retention_capped(storage: float, bytes_in: float, state: TopicState, partitions: int) -> float:
@@ -387,30 +470,51 @@ def _retention_capped(storage: float, bytes_in: float, state: TopicState, partit
     return storage
 
 
-def _total(shares: tuple[PartitionShare, ...], parts: tuple[PartitionState, ...], *, source: str) -> Demand:
-    # the leader's `replica_load` once and a follower's RF − 1 times, summed in that order (inlined: hot path)
-    nw_in = nw_out = disk = replicas = 0.0
-    for share, p in zip(shares, parts):
-        rf = len(p.replicas)
-        if rf == 0:
-            continue
-        b_in, storage = share.bytes_in, share.storage
-        nw_in += b_in
-        nw_out += share.bytes_out + b_in * (rf - 1)
-        disk += storage
-        replicas += 1.0
-        if rf > 1:
-            nw_in += b_in * (rf - 1)
-            disk += storage * (rf - 1)
-            replicas += 1.0 * (rf - 1)
-    return Demand(
-        nw_in=nw_in,
-        nw_out=nw_out,
-        disk=disk,
-        replicas=replicas,
-        bytes_in=sum(s.bytes_in for s in shares),
-        bytes_out=sum(s.bytes_out for s in shares),
-        storage=sum(s.storage for s in shares),
-        partitions=shares,
-        source=source,  # type: ignore[arg-type]
-    )
+def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf: np.ndarray,
+            spans: list[tuple[int, int]]) -> list[tuple[float, ...]]:
+    """Per topic (partition ``spans``): ``nw_in``, ``nw_out``, ``disk``, ``replicas``, ``bytes_in``, ``bytes_out``,
+    ``storage``, the fields of `Demand` in order.
+
+    Each partition adds its leader's `replica_load`, then its RF − 1 followers' in one term (partitions without
+    replicas add nothing), float by float from the first partition (`_running_sums`); the topic-level inputs
+    are Python ``sum``s. The totals are those of a loop over the partitions, bit for bit.
+    """
+    starts = np.array([s for s, _ in spans], dtype=np.int64)
+    counts = np.array([e - s for s, e in spans], dtype=np.int64)
+    listed, followers = rf > 0, rf > 1
+    nw_in = _running_sums(_interleave(np.where(listed, bytes_in, 0.0), np.where(followers, bytes_in * (rf - 1), 0.0)),
+                          2 * starts, 2 * counts)
+    nw_out = _running_sums(np.where(listed, bytes_out + bytes_in * (rf - 1), 0.0), starts, counts)
+    disk = _running_sums(_interleave(np.where(listed, storage, 0.0), np.where(followers, storage * (rf - 1), 0.0)),
+                         2 * starts, 2 * counts)
+    replicas = np.add.reduceat(np.where(listed, rf, 0), starts) if len(starts) else np.zeros(0, dtype=np.int64)
+    columns = bytes_in.tolist(), bytes_out.tolist(), storage.tolist()
+    return [
+        (*sums, float(n), *(sum(column[s:e]) for column in columns))
+        for sums, n, (s, e) in zip(zip(nw_in.tolist(), nw_out.tolist(), disk.tolist()), replicas.tolist(), spans)
+    ]
+
+
+def _interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``[first[0], second[0], first[1], second[1], ...]``."""
+    return np.column_stack((first, second)).ravel()
+
+
+def _running_sums(terms: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The sum of each segment ``terms[start : start + count]`` added left to right, as ``+=`` in a loop would
+    (numpy's own sums are pairwise): one vector step per position, over the segments still that long.
+
+    Examples
+    --------
+    >>> _running_sums(np.array([1e16, 1.0, 1.0, 5.0, 2.0]), np.array([0, 3]), np.array([3, 2])).tolist()
+    [1e+16, 7.0]
+    """
+    order = np.argsort(-counts, kind="stable")
+    begin, length = starts[order], counts[order]
+    acc = np.zeros(len(order))
+    for k in range(int(length.max(initial=0))):
+        live = int(np.searchsorted(-length, -k, side="left"))  # segments longer than k come first
+        acc[:live] += terms[begin[:live] + k]
+    out = np.empty_like(acc)
+    out[order] = acc
+    return out

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from operator import truediv
 
 import numpy as np
 
@@ -35,7 +36,7 @@ from pools.demand import PartitionLoads
 from pools.health import ClusterHealth
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
-__all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "current_targets", "load_on"]
+__all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "current_targets", "load_on", "add_loads"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,11 +133,29 @@ def load_on(a: ClusterArrays, brokers: np.ndarray, rows: np.ndarray, follower: n
     local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
     local[brokers] = np.arange(len(brokers))
     here = np.where(rows >= 0, local[np.maximum(rows, 0)], -1)
-    out = np.zeros((len(brokers), follower.shape[1]))
-    r, c = np.nonzero(here >= 0)
-    np.add.at(out, here[r, c], follower[r])
-    lead = here[:, 0] if here.shape[1] else np.zeros(0, dtype=np.int64)
-    np.add.at(out, lead[lead >= 0], extra[lead >= 0])
+    return add_loads(np.zeros((len(brokers), follower.shape[1])), here, follower, extra)
+
+
+def add_loads(load: np.ndarray, rows: np.ndarray, follower: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """``load`` (B, K) plus what replica lists ``rows`` (broker indices into ``load``, leader first, -1 = none)
+    put there: each replica its row of ``follower``, each leader also its row of ``extra``.
+
+    The floats are added in the order ``np.add.at`` would add them (every replica row by row, then the leaders),
+    with one `np.bincount` per column (``np.add.at`` is slow on large arrays).
+
+    Examples
+    --------
+    >>> add_loads(np.ones((2, 1)), np.array([[1, 0], [1, -1]]), np.array([[2.0], [3.0]]), np.array([[10.0], [20.0]]))
+    array([[ 3.],
+           [36.]])
+    """
+    part, _ = np.nonzero(rows >= 0)
+    lead = np.flatnonzero(rows[:, 0] >= 0) if rows.shape[1] else np.zeros(0, dtype=np.int64)
+    index = np.concatenate((np.arange(len(load)), rows[rows >= 0], rows[lead, 0]))
+    out = np.empty((len(load), load.shape[1]))
+    for k in range(load.shape[1]):
+        weights = np.concatenate((load[:, k], follower[part, k], extra[lead, k]))
+        out[:, k] = np.bincount(index, weights=weights, minlength=len(load))
     return out
 
 
@@ -329,7 +348,7 @@ class _RackHeaps:
         self.racks = sorted(self.heaps)
 
     def _score(self, b: int) -> float:
-        return max(x / c for x, c in zip(self.load[b], self.limit[b]))
+        return max(map(truediv, self.load[b], self.limit[b]))
 
     def add(self, b: int, vector: np.ndarray) -> None:
         row = self.load[b]

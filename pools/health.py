@@ -145,7 +145,7 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     reported = a.part_isr > 0
     adding = _adding(snapshot, a)
     rep_reported = reported[a.rep_part]
-    rep_ids = _replica_ids(snapshot, a)
+    rep_ids = a.rep_id
     unhealthy: dict[int, str] = {}
     for e in snapshot.log_dir_errors:
         unhealthy.setdefault(e.broker, f"log dir {e.log_dir} in error ({e.error})")
@@ -191,13 +191,3 @@ def _adding(snapshot: ClusterSnapshot, a) -> np.ndarray:
         for k, b in enumerate(p.replicas):
             out[start + k] = b in p.adding_replicas
     return out
-
-
-def _replica_ids(snapshot: ClusterSnapshot, a) -> np.ndarray:
-    """Broker id of every flat replica."""
-    ids = np.append(a.broker_ids, -1)[a.rep_broker]
-    unknown = np.flatnonzero(a.rep_broker == a.n_brokers)
-    for r in unknown.tolist():
-        part = int(a.rep_part[r])
-        ids[r] = snapshot.partitions[part].replicas[int(a.rep_pos[r])]
-    return ids

@@ -59,6 +59,7 @@ import highspy
 import numpy as np
 
 from planner.highs import QuietHighs
+from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate",
@@ -183,12 +184,7 @@ class PoolResult:
 
 def state_loads(state: PoolState, target: np.ndarray) -> np.ndarray:
     """Load per broker and `ENGINE_DIMENSIONS` of a placement (``base`` included)."""
-    load = np.array(state.base, dtype=float)
-    rows, slots = np.nonzero(target >= 0)
-    np.add.at(load, target[rows, slots], state.follower[rows])
-    led = np.flatnonzero(target[:, 0] >= 0) if target.shape[1] else np.zeros(0, dtype=np.int64)
-    np.add.at(load, target[led, 0], state.extra[led])
-    return load
+    return add_loads(np.asarray(state.base, dtype=float), target, state.follower, state.extra)
 
 
 def band_weights(capacity: np.ndarray) -> np.ndarray:

@@ -54,11 +54,16 @@ class PoolPlacement:
 
 @dataclass(frozen=True)
 class Placement:
-    """Target replicas per partition (first = preferred leader), what could not be honoured, and per-pool costs."""
+    """Target replicas per partition (first = preferred leader), what could not be honoured, and per-pool costs.
+
+    ``target`` holds the same as an array aligned with the snapshot's partitions (broker ids, -1 padding at the
+    end of each row): the assignment's replicas, the current ones for partitions it does not name.
+    """
 
     assignment: Mapping[tuple[str, int], tuple[int, ...]]
     warnings: tuple[str, ...] = ()
     pools: Mapping[str, PoolPlacement] = field(default_factory=dict)
+    target: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def place_in_pools(
@@ -126,6 +131,7 @@ def place_in_pools(
     everything = np.arange(len(a.part_rf))
     follower, extra = engine_loads(loads, everything, a.part_rf)
     total = load_on(a, np.arange(a.n_brokers), seed.target, follower, extra)
+    current = current_targets(a)
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
     for j, pool in enumerate(pools):
@@ -136,7 +142,7 @@ def place_in_pools(
         parts = parts[inside]
         if len(parts) and len(ids):
             mine = load_on(a, brokers[j], seed.target[parts], follower[parts], extra[parts])
-            state = _state(a, parts, brokers[j], capacity[brokers[j]],
+            state = _state(a, parts, current[parts], brokers[j], capacity[brokers[j]],
                            np.asarray(headroom[pool], dtype=float), total[brokers[j]] - mine,
                            unhealthy[brokers[j]], seed.target[parts], follower[parts], extra[parts])
             band = np.isin(ids, list(joining.get(pool, ()))) if joining else np.zeros(len(ids), dtype=bool)
@@ -155,13 +161,19 @@ def place_in_pools(
             )
     if health.partitions or health.brokers or health.evacuated:
         warnings += [f"cluster health: {line}" for line in health.summary()]
-    ids = np.append(a.broker_ids, -1)
+    rows = np.append(a.broker_ids, -1)[target]
+    rows = np.take_along_axis(rows, np.argsort(rows < 0, axis=1, kind="stable"), axis=1)  # -1 padding last
+    current = a.replica_ids()
+    placed = part_pool >= 0
+    rows = np.where(placed[:, None], rows, current)
+    moved = np.flatnonzero((rows != current).any(axis=1))
+    counts = (rows[moved] >= 0).sum(axis=1)
+    new = {i: tuple(r[:k]) for i, r, k in zip(moved.tolist(), rows[moved].tolist(), counts.tolist())}
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
-    for i in np.flatnonzero(part_pool >= 0).tolist():
+    for i in np.flatnonzero(placed).tolist():
         p = snapshot.partitions[i]
-        new = tuple(int(b) for b in ids[target[i][target[i] >= 0]])
-        assignment[p.topic, p.partition] = p.replicas if new == p.replicas else new
-    return Placement(assignment, tuple(warnings), outcome)
+        assignment[p.topic, p.partition] = new.get(i, p.replicas)
+    return Placement(assignment, tuple(warnings), outcome, rows)
 
 
 def engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,13 +187,13 @@ def engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tu
     return follower, extra
 
 
-def _state(a: ClusterArrays, parts: np.ndarray, brokers: np.ndarray, capacity: np.ndarray,
+def _state(a: ClusterArrays, parts: np.ndarray, current: np.ndarray, brokers: np.ndarray, capacity: np.ndarray,
            headroom: np.ndarray, base: np.ndarray, excluded: np.ndarray, seed: np.ndarray, follower: np.ndarray,
            extra: np.ndarray) -> PoolState:
-    """The engine's view of one pool: local broker positions, the seed, current holders and preferred leaders."""
+    """The engine's view of one pool: local broker positions, the seed, current holders (``current``: the
+    partitions' `pools.fill.current_targets`) and preferred leaders."""
     local = np.full(a.n_brokers + 1, -1, dtype=np.int64)
     local[brokers] = np.arange(len(brokers))
-    current = current_targets(a)[parts]
     holders = np.where(current >= 0, local[np.maximum(current, 0)], -1)
     return PoolState(
         broker_ids=a.broker_ids[brokers], rack=a.broker_rack[brokers], capacity=capacity,

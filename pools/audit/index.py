@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_not
 
 import numpy as np
 
@@ -31,12 +32,14 @@ class ClusterArrays:
     part_rf: np.ndarray  # (P,) replica count
     part_start: np.ndarray  # (P,) offset of the partition's first replica in the flat arrays
     part_leader: np.ndarray  # (P,) broker position of the leader, -1 = none or not a listed broker
+    part_leader_id: np.ndarray  # (P,) broker id of the leader, -1 = none
     part_offline: np.ndarray  # (P,) bool: no leader (``Leader: none``)
     part_isr: np.ndarray  # (P,) ISR size
     part_adding: np.ndarray  # (P,) adding-replica count
     part_removing: np.ndarray  # (P,) removing-replica count
     part_size: np.ndarray  # (P,) largest replica size, bytes
     rep_part: np.ndarray  # (R,) partition position of each replica
+    rep_id: np.ndarray  # (R,) broker id, as listed
     rep_broker: np.ndarray  # (R,) broker position, n_brokers = unknown broker
     rep_pos: np.ndarray  # (R,) position in the replica list (0 = preferred leader)
     rep_in_isr: np.ndarray  # (R,) bool
@@ -49,6 +52,26 @@ class ClusterArrays:
     @property
     def rep_topic(self) -> np.ndarray:
         return self.part_topic[self.rep_part]
+
+    def positions(self, ids: np.ndarray) -> np.ndarray:
+        """The position of each broker id in ``broker_ids``, ``n_brokers`` for an id the snapshot does not list."""
+        return _positions(self.broker_ids, ids)
+
+    def replica_ids(self) -> np.ndarray:
+        """Every partition's replicas as broker ids, shape (P, max RF), -1 padding."""
+        out = np.full((len(self.part_rf), int(self.part_rf.max(initial=0))), -1, dtype=np.int64)
+        out[self.rep_part, self.rep_pos] = self.rep_id
+        return out
+
+    def current_leader_id(self) -> np.ndarray:
+        """Per partition, the broker id that leads it now: its leader when that is one of its replicas, else its
+        preferred leader (-1 = no replicas)."""
+        first = np.full(len(self.part_rf), -1, dtype=np.int64)
+        listed = self.part_rf > 0
+        first[listed] = self.rep_id[self.part_start[listed]]
+        leads = np.zeros(len(self.part_rf), dtype=bool)
+        leads[self.rep_part[self.rep_id == self.part_leader_id[self.rep_part]]] = True
+        return np.where(leads, self.part_leader_id, first)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,18 +126,20 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
     topics = tuple(sorted({t.topic for t in snapshot.topics} | set(snapshot.partitions_by_topic)))
     topic_pos = {t: i for i, t in enumerate(topics)}
 
-    part_topic = np.fromiter((topic_pos[p.topic] for p in parts), np.int64, n)
-    part_id = np.fromiter((p.partition for p in parts), np.int64, n)
-    part_rf = np.fromiter((len(p.replicas) for p in parts), np.int64, n)
-    part_isr = np.fromiter((len(p.isr) for p in parts), np.int64, n)
-    part_adding = np.fromiter((len(p.adding_replicas) for p in parts), np.int64, n)
-    part_removing = np.fromiter((len(p.removing_replicas) for p in parts), np.int64, n)
-    leader_id = np.fromiter((-1 if p.leader is None else p.leader for p in parts), np.int64, n)
+    # attribute columns through map/attrgetter: C-level passes, no Python frame per partition
+    replicas, isr = list(map(attrgetter("replicas"), parts)), list(map(attrgetter("isr"), parts))
+    part_topic = np.fromiter(map(topic_pos.__getitem__, map(attrgetter("topic"), parts)), np.int64, n)
+    part_id = np.fromiter(map(attrgetter("partition"), parts), np.int64, n)
+    part_rf = np.fromiter(map(len, replicas), np.int64, n)
+    part_isr = np.fromiter(map(len, isr), np.int64, n)
+    part_adding = np.fromiter(map(len, map(attrgetter("adding_replicas"), parts)), np.int64, n)
+    part_removing = np.fromiter(map(len, map(attrgetter("removing_replicas"), parts)), np.int64, n)
+    leader_id = np.array([-1 if b is None else b for b in map(attrgetter("leader"), parts)], dtype=np.int64)
     part_start = np.zeros(n, dtype=np.int64)
     np.cumsum(part_rf[:-1], out=part_start[1:])
     r = int(part_rf.sum())
 
-    rep_ids = np.fromiter(chain.from_iterable(p.replicas for p in parts), np.int64, r)
+    rep_ids = np.fromiter(chain.from_iterable(replicas), np.int64, r)
     rep_part = np.repeat(np.arange(n, dtype=np.int64), part_rf)
     rep_pos = np.arange(r, dtype=np.int64) - part_start[rep_part]
     rep_broker = _positions(broker_ids, rep_ids)
@@ -122,17 +147,11 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
     part_leader = np.where(part_leader == len(broker_ids), -1, part_leader)
 
     isr_len = part_isr
-    isr_ids = np.fromiter(chain.from_iterable(p.isr for p in parts), np.int64, int(isr_len.sum()))
+    isr_ids = np.fromiter(chain.from_iterable(isr), np.int64, int(isr_len.sum()))
     isr_part = np.repeat(np.arange(n, dtype=np.int64), isr_len)
     rep_in_isr = _members(rep_part, rep_ids, isr_part, isr_ids)
 
-    raw_sizes = np.fromiter(
-        chain.from_iterable(
-            ((-1 if s is None else s) for s in p.sizes) if p.sizes else (-1,) * len(p.replicas) for p in parts
-        ),
-        np.int64,
-        r,
-    )
+    raw_sizes = _replica_sizes(list(map(attrgetter("sizes"), parts)), part_rf)
     part_size = np.zeros(n, dtype=np.int64)
     if r:
         np.maximum.at(part_size, rep_part, np.maximum(raw_sizes, 0))
@@ -147,17 +166,30 @@ def _build_cluster(snapshot: ClusterSnapshot) -> ClusterArrays:
         part_rf=part_rf,
         part_start=part_start,
         part_leader=part_leader,
+        part_leader_id=leader_id,
         part_offline=leader_id < 0,
         part_isr=part_isr,
         part_adding=part_adding,
         part_removing=part_removing,
         part_size=part_size,
         rep_part=rep_part,
+        rep_id=rep_ids,
         rep_broker=rep_broker,
         rep_pos=rep_pos,
         rep_in_isr=rep_in_isr,
         rep_size=rep_size,
     )
+
+
+def _replica_sizes(sizes: list[tuple[int | None, ...]], rf: np.ndarray) -> np.ndarray:
+    """Every replica's size (``PartitionState.sizes``, aligned with the replicas or empty), -1 where unknown."""
+    flat = list(chain.from_iterable(sizes))
+    listed = np.fromiter(map(is_not, flat, repeat(None)), bool, len(flat))
+    values = np.full(len(flat), -1, dtype=np.int64)
+    values[listed] = np.fromiter(compress(flat, listed.tolist()), np.int64, int(listed.sum()))
+    out = np.full(int(rf.sum()), -1, dtype=np.int64)
+    out[np.repeat(np.fromiter(map(len, sizes), np.int64, len(sizes)) > 0, rf)] = values
+    return out
 
 
 def _members(part: np.ndarray, ids: np.ndarray, set_part: np.ndarray, set_ids: np.ndarray) -> np.ndarray:
