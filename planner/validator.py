@@ -252,7 +252,7 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
     out = []
     for m in flagged:
         key = (m.topic, m.partition)
-        outside = [b for b in current[key] if plan.brokers.get(b) != plan.topics.get(m.topic)]
+        outside = [b for b in current.get(key, ()) if plan.brokers.get(b) != plan.topics.get(m.topic)]
         if key in evacuable and not evacuation_keeps(current[key], m.replicas, plan.drained, outside):
             out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]}: "
                                                  f"the plan may only replace its replicas on drained broker(s) "
