@@ -239,3 +239,30 @@ def test_brokers_to_add_match_brute_force_over_failures(data: st.DataObject) -> 
                        new_broker=new)
     sol = solve_pools(problem, gap=0.0)
     assert sum(sol.brokers_to_add.values()) == _brute_force_added(problem)
+
+
+@pytest.mark.slow
+def test_the_tie_breaker_stage_starts_from_stage_two_and_finds_a_solution(monkeypatch) -> None:
+    """Stage 3 once ran to its time limit without a solution on the 1,000-broker benchmark case (a bound on
+    moved bytes tighter than HiGHS's tolerance made stage 2's own solution infeasible; smaller cases did not
+    show it) and the plan fell back to stage 2's values."""
+    from planner import pool_milp, pool_planner
+    from planner.random_clusters import random_cluster
+    from pools.demand import at_horizon, topic_demand
+    from pools.pool_rules import PoolRules
+
+    snapshot, policy, profile = random_cluster(1000, 20000, 40, partitions=50, misplaced=0.05, seed=0)
+    rules = PoolRules.from_policy(policy)
+    problem, _ = pool_planner._problem(snapshot, policy, rules, pool_planner.check_policy(snapshot, policy),
+                                       topic_demand(snapshot, at_horizon(profile, rules.horizon_days)), pool_milp)
+    stages: list = []
+    solve = pool_milp._Model.solve
+
+    def recorded(self, objective, solver):
+        stages.append(stage := solve(self, objective, solver))
+        return stage
+
+    monkeypatch.setattr(pool_milp._Model, "solve", recorded)
+    solution = solve_pools(problem, gap=0.01, threads=2, time_limit=300)
+    assert len(stages) == 3 and stages[2].solution in pool_milp._HAS_SOLUTION, stages[2]
+    assert not solution.time_limited
