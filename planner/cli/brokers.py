@@ -57,7 +57,7 @@ def operation_outcome(result: OperationResult) -> Outcome:
         before = spread({d: v["before"] for d, v in table.items() if v["before"]})
         after = spread({d: v["after"] for d, v in table.items() if v["after"]})
         cells = ", ".join(f"{d} {before.get(d, 0):.2f}→{after.get(d, 0):.2f}" for d in table)
-        details.append(f"pool {pool}: spread (busiest − idlest broker, over the mean) {cells}")
+        details.append(f"pool {pool}: spread (busiest − idlest broker, over its fair share) {cells}")
     return Outcome(
         subject=f"{plan.operation['name']} on {plan.cluster}",
         summary=moved,

@@ -119,7 +119,7 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
 
 
 def spread(balance: Mapping[str, Mapping[str, float | int]]) -> dict[str, float]:
-    """Per dimension, the gap between the busiest and the idlest broker as a fraction of the mean.
+    """Per dimension, the gap between the busiest and the idlest broker each over its fair share.
 
     Examples
     --------

@@ -2,7 +2,7 @@
 
 - **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and end within
   `planner.placement.minimal_move.FAIR_SHARE_BAND` of their fair share (`planner.placement.engine.fair_share`)
-  in every dimension, at the fewest moved bytes (the engine's joining-broker goal).
+  in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes.
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
   racks (`pools.pool_rules.pool_racks_required`), and its forecast demand within headroom × usable capacity
@@ -36,6 +36,7 @@ from planner.operations.balance import broker_loads
 from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare
 from pools.errors import InfeasibleError, InputError
@@ -69,10 +70,12 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
                 for b in new if b in inputs.health.brokers]
     after = dict(inputs.brokers) | dict.fromkeys(new, pool)
     members = sorted(b for b, p in after.items() if p == pool)
+    # the new brokers' share includes leadership (a zero-copy move): without it they lead nothing
+    goal = Goal(band=FAIR_SHARE_BAND, band_dimensions=ENGINE_DIMENSIONS, band_brokers=np.isin(members, new))
     placement = place_in_pools(
         inputs.snapshot, inputs.forecast, inputs.pool_topics({pool}), {pool: members},
         headroom={pool: inputs.rules.limits(pool).headroom}, joining={pool: new}, health=inputs.health,
-        optimiser=pool_optimiser,
+        goals={pool: goal}, optimiser=pool_optimiser,
     )
     forced = placement.pools[pool].seed_bytes if pool in placement.pools else 0
     return operation_plan(inputs, "add", arguments={"pool": pool, "brokers": new}, brokers_after=after,

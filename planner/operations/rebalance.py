@@ -100,7 +100,7 @@ def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget:
                 if d in table and table[d]["after"] and table[d]["after"]["outside_band"]]
         if left:
             why = f"within the budget of {budget} bytes" if budget is not None else "with the moves the engine found"
-            notes.append(f"pool {pool!r}: brokers stay outside ±{band:.0%} of the mean {why}: {', '.join(left)}")
+            notes.append(f"pool {pool!r}: brokers stay outside ±{band:.0%} of their fair share {why}: {', '.join(left)}")
     if not notes:
         return op
     return replace(op, plan=replace(op.plan, warnings=op.plan.warnings + tuple(notes)))

@@ -138,6 +138,19 @@ def test_added_brokers_in_a_new_rack_take_a_fair_share_near_the_exact_optimum() 
     assert best.moved_bytes <= op.moved_bytes <= MARGIN * best.moved_bytes
 
 
+def test_added_brokers_take_their_share_of_leadership_without_copying_more() -> None:
+    """Without a profile, leadership is the only thing that tells a lead from a follower: an added broker that
+    took replicas whose leader left used to lead none of them."""
+    s = new_rack()
+    inputs = operation_inputs(s.snapshot, s.policy)  # no profile: no traffic
+    op = add_brokers(inputs, "a", [7])
+    _check(s, op)
+    leads = {b: sum(m.replicas[0] == b for m in op.plan.partitions) for b in range(1, 8)}
+    share = len(op.plan.partitions) / 7
+    assert abs(leads[7] - share) <= 0.10 * share + 1, leads
+    assert max(leads.values()) - min(leads.values()) <= 2, leads
+
+
 def test_rebalance_reaches_the_band_near_the_exact_optimum() -> None:
     s = skewed_pool()
     inputs = _inputs(s)
