@@ -7,8 +7,9 @@ Yelp's ``set_replication_factor``, kafka-kit's ``rebuild --replication``, Cruise
   dimension over headroom × capacity, loads updated as replicas are added, largest partitions first), on a rack
   the partition does not use yet while one has a broker. Each new replica copies the partition once.
 - **Lower**: the replica leading now stays first (the ISR-safe leader: it is in the ISR), then the other
-  in-sync replicas in their order; the dropped ones are out-of-sync replicas first, then those on the most
-  loaded brokers, never leaving fewer racks than min(new RF, racks of the pool). Nothing is copied.
+  in-sync replicas in their order; the dropped ones are out-of-sync replicas first, then those outside the
+  topic's pool (or on a broker of it that takes no replica), then those on the most loaded brokers, never
+  leaving fewer racks than min(new RF, racks of the pool). Nothing is copied.
 
 Refused as bad input (exit 2): a replication factor below a topic's ``min.insync.replicas`` (producers with
 ``acks=all`` would fail) or a topic in no pool; as infeasible (exit 1): more replicas than the pool has
@@ -131,15 +132,15 @@ def _raise(p: PartitionState, rf: int, members: Sequence[int], rack: Mapping[int
 
 def _lower(p: PartitionState, rf: int, rack: Mapping[int, str | None], loads: dict[int, np.ndarray],
            limit: Mapping[int, np.ndarray], racks: int) -> tuple[int, ...]:
-    """The current leader first, then in-sync replicas in order; drop out-of-sync, then the most loaded, while
-    min(rf, racks) racks remain."""
+    """The current leader first, then in-sync replicas in order; drop out-of-sync, then outside the pool, then
+    the most loaded, while min(rf, racks) racks remain."""
     leader = p.leader if p.leader in p.replicas else p.replicas[0]
     keep = [leader] + [b for b in p.replicas if b != leader]
     need = min(rf, racks)
     follower = _follower(p)
 
-    def cost(b: int) -> tuple[bool, float, int]:  # out-of-sync first, then the most loaded
-        return (b in p.isr, -_utilisation(b, loads, limit) if b in limit else 0.0, -b)
+    def cost(b: int) -> tuple[bool, bool, float, int]:  # out-of-sync first, then outside the pool, then the most loaded
+        return (b in p.isr, b in limit, -_utilisation(b, loads, limit) if b in limit else 0.0, -b)
 
     while len(keep) > rf:
         for b in sorted(keep[1:], key=cost):

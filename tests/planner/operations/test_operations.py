@@ -265,6 +265,18 @@ def test_lowering_the_replication_factor_keeps_the_leader_and_the_rack_spread() 
         assert len(m.replicas) == 2 and m.replicas[0] == leader and set(m.replicas) < set(m.old_replicas)
 
 
+def test_lowering_the_replication_factor_drops_a_replica_outside_the_pool_first() -> None:
+    from planner.operations import set_replication_factor
+
+    s = new_rack()  # brokers 7-9 are in no pool
+    parts = tuple(dataclasses.replace(p, replicas=(1, 2, 7), isr=(1, 2, 7), leader=1) if p.partition == 0 else p
+                  for p in s.snapshot.partitions)
+    s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=parts))
+    op = set_replication_factor(_inputs(s), ["a.orders"], 2)
+    assert next(m.replicas for m in op.plan.partitions if m.partition == 0) == (1, 2)
+    assert not [w for w in op.plan.warnings if w.startswith("validator:")]
+
+
 def test_replication_factor_below_min_insync_replicas_is_bad_input() -> None:
     from dataclasses import replace
 
