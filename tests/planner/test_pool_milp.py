@@ -263,6 +263,6 @@ def test_the_tie_breaker_stage_starts_from_stage_two_and_finds_a_solution(monkey
         return stage
 
     monkeypatch.setattr(pool_milp._Model, "solve", recorded)
-    solution = solve_pools(problem, gap=0.01, threads=2, time_limit=300)
+    solution = solve_pools(problem, gap=0.01, threads=1, time_limit=300)
     assert len(stages) == 3 and stages[2].solution in pool_milp._HAS_SOLUTION, stages[2]
     assert not solution.time_limited
