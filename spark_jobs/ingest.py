@@ -33,7 +33,7 @@ from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggrega
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
-from spark_jobs.query_range import RangeValues, read_query_range
+from spark_jobs.query_range import RangeValues, stage_query_range
 from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_rows, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
@@ -224,14 +224,27 @@ def _stage_records(
 ) -> DataFrame:
     """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
 
-    (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
+    query_range exports (files or fetched from Prometheus) are written there by the Python workers that parse
+    them (`spark_jobs.query_range.stage_query_range`); the JVM readers' records by Spark. (Not partitioned by
+    kind: a partitioned write sorts every task's rows by the partition column first.)
     """
-    path = os.fspath(work)
-    frames = _readers(spark, inputs, params, in_file=in_file)
-    if frames is not None:
+    bm = params.broker_map
+    parts: list[str] = []
+    frames = _readers(spark, inputs, params)
+    if frames is not None or inputs.query_range or inputs.prometheus:
         progress("reading the metric logs")
+    if inputs.query_range or inputs.prometheus:
+        path = os.fspath(work / "query_range")
+        for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE})):
+            if files:
+                stage_query_range(spark, files, path, cluster=params.cluster, broker_map=bm, steps=in_file, **options)
+        parts.append(path)
+    if frames is not None:
+        path = os.fspath(work / "spark")
         frames.write.parquet(path)
-        return spark.read.schema(STAGED_SCHEMA).parquet(path)
+        parts.append(path)
+    if parts:
+        return spark.read.schema(STAGED_SCHEMA).parquet(*parts)
     return spark.createDataFrame([], STAGED_SCHEMA)
 
 
@@ -258,17 +271,12 @@ def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFra
 _CANCEL = "cancel"
 
 
-def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams, *, in_file: bool) -> DataFrame | None:
+def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
+    """The records of the inputs Spark's JVM reads (exposition text, Telegraf lines, log-dirs captures), unioned."""
     frames = []
     bm = params.broker_map
     if inputs.prom_text:
         frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm))
-    if inputs.query_range:
-        frames.append(
-            read_query_range(spark, inputs.query_range, cluster=params.cluster, broker_map=bm, declared=params.range_values, steps=in_file)
-        )
-    if inputs.prometheus:
-        frames.append(read_query_range(spark, inputs.prometheus, cluster=params.cluster, broker_map=bm, source=PROMETHEUS_SOURCE, steps=in_file))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:

@@ -3,8 +3,8 @@
 ``{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[<float s>,"<value>"],
 ...]}]}}``. Timestamps are float seconds, values strings. Each file is streamed by one task:
 `spark_jobs.json_stream` cuts the document into its series, each series is parsed on its own and turned
-into Arrow record batches (``mapInArrow``), so memory holds one chunk of the file and one series, never the
-document (Spark's ``multiLine`` reader, or ``from_json`` over the file's text, materialise the whole document
+into Arrow record batches written straight to Parquet (`stage_query_range`), so memory holds one chunk of
+the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's text, materialise the whole document
 as one row: the out-of-memory of issue 13).
 
 The metric is ``metric.__name__`` (matched case-insensitively) or, for exports of an expression, the file
@@ -17,8 +17,9 @@ convention ``level:metric:operation`` whose last part is ``increase<window>`` or
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -44,13 +45,15 @@ from spark_jobs.records import (
     STAGED_SCHEMA,
 )
 
-__all__ = ["read_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
+__all__ = ["stage_query_range", "write_parquet", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
 
 SOURCE = "prom_range"
 
 #: The last millisecond of year 9999: a later timestamp is not a real sample time.
 _MAX_TS_MS = 253_402_300_799_999
 _BATCH_ROWS = 65_536
+#: Rows per row group of a staged Parquet file (Spark splits its reading by row group).
+_ROW_GROUP_ROWS = 1 << 19
 _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
 _DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
@@ -681,15 +684,50 @@ def _open(path: str):
     return open(path.removeprefix("file://").removeprefix("file:"), "rb")
 
 
-def _parse_partition(batches: Iterator[pa.RecordBatch], **options: Any) -> Iterator[pa.RecordBatch]:
+def _stage_partition(batches: Iterator[pa.RecordBatch], *, directory: str, prefix: str, **options: Any) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        for path in batch.column("path").to_pylist():
-            yield from parse_file(path, **options)
+        for i, path in zip(batch.column("i").to_pylist(), batch.column("path").to_pylist()):
+            rows = write_parquet(parse_file(path, **options), os.path.join(directory, f"{prefix}-{i:05d}.parquet"))
+            yield pa.record_batch([pa.array([rows], pa.int64())], names=["rows"])
 
 
-def read_query_range(
+def write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:
+    """Write ``batches`` to the Parquet file ``target`` (zstd, row groups of about `_ROW_GROUP_ROWS` rows);
+    return the rows written. No file is made for no rows.
+
+    The file appears whole or not at all (written under a hidden temporary name, then renamed), so a task
+    that Spark retries replaces its earlier attempt's file instead of adding to it.
+    """
+    import pyarrow.parquet as pq
+
+    directory, name = os.path.split(target)
+    os.makedirs(directory, exist_ok=True)
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    writer, pending, rows = None, [], 0
+    try:
+        for batch in batches:
+            if writer is None:
+                writer = pq.ParquetWriter(temporary, batch.schema, compression="zstd")
+            pending.append(batch)
+            rows += batch.num_rows
+            if sum(b.num_rows for b in pending) >= _ROW_GROUP_ROWS:
+                writer.write_table(pa.Table.from_batches(pending), row_group_size=_ROW_GROUP_ROWS)
+                pending = []
+        if writer is not None:
+            if pending:
+                writer.write_table(pa.Table.from_batches(pending), row_group_size=_ROW_GROUP_ROWS)
+            writer.close()
+            os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    return rows
+
+
+def stage_query_range(
     spark,
     paths: Sequence[str],
+    directory: str,
     *,
     cluster: str,
     broker_map: Mapping[str, int],
@@ -697,22 +735,29 @@ def read_query_range(
     source: str = SOURCE,
     steps: bool = False,
 ):
-    """Read query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
-    ``steps``, each counter series converted in its file (see `parse_file`).
+    """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
+    ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
 
-    One task per file (largest first), each streaming its file through `parse_file` in a Python worker
-    (``mapInArrow``): memory is bounded by the chunk size and the longest series, not by the file.
+    One task per file (largest first) streams its file through `parse_file` in a Python worker and writes
+    the records straight to ``directory/<source>-<n>.parquet`` with Arrow's Parquet writer; Spark reads them
+    back with its vectorized reader. Memory is bounded by the chunk size and the longest series, not by the
+    file, and no record passes through the JVM row by row (turning Arrow batches into Spark rows and writing
+    them took three times the parsing's time). ``directory`` must be one the executors and the driver both
+    see, like any Spark output path.
     """
+    from pyspark.sql import functions as F
+
+    os.makedirs(directory, exist_ok=True)
     ordered = sorted(paths, key=lambda p: (-_size(p), p))
     files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
     files = files.repartitionByRange(max(1, len(ordered)), "i")
-    parse = partial(_parse_partition, cluster=cluster, broker_map=dict(broker_map), declared=declared, source=source, steps=steps)
-    return files.mapInArrow(parse, STAGED_SCHEMA)
+    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps}
+    stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, **options)
+    files.mapInArrow(stage, "rows long").agg(F.sum("rows")).collect()
+    return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
 def _size(path: str) -> int:
-    import os
-
     try:
         return os.path.getsize(path)
     except OSError:

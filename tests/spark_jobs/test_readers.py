@@ -75,7 +75,7 @@ def test_prom_text_reader_accepts_jmx_exporter_output_and_classifies_the_rest(sp
 
 
 def test_query_range_reader_parses_documents_and_rejects_bad_ones(spark, tmp_path: Path) -> None:
-    from spark_jobs.query_range import read_query_range
+    from spark_jobs.query_range import stage_query_range
 
     good = {
         "status": "success",
@@ -99,7 +99,7 @@ def test_query_range_reader_parses_documents_and_rejects_bad_ones(spark, tmp_pat
     (tmp_path / "kafka_log_log_size-2025-W10.json").write_text('{"status":"success","data":{"resultType":"vector","result":[]}}')
     (tmp_path / "kafka_log_log_size-2025-W11.json").write_text('{"status":"success","data":{"resultType":"matrix","result":[]}}')
     paths = sorted(str(p) for p in tmp_path.glob("*.json"))
-    df = read_query_range(spark, paths, cluster="c", broker_map=BROKERS)
+    df = stage_query_range(spark, paths, str(tmp_path / "staged"), cluster="c", broker_map=BROKERS)
     assert _kinds(df) == Counter(
         {
             ("counter", None): 2,
@@ -118,13 +118,14 @@ def test_query_range_reader_parses_documents_and_rejects_bad_ones(spark, tmp_pat
 
 
 def test_query_range_files_are_read_in_parallel_one_task_per_file(spark, tmp_path: Path) -> None:
-    from spark_jobs.query_range import read_query_range
+    from spark_jobs.query_range import stage_query_range
 
     for i in range(4):
         doc = {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"instance": "1", "topic": "t"}, "values": [[i, "1"]]}]}}
         (tmp_path / f"kafka_server_brokertopicmetrics_bytesin_total-w{i}.json").write_text(json.dumps(doc))
-    df = read_query_range(spark, sorted(str(p) for p in tmp_path.iterdir()), cluster="c", broker_map={})
-    assert df.rdd.getNumPartitions() >= 2
+    staged = tmp_path / "staged"
+    df = stage_query_range(spark, sorted(str(p) for p in tmp_path.iterdir()), str(staged), cluster="c", broker_map={})
+    assert sorted(p.name for p in staged.iterdir()) == [f"prom_range-{i:05d}.parquet" for i in range(4)]  # one task, one file each
     assert df.count() == 4
 
 
