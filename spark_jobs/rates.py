@@ -177,12 +177,16 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         deltas = deltas.unionByName(summed)
     metric = F.col("metric")
     names = ("bytes_in", "bytes_out", "messages_in")
+    # the row's source is the least of its samples' sources; aggregated as its rank among the few sources
+    # present, every aggregate is fixed-width and Spark hashes the rows instead of sorting them twice
+    present = steps.select("source") if records is None else steps.select("source").unionByName(records.select("source"))
+    sources = F.array(*[F.lit(r.source) for r in present.distinct().orderBy("source").collect()]).cast("array<string>")
     rows = deltas.groupBy("cluster", "broker_id", "topic", "minute_ms").agg(
         *[F.sum(F.when(metric == m, F.col("span_ms"))).alias(f"{m}_span") for m in names],
         F.max(F.col("reset").cast("int")).alias("reset"),
-        F.min("source").alias("source"),
+        F.min(F.array_position(sources, F.col("source"))).alias("source_rank"),
         *[F.sum(F.when(metric == m, F.col("delta"))).alias(m) for m in names],
-    )
+    ).select("*", F.element_at(sources, F.col("source_rank").cast("int")).alias("source"))
     span = F.greatest(*[F.col(f"{m}_span") for m in names])
     flags = (
         F.col("reset") * FLAG_RESET
