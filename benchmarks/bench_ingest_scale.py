@@ -158,7 +158,7 @@ def main() -> int:
     poolplan = str(Path(sys.executable).with_name("poolplan"))
     out = a.dir / "profile"
     shutil.rmtree(out, ignore_errors=True)
-    r = measure([poolplan, "ingest", "--query-range", str(a.dir / "exports" / "*.json"), "--cluster", "bench", "--out", str(out)])
+    r = measure([poolplan, "ingest", "--query-range", str(a.dir / "exports" / "kafka_*.json"), "--cluster", "bench", "--out", str(out)])
     print(
         f"raw exports   wall {r['wall']:7.1f} s  exit {r['code']}  {pairs / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver "
         f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB (anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  "
