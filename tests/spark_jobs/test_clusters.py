@@ -91,10 +91,12 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("cluster-input")
     c = synth.build(minutes=120, seed=11)
     broker_map = synth.write_prom(c, root)
+    synth.write_query_range(c, root)  # the same counters again: staged by the Python workers, duplicates of the text's
     synth.write_log_dirs(root, {"20250303T010000Z": {1: [("orders-0", 10, False)], 2: [("orders-0", 12, False)]}})
     bm = root / "broker-map.toml"
     bm.write_text("".join(f'"{k}" = {v}\n' for k, v in sorted(broker_map.items())))
-    args = ["--prom", str(root / "prom" / "*" / "*.prom"), "--log-dirs", str(root / "log-dirs" / "*.txt")]
+    args = ["--prom", str(root / "prom" / "*" / "*.prom"), "--query-range", str(root / "query_range" / "*.json")]
+    args += ["--log-dirs", str(root / "log-dirs" / "*.txt")]
     return root, [*args, "--broker-map", str(bm), "--cluster", "c", "--horizon-days", "30"]
 
 
@@ -107,9 +109,10 @@ def reference(spark, inputs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root, _ = inputs
     out = tmp_path_factory.mktemp("reference")
     prom = expand_globs([str(root / "prom" / "*" / "*.prom")], option="--prom")
+    query_range = expand_globs([str(root / "query_range" / "*.json")], option="--query-range")
     log_dirs = expand_globs([str(root / "log-dirs" / "*.txt")], option="--log-dirs")
     params = IngestParams("c", load_broker_map(root / "broker-map.toml"), 30)
-    run(spark, IngestInputs(prom_text=prom, log_dirs=log_dirs), out, params)
+    run(spark, IngestInputs(prom_text=prom, query_range=query_range, log_dirs=log_dirs), out, params)
     return out
 
 
