@@ -228,7 +228,6 @@ def _stage_records(
     them (`spark_jobs.query_range.stage_query_range`); the JVM readers' records by Spark. (Not partitioned by
     kind: a partitioned write sorts every task's rows by the partition column first.)
     """
-    bm = params.broker_map
     parts: list[str] = []
     frames = _readers(spark, inputs, params)
     if frames is not None or inputs.query_range or inputs.prometheus:
@@ -237,7 +236,7 @@ def _stage_records(
         path = os.fspath(work / "query_range")
         for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE})):
             if files:
-                stage_query_range(spark, files, path, cluster=params.cluster, broker_map=bm, steps=in_file, **options)
+                stage_query_range(spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, **options)
         parts.append(path)
     if frames is not None:
         path = os.fspath(work / "spark")

@@ -4,8 +4,8 @@
 ...]}]}}``. Timestamps are float seconds, values strings. Each file is streamed by one task:
 `spark_jobs.json_stream` cuts the document into its series, each series is parsed on its own and turned
 into Arrow record batches written straight to Parquet (`stage_query_range`), so memory holds one chunk of
-the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's text, materialise the whole document
-as one row: the out-of-memory of issue 13).
+the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's
+text, materialise the whole document as one row: the out-of-memory of issue 13).
 
 The metric is ``metric.__name__`` (matched case-insensitively) or, for exports of an expression, the file
 name's prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
@@ -45,7 +45,7 @@ from spark_jobs.records import (
     STAGED_SCHEMA,
 )
 
-__all__ = ["stage_query_range", "write_parquet", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
+__all__ = ["stage_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
 
 SOURCE = "prom_range"
 
@@ -687,11 +687,11 @@ def _open(path: str):
 def _stage_partition(batches: Iterator[pa.RecordBatch], *, directory: str, prefix: str, **options: Any) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         for i, path in zip(batch.column("i").to_pylist(), batch.column("path").to_pylist()):
-            rows = write_parquet(parse_file(path, **options), os.path.join(directory, f"{prefix}-{i:05d}.parquet"))
+            rows = _write_parquet(parse_file(path, **options), os.path.join(directory, f"{prefix}-{i:05d}.parquet"))
             yield pa.record_batch([pa.array([rows], pa.int64())], names=["rows"])
 
 
-def write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:
+def _write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:
     """Write ``batches`` to the Parquet file ``target`` (zstd, row groups of about `_ROW_GROUP_ROWS` rows);
     return the rows written. No file is made for no rows.
 
@@ -710,7 +710,7 @@ def write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:
                 writer = pq.ParquetWriter(temporary, batch.schema, compression="zstd")
             pending.append(batch)
             rows += batch.num_rows
-            if sum(b.num_rows for b in pending) >= _ROW_GROUP_ROWS:
+            if sum(b.num_rows for b in pending) >= _ROW_GROUP_ROWS:  # a handful of batches at most
                 writer.write_table(pa.Table.from_batches(pending), row_group_size=_ROW_GROUP_ROWS)
                 pending = []
         if writer is not None:
