@@ -10,7 +10,8 @@ import pytest
 
 from tests.spark_jobs import oracle, synth
 
-pytestmark = pytest.mark.spark
+# the sample and its ingest are built once per module: one xdist worker runs the module
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("cli-ingest")]
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,7 @@ def ingested(spark, sample: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     return out
 
 
+@pytest.mark.slow
 def test_profile_matches_a_plain_python_reading_of_the_raw_files(sample: Path, ingested: Path) -> None:
     from pools.profile import load_profile
 
@@ -67,6 +69,7 @@ def test_profile_matches_a_plain_python_reading_of_the_raw_files(sample: Path, i
                 assert profile[topic].samples == len(minutes)
 
 
+@pytest.mark.slow
 def test_profile_agrees_with_the_generator_truth(sample: Path, ingested: Path) -> None:
     from pools.profile import load_profile
 

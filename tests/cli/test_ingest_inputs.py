@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
+# the ingests run on the test session's SparkSession (the stage reuses an active one) instead of starting a JVM each
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]
 
 T0 = 1_740_960_000_000  # 2025-03-03T00:00:00Z
 M = 60_000

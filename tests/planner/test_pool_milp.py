@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from planner.pool_milp import BrokerSpec, GroupSpec, PoolProblem, solve_pools
 from pools.pool_rules import PoolLimits, brokers_required, brokers_to_fit, over_limit, usable_capacity
+from tests.plugin import examples
 
 UNIT = (100.0, 100.0, 100.0, 100.0)
 
@@ -107,7 +108,7 @@ def _brute_force_moved(problem: PoolProblem) -> tuple[int, float]:
     return (0 if best is not None else 1), (problem.total_bytes - best if best is not None else 0.0)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(
     n_brokers=st.integers(2, 5),
     data=st.data(),
@@ -222,7 +223,7 @@ def _brute_force_added(problem: PoolProblem) -> int:
     return best
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(data=st.data())
 def test_brokers_to_add_match_brute_force_over_failures(data: st.DataObject) -> None:
     sizes = st.sampled_from([30.0, 50.0, 80.0, 120.0])

@@ -17,6 +17,7 @@ from pools.errors import InputError
 from pools.plan import plan_to_json
 from pools.policy import PoolSpec, TenantSpec
 from pools.snapshot import DIMENSIONS, Capacity
+from tests.plugin import examples
 
 
 def _scratch_moved_bytes(snapshot, plan) -> int:
@@ -31,7 +32,7 @@ def _scratch_moved_bytes(snapshot, plan) -> int:
     return moved
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12))
 @given(
     brokers=st.integers(9, 24),
     topics=st.integers(10, 60),

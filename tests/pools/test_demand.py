@@ -12,6 +12,7 @@ from pools.demand import broker_load, demand_warnings, replica_load, topic_deman
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+from tests.plugin import examples
 
 CAP = Capacity(1e9, 1e9, 1e12, 1000)
 
@@ -114,7 +115,7 @@ def test_broker_load_puts_leader_and_follower_shares_on_the_right_brokers() -> N
     assert extra[9]["replicas"] == 1
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(
     rf=st.lists(st.integers(1, 4), min_size=1, max_size=5),
     bytes_in=st.floats(0, 1e6),
@@ -141,7 +142,6 @@ def test_unknown_horizon_is_rejected() -> None:
         topic_demand(_snapshot(), {}, at="later")  # type: ignore[arg-type]
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.floats(1e6, 2e6), min_size=2, max_size=30),  # at most doubling per day: clear of the e**700 cap
     st.lists(st.floats(1e11, 2e11), min_size=2, max_size=30),

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.java_semantics import (
@@ -100,7 +100,6 @@ def test_hashset_copy_capacity_is_javas_float_expression() -> None:
     assert hashset_copy_capacity(INT_MAX) == 16  # the cast saturates at INT_MAX and + 1 wraps to INT_MIN
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.integers(-(1 << 40), 1 << 40), st.integers(-(1 << 40), 1 << 40))
 def test_int32_is_twos_complement_arithmetic(a: int, b: int) -> None:
     assert int32(int32(a) + int32(b)) == int32(a + b)

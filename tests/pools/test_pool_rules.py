@@ -6,7 +6,7 @@ import itertools
 import math
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.policy import parse_policy
@@ -24,7 +24,6 @@ from pools.pool_rules import (
 capacities = st.lists(st.sampled_from([0.0, 25.0, 50.0, 80.0, 125.0]), max_size=7)
 
 
-@settings(max_examples=300, deadline=None)
 @given(capacities, st.integers(0, 8))
 def test_usable_capacity_is_the_worst_case_over_every_failure_set(caps: list[float], k: int) -> None:
     # the operator cannot choose which brokers fail: the pool must hold with ANY k of them down
@@ -35,7 +34,6 @@ def test_usable_capacity_is_the_worst_case_over_every_failure_set(caps: list[flo
     assert len(down) == min(k, len(caps)) and math.isclose(sum(caps[i] for i in down), failure_loss(caps, k))
 
 
-@settings(max_examples=300, deadline=None)
 @given(capacities, st.sampled_from([0.0, 10.0, 50.0, 200.0]), st.integers(0, 2000).map(float),
        st.sampled_from([0.5, 0.7, 1.0]), st.integers(0, 3))
 def test_brokers_to_fit_is_the_fewest_that_fit(caps, new, demand, headroom, k) -> None:

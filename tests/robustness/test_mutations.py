@@ -20,12 +20,13 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.plugin import examples
 from tests.robustness.helpers import READERS, command_lines, tree
 
-SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=examples(8), derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 #: findings.json is read by the report alone, which renders charts (about a second each): fewer examples.
-REPORT_SETTINGS = settings(SETTINGS, max_examples=4)
+REPORT_SETTINGS = settings(SETTINGS, max_examples=examples(4))
 
 #: Values a hand edit puts where another value was.
 VALUES = st.one_of(

@@ -22,7 +22,8 @@ import pytest
 
 from tests.spark_jobs import synth
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+# one standalone cluster and one Spark Connect server per module: one xdist worker runs the module
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("spark-clusters")]
 
 PROFILE_FILES = ("topic_profile.parquet", "topic_profile.json", "partition_profile.parquet")
 LOOPBACK = "127.0.0.1"

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spark_jobs.growth import Growth, robust_growth
+from tests.plugin import examples
 
 WEEK = (1.0, 1.05, 1.1, 1.08, 1.02, 0.7, 0.6)  # Monday .. Sunday
 
@@ -52,7 +53,7 @@ def test_short_and_empty_series() -> None:
     assert fit.forecast(2) == pytest.approx((121.0 * 1.21, 121.0 * 1.21, 121.0 * 1.21))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(
     st.lists(st.floats(min_value=1.0, max_value=1e12, allow_nan=False), min_size=2, max_size=40),
     st.integers(min_value=0, max_value=400),

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.spark
+# each test stages the same random series twice, through both Spark paths (over a minute each)
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 T0 = 1_740_960_000_000
 M = 60_000

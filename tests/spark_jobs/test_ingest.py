@@ -10,7 +10,8 @@ import pytest
 
 from tests.spark_jobs import synth
 
-pytestmark = pytest.mark.spark
+# the synthetic cluster is ingested once per module: one xdist worker runs the module
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark-ingest")]
 
 RATE_COLUMNS = (
     "bytes_in_p50",
@@ -66,6 +67,7 @@ def prom_run(spark, cluster: synth.Cluster, tmp_path_factory: pytest.TempPathFac
     return root, out, result, inputs, params
 
 
+@pytest.mark.slow
 def test_profile_matches_plain_python(prom_run, cluster: synth.Cluster) -> None:
     from pools.profile import load_profile
 
@@ -93,6 +95,7 @@ def test_profile_matches_plain_python(prom_run, cluster: synth.Cluster) -> None:
     assert profile["payments.ledger"].counter_resets == 0
 
 
+@pytest.mark.slow
 def test_storage_partitions_and_forecast(prom_run) -> None:
     from pools.profile import load_partition_profile, load_profile
 
@@ -111,6 +114,7 @@ def test_storage_partitions_and_forecast(prom_run) -> None:
         assert row.forecast_storage_low <= row.forecast_storage_bytes <= row.forecast_storage_high
 
 
+@pytest.mark.slow
 def test_bad_rows_are_quarantined_counted_and_reconciled(prom_run, spark) -> None:
     from pools.profile import load_profile
 
@@ -130,6 +134,7 @@ def test_bad_rows_are_quarantined_counted_and_reconciled(prom_run, spark) -> Non
     assert quality["rejected_without_topic"] == 1
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_whatever_the_partitioning(prom_run, spark, tmp_path: Path) -> None:
     from spark_jobs.ingest import run
 
@@ -144,6 +149,7 @@ def test_output_is_byte_identical_whatever_the_partitioning(prom_run, spark, tmp
         assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_query_range_and_history_give_the_same_rates(prom_run, spark, cluster: synth.Cluster, tmp_path: Path) -> None:
     from spark_jobs.ingest import IngestInputs, IngestParams, run
 

@@ -24,6 +24,7 @@ from tests.spark_jobs.test_ingest import RATE_COLUMNS
 pytestmark = [
     pytest.mark.spark,
     pytest.mark.slow,
+    pytest.mark.xdist_group("prometheus"),  # one Prometheus server per module: one xdist worker
     pytest.mark.skipif(shutil.which("prometheus") is None or shutil.which("promtool") is None, reason="needs Debian's prometheus package (.ci/run installs it)"),
 ]
 

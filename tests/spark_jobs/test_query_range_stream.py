@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_jobs.json_stream import BROKEN, END, SERIES, split_result
@@ -19,7 +19,6 @@ def _doc(series: list[dict]) -> dict:
     return {"status": "success", "warnings": ["]}\"["], "data": {"resultType": "matrix", "result": series, "stats": {"a": [[1]]}}}
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     series=st.lists(
         st.fixed_dictionaries(

@@ -11,7 +11,7 @@ from planner.assignors.sticky import DEFAULT_GENERATION, MemberData, abstract_st
 
 TOPICS = ("t0", "t1", "t2", "T3")
 RACKS = ("r0", "r1", "r2")
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.assignors.errors import AssignorError
@@ -149,7 +149,6 @@ def _check_valid(topics: list[dict], members: list[dict], result: dict) -> None:
     assert set(seen) == expected
 
 
-@settings(max_examples=60, deadline=None)
 @given(groups(homogeneous=True))
 def test_uniform_homogeneous_is_valid_balanced_and_sticky(group: tuple[list[dict], list[dict]]) -> None:
     topics, members = group
@@ -166,7 +165,6 @@ def test_uniform_homogeneous_is_valid_balanced_and_sticky(group: tuple[list[dict
     assert assign_server("uniform", topics, again) == result
 
 
-@settings(max_examples=60, deadline=None)
 @given(groups(homogeneous=False))
 def test_uniform_heterogeneous_is_valid_and_a_fixpoint(group: tuple[list[dict], list[dict]]) -> None:
     topics, members = group
@@ -176,7 +174,6 @@ def test_uniform_heterogeneous_is_valid_and_a_fixpoint(group: tuple[list[dict], 
     assert assign_server("uniform", topics, again) == result
 
 
-@settings(max_examples=60, deadline=None)
 @given(groups(homogeneous=False))
 def test_range_gives_contiguous_balanced_ranges(group: tuple[list[dict], list[dict]]) -> None:
     topics, members = group
@@ -195,7 +192,6 @@ def test_range_gives_contiguous_balanced_ranges(group: tuple[list[dict], list[di
     assert assign_server("range", topics, fresh) == result
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 200_000), min_size=1, max_size=300, unique=True))
 def test_owned_partitions_follow_java_hashset_integer_order(partitions: list[int]) -> None:
     from planner.assignors.server_spec import hashset_order
@@ -205,7 +201,6 @@ def test_owned_partitions_follow_java_hashset_integer_order(partitions: list[int
     assert list(hashset_order(partitions)) == expected
 
 
-@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 6), min_size=1, max_size=12), st.integers(0, 40))
 def test_bulk_least_loaded_matches_one_at_a_time(sizes: list[int], count: int) -> None:
     from planner.assignors.server_uniform import _Balancer

@@ -10,6 +10,7 @@ import pytest
 from planner.assignors.strategies import Assignor
 from planner.assignors.simulate import simulate
 from pools.errors import InputError
+from tests.plugin import examples
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "conformance"
 TOPICS = {"t0": 4, "t1": 4}
@@ -185,7 +186,7 @@ def scripts(draw: st.DrawFn) -> tuple[dict[str, int], list[dict], list[dict]]:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20))
 @given(script=scripts())
 def test_random_scripts_settle_to_valid_assignments(strategy: str, script) -> None:
     topics, members, events = script
@@ -211,7 +212,7 @@ def test_random_scripts_settle_to_valid_assignments(strategy: str, script) -> No
             assert not step.revoked
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30))
 @given(script=scripts())
 def test_random_scripts_cooperative_moves_go_through_nobody(script) -> None:
     """Except a stale claim: `computePartitionsTransferringOwnership` trusts the returning member's

@@ -21,6 +21,7 @@ from planner.assignors.sizing import (
 )
 from pools.errors import InputError
 from pools.kafka_formats.consumer_groups import parse_consumer_groups_describe
+from tests.plugin import examples
 
 
 def test_spread_prefers_measured_partition_rates_then_sizes_then_even() -> None:
@@ -78,7 +79,7 @@ def test_catch_up_time_uses_spare_capacity() -> None:
     assert math.isinf(load.catch_up_seconds)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25))
 @given(
     st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(1, 12), min_size=1),
     st.floats(5.0, 200.0),

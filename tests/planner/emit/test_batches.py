@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from planner.emit import BatchLimits, apply_batches, plan_batches
 from pools.plan import PartitionMove
+from tests.plugin import examples
 
 
 def _random_moves(seed: int, n: int, brokers: int = 9, rf: int = 3) -> list[PartitionMove]:
@@ -21,7 +22,7 @@ def _random_moves(seed: int, n: int, brokers: int = 9, rf: int = 3) -> list[Part
     ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(
     seed=st.integers(0, 10**6),
     n=st.integers(0, 120),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.java_semantics import JavaRandom
@@ -123,7 +123,6 @@ def clusters(draw, racked: bool):
     return brokers, n, rf, fixed, start, seed
 
 
-@settings(max_examples=150, deadline=None)
 @given(st.booleans().flatmap(clusters))
 def test_matches_oracle_and_invariants(case) -> None:
     brokers, n, rf, fixed, start, seed = case
@@ -140,7 +139,6 @@ def test_matches_oracle_and_invariants(case) -> None:
     assert len(leaders) == min(n, len(brokers))
 
 
-@settings(max_examples=120, deadline=None)
 @given(
     st.booleans(),
     st.integers(1, 12),

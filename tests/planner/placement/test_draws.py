@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.java_semantics import JavaRandom
@@ -21,7 +21,6 @@ def _seed_whose_draw_is_rejected(steps_before: int) -> int:
     return state ^ _MULT
 
 
-@settings(max_examples=60, deadline=None)
 @given(st.integers(-(1 << 63), (1 << 63) - 1), st.lists(st.integers(1, (1 << 31) - 1), max_size=300))
 def test_same_draws_as_java_random(seed: int, bounds: list[int]) -> None:
     rnd = JavaRandom(seed)

@@ -9,6 +9,7 @@ from planner.placement.exact import exact_placement
 from planner.placement.minimal_move import place_in_pools
 from pools.demand import broker_load, topic_demand
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+from tests.plugin import examples
 
 CAP = Capacity(1e9, 1e9, 1e12, 1000)
 H = (1.0, 1.0, 1.0, 1.0)
@@ -72,7 +73,7 @@ def test_short_pool_keeps_outside_replicas_with_a_warning() -> None:
     assert "fewer than the replication factor of 1 partition(s)" in out.warnings[0]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30))
 @given(data=st.data(), n_brokers=st.integers(3, 6), n_parts=st.integers(1, 12))
 def test_greedy_moves_within_the_stated_margin_of_the_exact_optimum(data: st.DataObject, n_brokers: int,
                                                               n_parts: int) -> None:

@@ -16,6 +16,7 @@ from planner.placement import (
 )
 from tests.planner.placement import reference
 from tests.planner.placement.conftest import expected_error, kafka_error, load_vectors
+from tests.plugin import examples
 
 VECTORS = load_vectors("striped_placer.jsonl")
 
@@ -103,7 +104,6 @@ def clusters(draw):
     return brokers, p, rf, seed
 
 
-@settings(max_examples=200, deadline=None)
 @given(clusters())
 def test_matches_oracle_and_invariants(case) -> None:
     brokers, p, rf, seed = case
@@ -118,7 +118,7 @@ def test_matches_oracle_and_invariants(case) -> None:
         assert len({rack[b] for b in replicas}) == min(rf, n_racks)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.integers(1, 5), st.integers(2, 6), st.integers(1, 4), st.integers(-(1 << 40), 1 << 40))
 def test_even_racks_lead_equally_each_round(racks, per_rack, rounds, seed) -> None:
     """Rack offsets stripe the leaders: each rack leads ``per_rack`` times in every U partitions."""

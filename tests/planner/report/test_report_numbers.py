@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.xdist_group("report-numbers"),  # the rendered page is built once per module: one xdist worker
     pytest.mark.skipif(chromium() is None, reason="needs Debian's chromium package (installed by .ci/run)"),
 ]
 

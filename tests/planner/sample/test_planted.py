@@ -13,6 +13,7 @@ from pools.kafka_formats.inventory import parse_inventory_toml
 from pools.policy import parse_policy
 from planner.sample import SampleSpec, sample_files
 from pools.snapshot_build import build_snapshot
+from tests.plugin import examples
 
 PLANTED_KINDS = {
     "replica_outside_pool", "broker_mixed_pools", "broker_without_pool", "topic_without_pool", "rack_shared",
@@ -80,7 +81,7 @@ def test_planted_states_in_the_snapshot(tiny):
     assert _independent_findings(snapshot, policy) == _planted(truth)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31), brokers=st.integers(6, 15), topics=st.integers(6, 24))
 @example(seed=65, brokers=8, topics=6)  # the first pool's RF-3 replicas covered both racks of the second pool
 def test_every_size_plants_exactly_its_problems(seed, brokers, topics):

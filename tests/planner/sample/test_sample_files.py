@@ -8,7 +8,7 @@ import tomllib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.errors import InputError
@@ -248,7 +248,6 @@ def test_bad_spec(field, value, message):
         SampleSpec(**{field: value})
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300))
 def test_java_double_round_trips_in_java_shape(x):
     text = java_double(x)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from pools.audit.index import cluster_arrays
 from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
+from tests.plugin import examples
 
 CAP = Capacity(1.0, 1.0, 1.0, 1.0)
 
@@ -26,7 +27,7 @@ def partitions(draw):
     return out
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30))
 @given(partitions(), st.sets(st.integers(0, 12), max_size=8))
 def test_arrays_match_the_objects(parts, broker_ids):
     snap = ClusterSnapshot("c", tuple(Broker(b, None, CAP) for b in broker_ids), (), tuple(parts))

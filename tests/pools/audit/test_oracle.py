@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.audit import audit
@@ -58,7 +58,6 @@ def oracle(snap: ClusterSnapshot) -> set[tuple]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
 @given(clusters())
 def test_rules_match_the_oracle(snap):
     kinds = {"offline_partition", "under_min_isr", "under_replicated", "reassignment_in_progress",

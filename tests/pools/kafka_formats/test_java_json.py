@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.kafka_formats.java_json import MISSING, JacksonParseError, encode_compact, read_tree, render_node
@@ -57,7 +57,6 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
 @given(json_values)
 def test_reads_what_a_standard_encoder_writes(value: object) -> None:
     assert read_tree(json.dumps(value)) == value

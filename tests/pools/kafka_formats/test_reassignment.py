@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from pools.errors import InputError
@@ -252,7 +252,6 @@ _json_any = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(max_size=40), _json_any.map(json.dumps)))
 def test_any_input_is_accepted_or_rejected_with_kafkas_line(text: str) -> None:
     try:
@@ -263,7 +262,6 @@ def test_any_input_is_accepted_or_rejected_with_kafkas_line(text: str) -> None:
         assert parse_reassignment_json(format_reassignment_json(entries)) == entries
 
 
-@settings(max_examples=100, deadline=None)
 @given(
     st.dictionaries(
         st.tuples(st.text(min_size=1, max_size=6), st.integers(0, 50)),
