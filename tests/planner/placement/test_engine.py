@@ -3,6 +3,10 @@ leader moves first, fair shares for joining brokers, health respected, determini
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -156,19 +160,48 @@ def test_goals_swap_a_rebalance_within_a_budget_and_a_drain() -> None:
     assert state_loads(drained, result.target)[0].sum() == 0
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["twelve-outside", "twentyfour", "twentyfour-joining"])
-def test_larger_pools_stay_within_the_margin_of_the_exact_reference(name: str) -> None:
-    # the exact reference gets 300 s; where it cannot prove its optimum, the engine is held to its best placement
+#: The exact reference on the larger cases, solved once with a 300 s limit: its moved bytes and whether it proved
+#: them optimal (else the limit stopped it at its best placement). The slow test re-solves them;
+#: ``POOLPLAN_UPDATE_EXACT=1`` rewrites the file from that run.
+EXACT_OPTIMA = Path(__file__).resolve().parents[2] / "data" / "placement" / "exact_optima.json"
+LARGER = ["twelve-outside", "twentyfour", "twentyfour-joining"]
+
+
+def _engine_within_the_margin(name: str, best_moved: int, optimal: bool) -> None:
     case = overloaded_pool(name, **CASES[name])
     snap, demands = case.snapshot, case.demands
     assert _over(snap, demands, {}, case.pool)
     joining = {"p": case.joining} if case.joining else None
     out = place_in_pools(snap, demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM}, joining=joining)
-    best = exact_placement(snap, demands, ["t"], case.pool, headroom=HEADROOM, time_limit=300,
-                           band=FAIR_SHARE_BAND if case.joining else None, band_brokers=case.joining)
     assert out.warnings == () and _over(snap, demands, out.assignment, case.pool) == []
     _check_structure(snap, out.assignment, case.pool)
-    assert _moved(snap, out.assignment) <= MARGIN * best.moved_bytes
+    assert _moved(snap, out.assignment) <= MARGIN * best_moved
+    if optimal:
+        assert best_moved <= _moved(snap, out.assignment)
+
+
+@pytest.mark.parametrize("name", LARGER)
+def test_larger_pools_stay_within_the_margin_of_the_stored_exact_reference(name: str) -> None:
+    stored = json.loads(EXACT_OPTIMA.read_text())[name]
+    _engine_within_the_margin(name, stored["moved_bytes"], stored["optimal"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LARGER)
+def test_larger_pools_stay_within_the_margin_of_the_exact_reference(name: str) -> None:
+    # the exact reference gets 300 s; where it cannot prove its optimum, the engine is held to its best placement
+    case = overloaded_pool(name, **CASES[name])
+    best = exact_placement(case.snapshot, case.demands, ["t"], case.pool, headroom=HEADROOM, time_limit=300,
+                           band=FAIR_SHARE_BAND if case.joining else None, band_brokers=case.joining)
+    optima = json.loads(EXACT_OPTIMA.read_text())
+    if os.environ.get("POOLPLAN_UPDATE_EXACT"):
+        optima[name] = {"moved_bytes": best.moved_bytes, "optimal": best.optimal}
+        EXACT_OPTIMA.write_text(json.dumps(optima, indent=2, sort_keys=True) + "\n")
+    stored = optima[name]
+    # a proven optimum bounds every placement from below: the stored figure and this run's agree with each other
+    stale = f"{EXACT_OPTIMA.name} is stale for {name}: re-run this test with POOLPLAN_UPDATE_EXACT=1"
+    if stored["optimal"]:
+        assert best.moved_bytes >= stored["moved_bytes"], stale
     if best.optimal:
-        assert best.moved_bytes <= _moved(snap, out.assignment)
+        assert best.moved_bytes <= stored["moved_bytes"], stale
+    _engine_within_the_margin(name, best.moved_bytes, best.optimal)
