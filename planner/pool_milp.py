@@ -45,12 +45,12 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 
 import numpy as np
 import pulp
 
 from planner.highs import QuietHighs
+from planner.solvers import Solver
 from pools.errors import InputError, SolverError
 from pools.plan import SolverReport
 from pools.progress import Progress, no_progress
@@ -83,13 +83,6 @@ Vector = tuple[float, float, float, float]
 USED_WEIGHT = 1e-3
 
 _log = logging.getLogger(__name__)
-
-
-class Solver(StrEnum):
-    """MILP solvers the pool model can use."""
-
-    HIGHS = "highs"
-    CBC = "cbc"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +160,7 @@ def solve_pools(
     Parameters
     ----------
     problem : PoolProblem
-    solver : {"highs", "cbc"}
+    solver : Solver or {"highs", "cbc"}
     time_limit : float
         Seconds for all stages together.
     gap : float
@@ -307,9 +300,13 @@ def _solver(solver: Solver, time_limit: float, gap: float, threads: int, progres
             progress=progress, step=step,
         )
     progress(step, note=_solver_note(math.inf, time_limit))
+    try:
+        from cbcbox import cbc_bin_path
+    except ImportError:
+        raise InputError("--solver cbc: the CBC solver is not installed (pip install 'pulp[cbc]')") from None
     options = ["randomSeed 1", "randomCbcSeed 1"]
-    return pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads,
-                             options=options, warmStart=True)
+    return pulp.COIN_CMD(path=cbc_bin_path(), msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap,
+                         threads=threads, options=options, warmStart=True)
 
 
 class _Model:

@@ -25,6 +25,7 @@ import networkx as nx
 import numpy as np
 
 from planner.placement.minimal_move import place_in_pools
+from planner.solvers import Solver
 from planner.validator import validate_plan
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
@@ -63,7 +64,7 @@ def plan_pools(
     *,
     fanout: Mapping[str, float] | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
-    solver: str = "highs",
+    solver: Solver = Solver.HIGHS,
     time_limit: float = 60.0,
     gap: float = 0.01,
     threads: int = 1,

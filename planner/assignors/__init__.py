@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["AssignorError", "Strategy", "assign", "assign_server"]
+__all__ = ["Assignor", "AssignorError", "Strategy", "assign", "assign_server"]
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from planner.assignors.common import (
-    Strategy,
-    parse_members,
-    parse_partition_racks,
-    parse_topics,
-    to_output,
-)
+from planner.assignors.common import parse_members, parse_partition_racks, parse_topics, to_output
 from planner.assignors.errors import AssignorError
 from planner.assignors.server import assign_server
+from planner.assignors.strategies import Assignor
+
+Strategy = Assignor
+"""The earlier name of `Assignor` (the same enum)."""
 
 
 def assign(
-    strategy: str,
+    strategy: str | Assignor,
     topics: Mapping[str, int],
     members: Sequence[Mapping[str, Any]],
     partition_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
@@ -28,8 +26,8 @@ def assign(
 
     Parameters
     ----------
-    strategy : {"range", "roundrobin", "sticky", "cooperative-sticky"}
-        The `partition.assignment.strategy` name.
+    strategy : {"range", "roundrobin", "sticky", "cooperative-sticky"} or Assignor
+        The `partition.assignment.strategy` name (a client-side `Assignor`).
     topics : mapping
         ``{topic: partition_count}``; a subscribed topic missing here does not exist.
     members : sequence of mapping
@@ -57,23 +55,19 @@ def assign(
     >>> assign("range", {"t0": 3, "t1": 3}, members)
     {'C0': {'t0': [0, 1], 't1': [0, 1]}, 'C1': {'t0': [2], 't1': [2]}}
     """
-    try:
-        chosen = Strategy(strategy)
-    except ValueError:
-        names = ", ".join(s.value for s in Strategy)
-        raise AssignorError(f"strategy: unknown client assignor {strategy!r}; expected one of {names}") from None
+    chosen = Assignor.parse(strategy, side="client")
     parsed_topics = parse_topics(topics)
     parsed_members = parse_members(members)
     racks = parse_partition_racks(partition_racks)
-    if chosen is Strategy.RANGE:
+    if chosen is Assignor.RANGE:
         from planner.assignors.range import range_assign
 
         return range_assign(parsed_topics, parsed_members, racks)
-    if chosen is Strategy.ROUNDROBIN:
+    if chosen is Assignor.ROUNDROBIN:
         from planner.assignors.roundrobin import roundrobin_assign
 
         return roundrobin_assign(parsed_topics, parsed_members)
-    if chosen is Strategy.STICKY:
+    if chosen is Assignor.STICKY:
         from planner.assignors.sticky import sticky_assign
 
         return to_output(parsed_members, sticky_assign(parsed_topics, parsed_members, racks))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 __all__ = [
     "Member",
-    "Strategy",
     "TopicPartition",
     "parse_members",
     "parse_topics",
@@ -27,7 +26,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import itemgetter
-from enum import StrEnum
 from typing import Any
 
 from planner.assignors.errors import AssignorError
@@ -35,15 +33,6 @@ from pools.java_semantics import hash_order, string_hash, utf16_key
 
 TopicPartition = tuple[str, int]
 """A `TopicPartition` as ``(topic, partition)``."""
-
-
-class Strategy(StrEnum):
-    """The client-side assignors, by their `partition.assignment.strategy` names."""
-
-    RANGE = "range"
-    ROUNDROBIN = "roundrobin"
-    STICKY = "sticky"
-    COOPERATIVE_STICKY = "cooperative-sticky"
 
 
 @dataclass(frozen=True, slots=True)

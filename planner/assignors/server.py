@@ -7,7 +7,6 @@ assignor (`planner.assignors.server_spec`) and runs `server_uniform` or `server_
 from __future__ import annotations
 
 __all__ = [
-    "ServerStrategy",
     "SubscriptionType",
     "TopicSpec",
     "MemberSpec",
@@ -18,26 +17,18 @@ __all__ = [
 ]
 
 from collections.abc import Iterable, Mapping, Sequence
-from enum import StrEnum
 from typing import Any
 
-from planner.assignors.errors import AssignorError
 from planner.assignors.server_range import assign_range
 from planner.assignors.server_spec import GroupSpec, MemberSpec, SubscriptionType, TopicSpec, build_group_spec, parse_uuid
 from planner.assignors.server_uniform import assign_uniform
+from planner.assignors.strategies import Assignor
 from pools.java_semantics import utf16_key
 from pools.memory import gc_paused
 
 
-class ServerStrategy(StrEnum):
-    """The broker-side assignors of `group.consumer.assignors` (KIP-848)."""
-
-    UNIFORM = "uniform"
-    RANGE = "range"
-
-
 def assign_server(
-    strategy: str,
+    strategy: str | Assignor,
     topics: Sequence[Mapping[str, Any]],
     members: Sequence[Mapping[str, Any]],
 ) -> dict[str, dict[str, list[int]]]:
@@ -45,8 +36,8 @@ def assign_server(
 
     Parameters
     ----------
-    strategy : {"uniform", "range"}
-        The broker-side assignor (`group.remote.assignor` / `group.consumer.assignors`).
+    strategy : {"uniform", "range"} or Assignor
+        The broker-side assignor by its `group.consumer.assignors` name (or a server-side `Assignor`).
     topics : list of dict
         ``{name, topic_id, partitions}``; ``topic_id`` is Kafka's base64 `Uuid` string and
         ``partitions`` is -1 for an id the metadata image no longer describes.
@@ -84,15 +75,10 @@ def assign_server(
     >>> assign_server("range", topics, members)
     {'A': {'t0': [0, 1]}, 'B': {'t0': [2]}}
     """
-    try:
-        chosen = ServerStrategy(strategy)
-    except ValueError:
-        raise AssignorError(
-            f"unknown server assignor {strategy!r}; expected one of {[s.value for s in ServerStrategy]}"
-        ) from None
+    chosen = Assignor.parse(strategy, side="server")
     with gc_paused():
         spec = build_group_spec(topics, members)
-        by_id = assign_uniform(spec) if chosen is ServerStrategy.UNIFORM else assign_range(spec)
+        by_id = assign_uniform(spec) if chosen is Assignor.UNIFORM else assign_range(spec)
         return _by_name(spec, members, by_id)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from planner.assignors.server import ServerStrategy, assign_server
+from planner.assignors.server import assign_server
 from planner.assignors.strategies import Assignor
 from pools.java_semantics import utf16_key
 from pools.errors import InputError
@@ -143,14 +143,12 @@ def simulate(
         For a malformed event (naming ``events[i]`` and the field), or a partition count past
         `pools.limits.MAX_PARTITIONS_PER_TOPIC`.
     """
-    server = {Assignor.UNIFORM: ServerStrategy.UNIFORM, Assignor.SERVER_RANGE: ServerStrategy.RANGE}.get(strategy)
     for topic, count in topics.items():
         if not isinstance(topic, str) or isinstance(count, bool) or not isinstance(count, int):
             raise InputError(f"topics.{topic}: expected a partition count, got {count!r}")
         check_count(count, MAX_PARTITIONS_PER_TOPIC, f"topics.{topic}")
     state = _State(
         strategy=strategy,
-        server=server,
         topics=dict(topics),
         members={},
         bytes_of=dict(partition_bytes or {}),
@@ -182,7 +180,6 @@ def derive_topic_id(topic: str) -> str:
 @dataclass(slots=True)
 class _State:
     strategy: Assignor
-    server: ServerStrategy | None
     topics: dict[str, int]
     members: dict[str, _Member]
     bytes_of: dict[tuple[str, int], float]
@@ -226,7 +223,7 @@ class _State:
             if member_id not in self.crashed:
                 raise InputError(f"{where}.member: {member_id!r} has not crashed")
             member = self.crashed.pop(member_id)
-            if self.server is not None:  # the coordinator owns assignments: a new member epoch
+            if self.strategy.server_side:  # the coordinator owns assignments: a new member epoch
                 member.owned, member.generation = {}, None
             self.members[member_id] = member
         else:
@@ -256,7 +253,7 @@ class _State:
     def _round(self, step: int, round_: int, label: str, before: dict[tuple[str, int], str]) -> RebalanceStep:
         self.generation += 1
         result = self._assign()
-        eager = self.server is None and self.strategy is not Assignor.COOPERATIVE_STICKY
+        eager = not self.strategy.server_side and self.strategy is not Assignor.COOPERATIVE_STICKY
         revoked = []
         for member in self.members.values():
             new = result.get(member.member_id, {})
@@ -292,7 +289,7 @@ class _State:
         return {(t, p): m.member_id for m in self.members.values() for t, ps in m.owned.items() for p in ps}
 
     def _assign(self) -> Assignment:
-        if self.server is not None:
+        if self.strategy.server_side:
             topics = [
                 {"name": t, "topic_id": self.ids.get(t) or derive_topic_id(t), "partitions": n}
                 for t, n in sorted(self.topics.items(), key=lambda kv: utf16_key(kv[0]))
@@ -307,7 +304,7 @@ class _State:
                 }
                 for m in self.members.values()
             ]
-            return assign_server(self.server.value, topics, members)
+            return assign_server(self.strategy, topics, members)
         from planner.assignors import assign
 
         members = [
@@ -321,7 +318,7 @@ class _State:
             }
             for m in self.members.values()
         ]
-        return assign(self.strategy.value, self.topics, members)
+        return assign(self.strategy, self.topics, members)
 
 
 def _new_member(raw: Mapping[str, Any], where: str) -> _Member:

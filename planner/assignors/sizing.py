@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planner.assignors.server import ServerStrategy, assign_server
+from planner.assignors.server import assign_server
 from planner.assignors.simulate import derive_topic_id
 from planner.assignors.strategies import DEFAULT_ASSIGNORS, Assignor
 from pools.java_semantics import utf16_key
@@ -371,20 +371,19 @@ def consumer_bytes_out(bytes_in: Mapping[str, float], fanout: Mapping[str, int])
 def _assign(strategy: Assignor, partitions: Mapping[str, int], member_ids: Sequence[str]) -> dict[str, dict[str, list[int]]]:
     topics = sorted(partitions, key=utf16_key)
     if strategy.server_side:
-        server = ServerStrategy.UNIFORM if strategy is Assignor.UNIFORM else ServerStrategy.RANGE
         spec = [{"name": t, "topic_id": derive_topic_id(t), "partitions": partitions[t]} for t in topics]
         members = [
             {"member_id": m, "instance_id": None, "rack": None, "topics": topics, "current_assignment": {}}
             for m in member_ids
         ]
-        return assign_server(server.value, spec, members)
+        return assign_server(strategy, spec, members)
     from planner.assignors import assign
 
     members = [
         {"member_id": m, "group_instance_id": None, "rack": None, "topics": topics, "owned_partitions": {}, "generation": None}
         for m in member_ids
     ]
-    return assign(strategy.value, dict(partitions), members)
+    return assign(strategy, dict(partitions), members)
 
 
 def _catch_up(

@@ -8,6 +8,7 @@ import click
 
 from planner.cli.options import FiniteRange
 from planner.cli.stage import Outcome, Stage, run_command
+from planner.solvers import Solver
 from planner.stages.plan import PlanOptions, PlanResult, plan
 from pools.errors import InfeasibleError
 from pools.units import format_bytes, format_elapsed, format_percent, format_plural
@@ -23,7 +24,7 @@ __all__ = ["command", "STAGE"]
 @click.option("--profile", "profile_dir", required=True, type=click.Path(), help="Topic profile directory.")
 @click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
               help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
-@click.option("--solver", default="highs", show_default=True, type=click.Choice(["highs", "cbc"]),
+@click.option("--solver", default=Solver.HIGHS.value, show_default=True, type=click.Choice([s.value for s in Solver]),
               help="MILP solver for the pool model.")
 @click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
               help="Solver seconds (both stages).")
@@ -62,4 +63,5 @@ def _outcome(result: PlanResult) -> Outcome:
     )
 
 
-STAGE = Stage("plan", command, lambda params: PlanOptions(**params), plan, _outcome)
+STAGE = Stage("plan", command, lambda params: PlanOptions(**{**params, "solver": Solver(params["solver"])}), plan,
+              _outcome)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from planner.solvers import Solver
 from pools.progress import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class PlanOptions:
     policy_path: str
     profile_dir: str
     out_dir: str
-    solver: str
+    solver: Solver
     time_limit: float
     gap: float
     threads: int

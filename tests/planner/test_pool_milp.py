@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -79,8 +80,10 @@ def test_cbc_agrees_with_highs() -> None:
         GroupSpec("g2", ("b",), (100, 100, 100, 3), 3, bytes_on={3: 40.0, 4: 40.0, 5: 40.0}),
     ]
     problem = _problem(brokers, groups)
-    highs, cbc = solve_pools(problem), solve_pools(problem, solver="cbc")
-    assert cbc.report.name == "PULP_CBC_CMD"
+    with warnings.catch_warnings():  # through COIN_CMD, not PuLP's deprecated PULP_CBC_CMD (gone in PuLP 4)
+        warnings.simplefilter("error", DeprecationWarning)
+        highs, cbc = solve_pools(problem), solve_pools(problem, solver="cbc")
+    assert cbc.report.name == "COIN_CMD"
     assert highs.report.objective == pytest.approx(cbc.report.objective, abs=1e-6)
     assert highs.kept_bytes == pytest.approx(cbc.kept_bytes)
 
