@@ -47,7 +47,7 @@ def test_decommission_ends_in_a_bundle_that_applies_the_plan_exactly(tmp_path: P
         (m.topic, m.partition): list(m.old_replicas) for m in plan.moves}
     code, _, err = run_cli("audit", "--snapshot", tmp_path / "snapshot.json", "--policy", tmp_path / "pools.toml",
                            "--plan", tmp_path / "plan" / "plan.json", "--out", tmp_path / "audit")
-    assert code in (0, 1), err
+    assert code == 0, err  # the cluster after the plan: nothing at error left to find
 
 
 def test_a_dead_broker_is_drained_into_a_bundle_that_names_the_evacuated_partitions(tmp_path: Path, run_cli) -> None:

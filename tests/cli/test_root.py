@@ -4,15 +4,52 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 
 from planner.cli import cli
 
 
-def test_help_lists_subcommands(run_cli) -> None:
-    code, out, _ = run_cli("--help")
-    assert code == 0
-    assert "run" in out
+def _listed(help_text: str) -> list[str]:
+    """The command names of a help text's ``Commands:`` section, in the order shown."""
+    section = help_text.split("\nCommands:\n", 1)[1]
+    return [line.split()[0] for line in section.splitlines() if line.startswith("  ") and line.strip()
+            and not line.startswith("   ")]
+
+
+def test_help_lists_every_subcommand_with_its_summary(run_cli) -> None:
+    code, out, err = run_cli("--help")
+    assert code == 0 and err == ""
+    assert out.startswith("Usage: poolplan [OPTIONS] COMMAND [ARGS]...")
+    assert _listed(out) == sorted(cli.commands) and len(cli.commands) >= 13
+    lines = {line.split()[0]: line for line in out.split("\nCommands:\n", 1)[1].splitlines() if line.strip()}
+    for name, command in cli.commands.items():  # each with the start of its own summary
+        assert " ".join(command.get_short_help_str(limit=200).split()[:3]) in lines[name], name
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in cli.commands.items() if isinstance(c, click.Group)))
+def test_a_group_lists_its_subcommands_and_without_one_is_a_usage_error(run_cli, name: str) -> None:
+    group = cli.commands[name]
+    code, out, err = run_cli(name, "--help")
+    assert code == 0 and err == ""
+    assert _listed(out) == sorted(group.commands) and group.commands
+    code, out, err = run_cli(name)
+    assert code == 2 and out == "" and f"Usage: poolplan {name} [OPTIONS] COMMAND [ARGS]..." in err
+
+
+def test_no_command_shows_the_usage_and_exits_2(run_cli) -> None:
+    code, out, err = run_cli()
+    assert code == 2 and out == ""
+    assert err.startswith("Usage: poolplan [OPTIONS] COMMAND [ARGS]...") and "Commands:" in err
+
+
+def test_version_exits_0(run_cli) -> None:
+    assert run_cli("--version") == (0, "poolplan, version 0.1.0\n", "")
+
+
+def test_an_unknown_option_is_a_usage_error(run_cli) -> None:
+    code, out, err = run_cli("--no-such-option")
+    assert code == 2 and out == "" and "No such option '--no-such-option'" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("name", sorted(cli.commands))

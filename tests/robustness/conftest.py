@@ -23,11 +23,12 @@ def valid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     save_policy(policy, root / "pools.toml")
     save_profile(root / "profile", profile)
     s, p, prof = str(root / "snapshot.json"), str(root / "pools.toml"), str(root / "profile")
+    # exit 1: pool p0 needs a broker more (the plan is written all the same); the audit finds the misplaced replicas
     assert main(["plan", "--snapshot", s, "--policy", p, "--profile", prof, "--out", str(root / "plan"),
-                 "--time-limit", "5"]) in (0, 1)
+                 "--time-limit", "5"]) == 1
     assert main(["emit", "--plan", str(root / "plan" / "plan.json"), "--snapshot", s, "--out",
                  str(root / "bundle")]) == 0
-    assert main(["audit", "--snapshot", s, "--policy", p, "--profile", prof, "--out", str(root / "audit")]) in (0, 1)
+    assert main(["audit", "--snapshot", s, "--policy", p, "--profile", prof, "--out", str(root / "audit")]) == 1
     return root
 
 

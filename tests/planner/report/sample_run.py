@@ -59,12 +59,12 @@ def build_sample_run(root: Path, run_cli) -> Path:
     common = ["--snapshot", root / "snapshot.json"]
     code, _, err = run_cli("plan", *common, "--policy", root / "pools-fixed.toml", "--profile", root / "profile",
                            "--consumer-groups", sample / "kafka" / "consumer-groups.txt", "--out", root / "plan")
-    assert code in (0, 1), err
+    assert code == 0, err  # the fixed policy's pools hold the sample: no broker to add
     code, _, err = run_cli("emit", "--plan", root / "plan" / "plan.json", *common, "--out", root / "bundle")
     assert code == 0, err
     code, _, err = run_cli("audit", *common, "--policy", sample / "pools.toml", "--profile", root / "profile",
                            "--out", root / "audit")
-    assert code in (0, 1), err
+    assert code == 1, err  # the findings the sample plants, at error
     assert run_cli("report", root, "--policy", sample / "pools.toml")[0] == 0
     return root
 
@@ -86,5 +86,5 @@ def build_previous_run(root: Path, run: Path, run_cli) -> Path:
     save_profile(root / "profile", rows)
     code, _, err = run_cli("plan", "--snapshot", root / "snapshot.json", "--policy", run / "pools-fixed.toml",
                            "--profile", root / "profile", "--out", root / "plan")
-    assert code in (0, 1), err
+    assert code == 0, err  # a quieter quarter fits the same pools
     return root
