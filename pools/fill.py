@@ -15,8 +15,8 @@ audit's reassignment fixes are this seed, so both send a partition to the same b
   than the replication factor keeps replicas from outside the pool, in their slots, to fill up.
 - **The leader rule** (one for the plan and the audit): the preferred leader (first replica) stays first when
   it stays, since a non-preferred leader is the transient state an election or ``auto.leader.rebalance.enable``
-  undoes; else the current leader when it stays, which swaps slots with the replica in the first one; else
-  the replica that took the first slot.
+  undoes; else the current leader when it stays; else the replica on the broker with the lowest network-out
+  utilisation. The leader swaps slots with the replica in the first one.
 
 A replica's load follows `pools.demand.replica_load`: every replica carries the partition's bytes-in, storage
 and one replica; the leader also carries consumer bytes-out and replication to the followers.
@@ -293,11 +293,16 @@ def fill_pool(
             elif picks:
                 slots[j] = picks.pop(0)
         chosen = [b for b in slots if b >= 0]
-        if not first[i] and current[i] and int(leader_pos[i]) in chosen:  # the current leader takes slot 0
-            at = chosen.index(int(leader_pos[i]))
-            chosen[0], chosen[at] = chosen[at], chosen[0]
-        if local[chosen[0]] >= 0:
-            heaps.add(int(local[chosen[0]]), extra[i])
+        if first[i]:
+            leader = chosen[0]
+        elif current[i] and int(leader_pos[i]) in chosen:
+            leader = int(leader_pos[i])
+        else:
+            leader = heaps.least_leading(chosen, local)
+        if local[leader] >= 0:
+            heaps.add(int(local[leader]), extra[i])
+        at = chosen.index(leader)  # the leader swaps slots with the replica in the first one
+        chosen[0], chosen[at] = chosen[at], chosen[0]
         target[i, :k] = chosen
     return PoolFill(parts, target, short)
 
@@ -397,3 +402,10 @@ class _RackHeaps:
             if tops:
                 return min(tops)[1]
         return None
+
+    def least_leading(self, chosen: list[int], local: np.ndarray) -> int:
+        """The chosen broker with the lowest network-out utilisation (a broker outside the pool only if alone)."""
+        inside = [b for b in chosen if local[b] >= 0]
+        if not inside:
+            return chosen[0]
+        return min(inside, key=lambda b: (self.load[local[b]][1] / self.limit[local[b]][1], b))
