@@ -10,9 +10,12 @@ broker only anchors its series. Two samples of a series with the same timestamp 
 (``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
 quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
 window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
-windows longer than `GAP_MS` are flagged as gaps and keep their real length in ``interval_s`` instead of
-being spread over the missing minutes. The three metrics are then pivoted into the normalized
-`THROUGHPUT_SCHEMA` table.
+windows longer than `GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
+missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA` table, each with
+its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
+``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
+``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
+(null where they do not, and in history written before they existed).
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
@@ -32,6 +35,8 @@ from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_R
 
 __all__ = [
     "THROUGHPUT_SCHEMA",
+    "OPTIONAL_COLUMNS",
+    "metric_interval",
     "FLAG_RESET",
     "FLAG_GAP",
     "FLAG_PARTIAL",
@@ -66,13 +71,32 @@ THROUGHPUT_SCHEMA = T.StructType(
         T.StructField("interval_s", T.IntegerType(), False),
         T.StructField("broker_id", T.IntegerType(), False),
         T.StructField("topic", T.StringType(), False),
-        T.StructField("bytes_in", T.LongType(), False),
+        T.StructField("bytes_in", T.LongType(), True),
         T.StructField("bytes_out", T.LongType(), True),
         T.StructField("messages_in", T.LongType(), True),
         T.StructField("source", T.StringType(), False),
         T.StructField("flags", T.IntegerType(), False),
+        T.StructField("bytes_out_interval_s", T.IntegerType(), True),
+        T.StructField("messages_in_interval_s", T.IntegerType(), True),
     ]
 )
+#: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
+OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
+
+
+def metric_interval(metric: str) -> F.Column:
+    """The window in seconds of ``metric``'s value in a normalized row: its own column where set, else
+    ``interval_s``.
+
+    Examples
+    --------
+    >>> rows = spark.createDataFrame([(60, None), (60, 120)], "interval_s int, bytes_out_interval_s int")
+    >>> [r.w for r in rows.select(metric_interval("bytes_out").alias("w")).collect()]
+    [60, 120]
+    """
+    if metric == "bytes_in":
+        return F.col("interval_s")
+    return F.coalesce(F.col(f"{metric}_interval_s"), F.col("interval_s"))
 
 
 def missing_minutes(interval_s: F.Column) -> F.Column:
@@ -193,17 +217,21 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         + F.when(span > GAP_MS, FLAG_GAP).otherwise(0)
         + F.when(span < PARTIAL_MS, FLAG_PARTIAL).otherwise(0)
     )
+    seconds = {m: F.when(F.col(f"{m}_span").isNotNull(), F.greatest(F.round(F.col(f"{m}_span") / 1000).cast("int"),
+                                                                     F.lit(1))) for m in names}
+    interval = F.coalesce(seconds["bytes_in"], F.greatest(F.round(span / 1000).cast("int"), F.lit(1)))
     return rows.select(
         "cluster",
         F.timestamp_millis("minute_ms").alias("ts"),
-        F.greatest(F.round(span / 1000).cast("int"), F.lit(1)).alias("interval_s"),
+        interval.alias("interval_s"),
         "broker_id",
         "topic",
-        F.coalesce(F.round("bytes_in").cast("long"), F.lit(0).cast("long")).alias("bytes_in"),
+        F.round("bytes_in").cast("long").alias("bytes_in"),
         F.round("bytes_out").cast("long").alias("bytes_out"),
         F.round("messages_in").cast("long").alias("messages_in"),
         "source",
         flags.cast("int").alias("flags"),
+        *[F.when(seconds[m] != interval, seconds[m]).alias(f"{m}_interval_s") for m in names[1:]],
     )
 
 
