@@ -303,7 +303,7 @@ def fill_pool(
             heaps.add(int(local[leader]), extra[i])
         at = chosen.index(leader)  # the leader swaps slots with the replica in the first one
         chosen[0], chosen[at] = chosen[at], chosen[0]
-        target[i, :k] = chosen
+        target[i, :k] = chosen + [-1] * (k - len(chosen))  # -1: a replica on a broker the snapshot lacks
     return PoolFill(parts, target, short)
 
 
