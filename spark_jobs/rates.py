@@ -15,7 +15,9 @@ missing minutes. The three metrics are then pivoted into the normalized `THROUGH
 its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
 ``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
 ``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
-(null where they do not, and in history written before they existed).
+(null where they do not, and in history written before they existed). A row without a bytes-in window of its
+own has ``bytes_in`` null when an earlier, longer bytes-in window covers its minute, else 0 (the broker's
+BytesIn meter was closed: it led none of the topic's partitions).
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
@@ -62,6 +64,8 @@ ROUND_MS = 5_000
 #: A minute covered for less than this is a partial window.
 PARTIAL_MS = 45_000
 _MINUTE_MS = 60_000
+#: The pseudo-metric marking a minute a longer bytes-in window covers (`minute_rows`).
+_COVERED = "bytes_in_covered"
 
 #: The normalized per-minute table (`kafka-formats` README, ``throughput_minute``).
 THROUGHPUT_SCHEMA = T.StructType(
@@ -201,6 +205,17 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         deltas = deltas.unionByName(summed)
     metric = F.col("metric")
     names = ("bytes_in", "bytes_out", "messages_in")
+    # the later minutes a longer bytes-in window covers: their rows have no bytes-in of their own (null),
+    # where a minute no window covers had none (a closed meter: 0). Marked in the same aggregation.
+    covering = deltas.where((metric == "bytes_in") & (F.col("span_ms") > _MINUTE_MS))
+    first, last = F.col("minute_ms").cast("long") + _MINUTE_MS, F.col("minute_ms") + F.col("span_ms") - 1
+    covered = covering.select(
+        *_SERIES[:3], F.lit(_COVERED).alias("metric"), F.lit(None).cast("string").alias("source"),
+        F.lit(False).alias("reset"), F.lit(None).cast("double").alias("delta"),
+        F.explode(F.sequence(first, last.cast("long"), F.lit(_MINUTE_MS).cast("long"))).alias("minute_ms"),
+        F.lit(None).cast("long").alias("span_ms"),
+    )
+    deltas = deltas.unionByName(covered, allowMissingColumns=False)
     # the row's source is the least of its samples' sources; aggregated as its rank among the few sources
     # present, every aggregate is fixed-width and Spark hashes the rows instead of sorting them twice
     present = steps.select("source") if records is None else steps.select("source").unionByName(records.select("source"))
@@ -210,8 +225,10 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         F.max(F.col("reset").cast("int")).alias("reset"),
         F.min(F.array_position(sources, F.col("source"))).alias("source_rank"),
         *[F.sum(F.when(metric == m, F.col("delta"))).alias(m) for m in names],
+        F.max((metric == _COVERED).cast("int")).alias("covered"),
     ).select("*", F.element_at(sources, F.col("source_rank").cast("int")).alias("source"))
     span = F.greatest(*[F.col(f"{m}_span") for m in names])
+    rows = rows.where(span.isNotNull())  # not a minute only covered
     flags = (
         F.col("reset") * FLAG_RESET
         + F.when(span > GAP_MS, FLAG_GAP).otherwise(0)
@@ -226,7 +243,7 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         interval.alias("interval_s"),
         "broker_id",
         "topic",
-        F.round("bytes_in").cast("long").alias("bytes_in"),
+        F.coalesce(F.round("bytes_in"), F.when(F.col("covered") == 0, F.lit(0))).cast("long").alias("bytes_in"),
         F.round("bytes_out").cast("long").alias("bytes_out"),
         F.round("messages_in").cast("long").alias("messages_in"),
         "source",
