@@ -104,8 +104,8 @@ def seed_pools(
         if not len(parts):
             continue
         base = load_on(a, brokers, target[fixed], follower, extra)
-        fill = fill_pool(a, parts, brokers, loads, limit=headroom_limit(capacity[brokers], np.asarray(room, dtype=float)),
-                         base=base, excluded=unhealthy[brokers])
+        limit = headroom_limit(capacity[brokers], np.asarray(room, dtype=float))
+        fill = fill_pool(a, parts, brokers, loads, limit=limit, base=base, excluded=unhealthy[brokers])
         target[parts, : fill.target.shape[1]] = fill.target
         if fill.short:
             short[j] = fill.short

@@ -39,7 +39,7 @@ from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_R
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import read_telegraf
 
-__all__ = ["IngestInputs", "IngestParams", "IngestResult", "check_inputs", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
+__all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
 
 QUALITY_FILE = "quality.json"
 QUARANTINE_DIR = "quarantine"

@@ -1,9 +1,10 @@
 """Per-topic aggregates of the normalized history and the replica sizes, as small Spark results.
 
 Rates are summed over brokers per minute (each broker's bytes over the window length of that metric,
-`spark_jobs.rates.metric_interval`, so a gap row counts at its average rate): bytes are summed as integers per window length and divided once (60 s windows as
-doubles, others as exact decimals), so the result does not depend on partitioning; percentiles
-are exact (linear interpolation between the closest ranks of the sorted values, as numpy's default).
+`spark_jobs.rates.metric_interval`, so a gap row counts at its average rate): bytes are summed as integers per
+window length and divided once (60 s windows as doubles, others as exact decimals), so the result does not
+depend on partitioning; percentiles are exact (linear interpolation between the closest ranks of the sorted
+values, as numpy's default).
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ from planner.highs import QuietHighs
 from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
-__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate",
-           "band_weights", "fair_share", "state_fair_share"]
+__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise",
+           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")

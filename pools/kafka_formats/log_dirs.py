@@ -124,11 +124,11 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
                 replica = _replica(_obj(r, where, rpath), where, rpath)
                 key = (replica.topic, replica.partition, replica.is_future)
                 if key in copies:
-                    kind = "a future copy of " if replica.is_future else ""
+                    copy = "future" if replica.is_future else "current"
                     raise InputError(
-                        f"{where}: {rpath}.partition: {kind}{replica.topic}-{replica.partition} is listed twice for "
-                        f"broker {broker} (first at {copies[key]}); expected one {'future' if replica.is_future else 'current'}"
-                        " copy per broker")
+                        f"{where}: {rpath}.partition: {'a future copy of ' if replica.is_future else ''}"
+                        f"{replica.topic}-{replica.partition} is listed twice for broker {broker} (first at "
+                        f"{copies[key]}); expected one {copy} copy per broker")
                 copies[key] = rpath
                 replicas.append(replica)
             dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, tuple(replicas)))
