@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -82,7 +83,8 @@ def plan_pools(
     partition_profile : mapping, optional
         Per-partition rates for splitting topic traffic over partitions.
     solver, time_limit, gap, threads
-        Passed to `planner.pool_milp.solve_pools`.
+        Passed to `planner.pool_milp.solve_pools`. ``time_limit`` (wall-clock seconds) bounds the solving as a
+        whole: the pool model's stages, then the placement inside the pools (`place_in_pools`) gets what is left.
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
         re-derived at it (`pools.demand.at_horizon`).
@@ -102,6 +104,7 @@ def plan_pools(
     """
     from planner import pool_milp
 
+    started = time.monotonic()
     progress("resolving the policy and forecasting each topic's load")
     resolved = check_policy(snapshot, policy)
     rules = PoolRules.from_policy(policy, horizon_days=horizon_days)
@@ -139,7 +142,8 @@ def plan_pools(
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     progress("placing every partition's replicas inside its pool")
     placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
-                               joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot))
+                               joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot),
+                               time_limit=max(0.0, time_limit - (time.monotonic() - started)))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
     assigned = placement.assignment

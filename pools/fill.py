@@ -10,12 +10,13 @@ audit's reassignment fixes are this seed, so both send a partition to the same b
   leader first) and keeping it would leave too few replicas to span min(RF, racks of the pool) racks.
 - Missing replicas, largest partition first (then topic and partition order), go to the broker with the lowest
   utilisation (its busiest dimension: load over headroom × capacity), on a rack the partition does not use yet
-  when one has a broker; never to an excluded (unhealthy) broker. A pool with fewer brokers than the
-  replication factor keeps replicas from outside the pool to fill up.
+  when one has a broker, else on a broker without a rack, else anywhere; never to an excluded (unhealthy)
+  broker. A new replica takes the slot of the one it replaces (the rest keep theirs). A pool with fewer brokers
+  than the replication factor keeps replicas from outside the pool, in their slots, to fill up.
 - **The leader rule** (one for the plan and the audit): the preferred leader (first replica) stays first when
   it stays, since a non-preferred leader is the transient state an election or ``auto.leader.rebalance.enable``
   undoes; else the current leader when it stays; else the replica on the broker with the lowest network-out
-  utilisation. Kept replicas keep their order; new ones follow.
+  utilisation. The leader swaps slots with the replica in the first one.
 
 A replica's load follows `pools.demand.replica_load`: every replica carries the partition's bytes-in, storage
 and one replica; the leader also carries consumer bytes-out and replication to the followers.
@@ -34,6 +35,7 @@ from collections.abc import Collection, Sequence
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import PartitionLoads
 from pools.health import ClusterHealth
+from pools.pool_rules import headroom_limit
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "current_targets", "load_on", "add_loads"]
@@ -102,8 +104,8 @@ def seed_pools(
         if not len(parts):
             continue
         base = load_on(a, brokers, target[fixed], follower, extra)
-        fill = fill_pool(a, parts, brokers, loads, limit=capacity[brokers] * np.asarray(room, dtype=float)[None, :],
-                         base=base, excluded=unhealthy[brokers])
+        limit = headroom_limit(capacity[brokers], np.asarray(room, dtype=float))
+        fill = fill_pool(a, parts, brokers, loads, limit=limit, base=base, excluded=unhealthy[brokers])
         target[parts, : fill.target.shape[1]] = fill.target
         if fill.short:
             short[j] = fill.short
@@ -267,19 +269,30 @@ def fill_pool(
     short = 0
     for i in order.tolist():
         k = int(rf[i])
-        chosen = [int(b) for b in target[i, :k] if b >= 0]
+        span = slice(int(offsets[i]), int(offsets[i]) + k)
+        was = rep_pos[span].tolist()
+        slots = [b if keep else -1 for b, keep in zip(was, kept[span].tolist(), strict=True)]
+        chosen = [b for b in slots if b >= 0]
         chosen_local = [int(local[b]) for b in chosen]
+        picks = []
         while len(chosen) < k:
             pick = heaps.least_loaded(chosen_local)
             if pick is None:
                 break
             heaps.add(pick, follower[i])
-            chosen.append(int(brokers[pick]))
+            picks.append(int(brokers[pick]))
+            chosen.append(picks[-1])
             chosen_local.append(pick)
-        if len(chosen) < k:
-            short += 1
-            outside = [int(b) for b in a.rep_broker[starts[i]: starts[i] + k] if b not in chosen and b < a.n_brokers]
-            chosen += outside[: k - len(chosen)]
+        missing = k - len(chosen)
+        short += missing > 0
+        for j, b in enumerate(slots):  # replace in place; a pool too small keeps replicas from outside it
+            if b >= 0:
+                continue
+            if missing and was[j] < a.n_brokers and was[j] not in slots and was[j] not in picks:
+                slots[j], missing = was[j], missing - 1
+            elif picks:
+                slots[j] = picks.pop(0)
+        chosen = [b for b in slots if b >= 0]
         if first[i]:
             leader = chosen[0]
         elif current[i] and int(leader_pos[i]) in chosen:
@@ -288,7 +301,9 @@ def fill_pool(
             leader = heaps.least_leading(chosen, local)
         if local[leader] >= 0:
             heaps.add(int(local[leader]), extra[i])
-        target[i, :k] = [leader] + [b for b in chosen if b != leader]
+        at = chosen.index(leader)  # the leader swaps slots with the replica in the first one
+        chosen[0], chosen[at] = chosen[at], chosen[0]
+        target[i, :k] = chosen + [-1] * (k - len(chosen))  # -1: a replica on a broker the snapshot lacks
     return PoolFill(parts, target, short)
 
 
@@ -378,10 +393,12 @@ class _RackHeaps:
         return found
 
     def least_loaded(self, chosen: list[int]) -> int | None:
-        """The least-loaded broker not in ``chosen``, on a rack ``chosen`` does not use when there is one."""
-        used = {self.rack[b] for b in chosen if b >= 0 and self.rack[b] >= 0}
-        for fresh_only in (True, False):
-            tops = [t for r in self.racks if not (fresh_only and r in used) and (t := self._top(r, chosen))]
+        """The least-loaded broker not in ``chosen``: on a rack ``chosen`` does not use when there is one, else
+        without a rack, else anywhere."""
+        used = {self.rack[b] for b in chosen if b >= 0}
+        tiers = ([r for r in self.racks if r >= 0 and r not in used], [r for r in self.racks if r < 0], self.racks)
+        for racks in tiers:
+            tops = [t for r in racks if (t := self._top(r, chosen))]
             if tops:
                 return min(tops)[1]
         return None

@@ -10,6 +10,7 @@ report (`planner.report`):
   down. The requirement holds per dimension, and in each dimension the worst case is losing the brokers largest
   in it, so `usable_capacity` is the pool's capacity minus its ``k`` largest brokers (`failing_brokers`), over
   the brokers the pool really has (brokers a plan adds counted only when it adds them);
+- `headroom_limit` (headroom × capacity: what a broker or pool may carry);
 - `over_limit` (the one comparison, with its float tolerance), `brokers_required`, `racks_required`,
   `pool_racks_required`, `spans_every_rack` with `RACK_DIMENSIONS`, and the pin and tenant checks
   `misplaced_pins` and `shared_tenant_pools`.
@@ -43,6 +44,7 @@ __all__ = [
     "failing_brokers",
     "failure_loss",
     "usable_capacity",
+    "headroom_limit",
     "brokers_to_fit",
     "over_limit",
     "brokers_required",
@@ -204,6 +206,19 @@ def usable_capacity(capacities: Iterable[float], tolerated_failures: int) -> flo
     """
     caps = sorted(capacities, reverse=True)
     return math.fsum(caps[max(tolerated_failures, 0):])
+
+
+def headroom_limit(capacity: N, headroom: N) -> N:
+    """The load a broker or pool may carry: ``headroom`` × ``capacity`` (numbers, or numpy arrays broadcast).
+
+    With `usable_capacity` as ``capacity`` it is what a pool may carry with its tolerated failures down.
+
+    Examples
+    --------
+    >>> headroom_limit(100.0, 0.7), headroom_limit(np.array([[10.0, 20.0]]), np.array([0.5, 0.8])).tolist()
+    (70.0, [[5.0, 16.0]])
+    """
+    return headroom * capacity  # type: ignore[operator,return-value]
 
 
 def brokers_to_fit(capacities: Sequence[float], new_capacity: float, demand: float, headroom: float,

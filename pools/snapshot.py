@@ -363,7 +363,9 @@ def _positive_int_config(configs: Mapping[str, str], key: str) -> int | None:
 #: Topic configs poolplan reads, with Kafka's type and smallest valid value (``-1`` = unlimited).
 _NUMERIC_CONFIGS = {"retention.ms": (-1, INT64_MAX), "retention.bytes": (-1, INT64_MAX),
                     "min.insync.replicas": (1, INT32_MAX)}
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+#: Kafka's ``Topic.MAX_NAME_LENGTH``.
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,%d}" % MAX_TOPIC_NAME_LENGTH)
 
 
 def _config_value_problem(key: str, raw: str) -> str | None:
@@ -410,14 +412,32 @@ def topic_config_problem(configs: Mapping[str, str]) -> tuple[str, str] | None:
 
 
 def topic_name_problem(topic: str) -> str | None:
-    """Why ``topic`` is not a legal Kafka topic name (Kafka's ``Topic.validate``), or None.
+    """Why ``topic`` is not a legal Kafka topic name, in the words of Kafka's ``Topic.validate``, or None.
 
-    >>> topic_name_problem("orders.v1") is None, topic_name_problem("a b")
-    (True, "expected a legal topic name (1-249 of a-z A-Z 0-9 . _ -, not '.' or '..'), got 'a b'")
+    Legal: 1 to 249 (Java) characters of ASCII letters, digits, ``.``, ``_`` and ``-``, other than ``.`` and ``..``.
+
+    Examples
+    --------
+    >>> topic_name_problem("orders.v1") is None
+    True
+    >>> print(topic_name_problem("a b!"))
+    expected a legal topic name: Topic name is invalid: 'a b!' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'
+    >>> print(topic_name_problem(""))
+    expected a legal topic name: Topic name is invalid: the empty string is not allowed
+    >>> print(topic_name_problem(".."))
+    expected a legal topic name: Topic name is invalid: '..' is not allowed
     """
     if _LEGAL_TOPIC.fullmatch(topic) and topic not in (".", ".."):
         return None
-    return f"expected a legal topic name (1-249 of a-z A-Z 0-9 . _ -, not '.' or '..'), got {topic!r}"
+    if not topic:
+        reason = "the empty string is not allowed"
+    elif topic in (".", ".."):
+        reason = f"'{topic}' is not allowed"
+    elif len(topic.encode("utf-16-le", "surrogatepass")) // 2 > MAX_TOPIC_NAME_LENGTH:  # Java's length()
+        reason = f"the length of '{topic}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    else:
+        reason = f"'{topic}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return f"expected a legal topic name: Topic name is invalid: {reason}"
 
 
 def partition_problem(p: PartitionState) -> tuple[str, str] | None:

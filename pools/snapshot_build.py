@@ -13,6 +13,10 @@ Rules:
   intra-broker move is not counted twice. A replica the log-dirs output does not list has ``None`` for both
   (for example one on an offline log dir). Without log-dirs text the snapshot has no sizes.
 - Log dirs reported with an error become `LogDirError` entries with the error as printed.
+- The two captures must describe one cluster: a describe without a single topic (an empty or whitespace-only
+  file) while the log-dirs output lists replicas is an error. Replicas the log-dirs output lists for a
+  partition the describe does not have, or on a broker that is not among its replicas, are a warning naming the
+  line (Kafka prints that for a topic created or deleted between the two captures, or a reassignment finishing).
 - An inventory entry without ``max_replicas`` gets `DEFAULT_MAX_REPLICAS`.
 - Impossible cluster state is an error naming the line: repeated or empty replicas, a leader that is not a replica,
   an ISR, ELR or adding/removing replica outside the replicas, a partition described twice, partition lines that
@@ -22,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from pools.errors import InputError
@@ -42,6 +47,8 @@ from pools.snapshot import (
 )
 
 __all__ = ["DEFAULT_MAX_REPLICAS", "build_snapshot"]
+
+_log = logging.getLogger(__name__)
 
 #: Replica ceiling for brokers whose inventory gives none (a common operational limit per broker).
 DEFAULT_MAX_REPLICAS = 4000
@@ -97,8 +104,11 @@ def build_snapshot(
     topics = parse_topics_describe(describe_text, source=describe_source)
     report = None
     if log_dirs_text is not None:
-        report = parse_log_dirs(log_dirs_text, source=names.get("log_dirs", "<kafka-log-dirs --describe>"))
+        log_dirs_source = names.get("log_dirs", "<kafka-log-dirs --describe>")
+        report = parse_log_dirs(log_dirs_text, source=log_dirs_source)
     placement = _placement(report)
+    if report is not None:
+        _check_same_cluster(topics, placement, describe_source, f"{log_dirs_source}:{report.line}")
     partitions = []
     for t in topics:
         states = _partitions(t, placement if report is not None else None, describe_source)
@@ -149,6 +159,29 @@ def _check_topic(t: TopicDescription, source: str) -> None:
             f"partition {first.partition} has {rf} replica(s) ({','.join(map(str, first.replicas))}"
             f"{' minus adding ' + ','.join(map(str, first.adding_replicas)) if rf != len(first.replicas) else ''})"
         )
+
+
+def _check_same_cluster(topics: list[TopicDescription], placement: Mapping[tuple[str, int, int], tuple[str, int]],
+                        describe_source: str, log_dirs_where: str) -> None:
+    """The describe and log-dirs captures describe one cluster (see the module docstring)."""
+    if not placement:
+        return
+    example = "{}-{} on broker {}".format(*next(iter(placement)))
+    if not topics:
+        raise InputError(
+            f"{describe_source}: expected kafka-topics --describe output of the cluster whose log dirs "
+            f"{log_dirs_where} lists ({len(placement)} replica(s), e.g. {example}), got no topic at all"
+        )
+    holders = {(p.topic, p.partition): {*p.replicas, *p.adding_replicas, *p.removing_replicas}
+               for t in topics for p in t.partitions}
+    unknown = [k for k in placement if (k[0], k[1]) not in holders]
+    elsewhere = [k for k in placement if (k[0], k[1]) in holders and k[2] not in holders[k[0], k[1]]]
+    for found, what in ((unknown, f"of partitions {describe_source} does not describe"),
+                        (elsewhere, f"on brokers that {describe_source} does not list among the partition's replicas")):
+        if found:
+            _log.warning("%s: %d replica(s) %s, e.g. %s-%s on broker %s: left out of the snapshot (a topic created "
+                         "or deleted, or a reassignment finishing, between the two captures?)",
+                         log_dirs_where, len(found), what, *found[0])
 
 
 def _printed_replication_factor(p: PartitionDescription) -> int:

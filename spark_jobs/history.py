@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pools.errors import InputError
-from spark_jobs.rates import THROUGHPUT_SCHEMA
+from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 
 __all__ = ["HISTORY_KEY", "check_history", "read_history", "stage_merged_days", "commit_days", "day_column"]
 
@@ -70,7 +70,8 @@ def check_history(path: str) -> bool:
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
             raise InputError(f"{f}: not a readable Parquet file of the history ({str(exc).splitlines()[0]})") from None
         partitioned = {p.split("=", 1)[0] for p in f.relative_to(root).parts[:-1] if "=" in p}
-        missing = [c for c in THROUGHPUT_SCHEMA.fieldNames() if c not in schema.names and c not in partitioned]
+        missing = [c for c in THROUGHPUT_SCHEMA.fieldNames()
+                   if c not in schema.names and c not in partitioned and c not in OPTIONAL_COLUMNS]
         if missing:
             raise InputError(f"{f}: history file lacks column(s) {', '.join(missing)}")
     return bool(files)
@@ -92,7 +93,8 @@ def read_history(
     """Read the history table, columns as `THROUGHPUT_SCHEMA`: only ``cluster`` when given, only the
     ``dt`` partitions in ``only_days`` and none of ``exclude_days`` (pruned by directory).
 
-    An absent or empty table reads as no rows.
+    An absent or empty table reads as no rows; files written before the `OPTIONAL_COLUMNS` existed read them as
+    null (the files' schemas are merged).
 
     Raises
     ------
@@ -101,10 +103,11 @@ def read_history(
     """
     if _is_local(path) and not (_local(path).is_dir() and _data_files(_local(path))):
         return spark.createDataFrame([], THROUGHPUT_SCHEMA)
-    df = spark.read.option("basePath", path).parquet(path)
-    missing = [f.name for f in THROUGHPUT_SCHEMA.fields if f.name not in df.columns]
+    df = spark.read.option("basePath", path).option("mergeSchema", "true").parquet(path)
+    missing = [f.name for f in THROUGHPUT_SCHEMA.fields if f.name not in df.columns and f.name not in OPTIONAL_COLUMNS]
     if missing:
         raise InputError(f"{path}: history table lacks column(s) {', '.join(missing)}")
+    df = df.select("*", *[F.lit(None).cast("int").alias(c) for c in OPTIONAL_COLUMNS if c not in df.columns])
     if cluster is not None:
         df = df.where(F.col("cluster") == cluster)
     if exclude_days:

@@ -112,9 +112,7 @@ def run(
     """
     out = Path(out_dir)
     history = inputs.history or os.fspath(out / HISTORY_DIR)
-    has_history = check_history(history)
-    if not (inputs.prom_text or inputs.query_range or inputs.prometheus or inputs.telegraf or inputs.log_dirs or inputs.normalized_json or has_history):
-        raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus or --history")
+    check_inputs(inputs, out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / LOG_FILE
     work = out / f".ingest-{uuid.uuid4().hex}"
@@ -129,6 +127,23 @@ def run(
                 raise failure from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def check_inputs(inputs: IngestInputs, out_dir: str | os.PathLike[str]) -> bool:
+    """What can be checked before Spark starts: some input is given and the history table is whole (its own
+    directory, else ``OUT/history``); return whether the history holds any file.
+
+    Raises
+    ------
+    InputError
+        No input at all, or a history file that is not a readable Parquet file of the table.
+    """
+    has_history = check_history(inputs.history or os.fspath(Path(out_dir) / HISTORY_DIR))
+    if not (inputs.prom_text or inputs.query_range or inputs.prometheus or inputs.telegraf or inputs.log_dirs
+            or inputs.normalized_json or has_history):
+        raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus "
+                         "or --history")
+    return has_history
 
 
 def _run(

@@ -2,14 +2,21 @@
 
 `IngestOptions` holds every option of ``poolplan ingest`` with its type; `ingest` validates them all
 (globs, the broker map, the snapshot, the output directory, the Prometheus settings) before any work,
-pulls from Prometheus when asked, builds the SparkSession and runs `spark_jobs.ingest.run`.
+pulls from Prometheus when asked, checks the inputs and the history (`spark_jobs.ingest.check_inputs`), builds
+the SparkSession and runs `spark_jobs.ingest.run`. Bad input found on the way leaves the output directory as it
+was (`_as_it_was_on_bad_input`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from pools.atomic import check_output
 from pools.errors import InputError
@@ -173,10 +180,52 @@ def ingest(options: IngestOptions, *, progress: Progress = no_progress, spark_co
     Raises
     ------
     InputError
-        For a bad option or input (exit 2).
+        For a bad option or input (exit 2); ``OUT`` is then as it was (removed when this run created it).
     JobError
         For a failure that is not the input's: Spark out of memory or dead, Prometheus unreachable (exit 3).
     """
+    with _as_it_was_on_bad_input(Path(options.out)):
+        return _ingest(options, progress=progress, spark_console=spark_console)
+
+
+@contextmanager
+def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
+    """On an `InputError`, leave ``out`` as it was: remove the directories this run created (``out`` and any
+    missing parent), or in a directory the user had, remove what the run added at its top level and put back
+    the Spark log it replaced. Other failures (exit 3) keep ``OUT/spark.log``: their message points to it."""
+    from spark_jobs.spark_log import LOG_FILE
+
+    created = out
+    while not created.parent.exists() and created.parent != created:
+        created = created.parent
+    existed = out.is_dir()
+    before = set(os.listdir(out)) if existed else set()
+    log, saved = out / LOG_FILE, None
+    if existed and log.is_file():
+        saved = out / f".{LOG_FILE}.{uuid.uuid4().hex}.before"
+        shutil.copy2(log, saved)
+    try:
+        yield
+    except InputError:
+        if not existed:
+            shutil.rmtree(created, ignore_errors=True)
+        else:
+            if saved is not None:
+                os.replace(saved, log)
+            for name in sorted(set(os.listdir(out)) - before):
+                path = out / name
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
+        raise
+    finally:
+        if saved is not None and saved.exists():
+            saved.unlink()
+
+
+def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
+    """`ingest` inside its guard of the output directory."""
     from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
     from spark_jobs.query_range import parse_range_values
     from spark_jobs.session import parse_conf
@@ -203,7 +252,7 @@ def ingest(options: IngestOptions, *, progress: Progress = no_progress, spark_co
     cluster = options.cluster or snap_cluster or "default"
     history = options.history or os.path.join(options.out, "history")
 
-    from spark_jobs.ingest import IngestInputs, IngestParams, run
+    from spark_jobs.ingest import IngestInputs, IngestParams, check_inputs, run
     from spark_jobs.session import active_session_exists, build_session
     from spark_jobs.spark_log import LOG_FILE
     from spark_jobs.spark_progress import spark_progress
@@ -219,6 +268,7 @@ def ingest(options: IngestOptions, *, progress: Progress = no_progress, spark_co
         prometheus=fetched.files if fetched else (),
         prometheus_days=fetched.days if fetched else (),
     )
+    check_inputs(inputs, options.out)
     params = IngestParams(cluster, bmap, options.horizon_days, counts, declared)
     shared = active_session_exists()
     progress("starting Spark")

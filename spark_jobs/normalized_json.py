@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.rates import THROUGHPUT_SCHEMA
+from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 from spark_jobs.records import KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, RAW_LIMIT, classify
 
 __all__ = ["read_normalized_json", "SOURCE", "LINE_SCHEMA"]
@@ -40,7 +40,7 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
 
     Rejection reasons: ``malformed_json`` (not an object of the normalized columns with their types; ``raw``
     is the line), ``missing_<column>`` for a null required column, ``bad_timestamp`` (not a date-time, or
-    not on a whole minute), ``bad_interval`` (≤ 0), ``bad_broker_id`` (< 0), ``negative_value`` (a negative
+    not on a whole minute), ``bad_interval`` (a window ≤ 0), ``bad_broker_id`` (< 0), ``negative_value`` (a negative
     byte or message count), ``bad_flags`` (outside 0-7); ``raw`` is then the parsed row as JSON. Ignored:
     ``other_cluster``. Blank lines are not records (JSON Lines) and are not counted.
     """
@@ -51,7 +51,7 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
         .json(list(paths))
     )
     parsed = lines.select("*", _timestamp(F.col("ts")).alias("ts_parsed"))
-    required = [f.name for f in THROUGHPUT_SCHEMA.fields if not f.nullable]
+    required = [f.name for f in THROUGHPUT_SCHEMA.fields if not f.nullable or f.name == "bytes_in"]
     counts = ("bytes_in", "bytes_out", "messages_in")
     # one chain of conditions for the reason; the kind follows from it
     _, reason = classify(
@@ -60,7 +60,7 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
             *[(F.col(c).isNull(), KIND_REJECTED, f"missing_{c}") for c in required],
             (F.col("cluster") != cluster, KIND_IGNORED, "other_cluster"),
             (F.col("ts_parsed").isNull() | (F.unix_micros("ts_parsed") % _MINUTE_US != 0), KIND_REJECTED, "bad_timestamp"),
-            (F.col("interval_s") <= 0, KIND_REJECTED, "bad_interval"),
+            (F.least(*[F.col(c) for c in ("interval_s", *OPTIONAL_COLUMNS)]) <= 0, KIND_REJECTED, "bad_interval"),
             (F.col("broker_id") < 0, KIND_REJECTED, "bad_broker_id"),
             (F.least(*[F.coalesce(F.col(c), F.lit(0)) for c in counts]) < 0, KIND_REJECTED, "negative_value"),
             ((F.col("flags") < 0) | (F.col("flags") > 7), KIND_REJECTED, "bad_flags"),

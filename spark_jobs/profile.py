@@ -1,9 +1,10 @@
 """Per-topic aggregates of the normalized history and the replica sizes, as small Spark results.
 
-Rates are summed over brokers per minute (each broker's bytes over its window length, so a gap row counts
-at its average rate): bytes are summed as integers per window length and divided once (60 s windows as
-doubles, others as exact decimals), so the result does not depend on partitioning; percentiles
-are exact (linear interpolation between the closest ranks of the sorted values, as numpy's default).
+Rates are summed over brokers per minute (each broker's bytes over the window length of that metric,
+`spark_jobs.rates.metric_interval`, so a gap row counts at its average rate): bytes are summed as integers per
+window length and divided once (60 s windows as doubles, others as exact decimals), so the result does not
+depend on partitioning; percentiles are exact (linear interpolation between the closest ranks of the sorted
+values, as numpy's default).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs.rates import FLAG_GAP, FLAG_RESET, missing_minutes
+from spark_jobs.rates import FLAG_GAP, FLAG_RESET, OPTIONAL_COLUMNS, metric_interval, missing_minutes
 from spark_jobs.records import KIND_SIZE
 
 __all__ = [
@@ -29,12 +30,13 @@ _METRICS = ("bytes_in", "bytes_out", "messages_in")
 
 
 def _rate(col: str) -> F.Column:
-    """Σ over window lengths of (bytes summed over brokers) / interval_s, null when no broker reported ``col``.
+    """Σ over window lengths of (bytes summed over brokers) / the window of ``col``, null when no broker
+    reported ``col``.
 
     The 60 s sums are divided once as doubles; other lengths are divided as exact decimals, so the result does
     not depend on the order rows arrive in.
     """
-    interval = F.col("interval_s")
+    interval = metric_interval(col)
     regular = F.sum(F.when(interval == 60, F.col(col)))
     odd = F.sum(F.when(interval != 60, F.col(col).cast("decimal(38,0)") / interval))
     total = F.coalesce(regular / 60.0, F.lit(0.0)) + F.coalesce(odd.cast("double"), F.lit(0.0))
@@ -52,7 +54,7 @@ def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
     The result is hash-partitioned by topic, so everything per topic after it runs without a shuffle.
     """
     flags = F.col("flags")
-    sums = rows.groupBy("topic", "ts", "interval_s").agg(
+    sums = rows.groupBy("topic", "ts", "interval_s", *OPTIONAL_COLUMNS).agg(
         *[F.sum(c).alias(c) for c in _METRICS],
         F.count("*").alias("rows"),
         F.sum((flags.bitwiseAND(FLAG_GAP) != 0).cast("long")).alias("gap_rows"),

@@ -10,9 +10,14 @@ broker only anchors its series. Two samples of a series with the same timestamp 
 (``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
 quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
 window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
-windows longer than `GAP_MS` are flagged as gaps and keep their real length in ``interval_s`` instead of
-being spread over the missing minutes. The three metrics are then pivoted into the normalized
-`THROUGHPUT_SCHEMA` table.
+windows longer than `GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
+missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA` table, each with
+its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
+``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
+``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
+(null where they do not, and in history written before they existed). A row without a bytes-in window of its
+own has ``bytes_in`` null when an earlier, longer bytes-in window covers its minute, else 0 (the broker's
+BytesIn meter was closed: it led none of the topic's partitions).
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
@@ -32,6 +37,8 @@ from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_R
 
 __all__ = [
     "THROUGHPUT_SCHEMA",
+    "OPTIONAL_COLUMNS",
+    "metric_interval",
     "FLAG_RESET",
     "FLAG_GAP",
     "FLAG_PARTIAL",
@@ -57,6 +64,8 @@ ROUND_MS = 5_000
 #: A minute covered for less than this is a partial window.
 PARTIAL_MS = 45_000
 _MINUTE_MS = 60_000
+#: The pseudo-metric marking a minute a longer bytes-in window covers (`minute_rows`).
+_COVERED = "bytes_in_covered"
 
 #: The normalized per-minute table (`kafka-formats` README, ``throughput_minute``).
 THROUGHPUT_SCHEMA = T.StructType(
@@ -66,13 +75,32 @@ THROUGHPUT_SCHEMA = T.StructType(
         T.StructField("interval_s", T.IntegerType(), False),
         T.StructField("broker_id", T.IntegerType(), False),
         T.StructField("topic", T.StringType(), False),
-        T.StructField("bytes_in", T.LongType(), False),
+        T.StructField("bytes_in", T.LongType(), True),
         T.StructField("bytes_out", T.LongType(), True),
         T.StructField("messages_in", T.LongType(), True),
         T.StructField("source", T.StringType(), False),
         T.StructField("flags", T.IntegerType(), False),
+        T.StructField("bytes_out_interval_s", T.IntegerType(), True),
+        T.StructField("messages_in_interval_s", T.IntegerType(), True),
     ]
 )
+#: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
+OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
+
+
+def metric_interval(metric: str) -> F.Column:
+    """The window in seconds of ``metric``'s value in a normalized row: its own column where set, else
+    ``interval_s``.
+
+    Examples
+    --------
+    >>> rows = spark.createDataFrame([(60, None), (60, 120)], "interval_s int, bytes_out_interval_s int")
+    >>> [r.w for r in rows.select(metric_interval("bytes_out").alias("w")).collect()]
+    [60, 120]
+    """
+    if metric == "bytes_in":
+        return F.col("interval_s")
+    return F.coalesce(F.col(f"{metric}_interval_s"), F.col("interval_s"))
 
 
 def missing_minutes(interval_s: F.Column) -> F.Column:
@@ -177,6 +205,17 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         deltas = deltas.unionByName(summed)
     metric = F.col("metric")
     names = ("bytes_in", "bytes_out", "messages_in")
+    # the later minutes a longer bytes-in window covers: their rows have no bytes-in of their own (null),
+    # where a minute no window covers had none (a closed meter: 0). Marked in the same aggregation.
+    covering = deltas.where((metric == "bytes_in") & (F.col("span_ms") > _MINUTE_MS))
+    first, last = F.col("minute_ms").cast("long") + _MINUTE_MS, F.col("minute_ms") + F.col("span_ms") - 1
+    covered = covering.select(
+        *_SERIES[:3], F.lit(_COVERED).alias("metric"), F.lit(None).cast("string").alias("source"),
+        F.lit(False).alias("reset"), F.lit(None).cast("double").alias("delta"),
+        F.explode(F.sequence(first, last.cast("long"), F.lit(_MINUTE_MS).cast("long"))).alias("minute_ms"),
+        F.lit(None).cast("long").alias("span_ms"),
+    )
+    deltas = deltas.unionByName(covered, allowMissingColumns=False)
     # the row's source is the least of its samples' sources; aggregated as its rank among the few sources
     # present, every aggregate is fixed-width and Spark hashes the rows instead of sorting them twice
     present = steps.select("source") if records is None else steps.select("source").unionByName(records.select("source"))
@@ -186,24 +225,30 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         F.max(F.col("reset").cast("int")).alias("reset"),
         F.min(F.array_position(sources, F.col("source"))).alias("source_rank"),
         *[F.sum(F.when(metric == m, F.col("delta"))).alias(m) for m in names],
+        F.max((metric == _COVERED).cast("int")).alias("covered"),
     ).select("*", F.element_at(sources, F.col("source_rank").cast("int")).alias("source"))
     span = F.greatest(*[F.col(f"{m}_span") for m in names])
+    rows = rows.where(span.isNotNull())  # not a minute only covered
     flags = (
         F.col("reset") * FLAG_RESET
         + F.when(span > GAP_MS, FLAG_GAP).otherwise(0)
         + F.when(span < PARTIAL_MS, FLAG_PARTIAL).otherwise(0)
     )
+    seconds = {m: F.when(F.col(f"{m}_span").isNotNull(), F.greatest(F.round(F.col(f"{m}_span") / 1000).cast("int"),
+                                                                     F.lit(1))) for m in names}
+    interval = F.coalesce(seconds["bytes_in"], F.greatest(F.round(span / 1000).cast("int"), F.lit(1)))
     return rows.select(
         "cluster",
         F.timestamp_millis("minute_ms").alias("ts"),
-        F.greatest(F.round(span / 1000).cast("int"), F.lit(1)).alias("interval_s"),
+        interval.alias("interval_s"),
         "broker_id",
         "topic",
-        F.coalesce(F.round("bytes_in").cast("long"), F.lit(0).cast("long")).alias("bytes_in"),
+        F.coalesce(F.round("bytes_in"), F.when(F.col("covered") == 0, F.lit(0))).cast("long").alias("bytes_in"),
         F.round("bytes_out").cast("long").alias("bytes_out"),
         F.round("messages_in").cast("long").alias("messages_in"),
         "source",
         flags.cast("int").alias("flags"),
+        *[F.when(seconds[m] != interval, seconds[m]).alias(f"{m}_interval_s") for m in names[1:]],
     )
 
 

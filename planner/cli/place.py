@@ -71,12 +71,18 @@ def command(**opts: Any) -> int:
 
 
 def validate_options(opts: Mapping[str, Any]) -> None:
-    """Cross-option rules: one broker source; --pool and --add-partitions need --snapshot; counts within limits.
+    """Cross-option rules: a topic name Kafka accepts; one broker source; --pool and --add-partitions need
+    --snapshot; counts within limits.
 
     ``--partitions`` is at most `pools.limits.MAX_PARTITIONS_PER_TOPIC` and ``--replication-factor`` at most
     Kafka's (a Java short); checked before anything is allocated.
     """
     from pools.limits import MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR, check_count
+    from pools.snapshot import topic_name_problem
+
+    problem = topic_name_problem(opts["topic"])
+    if problem is not None:
+        raise InputError(f"--topic: {problem}")
 
     check_count(opts["partitions"], MAX_PARTITIONS_PER_TOPIC, "--partitions", minimum=-(2**31))
     if opts["replication_factor"] is not None:

@@ -35,7 +35,9 @@ band or the candidates are exhausted. Each round starts from the best placement,
 than the seed.
 
 **Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit (not a time limit): the same
-input gives the same placement on any machine and under any load. A time limit exists only as a safety net.
+input gives the same placement on any machine and under any load. The time limit bounds the whole `optimise`
+call (the exact solve, or every round of the search): a result it cuts short has status `TIME_LIMITED` and may
+differ between runs and machines.
 
 **Goals for day-2 operations.** Every job is a seed plus a goal:
 
@@ -53,7 +55,8 @@ input gives the same placement on any machine and under any load. A time limit e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import highspy
 import numpy as np
@@ -62,8 +65,8 @@ from planner.highs import QuietHighs
 from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
-__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "PoolState", "Goal", "PoolResult", "optimise", "state_loads", "evaluate",
-           "band_weights", "fair_share", "state_fair_share"]
+__all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise",
+           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -73,6 +76,8 @@ FULL_PAIRS = 60_000
 MAX_NODES = 20_000
 #: Relative MIP gap at which a solve stops.
 MIP_GAP = 1e-3
+#: The status of a result its time limit cut short.
+TIME_LIMITED = "time-limit"
 #: Rounds of the move model on a large pool, and branch-and-bound nodes per round.
 MAX_ROUNDS = 12
 ROUND_NODES = 200
@@ -164,8 +169,9 @@ class PoolResult:
 
     ``overload`` (B, 4) is the load left above the limits; ``outside_band`` (B, 6) how far loads stay outside
     the band (0 where met or unbanded); ``status`` is ``"seed"`` (nothing to do), ``"optimal"``,
-    ``"feasible"`` (node limit reached, ``gap`` says how far from the bound) or ``"seed-kept"`` (the solver
-    found nothing better than the seed).
+    ``"feasible"`` (node limit reached, ``gap`` says how far from the bound), ``"seed-kept"`` (the solver
+    found nothing better than the seed) or `TIME_LIMITED` (the time limit stopped it: the best placement found
+    by then, never worse than the seed).
     """
 
     target: np.ndarray
@@ -252,7 +258,8 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
     max_nodes : int
         Branch-and-bound nodes per solve (the deterministic limit).
     time_limit : float
-        Seconds per solve; a safety net only (a solve that hits it is no longer load-independent).
+        Wall-clock seconds for the whole call (the exact solve, or every round of the search); a result it cuts
+        short has status `TIME_LIMITED` and is no longer load-independent.
     gap : float
         Relative MIP gap.
 
@@ -266,29 +273,37 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
     if not (down > _TOL).any() and not (up > _TOL).any():
         return _result(state, band, state.seed, "seed")
     n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
+    if time_limit <= 0:
+        return _result(state, band, state.seed, TIME_LIMITED)
     if n_parts * n_brokers <= FULL_PAIRS:
         target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap)
         best = _result(state, band, state.seed, "seed-kept")
         if target is not None:
             result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, n_parts, 1)
             best = result if _score(result, band) <= _score(best, band) else best
-        return best
-    return _search(state, band, goal, max_nodes, time_limit, gap)
+        return replace(best, status=TIME_LIMITED) if status == TIME_LIMITED else best
+    return _search(state, band, goal, max_nodes, time.monotonic() + time_limit, gap)
 
 
-def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float, gap: float) -> PoolResult:
+def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, deadline: float, gap: float) -> PoolResult:
     """Large pools: rounds of the move model, each from the best placement so far, over the moves that can
-    relieve what is still outside the limits or band; the set widens (×4) when a round gains nothing."""
+    relieve what is still outside the limits or band; the set widens (×4) when a round gains nothing. The
+    rounds stop at ``deadline`` (`time.monotonic`)."""
     best = _result(state, band, state.seed, "seed-kept")
-    widen, candidates = 2.0, 0
+    widen, candidates, cut = 2.0, 0, False
     for rounds in range(1, MAX_ROUNDS + 1):
         down, up = band.excess(best.load)
         if not ((down > _TOL).any() or (up > _TOL).any()):
             break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            cut = True
+            break
         moves = _Moves.select(state, band, best.target, best.load, down, up, widen)
         candidates = max(candidates, moves.count)
         target, status, found_gap = _solve_moves(state, band, goal, moves, best, min(max_nodes, ROUND_NODES),
-                                                 time_limit, gap)
+                                                 left, gap)
+        cut = cut or status == TIME_LIMITED
         improved = False
         if target is not None:
             result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, moves.count, rounds)
@@ -298,7 +313,8 @@ def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limi
             if moves.exhausted:
                 break
             widen *= 4
-    return PoolResult(**{**best.__dict__, "rounds": rounds, "candidates": candidates})
+    return PoolResult(**{**best.__dict__, "rounds": rounds, "candidates": candidates,
+                         **({"status": TIME_LIMITED} if cut else {})})
 
 
 class _Band:
@@ -494,7 +510,7 @@ def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start
     h.run()
     info = h.getInfo()
     if info.primal_solution_status != 2:  # kSolutionStatusFeasible
-        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+        return None, _status(h, h.modelStatusToString(h.getModelStatus())), float("inf")
     values = np.asarray(h.getSolution().col_value)[cols] > 0.5
     out = target.copy()
     for i, s, t in zip(part[values].tolist(), slot[values].tolist(), dst[values].tolist()):
@@ -502,8 +518,16 @@ def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start
             out[i, s] = t
         else:
             out[i, [0, s]] = out[i, [s, 0]]
-    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    status = _status(h)
     return out, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
+
+
+def _status(h: highspy.Highs, otherwise: str = "feasible") -> str:
+    """``"optimal"``, `TIME_LIMITED` or ``otherwise`` (a node limit, or no solution)."""
+    model = h.getModelStatus()
+    if model == highspy.HighsModelStatus.kOptimal:
+        return "optimal"
+    return TIME_LIMITED if model == highspy.HighsModelStatus.kTimeLimit else otherwise
 
 
 def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
@@ -664,10 +688,10 @@ def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit
     h.run()
     info = h.getInfo()
     if info.primal_solution_status != 2:  # kSolutionStatusFeasible
-        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+        return None, _status(h, h.modelStatusToString(h.getModelStatus())), float("inf")
     values = np.asarray(h.getSolution().col_value)
     target = _replica_rows(seed, np.arange(n_parts), pi, pn, values[x] > 0.5, values[lx] > 0.5)
-    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    status = _status(h)
     return target, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
 
 

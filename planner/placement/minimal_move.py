@@ -16,12 +16,13 @@ For each pool:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState, optimise
+from planner.placement.engine import ENGINE_DIMENSIONS, TIME_LIMITED, Goal, PoolResult, PoolState, optimise
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
 from pools.fill import current_targets, held_mask, load_on, replica_loads, seed_pools
@@ -76,7 +77,8 @@ def place_in_pools(
     joining: Mapping[str, Sequence[int]] | None = None,
     health: ClusterHealth | None = None,
     goals: Mapping[str, Goal] | None = None,
-    optimiser: Callable[[PoolState, Goal], PoolResult] = optimise,
+    optimiser: Callable[..., PoolResult] = optimise,
+    time_limit: float | None = None,
 ) -> Placement:
     """Place every partition of every topic in ``topic_pool`` inside its pool, moving as little as possible.
 
@@ -101,7 +103,11 @@ def place_in_pools(
         operations of `planner.operations` (a rebalance bands every broker, within a moved-bytes budget).
     optimiser : callable, optional
         What takes a pool's seed to its goal: the engine's `optimise` (default), or another search over the same
-        `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`).
+        `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`). Called as
+        ``optimiser(state, goal)``, with ``time_limit=seconds`` when ``time_limit`` is given.
+    time_limit : float, optional
+        Wall-clock seconds for the whole placement: each pool gets what is left over the pools still to place
+        (a pool cut short is named in the warnings). Default: the optimiser's own limit.
 
     Returns
     -------
@@ -134,6 +140,7 @@ def place_in_pools(
     current = current_targets(a)
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -149,7 +156,10 @@ def place_in_pools(
             goal = goals.get(pool) if goals else None
             if goal is None:
                 goal = Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal()
-            result = optimiser(state, goal)
+            if deadline is None:
+                result = optimiser(state, goal)
+            else:
+                result = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) / (len(pools) - j))
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
                                           result.leader_changes, result.status, result.gap, result.candidates)
@@ -210,6 +220,9 @@ def _copied_bytes(state: PoolState, target: np.ndarray) -> int:
 
 def _warnings(pool: str, ids: np.ndarray, result: PoolResult, joining: set[int]) -> list[str]:
     out = []
+    if result.status == TIME_LIMITED:
+        out.append(f"pool {pool!r}: the placement stopped at its time limit with the best placement found by then; "
+                   "a placement cut short by time may differ between runs and machines: raise --time-limit")
     over = np.flatnonzero(result.overload.sum(axis=1) > 0)
     if len(over):
         names = ", ".join(str(int(ids[b])) for b in over)

@@ -15,7 +15,7 @@ from pools.audit.fixes import PLAN_FIX
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.policy import PoolPolicy
-from pools.pool_rules import PoolRules, failing_brokers, over_limit, usable_capacity
+from pools.pool_rules import PoolRules, failing_brokers, headroom_limit, over_limit, usable_capacity
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["check_replica_count_over_limit", "check_utilisation_over_headroom", "check_pool_cannot_lose_broker"]
@@ -102,7 +102,7 @@ def check_pool_cannot_lose_broker(snapshot: ClusterSnapshot, policy: PoolPolicy,
                 h = rules.limits(pool).headroom_of(dim)
                 caps = cap[members, d].tolist()
                 full, after = float(sum(caps)), usable_capacity(caps, k)
-                if over_limit(load, h * full) or not over_limit(load, h * after):
+                if over_limit(load, headroom_limit(full, h)) or not over_limit(load, headroom_limit(after, h)):
                     continue
                 lost = sorted(members[i] for i in failing_brokers(caps, k))
                 failing[dim] = {
@@ -153,4 +153,4 @@ def _broker_headroom(rules: PoolRules, p: PoolArrays, a: ClusterArrays) -> np.nd
 
 def _over(load: np.ndarray, capacity: np.ndarray, headroom: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
-        return ~np.isnan(load) & (load > 0) & over_limit(load, headroom * capacity)
+        return ~np.isnan(load) & (load > 0) & over_limit(load, headroom_limit(capacity, headroom))

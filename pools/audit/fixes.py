@@ -3,9 +3,13 @@
 A partition's target is its pool's seed placement (`pools.fill.seed_pools`) under the current pools, at the
 forecast load when the audit has a profile: the code `poolplan plan` starts from, so a plan of the same
 snapshot, policy and profile sends the partition to the same brokers unless it changes the pool's brokers or
-relieves an overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). A partition
-`pools.health` holds gets no reassignment: its health comes first. Every reassignment carries ``--throttle``
-(`pools.throttle.throttle_rate` over the brokers it involves: the bundle's rule at its default fraction).
+relieves an overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). The seed
+changes only what it must: a replica outside the pool or on a repeated rack is replaced in its own slot, on a
+rack the partition does not use yet where the pool has one, and the leader stays. A target is proposed only
+when it repairs the partition (`FixTargets.repairs`: every replica in the pool, the racks spanned); otherwise
+the fix is a new plan. A partition `pools.health` holds gets no reassignment: its health comes first. Every
+reassignment carries ``--throttle`` (`pools.throttle.throttle_rate` over the brokers it involves: the bundle's
+rule at its default fraction).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pools.audit.index import ClusterArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.kafka_formats.reassignment import format_reassignment_json
 from pools.policy import PoolPolicy
-from pools.pool_rules import PoolRules
+from pools.pool_rules import PoolRules, racks_required
 from pools.snapshot import ClusterSnapshot
 from pools.throttle import DEFAULT_THROTTLE_FRACTION, throttle_rate
 
@@ -47,6 +51,8 @@ class FixTargets:
         headroom = [np.array(rules.limits(pool).headroom) for pool in p.pools]
         part_pool = p.topic_pool[a.part_topic] if len(a.part_topic) else np.zeros(0, dtype=np.int64)
         self.target = seed_pools(snapshot, loads.partitions, part_pool, brokers, headroom, self.health).target
+        self.part_pool, self.broker_pool = part_pool, p.broker_pool
+        self.pool_racks = [set(a.broker_rack[b].tolist()) - {-1} for b in brokers]
         table = loads.forecast if loads.known("forecast", "nw_in") else loads.now
         known = not np.isnan(table[:, :2]).any()
         ids = a.broker_ids.tolist()
@@ -64,15 +70,46 @@ class FixTargets:
         p = self.snapshot.partitions[part]
         return self.health.partitions.get((p.topic, p.partition))
 
+    def repairs(self, part: int, target: tuple[int, ...]) -> bool:
+        """Whether moving partition ``part`` to ``target`` (broker ids) leaves it with neither finding a
+        reassignment fixes: a replica outside its topic's pool (`check_replica_outside_pool`), fewer racks than
+        min(RF, racks of the pool) (`check_rack_shared`, which does not judge a replica without a rack).
+
+        Examples
+        --------
+        >>> from pools.audit.loads import audit_loads
+        >>> from pools.policy import parse_policy
+        >>> from pools.snapshot import Broker, Capacity, PartitionState
+        >>> cap = Capacity(1e8, 1e8, 1e12, 100)
+        >>> snap = ClusterSnapshot("c", tuple(Broker(b, f"r{b % 2}", cap, "a") for b in (1, 2, 3)), (),
+        ...                        (PartitionState("t", 0, (1, 3)),))
+        >>> fixes = FixTargets(snap, parse_policy('[[pool]]\\nname = "a"\\ndefault = true'), audit_loads(snap))
+        >>> fixes.repairs(0, (1, 3)), fixes.repairs(0, (1, 2)), fixes.repairs(0, (1, 4))
+        (False, True, False)
+        """
+        pool = int(self.part_pool[part])
+        if pool < 0:
+            return False
+        a = self.a
+        pos = np.searchsorted(a.broker_ids, target)
+        known = (pos < a.n_brokers) & (a.broker_ids[np.minimum(pos, a.n_brokers - 1)] == np.asarray(target))
+        if not known.all() or (self.broker_pool[pos] != pool).any():
+            return False
+        racks = a.broker_rack[pos]
+        need = racks_required(len(target), len(self.pool_racks[pool]))
+        return bool((racks < 0).any() or len(set(racks.tolist())) >= need)
+
     def fix(self, part: int, target: tuple[int, ...] | None = None) -> str:
-        """The command that moves partition ``part`` to ``target`` (default: its seed), or what to do instead."""
+        """The command that moves partition ``part`` to ``target`` when it `repairs` the partition, else to its
+        seed when that does, else what to do instead."""
         held = self.held(part)
         p = self.snapshot.partitions[part]
         if held is not None:
             return (f"# {p.topic}-{p.partition} is {held}: poolplan leaves it alone; repair its health first "
                     "(see its partition or broker finding), then audit again")
-        target = self.replicas(part) if target is None else target
-        if target is None:
+        if target is None or not self.repairs(part, target):
+            target = self.replicas(part)
+        if target is None or not self.repairs(part, target):
             return PLAN_FIX
         rate = throttle_rate(set(p.replicas) | set(target), capacity=self.capacity, load=self.load,
                              fraction=DEFAULT_THROTTLE_FRACTION)

@@ -4,6 +4,10 @@ Mirrors ``LogDirsCommand``: two status lines (``Querying brokers for log directo
 ``Received log directory information from brokers 0,1,2``) then one compact JSON line
 ``{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":..,"error":..,"partitions":[{"partition":
 "<topic>-<n>","size":..,"offsetLag":..,"isFuture":..}]}]}]}`` with keys in any order.
+
+A broker reports once, and holds one current copy of a replica (plus at most one future copy while an
+intra-broker move runs: Kafka's LogManager refuses a second): a broker or a replica listed twice is an error
+naming the second entry, as is a topic name Kafka would reject (`pools.snapshot.topic_name_problem`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from pools.errors import InputError
 from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID
+from pools.snapshot import topic_name_problem
 
 __all__ = ["ReplicaInfo", "LogDirInfo", "BrokerLogDirs", "LogDirsReport", "parse_log_dirs", "replica_sizes"]
 
@@ -48,10 +53,11 @@ class BrokerLogDirs:
 
 @dataclass(frozen=True, slots=True)
 class LogDirsReport:
-    """A whole ``--describe`` run, brokers sorted by id."""
+    """A whole ``--describe`` run, brokers sorted by id; ``line`` is the JSON line's number in its file."""
 
     version: int
     brokers: tuple[BrokerLogDirs, ...]
+    line: int = 0
 
     @property
     def log_dir_errors(self) -> tuple[tuple[int, str, str], ...]:
@@ -65,7 +71,18 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
     Raises
     ------
     InputError
-        ``source:line: <json path>: expected ...`` for a missing JSON line or a malformed field.
+        ``source:line: <json path>: expected ...`` for a missing JSON line, a malformed field, or a broker or
+        replica listed twice.
+
+    Examples
+    --------
+    >>> doc = ('{"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/a","error":null,"partitions":['
+    ...        '{"partition":"t-0","size":5,"offsetLag":0,"isFuture":false},'
+    ...        '{"partition":"t-0","size":1,"offsetLag":0,"isFuture":false}]}]}]}')
+    >>> parse_log_dirs(doc, source="dirs.txt")
+    Traceback (most recent call last):
+    ...
+    pools.errors.InputError: dirs.txt:1: $.brokers[0].logDirs[0].partitions[1].partition: t-0 is listed twice for broker 1 (first at $.brokers[0].logDirs[0].partitions[0]); expected one current copy per broker
     """
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("{"):
@@ -84,23 +101,39 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
     if version != 1:
         raise InputError(f"{where}: $.version: expected 1, got {version!r}")
     brokers = []
+    seen_brokers: dict[int, str] = {}
     for i, b in enumerate(_get(doc, "brokers", list, where, "$")):
         path = f"$.brokers[{i}]"
         b = _obj(b, where, path)
+        broker = _get(b, "broker", int, where, path, MAX_BROKER_ID)
+        if broker in seen_brokers:
+            raise InputError(f"{where}: {path}.broker: broker {broker} is listed twice (first at "
+                             f"{seen_brokers[broker]}); expected one entry per broker")
+        seen_brokers[broker] = path
         dirs = []
+        copies: dict[tuple[str, int, bool], str] = {}
         for j, d in enumerate(_get(b, "logDirs", list, where, path)):
             dpath = f"{path}.logDirs[{j}]"
             d = _obj(d, where, dpath)
             error = d.get("error")
             if error is not None and not isinstance(error, str):
                 raise InputError(f"{where}: {dpath}.error: expected a string or null, got {error!r}")
-            replicas = tuple(
-                _replica(_obj(r, where, f"{dpath}.partitions[{k}]"), where, f"{dpath}.partitions[{k}]")
-                for k, r in enumerate(_get(d, "partitions", list, where, dpath))
-            )
-            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, replicas))
-        brokers.append(BrokerLogDirs(_get(b, "broker", int, where, path, MAX_BROKER_ID), tuple(dirs)))
-    return LogDirsReport(version, tuple(sorted(brokers, key=lambda b: b.broker)))
+            replicas = []
+            for k, r in enumerate(_get(d, "partitions", list, where, dpath)):
+                rpath = f"{dpath}.partitions[{k}]"
+                replica = _replica(_obj(r, where, rpath), where, rpath)
+                key = (replica.topic, replica.partition, replica.is_future)
+                if key in copies:
+                    copy = "future" if replica.is_future else "current"
+                    raise InputError(
+                        f"{where}: {rpath}.partition: {'a future copy of ' if replica.is_future else ''}"
+                        f"{replica.topic}-{replica.partition} is listed twice for broker {broker} (first at "
+                        f"{copies[key]}); expected one {copy} copy per broker")
+                copies[key] = rpath
+                replicas.append(replica)
+            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, tuple(replicas)))
+        brokers.append(BrokerLogDirs(broker, tuple(dirs)))
+    return LogDirsReport(version, tuple(sorted(brokers, key=lambda b: b.broker)), lineno)
 
 
 def replica_sizes(report: LogDirsReport) -> dict[tuple[str, int], dict[int, int]]:
@@ -135,6 +168,9 @@ def _replica(r: dict[str, Any], where: str, path: str) -> ReplicaInfo:
     topic, dash, number = name.rpartition("-")
     if not dash or not topic or not number.isdigit() or int(number) > INT32_MAX:
         raise InputError(f"{where}: {path}.partition: expected '<topic>-<partition>', got {name!r}")
+    problem = topic_name_problem(topic)
+    if problem is not None:
+        raise InputError(f"{where}: {path}.partition: {problem}")
     return ReplicaInfo(
         topic,
         int(number),

@@ -104,3 +104,34 @@ def test_a_bad_broker_map_is_exit_2(run_cli, tmp_path: Path) -> None:
     code, _, err = run_cli("ingest", "--prom", str(prom), "--broker-map", str(bad), "--out", str(tmp_path / "p"))
     assert code == 2
     assert "brokers.kafka-1:7071: expected a broker id" in err
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"" for p in sorted(root.rglob("*"))}
+
+
+def test_a_damaged_history_is_exit_2_before_spark_with_nothing_written(run_cli, tmp_path: Path) -> None:
+    history = tmp_path / "history"
+    history.mkdir()
+    (history / "part-0.parquet").write_text("not parquet")
+    out = tmp_path / "new" / "profile"
+    code, _, err = run_cli("ingest", "--history", str(history), "--out", str(out))
+    assert code == 2 and "part-0.parquet: not a readable Parquet file of the history" in err
+    assert not (tmp_path / "new").exists()  # neither OUT nor the parent this run would have created
+
+
+def test_no_usable_record_is_exit_2_and_leaves_out_as_it_was(spark, run_cli, tmp_path: Path) -> None:
+    prom = tmp_path / "garbage.prom"
+    prom.write_text("this is not the exposition format\n{{{\n")
+    out = tmp_path / "profile"
+    code, _, err = run_cli("ingest", "--prom", str(prom), "--out", str(out))
+    assert code == 2 and "no usable record in the inputs" in err
+    assert not out.exists()  # the run created OUT: it is gone, spark.log with it
+    # a directory the user had keeps exactly what it held, an earlier run's Spark log included
+    out.mkdir()
+    (out / "spark.log").write_text("an earlier run's log\n")
+    (out / "notes.txt").write_text("mine\n")
+    before = _tree(out)
+    code, _, err = run_cli("ingest", "--prom", str(prom), "--out", str(out))
+    assert code == 2 and "no usable record in the inputs" in err
+    assert _tree(out) == before

@@ -132,3 +132,24 @@ def test_snapshot_errors_exit_2(run_cli, snapshot: Path, args, message) -> None:
     code, _, err = run_cli("place", "--snapshot", snapshot, *args)
     assert code == 2
     assert message in " ".join(err.split())
+
+
+@pytest.mark.parametrize(("topic", "reason"), [
+    ("bad topic!", "'bad topic!' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"),
+    ("", "the empty string is not allowed"),
+    (".", "'.' is not allowed"),
+    ("..", "'..' is not allowed"),
+    ("t" * 250, f"the length of '{'t' * 250}' is longer than the max allowed length 249"),
+])
+def test_a_topic_name_kafka_rejects_exits_2_with_kafkas_reason(run_cli, tmp_path: Path, topic, reason) -> None:
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli("place", "--brokers", "1,2,3", "--topic", topic, "--partitions", "3",
+                                "--replication-factor", "2", "--out", out)
+    assert code == 2 and err.strip() == f"error: --topic: expected a legal topic name: Topic name is invalid: {reason}"
+    assert not out.exists() and stdout == ""
+
+
+def test_the_longest_legal_topic_name_is_placed(run_cli) -> None:
+    code, _, err = run_cli("place", "--brokers", "1,2,3", "--topic", "t" * 249, "--partitions", "1",
+                           "--replication-factor", "1")
+    assert code == 0, err

@@ -80,3 +80,72 @@ def test_missing_and_malformed_files_exit_2(run_cli, data_dir, inventory, tmp_pa
                            "--log-dirs", empty, "--inventory", inventory, "--out", tmp_path / "s.json")
     assert code == 2 and "directory has no files" in err
     assert not (tmp_path / "s.json").exists()
+
+
+def _log_dirs(doc_edit, data_dir, tmp_path):
+    """The example log-dirs capture with its JSON line edited by ``doc_edit``."""
+    lines = (data_dir / "kafka-formats" / "kafka-log-dirs-describe.txt").read_text().splitlines()
+    doc = json.loads(lines[2])
+    doc_edit(doc)
+    path = tmp_path / "log-dirs.txt"
+    path.write_text("\n".join(lines[:2] + [json.dumps(doc)]) + "\n")
+    return path
+
+
+def _twice(doc):
+    partitions = doc["brokers"][0]["logDirs"][0]["partitions"]
+    partitions.append({**partitions[0], "size": 1})  # orders-0 again on broker 100: one byte instead of 41 GB
+
+
+def _broker_twice(doc):
+    doc["brokers"].append(doc["brokers"][0])
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (_twice, "log-dirs.txt:3: $.brokers[0].logDirs[0].partitions[3].partition: orders-0 is listed twice for broker 100"
+             " (first at $.brokers[0].logDirs[0].partitions[0])"),
+    (_broker_twice, "log-dirs.txt:3: $.brokers[3].broker: broker 100 is listed twice (first at $.brokers[0])"),
+    (lambda d: d["brokers"][0]["logDirs"][0]["partitions"][0].update(partition="bad topic!-0"),
+     "log-dirs.txt:3: $.brokers[0].logDirs[0].partitions[0].partition: expected a legal topic name: Topic name is "
+     "invalid: 'bad topic!' contains one or more characters"),
+])
+def test_a_log_dirs_capture_that_contradicts_itself_exits_2(run_cli, data_dir, inventory, tmp_path, edit, message):
+    log_dirs = _log_dirs(edit, data_dir, tmp_path)
+    code, out, err = run_cli("snapshot", "--describe", data_dir / "kafka-formats" / "kafka-topics-describe-3.8.txt",
+                             "--log-dirs", log_dirs, "--inventory", inventory, "--out", tmp_path / "s.json")
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1 and f"{tmp_path}/{message}" in lines[0], err
+    assert not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("describe", ["", "  \n\t\n"])
+def test_an_empty_describe_beside_a_log_dirs_capture_with_replicas_exits_2(run_cli, data_dir, inventory, tmp_path,
+                                                                           describe):
+    path = tmp_path / "describe.txt"
+    path.write_text(describe)
+    code, _, err = run_cli("snapshot", "--describe", path, "--log-dirs",
+                           data_dir / "kafka-formats" / "kafka-log-dirs-describe.txt", "--inventory", inventory,
+                           "--out", tmp_path / "s.json")
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {path}: expected kafka-topics --describe "
+                                                                 "output of the cluster whose log dirs"), err
+    assert "kafka-log-dirs-describe.txt:3 lists" in lines[0] and "got no topic at all" in lines[0]
+    assert not (tmp_path / "s.json").exists()
+    # an empty cluster (no log-dirs replicas either) is a snapshot of no topics
+    code, _, err = run_cli("snapshot", "--describe", path, "--inventory", inventory, "--out", tmp_path / "s.json")
+    assert code == 0, err
+
+
+def test_log_dirs_replicas_the_describe_does_not_have_are_a_warning_naming_the_line(run_cli, data_dir, inventory,
+                                                                                   tmp_path):
+    def extra(doc):
+        doc["brokers"][0]["logDirs"][0]["partitions"].append(
+            {"partition": "created.later-0", "size": 5, "offsetLag": 0, "isFuture": False})
+
+    code, _, err = run_cli("snapshot", "--describe", data_dir / "kafka-formats" / "kafka-topics-describe-3.8.txt",
+                           "--log-dirs", _log_dirs(extra, data_dir, tmp_path), "--inventory", inventory,
+                           "--out", tmp_path / "s.json")
+    assert code == 0, err
+    # the example capture also lists my-topic-with-dashes-12, which its describe does not have
+    assert "warning: " in err and "log-dirs.txt:3: 2 replica(s) of partitions" in err
+    assert "e.g. created.later-0 on broker 100" in err

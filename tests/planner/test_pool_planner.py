@@ -196,3 +196,16 @@ def test_a_pool_that_does_not_fit_is_told_what_it_lacks_with_its_failures() -> N
     assert outcome.plan.brokers_to_add == {"core": 2}
     assert outcome.shortfall == ("pool core needs 2 more broker(s) for nw_in at 70% headroom with 1 broker(s) down",)
     assert outcome.plan.utilisation["pools"]["core"]["nw_in"]["capacity_usable"] == 300e6
+
+
+def test_the_time_limit_bounds_the_placement_too() -> None:
+    import time
+
+    # the pool model solves in a second; placing its 70 partitions took ~30 s under a 300 s-per-solve net
+    snapshot, policy, profile = random_cluster(10, 8, 2, partitions=8, misplaced=0.3, load=0.9, seed=3)
+    started = time.monotonic()
+    plan = plan_pools(snapshot, policy, profile, time_limit=2).plan
+    assert time.monotonic() - started < 2 + 6
+    cut = [pool for pool, p in plan.placement.items() if p["status"] == "time-limit"]
+    warned = [w.split("'")[1] for w in plan.warnings if "the placement stopped at its time limit" in w]
+    assert sorted(warned) == sorted(cut)  # a pool cut short is named

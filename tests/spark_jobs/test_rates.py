@@ -103,3 +103,26 @@ def test_increase_exports_are_windows_not_counters(spark) -> None:
     rows = with_increase(spark.createDataFrame(data, RECORD_SCHEMA)).collect()
     got = sorted((int(r["ts"].timestamp() * 1000 - T0) // M, r["bytes_in"], r["interval_s"], r["flags"]) for r in rows)
     assert got == [(k, int(v), 60, 0) for k, v in enumerate(values)]
+
+
+def test_one_metric_losing_a_sample_keeps_the_others_windows(spark) -> None:
+    from spark_jobs.profile import aggregate_topic_minutes
+
+    # broker 1, topic t: every metric scraped each minute, but bytes-in's line at minute 2 was truncated
+    samples = []
+    for metric, per_minute in (("bytes_in", 600), ("bytes_out", 1200), ("messages_in", 60)):
+        minutes = [k for k in range(5) if not (metric == "bytes_in" and k == 2)]
+        samples += [(1, "t", metric, T0 + k * M, per_minute * k) for k in minutes]
+    rows = {k[2] // M: r for k, r in _normalized(spark, samples).items()}
+    # bytes-in spans minutes 1-2 (credited to minute 1, 120 s); bytes-out and messages-in keep 60 s windows
+    assert {m: (r["bytes_in"], r["interval_s"]) for m, r in rows.items()} == {
+        0: (600, 60), 1: (1200, 120), 2: (None, 60), 3: (600, 60)}
+    assert {m: (r["bytes_out"], r["bytes_out_interval_s"], r["messages_in"], r["messages_in_interval_s"])
+            for m, r in rows.items()} == {
+        0: (1200, None, 60, None), 1: (1200, 60, 60, 60), 2: (1200, None, 60, None), 3: (1200, None, 60, None)}
+    # per minute, each metric at its own window's rate: 10 B/s in, 20 B/s out, 1 message/s; minute 2 has no
+    # bytes-in window of its own (null, not 0)
+    df = spark.createDataFrame([r for _, r in sorted(rows.items())])
+    rates = {int(r["ts"].timestamp() * 1000 - T0) // M: (r["bytes_in"], r["bytes_out"], r["messages_in"])
+             for r in aggregate_topic_minutes(df).collect()}
+    assert rates == {0: (10.0, 20.0, 1.0), 1: (10.0, 20.0, 1.0), 2: (None, 20.0, 1.0), 3: (10.0, 20.0, 1.0)}

@@ -205,3 +205,15 @@ def test_larger_pools_stay_within_the_margin_of_the_exact_reference(name: str) -
     if best.optimal:
         assert best.moved_bytes <= stored["moved_bytes"], stale
     _engine_within_the_margin(name, best.moved_bytes, best.optimal)
+
+
+def test_a_placement_out_of_time_keeps_the_seed_and_says_so() -> None:
+    case = overloaded_pool("six", **CASES["six"])
+    out = place_in_pools(case.snapshot, case.demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM},
+                         time_limit=0.0)
+    seed = place_in_pools(case.snapshot, case.demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM},
+                          optimiser=lambda state, goal: optimise(state, goal, max_nodes=0))
+    assert out.pools["p"].status == "time-limit"
+    assert out.pools["p"].moved_bytes == out.pools["p"].seed_bytes  # nothing beyond the seed
+    assert any("stopped at its time limit" in w and "--time-limit" in w for w in out.warnings)
+    assert "time limit" not in " ".join(seed.warnings)

@@ -29,9 +29,10 @@ def test_keeps_in_pool_replicas_and_leader_and_fills_rack_diverse() -> None:
     pool = [1, 2, 3, 4, 5, 6]
     out = place_in_pools(snap, topic_demand(snap, {}), {"t": "p"}, {"p": pool}, headroom={"p": H})
     replicas = out.assignment["t", 0]
-    # broker 1 led and stays first, broker 2 stays; the new replica is on the one rack not yet used (r0)
-    assert replicas[:2] == (1, 2)
-    assert snap.broker_by_id[replicas[2]].rack == "r0" and replicas[2] in pool
+    # broker 1 led and takes the first slot, broker 2 keeps its slot; the new replica replaces 9 (whose slot
+    # broker 1 took) on the one rack not yet used (r0)
+    assert (replicas[0], replicas[2]) == (1, 2)
+    assert snap.broker_by_id[replicas[1]].rack == "r0" and replicas[1] in pool
 
 
 def test_fills_the_least_loaded_broker_by_bytes_not_by_count() -> None:

@@ -103,10 +103,10 @@ def test_rack_shared_with_a_fix_moving_to_an_unused_rack():
     snap = snapshot(broker_list=b)
     found = [f for f in audit(snap, policy()) if f.kind == "rack_shared"]
     assert [(f.topic, f.partition) for f in found] == [("a-x", 0), ("a-x", 1), ("a-x", 2)]
-    # racks r1 (1, 3), r2 (2), r3 (8): the later of the two r1 replicas gives way to broker 8, after the kept
-    # ones (the seed placement the plan starts from: kept replicas keep their order, the leader stays first)
+    # racks r1 (1, 3), r2 (2), r3 (8): the later of the two r1 replicas gives way to broker 8 in its own slot
+    # (the seed placement the plan starts from: the other replicas keep their slots, the leader stays first)
     assert [reassignment(f.fix, snap) for f in found] == [
-        [("a-x", 0, (1, 2, 8))], [("a-x", 1, (2, 3, 8))], [("a-x", 2, (3, 2, 8))]]
+        [("a-x", 0, (1, 2, 8))], [("a-x", 1, (2, 3, 8))], [("a-x", 2, (3, 8, 2))]]
     # no profile: the throttle is half the spare network capacity of the involved brokers (1e8 B/s each)
     assert all(" --throttle 50000000 " in f.fix for f in found)
 
