@@ -150,7 +150,10 @@ def test_server_side_increase_is_read_as_windows(run_cli, spark, sample: Path, s
 def test_a_query_that_matches_nothing_is_exit_2(run_cli, server: str, tmp_path: Path) -> None:
     code, _, err = run_cli("ingest", "--prometheus", server, "--start", "2020-01-01", "--end", "2020-01-02", "--out", tmp_path / "p")
     assert code == 2
-    assert "returned no series" in err and "Traceback" not in err
+    assert "has no series of Kafka's BytesInPerSec meter" in err and "Traceback" not in err
+    # the closest names the server has, from any time when the range has none
+    assert "kafka_server_brokertopicmetrics_bytesin_total" in err.split("closest names it has:")[1]
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_an_unreachable_server_is_exit_3(run_cli, tmp_path: Path) -> None:
