@@ -17,7 +17,8 @@ before a rate gauge, then the one with most topics. ``quality.json`` lists every
     ``sum by (<instance labels>, topic) (increase(<counter>[<step>]))`` through ``query_range``, chunked under
     11,000 points. Computed by the server: it loses bytes (see docs/formats.md for the figures).
 a rate gauge (either query)
-    ``avg_over_time(<gauge>[<step>])`` through ``query_range``: the rate of each step, read as its bytes.
+    ``avg_over_time(<gauge>[<step> - 1ms])`` through ``query_range``: the rate of each step (the scrape inside
+    it, never one of the step before), read as its bytes; a step without a scrape stays a gap.
 
 **The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
 while it arrives (a complete ``success`` matrix document) and only then given its name, which is a digest of
@@ -311,11 +312,12 @@ class _Client:
         """Raise for an answer that is not a success: exit 2 for a wrong URL or a rejected query, else 3."""
         status = response.status
         where = f"Prometheus at {self.base}"
-        if status in (404, 405, 501) or (not _is_json(response) and b"<html" in text[:2000].lower()):
+        html = not _is_json(response) and b"<html" in text[:2000].lower()
+        if status in (404, 405, 501) or html:
             self.stopped.set()
             raise InputError(
-                f"--prometheus {self.base}: {path} answered HTTP {status} {_kind(response)}, not the Prometheus HTTP API "
-                "(give the server's base URL, e.g. http://host:9090, or Thanos/Mimir's Prometheus API prefix)"
+                f"--prometheus {self.base}: {path} answered HTTP {status}{' with an HTML page' if html else ''}, not the Prometheus "
+                "HTTP API (give the server's base URL, e.g. http://host:9090, or Thanos/Mimir's Prometheus API prefix)"
             )
         if status in (400, 422):
             self.stopped.set()
@@ -330,11 +332,6 @@ class _Client:
 
 def _is_json(response) -> bool:
     return "json" in (response.headers.get("Content-Type") or "").lower()
-
-
-def _kind(response) -> str:
-    kind = (response.headers.get("Content-Type") or "no content type").split(";")[0]
-    return f"({kind})"
 
 
 def _api_document(text: bytes) -> dict[str, Any] | None:
@@ -462,7 +459,8 @@ def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, serie
             if s.type == COUNTER:
                 expr, prefix = f"sum by ({by}) (increase({selector}[{step}s]))", f"instance_topic:{base}:increase{step}s"
             else:
-                expr, prefix = f"avg_over_time({selector}[{step}s])", f"instance_topic:{base}:rate{step}s"
+                # (t - step, t]: one scrape per step, whether the server's ranges are closed (2.x) or left-open (3.x)
+                expr, prefix = f"avg_over_time({selector}[{step * 1000 - 1}ms])", f"instance_topic:{base}:rate{step}s"
             first = -(-(begin + step) // step) * step
             chunk = step * (MAX_POINTS - 1)
             while first <= end:
