@@ -164,7 +164,7 @@ def _run(
     counts = units.groupBy("source", "kind", "reason", rejected_topic).agg(F.sum("n").alias("count")).collect()
     unmapped: dict[str, list[str]] = {}
     if inputs.prometheus and any(r["source"] == PROMETHEUS_SOURCE and r["reason"] == "unknown_broker" for r in counts):
-        unmapped = _unmapped_instances(records, params)
+        unmapped = _unmapped_instances(records, params, inputs.prometheus_days)
         if unmapped and not params.quarantine_unmapped:
             raise InputError(
                 f"the broker map does not name the instance(s) {', '.join(sorted(unmapped))} that carry traffic in the "
@@ -304,16 +304,16 @@ def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFra
 _CANCEL = "cancel"
 
 
-def _unmapped_instances(records: DataFrame, params: IngestParams) -> dict[str, list[str]]:
+def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence[str]) -> dict[str, list[str]]:
     """The instances whose pulled series the broker map does not name and that carry traffic (a counter that
-    rose, a window above zero), each with the UTC days of those series' samples.
+    rose, a window above zero), each with the pulled ``days`` their samples end minutes of.
 
     Read from the quarantined samples' raw text (``{"metric": labels, "value": [time, "value"]}``).
     """
     rejected = records.where((F.col("source") == PROMETHEUS_SOURCE) & (F.col("reason") == "unknown_broker"))
     instance = F.coalesce(*[F.get_json_object("raw", f"$.metric.{k}") for k in params.metric_names.instance_labels], F.lit("(no instance label)"))
     value = F.get_json_object("raw", "$.value[1]").try_cast("double")
-    seconds = F.get_json_object("raw", "$.value[0]").try_cast("double")
+    seconds = F.get_json_object("raw", "$.value[0]").try_cast("double") - 0.001  # a sample ends the minute before it
     windows = F.col("file").rlike(r":(increase|rate)[0-9]+[a-z]+-[^/]*$")
     series = rejected.groupBy(instance.alias("instance"), F.get_json_object("raw", "$.metric").alias("series"), windows.alias("windows")).agg(
         F.max(value).alias("hi"), F.min(value).alias("lo"), F.collect_set(F.date_format(F.timestamp_seconds(seconds), "yyyy-MM-dd")).alias("days")
@@ -321,7 +321,7 @@ def _unmapped_instances(records: DataFrame, params: IngestParams) -> dict[str, l
     busy = series.where((F.col("hi") > F.col("lo")) | (F.col("windows") & (F.col("hi") > 0)))
     out: dict[str, set[str]] = {}
     for r in busy.select("instance", "days").collect():
-        out.setdefault(r["instance"], set()).update(r["days"])
+        out.setdefault(r["instance"], set()).update(d for d in r["days"] if d in days)
     return {k: sorted(v) for k, v in out.items()}
 
 
