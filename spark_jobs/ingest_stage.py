@@ -10,11 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from pools.atomic import check_output
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    from spark_jobs.metric_names import MetricNames
+    from spark_jobs.prometheus import PrometheusSource
 
 __all__ = ["IngestOptions", "PrometheusOptions", "ingest", "parse_time", "parse_duration"]
 
@@ -115,7 +120,7 @@ def _secret(file: str | None, env: str | None, what: str) -> str | None:
     return None
 
 
-def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None, names=None):
+def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None, names: MetricNames | None = None) -> PrometheusSource:
     """The validated `spark_jobs.prometheus.PrometheusSource` of the options (reading by the `MetricNames` ``names``).
 
     ``--end`` defaults to now and is exclusive (a sample at exactly ``--end`` is not read), ``--start`` to

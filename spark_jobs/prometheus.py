@@ -173,16 +173,17 @@ def committed_days(history: str, cluster: str, identity: str) -> set[str]:
 
 
 def mark_committed(fetched: Fetched, usable: Sequence[str]) -> None:
-    """After the history commit: record the whole days that gave ``usable`` rows as fetched, and drop the spool's
-    responses (the history holds their rows now)."""
+    """After the history commit: record the whole days that gave ``usable`` rows as fetched, and drop every
+    response in the spool (the history holds their rows now)."""
     from pools.atomic import write_json
 
     path = fetched.spool / "days.json"
     pulls = _read_days(path)
     pulls[fetched.identity] = sorted(set(pulls.get(fetched.identity, [])) | (set(fetched.complete) & set(usable)))
     write_json(path, {"pulls": {k: pulls[k] for k in sorted(pulls)}})
-    for name in fetched.files:
-        Path(name).unlink(missing_ok=True)
+    for response in fetched.spool.glob("*.json"):  # this pull's, and any other pull's left by a failure
+        if response.name != "days.json":
+            response.unlink(missing_ok=True)
 
 
 class _Stop(Exception):

@@ -7,8 +7,9 @@ into Arrow record batches written straight to Parquet (`stage_query_range`), so 
 the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's
 text, materialise the whole document as one row: the out-of-memory of issue 13).
 
-The metric is ``metric.__name__`` (matched case-insensitively) or, for exports of an expression, the file
-name's prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
+The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows; a rate
+gauge is read as the rate of the step before each sample) or, for exports of an expression, the file name's
+prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
 are read as such, never as counters: by `values` (``--range-values``), or by the recording-rule naming
 convention ``level:metric:operation`` whose last part is ``increase<window>`` or ``rate<window>``
 (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
@@ -106,7 +107,7 @@ def _duration_s(text: str) -> float | None:
 def _spacing_s(ts_ms: np.ndarray) -> float:
     """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
 
-    >>> _spacing_s(np.array([0, 30_000, 60_000, 150_000]))
+    >>> _spacing_s(np.array([60_000, 90_000, 120_000, 210_000]))
     30.0
     """
     steps = np.diff(np.unique(ts_ms[ts_ms > 0]))

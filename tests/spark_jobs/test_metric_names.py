@@ -88,3 +88,9 @@ def test_a_bad_names_file_is_exit_2_naming_the_key(tmp_path: Path, text: str, me
     path.write_text(text)
     with pytest.raises(InputError, match=r"names\.toml: " + message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
         load_metric_names(str(path))
+
+
+def test_the_records_names_are_recognised() -> None:
+    from spark_jobs.records import PROM_METRICS
+
+    assert {name: DEFAULT.meter(name, {}).metric for name in PROM_METRICS} == dict(PROM_METRICS)
