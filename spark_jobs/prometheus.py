@@ -28,7 +28,7 @@ per server and query); a re-run after an interrupt reuses the checked responses 
 
 **Faults.** Requests run several at a time. A refused connection (server down or gone mid-pull) stops the pull
 at once: nothing more is sent. Errors, 429 and 5xx are retried with exponential backoff (``Retry-After``
-honoured) within one budget of `RETRY_BUDGET_S` per request. An answer that is HTML, ``404`` or ``501`` means the
+honoured) while the request is younger than `RETRY_BUDGET_S`. An answer that is HTML, ``404`` or ``501`` means the
 URL is not the API (exit 2); any other answer that is not the API's is a failure of the server (exit 3).
 """
 
@@ -72,7 +72,7 @@ MAX_POINTS = 11_000
 #: Where the spool and the list of committed days live, inside the history folder (Spark skips ``_`` folders).
 SPOOL_DIR = "_prometheus"
 QUERIES = ("counters", "increase")
-#: Seconds a request keeps retrying after its first failure (errors, 429, 5xx), whatever ``--retries`` allows.
+#: Seconds after its start a request is no longer retried (errors, 429, 5xx), whatever ``--retries`` allows.
 RETRY_BUDGET_S = 60.0
 _DAY = 86_400
 #: Samples before a run of missing days that are fetched too, so its first minute has a predecessor.
@@ -220,7 +220,7 @@ class _Client:
         import urllib3
 
         body = urlencode(params)
-        started: float | None = None
+        started = time.monotonic()
         attempt = 0
         while True:
             wait: float | None = None
@@ -244,7 +244,6 @@ class _Client:
                 failure = f"answered {path} with HTTP {response.status}: {_detail(response.read(2000))}"
                 response.release_conn()
             now = time.monotonic()
-            started = now if started is None else started
             delay = wait if wait is not None else min(0.5 * 2**attempt, 10.0)
             if attempt >= self.retries or now + delay - started > RETRY_BUDGET_S:
                 self.stopped.set()
