@@ -9,6 +9,7 @@ arguments, builds the session and calls ``run`` (``python -m spark_jobs.ingest``
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import sys
@@ -29,6 +30,8 @@ from pools.profile import PartitionProfile, TopicProfile, save_profile
 from spark_jobs.growth import robust_growth
 from spark_jobs.history import check_history, commit_days, day_column, read_history, stage_merged_days
 from spark_jobs.log_dirs import read_log_dirs
+from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
+from spark_jobs.metric_names import MetricNames
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
@@ -41,6 +44,7 @@ from spark_jobs.telegraf import read_telegraf
 
 __all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
 
+_log = logging.getLogger(__name__)
 QUALITY_FILE = "quality.json"
 QUARANTINE_DIR = "quarantine"
 HISTORY_DIR = "history"
@@ -74,6 +78,10 @@ class IngestParams:
     partition_counts: Mapping[str, int] = field(default_factory=dict)
     #: What query_range values are when declared (``--range-values``); None = by the metric's name.
     range_values: RangeValues | None = None
+    #: The metric names and the topic/instance labels the readers and the pull go by (``--metric-names``).
+    metric_names: MetricNames = DEFAULT_NAMES
+    #: Quarantine the pulled series of instances the broker map does not name (with a warning) instead of failing.
+    quarantine_unmapped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +92,9 @@ class IngestResult:
     topics: int
     partitions: int
     quality: Mapping[str, Any]
+    #: The days the pulled Prometheus responses gave usable rows for, none of them quarantined for an
+    #: unmapped instance with traffic: the days a later pull need not fetch again.
+    prometheus_days: tuple[str, ...] = ()
 
 
 def run(
@@ -166,6 +177,20 @@ def _run(
     progress("counting input records")
     rejected_topic = F.when(F.col("kind") == KIND_REJECTED, F.col("topic")).alias("topic")
     counts = units.groupBy("source", "kind", "reason", rejected_topic).agg(F.sum("n").alias("count")).collect()
+    unmapped: dict[str, list[str]] = {}
+    if inputs.prometheus and any(r["source"] == PROMETHEUS_SOURCE and r["reason"] == "unknown_broker" for r in counts):
+        unmapped = _unmapped_instances(records, params, inputs.prometheus_days)
+        if unmapped and not params.quarantine_unmapped:
+            raise InputError(
+                f"the broker map does not name the instance(s) {', '.join(sorted(unmapped))} that carry traffic in the "
+                "Prometheus pull: add them to --broker-map (label value = broker id), or give --quarantine-unmapped "
+                "to quarantine their series"
+            )
+        if unmapped:
+            _log.warning(
+                "quarantined the pulled series of %d instance(s) the broker map does not name, which carry traffic: %s",
+                len(unmapped), ", ".join(sorted(unmapped)),
+            )
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
     new = minute_rows(steps, records)
@@ -177,6 +202,11 @@ def _run(
     new_path = os.fspath(work / "new")
     new.write.parquet(new_path)
     new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
+    pulled_days: tuple[str, ...] = ()
+    if inputs.prometheus:
+        day = day_column(F.col("ts")).alias("day")
+        pulled = {r["day"] for r in new.where(F.col("source") == PROMETHEUS_SOURCE).select(day).distinct().collect()}
+        pulled_days = tuple(sorted(pulled - {d for days in unmapped.values() for d in days}))
     progress(f"merging the new days into the history {history}")
     merged_path = os.fspath(work / "merged")
     days = stage_merged_days(spark, new, history, merged_path)
@@ -197,6 +227,8 @@ def _run(
     inside = Path(history).resolve().is_relative_to(out.resolve())
     stored = os.path.relpath(Path(history).resolve(), out.resolve()) if inside else os.path.abspath(history)
     quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": stored}
+    if unmapped:
+        quality["unmapped_instances"] = {k: unmapped[k] for k in sorted(unmapped)}
     commit_days(spark, merged_path, history, days)
     target = out / QUARANTINE_DIR
     if target.exists():
@@ -204,7 +236,7 @@ def _run(
     os.replace(quarantine, target)
     save_profile(out, topics, partitions)
     write_json(out / QUALITY_FILE, quality)
-    return IngestResult(out, len(topics), len(partitions), quality)
+    return IngestResult(out, len(topics), len(partitions), quality, pulled_days)
 
 
 def _stage_steps(
@@ -251,7 +283,9 @@ def _stage_records(
         path = os.fspath(work / "query_range")
         for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE})):
             if files:
-                stage_query_range(spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, **options)
+                stage_query_range(
+                    spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, names=params.metric_names, **options
+                )
         parts.append(path)
     if frames is not None:
         path = os.fspath(work / "spark")
@@ -285,12 +319,33 @@ def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFra
 _CANCEL = "cancel"
 
 
+def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence[str]) -> dict[str, list[str]]:
+    """The instances whose pulled series the broker map does not name and that carry traffic (a counter that
+    rose, a window above zero), each with the pulled ``days`` their samples end minutes of.
+
+    Read from the quarantined samples' raw text (``{"metric": labels, "value": [time, "value"]}``).
+    """
+    rejected = records.where((F.col("source") == PROMETHEUS_SOURCE) & (F.col("reason") == "unknown_broker"))
+    instance = F.coalesce(*[F.get_json_object("raw", f"$.metric.{k}") for k in params.metric_names.instance_labels], F.lit("(no instance label)"))
+    value = F.get_json_object("raw", "$.value[1]").try_cast("double")
+    seconds = F.get_json_object("raw", "$.value[0]").try_cast("double") - 0.001  # a sample ends the minute before it
+    windows = F.col("file").rlike(r":(increase|rate)[0-9]+[a-z]+-[^/]*$")
+    series = rejected.groupBy(instance.alias("instance"), F.get_json_object("raw", "$.metric").alias("series"), windows.alias("windows")).agg(
+        F.max(value).alias("hi"), F.min(value).alias("lo"), F.collect_set(F.date_format(F.timestamp_seconds(seconds), "yyyy-MM-dd")).alias("days")
+    )
+    busy = series.where((F.col("hi") > F.col("lo")) | (F.col("windows") & (F.col("hi") > 0)))
+    out: dict[str, set[str]] = {}
+    for r in busy.select("instance", "days").collect():
+        out.setdefault(r["instance"], set()).update(d for d in r["days"] if d in days)
+    return {k: sorted(v) for k, v in out.items()}
+
+
 def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
     """The records of the inputs Spark's JVM reads (exposition text, Telegraf lines, log-dirs captures), unioned."""
     frames = []
     bm = params.broker_map
     if inputs.prom_text:
-        frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm))
+        frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm, names=params.metric_names))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:

@@ -17,11 +17,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pools.atomic import check_output
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    from spark_jobs.metric_names import MetricNames
+    from spark_jobs.prometheus import PrometheusSource
 
 __all__ = ["IngestOptions", "PrometheusOptions", "ingest", "parse_time", "parse_duration"]
 
@@ -46,6 +51,9 @@ class PrometheusOptions:
     basic_auth_password_env: str | None = None
     ca_file: str | None = None
     insecure: bool = False
+    #: Quarantine (with a warning) the series of instances with traffic that the broker map does not name,
+    #: instead of failing.
+    quarantine_unmapped: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,8 @@ class IngestOptions:
     snapshot: str | None = None
     horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
     range_values: str = "auto"
+    #: A metric-names file (`spark_jobs.metric_names`): series names and topic/instance labels of every reader.
+    metric_names: str | None = None
     prometheus: PrometheusOptions | None = None
     master: str = "local[*]"
     remote: str | None = None
@@ -117,11 +127,14 @@ def _secret(file: str | None, env: str | None, what: str) -> str | None:
     return None
 
 
-def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None):
-    """The validated `spark_jobs.prometheus.PrometheusSource` of the options.
+def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None, names: MetricNames | None = None) -> PrometheusSource:
+    """The validated `spark_jobs.prometheus.PrometheusSource` of the options (reading by the `MetricNames` ``names``).
 
-    ``--end`` defaults to now, ``--start`` to ``--days`` (default 14) whole days before the end's midnight.
+    ``--end`` defaults to now and is exclusive (a sample at exactly ``--end`` is not read), ``--start`` to
+    ``--days`` (default 14) whole days before the end's midnight.
     """
+    from spark_jobs.metric_names import DEFAULT
+
     from spark_jobs.prometheus import QUERIES, PrometheusSource
 
     if not options.url.startswith(("http://", "https://")):
@@ -167,6 +180,7 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
         basic_auth=(options.basic_auth_user, password) if options.basic_auth_user and password is not None else None,
         ca_file=options.ca_file,
         insecure=options.insecure,
+        names=names or DEFAULT,
     )
 
 
@@ -227,6 +241,7 @@ def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
 def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
     """`ingest` inside its guard of the output directory."""
     from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
+    from spark_jobs.metric_names import load_metric_names
     from spark_jobs.query_range import parse_range_values
     from spark_jobs.session import parse_conf
 
@@ -248,7 +263,8 @@ def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
         declared = parse_range_values(options.range_values)
     except ValueError as exc:
         raise InputError(f"--range-values {exc}") from None
-    source = prometheus_source(options.prometheus) if options.prometheus else None
+    names = load_metric_names(options.metric_names)
+    source = prometheus_source(options.prometheus, names=names) if options.prometheus else None
     cluster = options.cluster or snap_cluster or "default"
     history = options.history or os.path.join(options.out, "history")
 
@@ -269,7 +285,8 @@ def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
         prometheus_days=fetched.days if fetched else (),
     )
     check_inputs(inputs, options.out)
-    params = IngestParams(cluster, bmap, options.horizon_days, counts, declared)
+    quarantine = bool(options.prometheus and options.prometheus.quarantine_unmapped)
+    params = IngestParams(cluster, bmap, options.horizon_days, counts, declared, names, quarantine)
     shared = active_session_exists()
     progress("starting Spark")
     try:
@@ -300,12 +317,15 @@ def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
         from pools.atomic import write_json
         from spark_jobs.ingest import QUALITY_FILE
 
-        mark_committed(fetched)
+        mark_committed(fetched, result.prometheus_days)
         result.quality["prometheus"] = {
             "url": source.url if source else None,
+            "query": source.query if source else None,
             "requests": fetched.requests,
             "samples_per_s": round(fetched.samples_per_s),
             "days": list(fetched.days),
+            "days_committed": sorted(set(fetched.complete) & set(result.prometheus_days)),
+            "series": [s.record() for s in fetched.series],
         }
         write_json(result.out_dir / QUALITY_FILE, result.quality)
     return result

@@ -1,10 +1,11 @@
 """Prometheus text exposition (0.0.4) from jmx_exporter, with collector-appended millisecond timestamps.
 
 One sample per line, ``name[{label="value",...[,]}] value [timestamp_ms]``; ``# HELP``/``# TYPE`` lines and
-blank lines are ignored; metric names match case-insensitively (``lowercaseOutputName`` on or off); values
-are Go/Java doubles (``1.0004966371E10``, ``NaN``, ``+Inf``). The broker-wide series of a per-topic meter
-(no ``topic`` label) is ignored so it cannot double-count. The broker comes from the ``instance`` or
-``pod`` label through the broker map.
+blank lines are ignored; the meters' counters are recognised in every spelling `spark_jobs.metric_names` knows
+(``lowercaseOutputName`` on or off, jmx_exporter's default export with a ``name`` label …; a rate gauge is
+``other_metric`` here: the text holds the counters); values are Go/Java doubles (``1.0004966371E10``, ``NaN``,
+``+Inf``). The broker-wide series of a per-topic meter (no topic label) is ignored so it cannot double-count.
+The broker comes from the instance labels (``instance``, ``pod``) through the broker map.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, METER_LABELS, SQUASHED_PATTERN, MetricNames
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
     KIND_REJECTED,
     KIND_SIZE,
-    PROM_METRICS,
     broker_lookup,
     classify,
     finish,
@@ -48,12 +49,34 @@ def _label(labels: F.Column, name: str) -> F.Column:
     return F.when(value != "", value)
 
 
+def _counter_metric(name: F.Column, labels: F.Column, names: MetricNames) -> F.Column:
+    """The normalized metric of a counter series (`spark_jobs.metric_names`, the same rules as
+    `MetricNames.meter`), or null: ``name`` is the metric name as written, ``labels`` the label block."""
+    squashed = F.regexp_replace(F.lower(name), "_", "")
+    meter = F.regexp_extract(squashed, SQUASHED_PATTERN, 1)
+    attribute = F.regexp_extract(squashed, SQUASHED_PATTERN, 2)
+    from_label = F.coalesce(*[F.nullif(F.regexp_extract(F.regexp_replace(F.lower(_label(labels, k)), "_", ""), r"^(bytesin|bytesout|messagesin)persec$", 1), F.lit("")) for k in METER_LABELS])
+    meter = F.when(meter != "", meter).when(attribute != "", from_label)
+    builtin = F.when(
+        squashed.rlike(SQUASHED_PATTERN) & attribute.isin("", "total", "count"),
+        F.create_map(F.lit("bytesin"), F.lit("bytes_in"), F.lit("bytesout"), F.lit("bytes_out"), F.lit("messagesin"), F.lit("messages_in"))[meter],
+    )
+    if names.names:  # a metric the user named is read only from the series named
+        builtin = F.when(~builtin.isin(*sorted(names.names)), builtin)
+    size = F.when(squashed == "kafkaloglogsize", F.lit(LOG_SIZE)).when(
+        (squashed == "kafkaloglogvalue") & (F.lower(_label(labels, "name")) == "size"), F.lit(LOG_SIZE)
+    )
+    given = [F.when(name == n, F.lit(m)) for m, (n, kind) in sorted(names.names.items()) if kind == COUNTER]
+    return F.coalesce(*given, size, builtin)
+
+
 def read_prom_text(
     spark: SparkSession,
     paths: Sequence[str],
     *,
     cluster: str,
     broker_map: Mapping[str, int],
+    names: MetricNames = DEFAULT,
 ) -> DataFrame:
     """Read exposition-text files into classified records (see `spark_jobs.records`).
 
@@ -76,22 +99,21 @@ def read_prom_text(
         "utf8",
         "file",
         "ok",
-        F.lower(m(1)).alias("name"),
+        m(1).alias("name"),
         F.regexp_replace(m(2), r"^\{|\}$", "").alias("labels"),
         m(3).alias("value_text"),
         m(4).alias("ts_text"),
     )
     labels = F.col("labels")
     value = F.regexp_replace(F.col("value_text"), r"^\+?Inf$", "Infinity").try_cast("double")
-    metric = F.create_map(*[F.lit(x) for kv in sorted(PROM_METRICS.items()) for x in kv])[F.col("name")]
     parsed = parsed.select(
         "*",
-        metric.alias("metric"),
+        _counter_metric(F.col("name"), labels, names).alias("metric"),
         value.alias("value"),
         F.col("ts_text").try_cast("long").alias("ts_ms"),
-        _label(labels, "topic").alias("topic"),
+        _label(labels, names.topic_label).alias("topic"),
         _label(labels, "partition").alias("partition_text"),
-        broker_lookup(broker_map, _label(labels, "instance"), _label(labels, "pod")).alias("broker_id"),
+        broker_lookup(broker_map, *[_label(labels, k) for k in names.instance_labels]).alias("broker_id"),
     )
     stripped = F.trim(F.col("line"))
     kind, reason = classify(

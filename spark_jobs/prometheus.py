@@ -1,74 +1,92 @@
-"""Pulling the per-(broker, topic) counters straight from a Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics).
+"""Pulling the per-(broker, topic) meters straight from a Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics).
 
-What is fetched, per metric and UTC day the history lacks:
+**Which series.** The names are found on the server (`discover`): its metric names through the label-values
+API (``/api/v1/label/__name__/values``), read by `spark_jobs.metric_names` (every spelling of Kafka's
+``BytesIn``/``BytesOut``/``MessagesIn`` meters the common exporters write, or a user's ``--metric-names``
+file); for each candidate the label-values API says which meters it carries (jmx_exporter's default export
+keeps the meter in a ``name`` label) and for how many topics. Per metric one series name is used: a counter
+before a rate gauge, then the one with most topics. ``quality.json`` lists every candidate, used or not, and why.
 
-``counters`` (the default)
-    every stored sample of the raw counters, with its own timestamp: an instant query of a range selector
-    (``kafka_server_brokertopicmetrics_bytesin_total{topic!=""}[86400000ms]`` at the day's last millisecond).
-    The same samples the exposition text holds, so a missed scrape stays a gap (a ``query_range`` of the raw
-    counter fills gaps of up to the lookback delta with stale values) and a re-created meter is seen as
-    one; Prometheus' 11,000-points limit does not apply to it.
-``increase``
-    ``sum by (instance, topic) (increase(<counter>{topic!=""}[<step>]))`` through ``query_range`` at
-    ``step``, chunked so no request asks for more than 11,000 points per series. Computed by the server,
-    extrapolated to the window edges (non-integer), and blind to a meter re-created within a window.
+**What is fetched**, per series name and UTC day the history lacks:
 
-Each response is streamed to a spool file (a ``query_range``-shaped document) under the history's
-``_prometheus/<cluster>/`` folder, then read like a ``--query-range`` export, so one reader serves both. A
-day counts as fetched once the whole ingest has committed it (``days.json`` there); a re-run after an
-interrupt reuses the spooled responses and asks only for what is missing. Requests run several at a time,
-with timeouts, and are retried with exponential backoff on connection errors, 429 and 5xx (``Retry-After``
-honoured).
+``counters`` (the default), a counter
+    every stored sample, with its own timestamp: an instant query of a range selector
+    (``{__name__="...",topic!=""}[86400000ms]`` at the day's last millisecond before ``--end``). The same
+    samples the exposition text holds, so a missed scrape stays a gap and a re-created meter is seen as one.
+``increase``, a counter
+    ``sum by (<instance labels>, topic) (increase(<counter>[<step>]))`` through ``query_range``, chunked under
+    11,000 points. Computed by the server: it loses bytes (see docs/formats.md for the figures).
+a rate gauge (either query)
+    ``avg_over_time(<gauge>[<step> - 1ms])`` through ``query_range``: the rate of each step (the scrape inside
+    it, never one of the step before), read as its bytes; a step without a scrape stays a gap.
+
+**The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
+while it arrives (a complete ``success`` matrix document) and only then given its name, which is a digest of
+what was asked (server, path, query, range, step), so a response is reused only for the same question and a
+failed or foreign one never. A day counts as fetched once the ingest has committed rows of it (``days.json``,
+per server and query); a re-run after an interrupt reuses the checked responses and asks only for the rest.
+
+**Faults.** Requests run several at a time. A refused connection (server down or gone mid-pull) stops the pull
+at once: nothing more is sent. Errors, 429 and 5xx are retried with exponential backoff (``Retry-After``
+honoured) while the request is younger than `RETRY_BUDGET_S`. An answer that is HTML, ``404`` or ``501`` means the
+URL is not the API (exit 2); any other answer that is not the API's is a failure of the server (exit 3).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import math
+import logging
 import os
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from pools.errors import InputError, JobError
 from pools.progress import Progress, no_progress
+from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, MetricNames, closest
 
 __all__ = [
     "PrometheusSource",
     "Fetched",
+    "Series",
     "fetch",
+    "discover",
     "QUERIES",
     "MAX_POINTS",
     "committed_days",
     "SPOOL_DIR",
     "mark_committed",
+    "RETRY_BUDGET_S",
 ]
 
 #: Prometheus rejects a range query asking for more points than this per series.
 MAX_POINTS = 11_000
 #: Where the spool and the list of committed days live, inside the history folder (Spark skips ``_`` folders).
 SPOOL_DIR = "_prometheus"
-#: The counters pulled, by the jmx_exporter name (`spark_jobs.records.PROM_METRICS`).
-COUNTERS = (
-    "kafka_server_brokertopicmetrics_bytesin_total",
-    "kafka_server_brokertopicmetrics_bytesout_total",
-    "kafka_server_brokertopicmetrics_messagesin_total",
-)
 QUERIES = ("counters", "increase")
+#: Seconds after its start a request is no longer retried (errors, 429, 5xx), whatever ``--retries`` allows.
+RETRY_BUDGET_S = 60.0
 _DAY = 86_400
 #: Samples before a run of missing days that are fetched too, so its first minute has a predecessor.
 _MARGIN_S = 600
+#: The file name of a checked response: ``<metric>-<day>-<digest>.json``.
+_DIGEST_CHARS = 20
+_log = logging.getLogger(__name__)
+#: Prefixes of the names a Prometheus server and Go programs export about themselves: never a close name.
+_SERVER_OWN = ("go_", "process_", "prometheus_", "promhttp_", "scrape_", "net_conntrack_")
 
 
 @dataclass(frozen=True)
 class PrometheusSource:
-    """Where and how to pull: the API's base URL, the time range and the request settings."""
+    """Where and how to pull: the API's base URL, the time range (``end`` exclusive) and the request settings."""
 
     url: str
     start: datetime
@@ -83,16 +101,42 @@ class PrometheusSource:
     ca_file: str | None = None
     insecure: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    names: MetricNames = DEFAULT
 
     def days(self) -> list[date]:
         """The UTC days the range touches."""
         first, last = self.start.date(), (self.end - timedelta(microseconds=1)).date()
         return [first + timedelta(days=i) for i in range((last - first).days + 1)]
 
+    def identity(self) -> str:
+        """What makes two pulls give the same rows: the server, the query, the step and the names read by."""
+        names = self.names
+        key = [self.url.rstrip("/"), self.query, self.step_s, sorted(names.names.items()), names.topic_label, names.instance_labels, sorted(names.select.items())]
+        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:_DIGEST_CHARS]
+
+
+@dataclass(frozen=True)
+class Series:
+    """A candidate series name on the server: the metric it is, counter or rate, the matchers that select it,
+    how many topics it has in the range, and whether it is used and why."""
+
+    metric: str
+    type: str
+    name: str
+    match: Mapping[str, str]
+    topics: int
+    used: bool = False
+    why: str = ""
+
+    def record(self) -> dict[str, Any]:
+        return {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
+                "used": self.used, "why": self.why}
+
 
 @dataclass(frozen=True)
 class Fetched:
-    """What `fetch` left for the ingest: the spooled documents, the days they cover and whether each is whole."""
+    """What `fetch` left for the ingest: the spooled documents, the days they cover, the days that are whole,
+    the series found (used or not) and the pull's figures."""
 
     files: tuple[str, ...]
     days: tuple[str, ...]
@@ -100,6 +144,8 @@ class Fetched:
     spool: Path
     samples_per_s: float
     requests: int
+    series: tuple[Series, ...] = ()
+    identity: str = ""
 
 
 def _spool(history: str, cluster: str) -> Path:
@@ -108,43 +154,48 @@ def _spool(history: str, cluster: str) -> Path:
     return Path(history.removeprefix("file://").removeprefix("file:")) / SPOOL_DIR / cluster
 
 
-def committed_days(history: str, cluster: str) -> set[str]:
-    """The days of ``cluster`` a previous ingest fetched whole and committed into ``history``."""
-    path = _spool(history, cluster) / "days.json"
+def _read_days(path: Path) -> dict[str, list[str]]:
     if not path.exists():
-        return set()
+        return {}
     try:
-        return set(json.loads(path.read_text(encoding="utf-8"))["days"])
-    except (ValueError, KeyError, TypeError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        pulls = doc.get("pulls", {}) if "days" not in doc else {}  # the unkeyed list of earlier versions: fetch again
+        if not isinstance(pulls, dict) or not all(isinstance(v, list) for v in pulls.values()):
+            raise TypeError
+        return pulls
+    except (ValueError, TypeError, AttributeError):
         raise InputError(f"{path}: not the list of fetched days poolplan writes; delete it to fetch every day again") from None
 
 
-def mark_committed(fetched: Fetched) -> None:
-    """After the history commit: record the whole days as fetched and drop their spooled responses."""
-    path = fetched.spool / "days.json"
-    done = sorted(set(json.loads(path.read_text(encoding="utf-8"))["days"]) | set(fetched.complete)) if path.exists() else sorted(fetched.complete)
+def committed_days(history: str, cluster: str, identity: str) -> set[str]:
+    """The days of ``cluster`` a previous pull of the same `PrometheusSource.identity` committed into ``history``."""
+    return set(_read_days(_spool(history, cluster) / "days.json").get(identity, []))
+
+
+def mark_committed(fetched: Fetched, usable: Sequence[str]) -> None:
+    """After the history commit: record the whole days that gave ``usable`` rows as fetched, and drop every
+    response in the spool (the history holds their rows now)."""
     from pools.atomic import write_json
 
-    write_json(path, {"days": done})
-    for name in fetched.files:
-        Path(name).unlink(missing_ok=True)
+    path = fetched.spool / "days.json"
+    pulls = _read_days(path)
+    pulls[fetched.identity] = sorted(set(pulls.get(fetched.identity, [])) | (set(fetched.complete) & set(usable)))
+    write_json(path, {"pulls": {k: pulls[k] for k in sorted(pulls)}})
+    for response in fetched.spool.glob("*.json"):  # this pull's, and any other pull's left by a failure
+        if response.name != "days.json":
+            response.unlink(missing_ok=True)
+
+
+class _Stop(Exception):
+    """The pull was stopped by another request's failure."""
 
 
 class _Client:
-    """One connection pool, retries with backoff, auth and TLS settings."""
+    """One connection pool, auth and TLS settings, retries within `RETRY_BUDGET_S`, and the pull's stop flag."""
 
     def __init__(self, source: PrometheusSource) -> None:
         import urllib3
 
-        retry = urllib3.Retry(
-            total=source.retries,
-            backoff_factor=0.5,
-            backoff_max=30,
-            status_forcelist=(429, 500, 502, 503, 504),
-            allowed_methods=frozenset({"GET", "POST"}),
-            respect_retry_after_header=True,
-            raise_on_status=False,
-        )
         tls: dict[str, object] = {}
         if source.insecure:
             tls["cert_reqs"] = "CERT_NONE"
@@ -152,60 +203,244 @@ class _Client:
         elif source.ca_file:
             tls["ca_certs"] = source.ca_file
         self.pool = urllib3.PoolManager(
-            num_pools=4, maxsize=max(1, source.in_flight), retries=retry, timeout=urllib3.Timeout(connect=10, read=source.timeout_s), **tls
+            num_pools=4, maxsize=max(1, source.in_flight), retries=False, timeout=urllib3.Timeout(connect=10, read=source.timeout_s), **tls
         )
         self.base = source.url.rstrip("/")
+        self.retries = source.retries
         headers = {"Accept": "application/json", **source.headers}
         if source.bearer_token:
             headers["Authorization"] = f"Bearer {source.bearer_token}"
         elif source.basic_auth:
             headers.update(urllib3.make_headers(basic_auth=":".join(source.basic_auth)))
         self.headers = headers
+        self.stopped = threading.Event()
 
-    def post(self, path: str, params: Mapping[str, str], target: Path) -> int:
-        """POST a form to ``path`` and stream the response into ``target`` (atomically); return its status."""
+    def _send(self, method: str, path: str, params: Mapping[str, str] | Sequence[tuple[str, str]]):
+        """The response (not read yet) of a request, after the retries it is allowed; a final status as is."""
         import urllib3
 
         body = urlencode(params)
-        headers = {**self.headers, "Content-Type": "application/x-www-form-urlencoded"}
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            wait: float | None = None
+            if self.stopped.is_set():
+                raise _Stop
+            try:
+                if method == "GET":
+                    response = self.pool.request("GET", f"{self.base}{path}?{body}", headers=self.headers, preload_content=False)
+                else:
+                    headers = {**self.headers, "Content-Type": "application/x-www-form-urlencoded"}
+                    response = self.pool.request("POST", self.base + path, body=body, headers=headers, preload_content=False)
+            except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError) as exc:
+                self.stopped.set()
+                raise JobError(f"Prometheus at {self.base} cannot be reached ({_reason(exc)}): is it running, and is the URL right?") from None
+            except urllib3.exceptions.HTTPError as exc:
+                failure = f"stopped answering {path} ({_reason(exc)})"
+            else:
+                if response.status not in (429, 500, 502, 503, 504):
+                    return response
+                wait = _retry_after(response.headers.get("Retry-After"))
+                failure = f"answered {path} with HTTP {response.status}: {_detail(response.read(2000))}"
+                response.release_conn()
+            now = time.monotonic()
+            delay = wait if wait is not None else min(0.5 * 2**attempt, 10.0)
+            if attempt >= self.retries or now + delay - started > RETRY_BUDGET_S:
+                self.stopped.set()
+                raise JobError(f"Prometheus at {self.base} {failure}; gave up after {attempt + 1} attempt(s) in {now - started:.0f} s")
+            attempt += 1
+            time.sleep(delay)
+
+    def get_json(self, path: str, params: Sequence[tuple[str, str]]) -> Any:
+        """The ``data`` of a small API answer (label values), checked to be the API's."""
+        response = self._send("GET", path, params)
         try:
-            response = self.pool.request("POST", self.base + path, body=body, headers=headers, preload_content=False)
-        except urllib3.exceptions.MaxRetryError as exc:
-            raise JobError(f"Prometheus at {self.base} did not answer {path} after retries: {exc.reason}") from None
-        except urllib3.exceptions.HTTPError as exc:
-            raise JobError(f"Prometheus at {self.base}: {path} failed: {exc}") from None
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                for chunk in response.stream(1 << 20):
-                    fh.write(chunk)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            text = response.read()
         finally:
             response.release_conn()
-        return response.status
+        self._check_status(response, text, path, dict(params).get("match[]", ""))
+        doc = _api_document(text)
+        if doc is None or doc.get("status") != "success" or not isinstance(doc.get("data"), list):
+            raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(text)}")
+        return doc["data"]
+
+    def fetch(self, path: str, params: Mapping[str, str], target: Path) -> int:
+        """POST a query, stream the answer into ``target`` while checking it is a whole ``success`` matrix; return
+        its value pairs. The file gets its name only once checked."""
+        import urllib3
+
+        from spark_jobs.json_stream import BROKEN, END, SERIES, split_result
+
+        response = self._send("POST", path, params)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                if response.status != 200 or not _is_json(response):
+                    head = response.read(4000)
+                    self._check_status(response, head, path, params.get("query", ""))
+                    raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(head)}")
+
+                def chunks() -> Iterator[bytes]:
+                    for chunk in response.stream(1 << 20):
+                        if self.stopped.is_set():
+                            raise _Stop
+                        fh.write(chunk)
+                        yield chunk
+
+                pairs, end = 0, None
+                try:
+                    for kind, item in split_result(chunks()):
+                        if kind == SERIES:
+                            pairs += item.count(b'"]')
+                        elif kind == END:
+                            end = item
+                        elif kind == BROKEN:
+                            raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+                except urllib3.exceptions.HTTPError as exc:
+                    self.stopped.set()
+                    raise JobError(f"Prometheus at {self.base} stopped answering {path} mid-answer ({_reason(exc)})") from None
+            data = end.get("data") if isinstance(end, dict) else None
+            if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
+                raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+            os.replace(tmp, target)
+            return pairs
+        finally:
+            response.release_conn()
+            Path(tmp).unlink(missing_ok=True)
+
+    def _check_status(self, response, text: bytes, path: str, query: str) -> None:
+        """Raise for an answer that is not a success: exit 2 for a wrong URL or a rejected query, else 3."""
+        status = response.status
+        where = f"Prometheus at {self.base}"
+        html = not _is_json(response) and b"<html" in text[:2000].lower()
+        if status in (404, 405, 501) or html:
+            self.stopped.set()
+            raise InputError(
+                f"--prometheus {self.base}: {path} answered HTTP {status}{' with an HTML page' if html else ''}, not the Prometheus "
+                "HTTP API (give the server's base URL, e.g. http://host:9090, or Thanos/Mimir's Prometheus API prefix)"
+            )
+        if status in (400, 422):
+            self.stopped.set()
+            raise InputError(f"{where} rejected {path} query {query!r} (HTTP {status}: {_detail(text)})")
+        if status in (401, 403):
+            self.stopped.set()
+            raise InputError(f"{where} refused {path} (HTTP {status}: {_detail(text)}); check --bearer-token-file/--bearer-token-env or --basic-auth")
+        if status != 200:
+            self.stopped.set()
+            raise JobError(f"{where} failed {path} (HTTP {status}: {_detail(text)})")
 
 
-@dataclass(frozen=True)
-class _Request:
-    metric: str
-    day: str
-    path: str
-    params: Mapping[str, str]
-    target: Path
+def _is_json(response) -> bool:
+    return "json" in (response.headers.get("Content-Type") or "").lower()
+
+
+def _api_document(text: bytes) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _detail(text: bytes) -> str:
+    doc = _api_document(text)
+    if doc is not None and ("error" in doc or "errorType" in doc):
+        return f"{doc.get('errorType', '')}: {doc.get('error', '')}".strip(": ")
+    line = text.decode("utf-8", "replace").strip().splitlines()
+    return line[0][:200] if line else "empty answer"
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", None) or exc
+    text = str(reason)
+    return text.split(": ", 1)[-1] if "Errno" in text else text
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _iso(ts: float) -> str:
     return f"{ts:.3f}"
 
 
-def _requests(source: PrometheusSource, days: Sequence[date], spool: Path) -> list[_Request]:
-    """The requests for ``days`` (plus a margin before each run of consecutive days), one file each."""
+def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
+    """The candidate series on the server in the range, each marked used or not with the reason.
+
+    Raises
+    ------
+    InputError
+        When no candidate of ``bytes_in`` has a per-topic series: the message lists the closest names.
+    """
+    names = source.names
+    span = [("start", _iso(source.start.timestamp())), ("end", _iso(source.end.timestamp()))]
+    select = [("match[]", "{" + ",".join(f'{k}="{v}"' for k, v in sorted(names.select.items())) + "}")] if names.select else []
+    all_names = sorted(client.get_json("/api/v1/label/__name__/values", [*span, *select]))
+    found: list[Series] = []
+    for name in all_names:
+        if not names.candidate(name):
+            continue
+        label_sets: list[dict[str, str]] = [{}]
+        for label in names.meter_label_values(name):
+            values = client.get_json(f"/api/v1/label/{label}/values", [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
+            label_sets = [{label: v} for v in sorted(values) if names.meter(name, {label: v})]
+            if label_sets:
+                break
+        for extra in label_sets:
+            meter = names.meter(name, extra)
+            if meter is None or meter.metric not in METRICS:
+                continue
+            match = {"__name__": name, **extra}
+            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values", [*span, ("match[]", "{" + names.matchers(match) + "}")])
+            found.append(Series(meter.metric, meter.type, name, match, len(topics)))
+    chosen = []
+    for metric in METRICS:
+        ranked = sorted((s for s in found if s.metric == metric and s.topics), key=lambda s: (s.type != COUNTER, -s.topics, s.name, sorted(s.match.items())))
+        for i, s in enumerate(ranked):
+            if i == 0:
+                why = "a counter of the meter: converted exactly" if s.type == COUNTER else (
+                    f"no counter of the meter on the server: its rate gauge, read as the rate of each {source.step_s} s step "
+                    "(less exact: a one-minute EWMA flattens shorter peaks)"
+                )
+            else:
+                why = f"another spelling of {metric}: {ranked[0].name} is used ({'a counter' if ranked[0].type == COUNTER else 'more topics'})"
+            chosen.append(Series(s.metric, s.type, s.name, s.match, s.topics, i == 0, why))
+        chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range") for s in found if s.metric == metric and not s.topics]
+    if not any(s.used and s.metric == "bytes_in" for s in chosen):
+        wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else "kafka_server_brokertopicmetrics_bytesin_total"
+        known = all_names or sorted(client.get_json("/api/v1/label/__name__/values", select))  # the names of any time
+        near = closest(wanted, [n for n in known if not n.startswith(_SERVER_OWN)] or known)
+        where = f" with {names.matchers()}" if names.select or names.topic_label != "topic" else f" with a {names.topic_label} label"
+        raise InputError(
+            f"Prometheus at {client.base} has no series of Kafka's BytesInPerSec meter{where} between "
+            f"{source.start:%Y-%m-%dT%H:%M:%SZ} and {source.end:%Y-%m-%dT%H:%M:%SZ}; closest names it has: "
+            f"{', '.join(near) if near else 'none'} (name yours with --metric-names FILE, or check the time range)"
+        )
+    return tuple(chosen)
+
+
+@dataclass(frozen=True)
+class _Request:
+    day: str
+    path: str
+    params: Mapping[str, str]
+    target: Path
+
+
+def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, series: Sequence[Series]) -> list[_Request]:
+    """The requests for ``days`` (plus a margin before each run of consecutive days), one file each, named by
+    a digest of the server, path and parameters."""
     out = []
     wanted = sorted(days)
-    for metric in COUNTERS:
+    names = source.names
+    by = ", ".join(dict.fromkeys((*names.instance_labels, names.topic_label)))
+    for s in (s for s in series if s.used):
+        selector = "{" + names.matchers(s.match) + "}"
+        # the file name's metric prefix says what a result without __name__ is (`spark_jobs.query_range`)
+        base = s.name if s.metric in names.names else f"kafka_server_brokertopicmetrics_{s.metric.replace('_', '')}"
         for i, day in enumerate(wanted):
             start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
             first_of_run = i == 0 or (day - wanted[i - 1]).days > 1
@@ -215,24 +450,42 @@ def _requests(source: PrometheusSource, days: Sequence[date], spool: Path) -> li
             if end <= begin:
                 continue
             name = day.isoformat()
-            if source.query == "counters":
+            if s.type == COUNTER and source.query == "counters":
                 window_ms = int(round((end - begin) * 1000))
-                params = {"query": f'{metric}{{topic!=""}}[{window_ms}ms]', "time": _iso(end - 0.001)}
-                out.append(_Request(metric, name, "/api/v1/query", params, spool / f"{metric}-{name}.json"))
+                params = {"query": f"{selector}[{window_ms}ms]", "time": _iso(end - 0.001)}
+                out.append(_request(source, name, "/api/v1/query", params, spool, s.metric))
                 continue
             step = source.step_s
-            expr = f'sum by (instance, pod, topic) (increase({metric}{{topic!=""}}[{step}s]))'
-            base = metric.removesuffix("_total")
-            first = math.ceil((begin + step) / step) * step
+            if s.type == COUNTER:
+                expr, prefix = f"sum by ({by}) (increase({selector}[{step}s]))", f"instance_topic:{base}:increase{step}s"
+            else:
+                # (t - step, t]: one scrape per step, whether the server's ranges are closed (2.x) or left-open (3.x)
+                expr, prefix = f"avg_over_time({selector}[{step * 1000 - 1}ms])", f"instance_topic:{base}:rate{step}s"
+            first = -(-(begin + step) // step) * step
             chunk = step * (MAX_POINTS - 1)
-            k = 0
             while first <= end:
                 last = min(first + chunk, end)
                 params = {"query": expr, "start": _iso(first), "end": _iso(last), "step": f"{step}s"}
-                target = spool / f"instance_topic:{base}:increase{step}s-{name}-{k:03d}.json"
-                out.append(_Request(metric, name, "/api/v1/query_range", params, target))
-                first, k = last + step, k + 1
+                out.append(_request(source, name, "/api/v1/query_range", params, spool, prefix))
+                first = last + step
     return out
+
+
+def _request(source: PrometheusSource, day: str, path: str, params: Mapping[str, str], spool: Path, prefix: str) -> _Request:
+    key = json.dumps([source.url.rstrip("/"), path, sorted(params.items())]).encode()
+    digest = hashlib.sha256(key).hexdigest()[:_DIGEST_CHARS]
+    return _Request(day, path, params, spool / f"{prefix}-{day}-{digest}.json")
+
+
+def _clean_spool(spool: Path) -> None:
+    """Remove what a checked response is not: temporary parts and the unkeyed files of earlier versions."""
+    for path in spool.iterdir():
+        if path.name == "days.json":
+            continue
+        digest = path.name.removesuffix(".json").rsplit("-", 1)[-1]
+        checked = path.suffix == ".json" and not path.name.startswith(".") and len(digest) == _DIGEST_CHARS
+        if not checked and path.is_file():
+            path.unlink(missing_ok=True)
 
 
 def fetch(
@@ -242,20 +495,20 @@ def fetch(
     *,
     progress: Progress = no_progress,
 ) -> Fetched:
-    """Fetch what the history lacks into the spool; return the documents to ingest.
+    """Find the series (`discover`), fetch what the history lacks into the spool; return the documents to ingest.
 
     Raises
     ------
     InputError
-        When Prometheus rejects a query (the message is its ``error``), or no counter returns any series
-        in the whole range.
+        For a URL that is not the Prometheus API, a rejected query, refused credentials or no series found.
     JobError
-        When Prometheus cannot be reached after the retries.
+        When Prometheus cannot be reached, stops answering or answers something that is not its API.
     """
     if source.query not in QUERIES:
         raise InputError(f"--prometheus-query {source.query!r}: expected one of {', '.join(QUERIES)}")
     spool = _spool(history, cluster)
-    done = committed_days(history, cluster)
+    identity = source.identity()
+    done = committed_days(history, cluster, identity)
     now = datetime.now(timezone.utc)
     days = [d for d in source.days() if d.isoformat() not in done]
     complete = tuple(
@@ -264,69 +517,47 @@ def fetch(
         if datetime(d.year, d.month, d.day, tzinfo=timezone.utc) + timedelta(days=1) <= min(source.end, now)
         and datetime(d.year, d.month, d.day, tzinfo=timezone.utc) >= source.start
     )
-    spool.mkdir(parents=True, exist_ok=True)
-    requests = _requests(source, days, spool)
-    todo = [r for r in requests if not r.target.exists()]
     client = _Client(source)
+    progress(f"Prometheus: finding Kafka's series on {source.url}")
+    series = discover(client, source)
+    for s in series:
+        if s.used and s.type == RATE:
+            _log.warning("Prometheus: %s has no counter on %s; reading its rate gauge %s (less exact)", s.metric, source.url, s.name)
+    spool.mkdir(parents=True, exist_ok=True)
+    _clean_spool(spool)
+    requests = _requests(source, days, spool, series)
+    todo = [r for r in requests if not r.target.exists()]
     started = time.monotonic()
-    fetched = [0]
+    pairs = [0, 0]
     lock = threading.Lock()
     step = f"Prometheus: fetching {len(todo)} responses for {len(days)} day(s) from {source.url}"
 
     def get(request: _Request) -> None:
-        status = client.post(request.path, request.params, request.target)
-        if status != 200:
-            _rejected(request, status, source)
+        n = client.fetch(request.path, request.params, request.target)
         with lock:
-            fetched[0] += 1
-            n = fetched[0]
-        progress(step, done=n, total=len(todo), unit="requests")
+            pairs[0] += n
+            pairs[1] += 1
+            done = pairs[1]
+        progress(step, done=done, total=len(todo), unit="requests")
 
     if todo:
         progress(step, done=0, total=len(todo), unit="requests")
         with ThreadPoolExecutor(max_workers=max(1, source.in_flight)) as pool:
-            for future in [pool.submit(get, r) for r in todo]:
-                future.result()
+            futures = [pool.submit(get, r) for r in todo]
+            failure: BaseException | None = None
+            for future in futures:
+                try:
+                    future.result()
+                except _Stop:
+                    continue
+                except BaseException as exc:  # the first failure is reported; the rest were stopped by it
+                    if failure is None:
+                        failure = exc
+                        client.stopped.set()
+                        for other in futures:
+                            other.cancel()
+            if failure is not None:
+                raise failure
     elapsed = max(time.monotonic() - started, 1e-9)
     files = tuple(str(r.target) for r in requests)
-    samples = _check_series(requests, todo, source)
-    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, samples / elapsed if todo else 0.0, len(todo))
-
-
-def _rejected(request: _Request, status: int, source: PrometheusSource) -> None:
-    text = request.target.read_text(encoding="utf-8", errors="replace")[:2000]
-    request.target.unlink(missing_ok=True)
-    try:
-        doc = json.loads(text)
-        detail = f"{doc.get('errorType', '')}: {doc.get('error', '')}".strip(": ")
-    except ValueError:
-        detail = text.strip().splitlines()[0] if text.strip() else "empty response"
-    where = f"{source.url}{request.path} query {request.params['query']!r}"
-    if status in (400, 422):
-        raise InputError(f"Prometheus rejected {where} (HTTP {status}: {detail})")
-    if status in (401, 403):
-        raise InputError(f"Prometheus refused {where} (HTTP {status}: {detail}); check --bearer-token-file/--bearer-token-env or --basic-auth")
-    raise JobError(f"Prometheus failed {where} (HTTP {status}: {detail}) after {source.retries} retries")
-
-
-def _check_series(requests: Sequence[_Request], fetched: Sequence[_Request], source: PrometheusSource) -> int:
-    """The value pairs in the newly ``fetched`` responses; raise when no response of ``requests`` holds a series."""
-    samples = 0
-    any_series = False
-    for r in requests:
-        if not r.target.exists():
-            continue
-        with r.target.open("rb") as fh:
-            while chunk := fh.read(1 << 24):
-                any_series = any_series or b'"values"' in chunk
-                if r in fetched:
-                    samples += chunk.count(b'"]')
-        if any_series and not fetched:
-            break
-    if not any_series:
-        raise InputError(
-            f"Prometheus at {source.url} returned no series of {', '.join(COUNTERS)} with a topic label between "
-            f"{source.start:%Y-%m-%dT%H:%M:%SZ} and {source.end:%Y-%m-%dT%H:%M:%SZ} (is jmx_exporter's per-topic "
-            "BrokerTopicMetrics rule scraped, and is the time range right?)"
-        )
-    return samples
+    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, pairs[0] / elapsed if todo else 0.0, len(todo), series, identity)

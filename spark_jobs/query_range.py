@@ -7,8 +7,9 @@ into Arrow record batches written straight to Parquet (`stage_query_range`), so 
 the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's
 text, materialise the whole document as one row: the out-of-memory of issue 13).
 
-The metric is ``metric.__name__`` (matched case-insensitively) or, for exports of an expression, the file
-name's prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
+The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows; a rate
+gauge is read as the rate of the step before each sample) or, for exports of an expression, the file name's
+prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
 are read as such, never as counters: by `values` (``--range-values``), or by the recording-rule naming
 convention ``level:metric:operation`` whose last part is ``increase<window>`` or ``rate<window>``
 (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
@@ -31,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, SERIES, read_chunks, split_result
+from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -40,7 +42,6 @@ from spark_jobs.records import (
     KIND_SIZE,
     KIND_STEPS,
     MAX_COUNT,
-    PROM_METRICS,
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
@@ -103,6 +104,16 @@ def _duration_s(text: str) -> float | None:
     return sum(int(n) * _UNIT_S[u] for n, u in parts)
 
 
+def _spacing_s(ts_ms: np.ndarray) -> float:
+    """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
+
+    >>> _spacing_s(np.array([60_000, 90_000, 120_000, 210_000]))
+    30.0
+    """
+    steps = np.diff(np.unique(ts_ms[ts_ms > 0]))
+    return float(np.median(steps)) / 1000 if steps.size else 60.0
+
+
 def parse_range_values(text: str | None) -> RangeValues | None:
     """``--range-values``: ``auto`` (None: by name), ``counter``, ``increase:<window>`` or ``rate:<window>``.
 
@@ -125,33 +136,24 @@ def parse_range_values(text: str | None) -> RangeValues | None:
     return RangeValues(op, seconds)
 
 
-def _metric(name: str | None) -> tuple[str | None, RangeValues]:
-    """The normalized metric of a Prometheus name, and whether it is a counter or pre-aggregated (by name)."""
+def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> tuple[str | None, RangeValues | None]:
+    """The normalized metric of a series (by its name and labels, `spark_jobs.metric_names`), and whether it is
+    a counter or pre-aggregated: a recording rule's ``level:metric:increase1m`` or a rate gauge (its window
+    None: the spacing of its samples)."""
     if not name:
         return None, RangeValues()
-    lower = name.lower()
-    if lower in PROM_METRICS:
-        return PROM_METRICS[lower], RangeValues()
-    parts = lower.split(":")
-    match = _OPERATION.match(parts[-1]) if len(parts) >= 2 else None
+    parts = name.split(":")
+    match = _OPERATION.match(parts[-1].lower()) if len(parts) >= 2 else None
     if match:
         base = parts[-2]
-        metric = PROM_METRICS.get(base) or PROM_METRICS.get(base + "_total")
-        if metric and metric != "log_size":
-            return metric, RangeValues(match.group(1), _duration_s(match.group(2)))
-    return None, RangeValues()
-
-
-def _broker(labels: Mapping[str, str], broker_map: Mapping[str, int]) -> int | None:
-    for label in ("instance", "pod"):
-        value = labels.get(label)
-        if value is None:
-            continue
-        if value in broker_map:
-            return int(broker_map[value])
-        if _PARTITION.match(value):
-            return int(value)
-    return None
+        meter = names.meter(base, labels) or names.meter(base + "_total", labels)
+        if meter and meter.metric != LOG_SIZE:
+            return meter.metric, RangeValues(match.group(1), _duration_s(match.group(2)))
+        return None, RangeValues()
+    meter = names.meter(name, labels)
+    if meter is None:
+        return None, RangeValues()
+    return meter.metric, (RangeValues() if meter.type == COUNTER else None)
 
 
 class _Batches:
@@ -340,9 +342,16 @@ class _Reader:
     """
 
     def __init__(
-        self, batches: _Batches, file_name: str | None, broker_map: Mapping[str, int], declared: RangeValues | None, *, steps: bool
+        self,
+        batches: _Batches,
+        file_name: str | None,
+        broker_map: Mapping[str, int],
+        declared: RangeValues | None,
+        *,
+        steps: bool,
+        names: MetricNames = DEFAULT,
     ) -> None:
-        self.batches, self.file_name, self.broker_map, self.declared = batches, file_name, broker_map, declared
+        self.batches, self.file_name, self.broker_map, self.declared, self.names = batches, file_name, broker_map, declared, names
         self.pending: list[_Series] = []
         self.pending_bytes = 0
         self.steps = steps
@@ -409,10 +418,12 @@ class _Reader:
         self, labels: dict[str, str], values: list[Any] | None, ts_ms: np.ndarray, value: np.ndarray, reason: np.ndarray
     ) -> Iterator[pa.RecordBatch]:
         """The records of one series: every value pair classified (the first failing rule wins)."""
-        metric, by_name = _metric(labels.get("__name__") or self.file_name)
-        kind_of = self.declared if self.declared is not None and metric not in (None, "log_size") else by_name
-        topic = labels.get("topic") or None
-        broker = _broker(labels, self.broker_map)
+        metric, by_name = _metric(labels.get("__name__") or self.file_name, labels, self.names)
+        kind_of = self.declared if self.declared is not None and metric not in (None, LOG_SIZE) else by_name
+        if kind_of is None:  # a rate gauge: the rate of the step that ends at each sample
+            kind_of = RangeValues("rate", _spacing_s(ts_ms))
+        topic = labels.get(self.names.topic_label) or None
+        broker = self.names.broker(labels, self.broker_map)
         partition = labels.get("partition")
         partition_ok = bool(partition and _PARTITION.match(partition))
         n = len(value)
@@ -629,6 +640,7 @@ def parse_file(
     declared: RangeValues | None = None,
     source: str = SOURCE,
     steps: bool = False,
+    names: MetricNames = DEFAULT,
 ) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
     ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
@@ -643,7 +655,7 @@ def parse_file(
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
     batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared, steps=steps)
+    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names)
     series = 0
     with _open(path) as stream:
         for kind, item in split_result(read_chunks(stream)):
@@ -734,6 +746,7 @@ def stage_query_range(
     declared: RangeValues | None = None,
     source: str = SOURCE,
     steps: bool = False,
+    names: MetricNames = DEFAULT,
 ):
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
     ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
@@ -751,7 +764,7 @@ def stage_query_range(
     ordered = sorted(paths, key=lambda p: (-_size(p), p))
     files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
     files = files.repartitionByRange(max(1, len(ordered)), "i")
-    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps}
+    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names}
     stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, **options)
     files.mapInArrow(stage, "rows long").agg(F.sum("rows")).collect()
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)

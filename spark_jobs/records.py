@@ -72,7 +72,8 @@ COUNTER_METRICS: Mapping[str, str] = {
     "messages_in": "MessagesInPerSec",
 }
 
-#: jmx_exporter metric names (lower-cased; the match is case-insensitive) → normalized metric.
+#: jmx_exporter's ``kafka-2_0_0`` names (lower-cased) → normalized metric: the readers recognise these and every
+#: other exporter's spelling through `spark_jobs.metric_names`.
 PROM_METRICS: Mapping[str, str] = {
     "kafka_server_brokertopicmetrics_bytesin_total": "bytes_in",
     "kafka_server_brokertopicmetrics_bytesout_total": "bytes_out",

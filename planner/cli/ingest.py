@@ -40,7 +40,7 @@ _PROM = "Prometheus pull"
 @click.option("--prometheus", "prometheus_url", default=None, metavar="URL", help="Pull the counters from this Prometheus HTTP API (also Thanos, Mimir, VictoriaMetrics).")
 @click.option("--days", type=click.IntRange(min=1), default=None, help=f"{_PROM}: whole UTC days before --end  [default: 14].")
 @click.option("--start", default=None, help=f"{_PROM}: range start (RFC 3339, date or Unix seconds).")
-@click.option("--end", default=None, help=f"{_PROM}: range end  [default: now].")
+@click.option("--end", default=None, help=f"{_PROM}: range end, exclusive: a sample at exactly this time is not read  [default: now].")
 @click.option("--step", default="60s", show_default=True, help=f"{_PROM}: step of --prometheus-query increase.")
 @click.option(
     "--prometheus-query",
@@ -48,8 +48,14 @@ _PROM = "Prometheus pull"
     type=click.Choice(["counters", "increase"]),
     default="counters",
     show_default=True,
-    help=f"{_PROM}: every raw counter sample (exact, gaps kept), or increase() per step computed by the server.",
+    help=f"{_PROM}: every raw counter sample (exact, gaps kept), or increase() per step computed by the server "
+    "(loses bytes at missed scrapes, resets and new meters: see docs/formats.md).",
 )
+@click.option("--metric-names", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="TOML naming the meters' series, the topic/instance labels and a selector, when not as jmx_exporter, "
+                   "Strimzi or Confluent name them (docs/formats.md).")
+@click.option("--quarantine-unmapped", is_flag=True,
+              help=f"{_PROM}: quarantine the series of instances the broker map does not name, with a warning (default: exit 2).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help=f"{_PROM}: seconds to wait for a response.")
 @click.option("--max-in-flight", "in_flight", type=click.IntRange(min=1), default=4, show_default=True, help=f"{_PROM}: requests at a time.")
 @click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True, help=f"{_PROM}: retries on errors, 429 and 5xx (exponential backoff).")

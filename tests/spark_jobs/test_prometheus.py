@@ -1,40 +1,127 @@
 """`poolplan ingest --prometheus` against a real Prometheus server (Debian's package), backfilled with promtool.
 
-The server holds exactly the counter samples of a `poolplan sample` (written as OpenMetrics and backfilled
-with ``promtool tsdb create-blocks-from openmetrics``); the profile pulled from it must equal the one made
-from the sample's files. Every process started here is stopped here.
+One server per module holds two data sets far apart in time (so in separate TSDB blocks):
+- the counter samples of a `poolplan sample` (written as OpenMetrics); the profile pulled from it must equal
+  the one made from the sample's files;
+- one small day (2025-03-03) of the same counters under each exporter's spelling, told apart by the ``job``
+  label (`FAMILIES`): every spelling must give the profile of the same counters read from exposition text.
+Every process started here is stopped here.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.spark_jobs.test_ingest import RATE_COLUMNS
 
 pytestmark = [
-    pytest.mark.spark,
-    pytest.mark.slow,
     pytest.mark.xdist_group("prometheus"),  # one Prometheus server per module: one xdist worker
     pytest.mark.skipif(shutil.which("prometheus") is None or shutil.which("promtool") is None, reason="needs Debian's prometheus package (.ci/run installs it)"),
 ]
 
 SPEC = {"brokers": 6, "topics": 6, "days": 2}
+#: The small day: 2025-03-03T00:00:00Z, scraped every minute through the next midnight.
+DAY0 = 1_740_960_000
+TIMES = DAY0 + 60 * np.arange(1441)
+BROKERS = {"b1:7071": 1, "b2:7071": 2}
+TOPICS = ("clicks", "orders", "payments")
+METERS = ("BytesIn", "BytesOut", "MessagesIn")
+#: job label → how its series are named: (metric name of a meter, extra labels, OpenMetrics type, values are rates)
+FAMILIES = {
+    "camel": lambda m: (f"kafka_server_BrokerTopicMetrics_{m}_total", {}, "counter", False),
+    "norules": lambda m: ("kafka_server_BrokerTopicMetrics_Count", {"name": f"{m}PerSec"}, "unknown", False),
+    "confluent": lambda m: (f"kafka_server_brokertopicmetrics_{m.lower()}persec", {}, "unknown", False),
+    "topicrule": lambda m: (f"kafka_topic_{m}PerSec_total", {"metric": f"{m}PerSec"}, "counter", False),
+    "rates": lambda m: (f"kafka_server_broker_topic_metrics_{m.lower()}persec_rate", {}, "gauge", True),
+}
+#: Beside its counters, the no-rules family has Cruise Control's OneMinuteRate gauges: never used over a counter.
+NORULES_RATE = "kafka_server_BrokerTopicMetrics_OneMinuteRate"
+#: An instance with traffic that the broker map does not name, in the "unmapped" job (CamelCase counters).
+UNMAPPED = "b9:7071"
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _counters() -> dict[tuple[str, str, str], np.ndarray]:
+    """(instance, topic, meter) → the counter at `TIMES`: random whole increments, one meter re-created mid-day."""
+    rng = np.random.default_rng(22)
+    out = {}
+    for instance in (*BROKERS, UNMAPPED):
+        for topic in TOPICS:
+            for meter in METERS:
+                scale = 50 if meter == "MessagesIn" else 40_000
+                out[instance, topic, meter] = np.cumsum(rng.integers(0, scale, TIMES.size)).astype(float) + 1000
+    values = out["b1:7071", "orders", "BytesIn"]
+    values[700:] -= values[699] - 10  # leadership moved away and back: the meter counts again from 0
+    return out
+
+
+def _rates(values: np.ndarray) -> np.ndarray:
+    """The rate of the minute that ends at each time (after a fall, the new meter's value), NaN first."""
+    delta = np.diff(values)
+    delta = np.where(delta < 0, values[1:], delta)
+    return np.r_[np.nan, delta / 60]
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
+
+def _families_openmetrics() -> Iterator[str]:
+    counters = _counters()
+    blocks: dict[tuple[str, str], list[str]] = {}
+    for job, spelling in (*FAMILIES.items(), ("unmapped", FAMILIES["camel"])):
+        instances = (*BROKERS, UNMAPPED) if job == "unmapped" else tuple(BROKERS)
+        for meter in METERS:
+            name, extra, kind, rates = spelling(meter)
+            series = [(name, extra, rates)]
+            if job == "norules":
+                series.append((NORULES_RATE, extra, True))
+            for metric_name, extra_labels, as_rate in series:
+                family = metric_name.removesuffix("_total") if kind == "counter" and not as_rate else metric_name
+                kind_of = "gauge" if as_rate else kind
+                lines = blocks.setdefault((family, kind_of), [])
+                for instance in instances:
+                    for topic in TOPICS:
+                        values = counters[instance, topic, meter]
+                        values = _rates(values) if as_rate else values
+                        text = _labels({"instance": instance, "job": job, "topic": topic, **extra_labels})
+                        lines += [f"{metric_name}{{{text}}} {v!r} {t}\n" for t, v in zip(TIMES.tolist(), values.tolist()) if v == v]
+    for (family, kind), lines in blocks.items():
+        yield f"# TYPE {family} {kind}\n"
+        yield from lines
+
+
+def _families_text(directory: Path) -> Path:
+    """The same counters (mapped brokers) as exposition text files with ms timestamps, one per broker."""
+    counters = _counters()
+    for instance in BROKERS:
+        lines = []
+        for meter in METERS:
+            name = f"kafka_server_brokertopicmetrics_{meter.lower()}_total"
+            lines.append(f"# TYPE {name} counter\n")
+            for topic in TOPICS:
+                text = _labels({"instance": instance, "job": "files", "topic": topic})
+                lines += [f"{name}{{{text}}} {v!r} {t * 1000}\n" for t, v in zip(TIMES.tolist(), counters[instance, topic, meter].tolist())]
+        (directory / f"{instance.split(':')[0]}.prom").write_text("".join(lines))
+    return directory
 
 
 @pytest.fixture(scope="module")
@@ -46,53 +133,66 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _start(config: Path, data: Path, port: int, log: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            "prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=10y",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log.open("a"), stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            _stop(proc)
+            raise RuntimeError(f"prometheus did not start: {log.read_text()[-2000:]}")
+        time.sleep(0.3)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.fixture(scope="module")
-def server(sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def backfilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A TSDB directory holding the sample's counters and the small day in every spelling."""
     from planner.sample.bundle import counters_openmetrics
     from planner.sample.cluster import SampleSpec
 
     root = tmp_path_factory.mktemp("prometheus")
     metrics = root / "counters.om"
     with metrics.open("w") as fh:
-        fh.writelines(counters_openmetrics(SampleSpec(**SPEC)))
+        fh.writelines(line for line in counters_openmetrics(SampleSpec(**SPEC)) if line != "# EOF\n")
+        fh.writelines(_families_openmetrics())
+        fh.write("# EOF\n")
     data = root / "data"
     subprocess.run(
         ["promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=72h", str(metrics), str(data)],
         check=True, capture_output=True, timeout=600,
     )
-    config = root / "prometheus.yml"
-    config.write_text("global: {}\nscrape_configs: []\n")
+    (root / "prometheus.yml").write_text("global: {}\nscrape_configs: []\n")
+    return data
+
+
+@pytest.fixture(scope="module")
+def server(backfilled: Path) -> Iterator[str]:
     port = _free_port()
-    log = (root / "prometheus.log").open("w")
-    proc = subprocess.Popen(
-        [
-            "prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=10y",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
+    proc = _start(backfilled.parent / "prometheus.yml", backfilled, port, backfilled.parent / "prometheus.log")
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus did not start: {(root / 'prometheus.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-        yield url
+        yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        _stop(proc)
 
 
 def _window() -> tuple[str, str]:
@@ -108,6 +208,8 @@ def _profile(path: Path) -> dict[str, dict]:
     return {r["topic"]: r for r in json.loads((path / "topic_profile.json").read_text())}
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_pulled_profile_equals_the_profile_from_files(run_cli, spark, sample: Path, server: str, tmp_path: Path) -> None:
     start, end = _window()
     common = ["--broker-map", sample / "broker-map.toml", "--cluster", "sample"]
@@ -132,6 +234,8 @@ def test_pulled_profile_equals_the_profile_from_files(run_cli, spark, sample: Pa
     assert {c: _profile(tmp_path / "pulled")[t][c] for t in files for c in RATE_COLUMNS} == {c: pulled[t][c] for t in files for c in RATE_COLUMNS}
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_server_side_increase_is_read_as_windows(run_cli, spark, sample: Path, server: str, tmp_path: Path) -> None:
     start, end = _window()
     code, _, err = run_cli(
@@ -151,12 +255,236 @@ def test_server_side_increase_is_read_as_windows(run_cli, spark, sample: Path, s
 def test_a_query_that_matches_nothing_is_exit_2(run_cli, server: str, tmp_path: Path) -> None:
     code, _, err = run_cli("ingest", "--prometheus", server, "--start", "2020-01-01", "--end", "2020-01-02", "--out", tmp_path / "p")
     assert code == 2
-    assert "returned no series" in err and "Traceback" not in err
+    assert "has no series of Kafka's BytesInPerSec meter" in err and "Traceback" not in err
+    # the closest names the server has, from any time when the range has none
+    assert "kafka_server_brokertopicmetrics_bytesin_total" in err.split("closest names it has:")[1]
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_an_unreachable_server_is_exit_3(run_cli, tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
-    code, _, err = run_cli("ingest", "--prometheus", url, "--days", "1", "--retries", "1", "--out", tmp_path / "p")
+    started = time.monotonic()
+    code, _, err = run_cli("ingest", "--prometheus", url, "--days", "14", "--out", tmp_path / "p")
     assert code == 3
-    assert "did not answer" in err and "Traceback" not in err
+    assert time.monotonic() - started < 10  # no retries of a refused connection, nothing queued after it
+    assert f"Prometheus at {url} cannot be reached" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "p" / "topic_profile.json").exists()
+
+
+SMALL_START, SMALL_END = "2025-03-03T00:00:00Z", "2025-03-04T00:00:01Z"  # the end is exclusive: the midnight sample is in
+
+
+@pytest.fixture(scope="module")
+def small(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small day's directory: its exposition text, broker map, one names file per job, and the profile
+    made from the text (``files/``)."""
+    from planner.cli import main
+
+    root = tmp_path_factory.mktemp("small")
+    (root / "text").mkdir()
+    _families_text(root / "text")
+    (root / "broker-map.toml").write_text("".join(f'"{k}" = {v}\n' for k, v in BROKERS.items()))
+    (root / "all-brokers.toml").write_text("".join(f'"{k}" = {v}\n' for k, v in {**BROKERS, UNMAPPED: 9}.items()))
+    for job in (*FAMILIES, "unmapped"):
+        (root / f"{job}.toml").write_text(f'# the series of one exporter set-up\n[select]\njob = "{job}"\n')
+    code = main(["ingest", "--prom", f"{root}/text/*.prom", "--broker-map", str(root / "broker-map.toml"), "--cluster", "small", "--out", str(root / "files")])
+    assert code == 0
+    return root
+
+
+def _pull(run_cli, url: str, small: Path, out: Path, job: str, *extra: str, broker_map: str = "broker-map.toml") -> tuple[int, str]:
+    code, _, err = run_cli(
+        "ingest", "--prometheus", url, "--start", SMALL_START, "--end", SMALL_END, "--metric-names", small / f"{job}.toml",
+        "--broker-map", small / broker_map, "--cluster", "small", "--out", out, *extra,
+    )
+    return code, err
+
+
+def _rates_of(path: Path) -> dict[str, dict[str, float]]:
+    return {t: {c: row[c] for c in RATE_COLUMNS} for t, row in _profile(path).items()}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("job", sorted(FAMILIES))
+def test_every_spelling_gives_the_profile_of_the_files(run_cli, server: str, small: Path, tmp_path: Path, job: str) -> None:
+    code, err = _pull(run_cli, server, small, tmp_path / "p", job)
+    assert code == 0, err
+    files, pulled = _rates_of(small / "files"), _rates_of(tmp_path / "p")
+    assert sorted(pulled) == sorted(files) == sorted(TOPICS)
+    series = json.loads((tmp_path / "p" / "quality.json").read_text())["prometheus"]["series"]
+    used = {s["metric"]: s for s in series if s["used"]}
+    assert sorted(used) == ["bytes_in", "bytes_out", "messages_in"]
+    if FAMILIES[job]("BytesIn")[3]:  # rate gauges: the same bytes up to rounding, and said to be less exact
+        for topic, row in files.items():
+            numbers = {c for c, v in row.items() if isinstance(v, float)}
+            assert {c: pulled[topic][c] for c in numbers} == pytest.approx({c: row[c] for c in numbers}, rel=1e-9), topic
+            same = set(row) - numbers - {"counter_resets"}  # a rate never shows the meter's re-creation
+            assert {c: pulled[topic][c] for c in same} == {c: row[c] for c in same}
+        assert all(s["type"] == "rate" and "less exact" in s["why"] for s in used.values())
+        assert "less exact" in err
+    else:  # counters: exact
+        assert pulled == files
+        assert all(s["type"] == "counter" and "exactly" in s["why"] for s in used.values())
+    if job == "norules":  # Cruise Control's OneMinuteRate gauges are there too: seen, not used
+        rates = [s for s in series if s["name"] == NORULES_RATE]
+        assert len(rates) == 3 and not any(s["used"] for s in rates)
+        assert all(s["why"].startswith(f"another spelling of {s['metric']}") for s in rates)
+        assert used["bytes_in"]["match"] == {"__name__": "kafka_server_BrokerTopicMetrics_Count", "name": "BytesInPerSec"}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_an_unmapped_instance_with_traffic_is_exit_2_unless_quarantined(run_cli, server: str, small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    code, err = _pull(run_cli, server, small, out, "unmapped")
+    assert code == 2, err
+    error = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and UNMAPPED in error[0] and "--broker-map" in error[0]
+    # nothing written but the checked responses, which the re-run with the right map reuses
+    assert not (out / "topic_profile.json").exists() and sorted(p.name for p in (out / "history").iterdir()) == ["_prometheus"]
+    # quarantined on request: a warning, the report's record, and the day is not marked fetched
+    code, err = _pull(run_cli, server, small, out, "unmapped", "--quarantine-unmapped")
+    assert code == 0, err
+    assert UNMAPPED in err and "quarantined" in err
+    quality = json.loads((out / "quality.json").read_text())
+    assert quality["unmapped_instances"] == {UNMAPPED: ["2025-03-03"]}
+    assert quality["prometheus"]["days_committed"] == []
+    assert _rates_of(out) == _rates_of(small / "files")
+    # with the instance mapped, a re-run fetches the day again and counts its traffic
+    code, err = _pull(run_cli, server, small, out, "unmapped", broker_map="all-brokers.toml")
+    assert code == 0, err
+    again = json.loads((out / "quality.json").read_text())
+    assert again["prometheus"]["days"] == ["2025-03-03", "2025-03-04"] and "unmapped_instances" not in again
+    assert again["prometheus"]["days_committed"] == ["2025-03-03"]
+    assert all(_rates_of(out)[t]["bytes_in_p50"] > _rates_of(small / "files")[t]["bytes_in_p50"] for t in TOPICS)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_stale_or_foreign_spool_is_never_used(run_cli, server: str, small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    spool = out / "history" / "_prometheus" / "small"
+    spool.mkdir(parents=True)
+    # what earlier versions kept: an unkeyed response (here a login page) and the list of days it claimed done
+    stale = spool / "kafka_server_brokertopicmetrics_bytesin_total-2025-03-03.json"
+    stale.write_text("<html><body>Sign in</body></html>")
+    (spool / "days.json").write_text('{"days": ["2025-03-03"]}')
+    (spool / ".x-2025-03-03-0123.json.part").write_text('{"status":"succ')
+    code, err = _pull(run_cli, server, small, out, "camel")
+    assert code == 0, err
+    assert _rates_of(out) == _rates_of(small / "files")
+    assert sorted(p.name for p in spool.iterdir()) == ["days.json"]
+    pulls = json.loads((spool / "days.json").read_text())["pulls"]
+    assert list(pulls.values()) == [["2025-03-03"]]
+    # the same server under another URL is another server: its days are fetched, not taken on trust
+    other = server.replace("127.0.0.1", "localhost")
+    code, err = _pull(run_cli, other, small, out, "camel")
+    assert code == 0, err
+    quality = json.loads((out / "quality.json").read_text())
+    assert quality["prometheus"]["days"] == ["2025-03-03", "2025-03-04"] and quality["prometheus"]["requests"] == 6
+    assert _rates_of(out) == _rates_of(small / "files")
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_server_that_dies_mid_pull_fails_fast_and_a_rerun_matches(run_cli, backfilled: Path, small: Path, tmp_path: Path) -> None:
+    from pools.errors import JobError
+    from spark_jobs.ingest_stage import PrometheusOptions, prometheus_source
+    from spark_jobs.metric_names import load_metric_names
+    from spark_jobs.prometheus import fetch
+
+    data = tmp_path / "data"
+    shutil.copytree(backfilled, data, ignore=shutil.ignore_patterns("lock", "wal", "chunks_head"))
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    config, log = backfilled.parent / "prometheus.yml", tmp_path / "prometheus.log"
+    proc = _start(config, data, port, log)
+    try:
+        options = PrometheusOptions(url, start=SMALL_START, end=SMALL_END, in_flight=1)
+        source = prometheus_source(options, names=load_metric_names(str(small / "camel.toml")))
+        history = tmp_path / "p" / "history"
+
+        def progress(step: str, *, done: int | None = None, **_: object) -> None:
+            if done == 1:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+
+        started = time.monotonic()
+        with pytest.raises(JobError, match=f"Prometheus at {url} cannot be reached"):
+            fetch(source, str(history), "small", progress=progress)
+        assert time.monotonic() - started < 30
+        kept = [p for p in (history / "_prometheus" / "small").iterdir()]
+        assert len(kept) == 1 and not kept[0].name.startswith(".")  # the one whole response, nothing half-written
+        assert json.loads(kept[0].read_text())["status"] == "success"
+        proc = _start(config, data, port, log)
+        code, err = _pull(run_cli, url, small, tmp_path / "p", "camel")
+        assert code == 0, err
+        assert json.loads((tmp_path / "p" / "quality.json").read_text())["prometheus"]["requests"] == 5  # 6 less the kept one
+        assert _rates_of(tmp_path / "p") == _rates_of(small / "files")
+    finally:
+        _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def not_the_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Python's file server: ``/html`` answers an HTML page, ``/text`` plain text, ``/files`` valid label values
+    then ``501`` to the POSTed query, and any other path ``404`` (an HTML page)."""
+    root = tmp_path_factory.mktemp("www")
+    answers = {
+        "html/api/v1/label/__name__/values": "<!DOCTYPE html><html><head><title>Grafana</title></head></html>",
+        "text/api/v1/label/__name__/values": "hello",
+        "files/api/v1/label/__name__/values": '{"status":"success","data":["kafka_server_brokertopicmetrics_bytesin_total"]}',
+        "files/api/v1/label/topic/values": '{"status":"success","data":["orders"]}',
+    }
+    for path, text in answers.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory", str(root), str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(proc)
+
+
+@pytest.mark.parametrize(("path", "code", "said"), [
+    ("/html", 2, "answered HTTP 200 with an HTML page, not the Prometheus HTTP API"),
+    ("/files", 2, "/api/v1/query answered HTTP 501 with an HTML page, not the Prometheus HTTP API"),
+    ("/nothing", 2, "answered HTTP 404 with an HTML page, not the Prometheus HTTP API"),
+    ("/text", 3, "with something that is not the Prometheus API: hello"),
+])
+def test_an_answer_that_is_not_the_api_names_the_server(run_cli, not_the_api: str, tmp_path: Path, path: str, code: int, said: str) -> None:
+    started = time.monotonic()
+    got, _, err = run_cli("ingest", "--prometheus", not_the_api + path, "--days", "1", "--out", tmp_path / "p")
+    assert (got, time.monotonic() - started < 20) == (code, True), err
+    assert said in err and not_the_api + path in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "p").exists() or not any((tmp_path / "p").rglob("*.json"))
+
+
+def test_a_wrong_path_on_a_real_server_is_exit_2(run_cli, server: str, tmp_path: Path) -> None:
+    code, _, err = run_cli("ingest", "--prometheus", server + "/graph", "--days", "1", "--out", tmp_path / "p")
+    assert code == 2, err
+    assert "HTTP 404" in err and "base URL" in err
+
+
+def test_the_end_is_exclusive(tmp_path: Path) -> None:
+    from spark_jobs.ingest_stage import PrometheusOptions, prometheus_source
+    from spark_jobs.prometheus import Series, _requests
+
+    source = prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-04"))
+    assert [d.isoformat() for d in source.days()] == ["2025-03-03"]
+    series = [Series("bytes_in", "counter", "x_total", {"__name__": "x_total"}, 1, True)]
+    (request,) = _requests(source, source.days(), tmp_path, series)
+    assert float(request.params["time"]) == DAY0 + 86_400 - 0.001  # the sample at --end is not read
+    assert request.params["query"] == '{__name__="x_total",topic!=""}[87000000ms]'

@@ -74,6 +74,38 @@ def test_prom_text_reader_accepts_jmx_exporter_output_and_classifies_the_rest(sp
     assert raw == ['kafka_server_brokertopicmetrics_bytesout_total{instance="kafka-1:7071",topic="a"} NaN 1740960000000']
 
 
+def test_the_text_and_range_readers_read_every_spelling_and_the_names_file(spark, tmp_path: Path) -> None:
+    from spark_jobs.metric_names import MetricNames
+    from spark_jobs.prom_text import read_prom_text
+    from spark_jobs.query_range import stage_query_range
+
+    lines = [
+        'kafka_server_BrokerTopicMetrics_Count{instance="kafka-1:7071",name="BytesInPerSec",topic="a"} 10 1740960000000',
+        'kafka_server_BrokerTopicMetrics_Count{instance="kafka-1:7071",name="TotalFetchRequestsPerSec",topic="a"} 3 1740960000000',
+        'kafka_server_brokertopicmetrics_bytesoutpersec{instance="kafka-1:7071",topic="a"} 11 1740960000000',
+        'kafka_topic_MessagesInPerSec_total{instance="kafka-1:7071",metric="MessagesInPerSec",topic="a"} 12 1740960000000',
+        'kafka_log_Log_Value{instance="kafka-1:7071",name="Size",topic="a",partition="0"} 13 1740960000000',
+        'my_bytes_in_total{host="kafka-1:7071",t="b"} 14 1740960000000',
+    ]
+    path = tmp_path / "a.prom"
+    path.write_text("\n".join(lines) + "\n")
+    df = read_prom_text(spark, [str(path)], cluster="c", broker_map=BROKERS)
+    got = {(r["metric"], r["value"]) for r in df.where("kind in ('counter', 'size')").collect()}
+    assert got == {("bytes_in", 10.0), ("bytes_out", 11.0), ("messages_in", 12.0), ("log_size", 13.0)}
+    names = MetricNames({"bytes_in": ("my_bytes_in_total", "counter")}, topic_label="t", instance_labels=("host",))
+    df = read_prom_text(spark, [str(path)], cluster="c", broker_map=BROKERS, names=names)
+    assert {(r["metric"], r["topic"], r["broker_id"]) for r in df.where("kind = 'counter'").collect()} == {("bytes_in", "b", 1)}
+    # a rate gauge in a query_range export: each value is the rate of the step before it
+    doc = {"status": "success", "data": {"resultType": "matrix", "result": [{
+        "metric": {"__name__": "kafka_server_BrokerTopicMetrics_OneMinuteRate", "name": "BytesInPerSec", "instance": "kafka-1:7071", "topic": "a"},
+        "values": [[1740960060, "2"], [1740960120, "3"], [1740960180, "4"]],
+    }]}}
+    export = tmp_path / "rates.json"
+    export.write_text(json.dumps(doc))
+    df = stage_query_range(spark, [str(export)], str(tmp_path / "staged"), cluster="c", broker_map=BROKERS)
+    assert sorted((r["value"], r["window_s"]) for r in df.where("kind = 'increase'").collect()) == [(120.0, 60.0), (180.0, 60.0), (240.0, 60.0)]
+
+
 def test_query_range_reader_parses_documents_and_rejects_bad_ones(spark, tmp_path: Path) -> None:
     from spark_jobs.query_range import stage_query_range
 

@@ -1,0 +1,248 @@
+"""Which Prometheus series are Kafka's per-topic meters: the one home of metric-name spellings and label names.
+
+Kafka's ``kafka.server:type=BrokerTopicMetrics,name=BytesInPerSec,topic=<t>`` meter reaches Prometheus under
+whatever name the exporter's rules make of it. Recognised here (case-insensitively, underscores ignored), for
+``BytesIn``, ``BytesOut`` and ``MessagesIn``:
+
+=====================================================================  ===========================================
+``kafka_server_BrokerTopicMetrics_BytesIn_total`` (or lower-cased)      jmx_exporter's ``kafka-2_0_0`` rules, Strimzi
+``kafka_server_brokertopicmetrics_bytesinpersec``                       Confluent's ``kafka_broker.yml`` (``Count``)
+``kafka_server_BrokerTopicMetrics_Count{name="BytesInPerSec"}``         jmx_exporter with no rules
+``kafka_topic_BytesInPerSec_total{metric="BytesInPerSec"}``             ``kafka_topic_$1_total`` rules
+``kafka_server_BrokerTopicMetrics_OneMinuteRate{name="BytesInPerSec"}`` no rules, as Cruise Control queries it
+``kafka_server_brokertopicmetrics_bytesinpersec_oneminuterate``         Confluent's ``OneMinuteRate``
+``kafka_server_broker_topic_metrics_bytesinpersec_rate``                ``..._rate`` rules
+=====================================================================  ===========================================
+
+A name ending in ``_total``, ``_count`` or nothing is the meter's ``Count``: a **counter**, converted exactly. A
+name ending in ``OneMinuteRate`` or ``_rate`` is a **rate gauge** (bytes per second, a one-minute EWMA in Kafka's
+Yammer meters): read as the rate of the step that ends at its time, which flattens peaks shorter than a minute,
+so it is less exact and used only when no counter of the meter exists. Other attributes (``FiveMinuteRate``,
+``MeanRate``) and other meters (``ReplicationBytesInPerSec``, ``TotalProduceRequestsPerSec`` …) are not used.
+
+The topic is the ``topic`` label and the broker the first of ``instance``, ``pod`` found in the broker map; a
+`MetricNames` file (``--metric-names``, TOML) can name other series, labels and a selector:
+
+.. code-block:: toml
+
+    [metrics]                       # a metric's series: a name (a counter), or a name and its type
+    bytes_in = "my_kafka_bytes_in_total"
+    bytes_out = { name = "my_kafka_bytes_out_rate", type = "rate" }
+    [labels]
+    topic = "topic_name"            # the label holding the topic
+    instance = ["kubernetes_pod_name", "instance"]   # labels naming the broker, looked up in the broker map
+    [select]                        # label matchers every series must have (one cluster of a shared server)
+    job = "kafka-prod"
+
+Examples
+--------
+>>> DEFAULT.meter("kafka_server_BrokerTopicMetrics_BytesIn_total", {})
+Meter(metric='bytes_in', type='counter')
+>>> DEFAULT.meter("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "BytesOutPerSec"})
+Meter(metric='bytes_out', type='rate')
+>>> DEFAULT.meter("kafka_server_brokertopicmetrics_replicationbytesin_total", {}) is None
+True
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pools.errors import InputError
+
+__all__ = [
+    "Meter", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
+]
+
+#: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
+METRICS = ("bytes_in", "bytes_out", "messages_in")
+COUNTER, RATE = "counter", "rate"
+#: The normalized metric of a replica's size (``kafka_log_log_size``, or ``kafka_log_Log_Value{name="Size"}``).
+LOG_SIZE = "log_size"
+_METER = {"bytesin": "bytes_in", "bytesout": "bytes_out", "messagesin": "messages_in"}
+#: A metric name lower-cased with its underscores removed: prefix, meter (or none: then in a label), attribute.
+SQUASHED_PATTERN = r"^kafka(?:serverbrokertopicmetrics|topic)(bytesin|bytesout|messagesin)?(?:persec)?(total|count|oneminuterate|rate)?$"
+_SQUASHED = re.compile(SQUASHED_PATTERN)
+_LOG_SIZE = re.compile(r"^kafkaloglog(size|value)$")
+#: Labels that carry the meter when the name does not (jmx_exporter's default export; ``kafka_topic_*{metric=}``).
+METER_LABELS = ("name", "metric")
+_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Meter:
+    """What a series is: one of `METRICS` (or `LOG_SIZE`) and whether its values are a counter or a rate."""
+
+    metric: str
+    type: str
+
+
+def _squash(text: str) -> str:
+    return text.lower().replace("_", "")
+
+
+def _attribute_type(attribute: str | None) -> str:
+    return RATE if attribute in ("oneminuterate", "rate") else COUNTER
+
+
+@dataclass(frozen=True)
+class MetricNames:
+    """The names and labels to read Kafka's per-topic meters by: the built-in spellings, or a user's file."""
+
+    #: metric → (series name, type) named by the user; the built-in spellings are then not used for it
+    names: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    topic_label: str = "topic"
+    instance_labels: tuple[str, ...] = ("instance", "pod")
+    #: label → value every series must carry
+    select: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+    def meter(self, name: str | None, labels: Mapping[str, str]) -> Meter | None:
+        """The meter a series of ``name`` with ``labels`` is, or None when it is none of Kafka's per-topic meters."""
+        if not name:
+            return None
+        for metric, (given, kind) in sorted(self.names.items()):
+            if name == given:
+                return Meter(metric, kind)
+        squashed = _squash(name)
+        if _LOG_SIZE.match(squashed) and (squashed.endswith("size") or labels.get("name", "").lower() == "size"):
+            return Meter(LOG_SIZE, COUNTER)
+        match = _SQUASHED.match(squashed)
+        if match is None:
+            return None
+        meter, attribute = match.groups()
+        if meter is None:
+            if attribute is None:
+                return None
+            for label in METER_LABELS:
+                value = _squash(labels.get(label, ""))
+                meter = value.removesuffix("persec") if value.endswith("persec") else None
+                if meter in _METER:
+                    break
+            else:
+                return None
+        metric = _METER.get(meter or "")
+        if metric is None or metric in self.names:
+            return None
+        return Meter(metric, _attribute_type(attribute))
+
+    def meter_label_values(self, name: str) -> tuple[str, ...]:
+        """When ``name`` names no meter itself (``kafka_server_BrokerTopicMetrics_Count``): the label that carries
+        it, else empty. ``("name",)`` for jmx_exporter's default export."""
+        match = _SQUASHED.match(_squash(name))
+        if match is None or match.group(1) is not None or match.group(2) is None or name in {n for n, _ in self.names.values()}:
+            return ()
+        return METER_LABELS
+
+    def candidate(self, name: str) -> bool:
+        """Whether ``name`` can be a meter by its name alone (some also need a label: `meter_label_values`)."""
+        if name in {n for n, _ in self.names.values()}:
+            return True
+        match = _SQUASHED.match(_squash(name))
+        return match is not None and (match.group(1) is not None or match.group(2) is not None) and (
+            match.group(1) is None or _METER[match.group(1)] not in self.names
+        )
+
+    def broker(self, labels: Mapping[str, str], broker_map: Mapping[str, int]) -> int | None:
+        """The broker id of a series: the first instance label found in ``broker_map``, else a label that is an id."""
+        for label in self.instance_labels:
+            value = labels.get(label)
+            if value is None:
+                continue
+            if value in broker_map:
+                return int(broker_map[value])
+            if value.isdigit() and len(value) <= 9:
+                return int(value)
+        return None
+
+    def instance(self, labels: Mapping[str, str]) -> str | None:
+        """The first instance label's value of a series (what an unmapped broker is named by)."""
+        return next((labels[k] for k in self.instance_labels if labels.get(k)), None)
+
+    def matchers(self, extra: Mapping[str, str] | None = None) -> str:
+        """The PromQL label matchers of every series pulled: the selector, ``topic!=""`` and ``extra``.
+
+        >>> DEFAULT.matchers({"__name__": "x"})
+        '__name__="x",topic!=""'
+        """
+        equal = {**(extra or {}), **self.select}
+        parts = [f'{k}="{_escape(v)}"' for k, v in sorted(equal.items(), key=lambda kv: (kv[0] != "__name__", kv[0]))]
+        parts.insert(1 if "__name__" in equal else 0, f'{self.topic_label}!=""')
+        return ",".join(parts)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+DEFAULT = MetricNames()
+
+
+def closest(wanted: str, names: list[str], n: int = 5) -> list[str]:
+    """The ``n`` names of ``names`` closest to ``wanted`` (Kafka's meters first: names with ``topic`` or ``kafka``).
+
+    >>> closest("kafka_server_brokertopicmetrics_bytesin_total", ["up", "kafka_broker_bytes_in", "go_gc"], 2)
+    ['kafka_broker_bytes_in', 'go_gc']
+    """
+    key = _squash(wanted)
+    scored = sorted(names, key=lambda n: (-difflib.SequenceMatcher(None, key, _squash(n)).ratio(), n))
+    return scored[:n]
+
+
+def load_metric_names(path: str | None) -> MetricNames:
+    """Read a metric-names file (TOML, see the module doc); `DEFAULT` without one.
+
+    Raises
+    ------
+    InputError
+        Naming the file and key for an unknown table or key, a metric that is not one of `METRICS`, a type
+        that is neither ``counter`` nor ``rate``, or a label name PromQL would not accept.
+    """
+    if path is None:
+        return DEFAULT
+    from pools.files import load_toml
+
+    doc = load_toml(Path(path))
+    where = str(path)
+    unknown = sorted(set(doc) - {"metrics", "labels", "select"})
+    if unknown:
+        raise InputError(f"{where}: [{unknown[0]}]: unknown table (expected [metrics], [labels] or [select])")
+    names: dict[str, tuple[str, str]] = {}
+    for metric, value in _table(doc, "metrics", where).items():
+        if metric not in METRICS:
+            raise InputError(f"{where}: metrics.{metric}: unknown metric (expected one of {', '.join(METRICS)})")
+        if isinstance(value, str):
+            value = {"name": value}
+        if not isinstance(value, Mapping) or not isinstance(value.get("name"), str) or not value["name"] or set(value) - {"name", "type"}:
+            raise InputError(f'{where}: metrics.{metric}: expected a series name or {{ name = "...", type = "counter" or "rate" }}')
+        kind = value.get("type", COUNTER)
+        if kind not in (COUNTER, RATE):
+            raise InputError(f"{where}: metrics.{metric}.type: expected counter or rate, got {kind!r}")
+        names[metric] = (value["name"], kind)
+    labels = _table(doc, "labels", where)
+    extra = sorted(set(labels) - {"topic", "instance"})
+    if extra:
+        raise InputError(f"{where}: labels.{extra[0]}: unknown key (expected topic or instance)")
+    topic = labels.get("topic", DEFAULT.topic_label)
+    instance = labels.get("instance", list(DEFAULT.instance_labels))
+    instance = [instance] if isinstance(instance, str) else instance
+    if not isinstance(instance, list) or not instance or not all(isinstance(i, str) and _LABEL_NAME.match(i) for i in instance):
+        raise InputError(f"{where}: labels.instance: expected a label name or a list of label names")
+    if not isinstance(topic, str) or not _LABEL_NAME.match(topic):
+        raise InputError(f"{where}: labels.topic: expected a label name, got {topic!r}")
+    select = _table(doc, "select", where)
+    for key, value in select.items():
+        if not _LABEL_NAME.match(key) or not isinstance(value, str):
+            raise InputError(f'{where}: select.{key}: expected label = "value"')
+    return MetricNames(names, topic, tuple(instance), dict(select), where)
+
+
+def _table(doc: Mapping[str, object], name: str, where: str) -> Mapping[str, object]:
+    value = doc.get(name, {})
+    if not isinstance(value, Mapping):
+        raise InputError(f"{where}: {name}: expected a table [{name}]")
+    return value

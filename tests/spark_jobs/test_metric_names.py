@@ -1,0 +1,96 @@
+"""`spark_jobs.metric_names`: every exporter's spelling of Kafka's per-topic meters, and the user's names file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pools.errors import InputError
+from spark_jobs.metric_names import COUNTER, DEFAULT, RATE, Meter, load_metric_names
+
+
+@pytest.mark.parametrize(
+    ("name", "labels", "meter"),
+    [
+        ("kafka_server_brokertopicmetrics_bytesin_total", {}, Meter("bytes_in", COUNTER)),  # Strimzi, kafka-2_0_0 lower-cased
+        ("kafka_server_BrokerTopicMetrics_BytesIn_total", {}, Meter("bytes_in", COUNTER)),  # the same rules, CamelCase
+        ("kafka_server_BrokerTopicMetrics_Count", {"name": "BytesOutPerSec"}, Meter("bytes_out", COUNTER)),  # no rules
+        ("kafka_server_brokertopicmetrics_count", {"name": "MessagesInPerSec"}, Meter("messages_in", COUNTER)),
+        ("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "BytesInPerSec"}, Meter("bytes_in", RATE)),  # Cruise Control's
+        ("kafka_server_brokertopicmetrics_bytesinpersec", {}, Meter("bytes_in", COUNTER)),  # Confluent's Count
+        ("kafka_server_brokertopicmetrics_bytesoutpersec_oneminuterate", {}, Meter("bytes_out", RATE)),  # Confluent's rate
+        ("kafka_server_broker_topic_metrics_bytesinpersec_rate", {}, Meter("bytes_in", RATE)),
+        ("kafka_topic_BytesInPerSec_total", {"metric": "BytesInPerSec"}, Meter("bytes_in", COUNTER)),
+        ("kafka_log_log_size", {}, Meter("log_size", COUNTER)),
+        ("kafka_log_Log_Value", {"name": "Size"}, Meter("log_size", COUNTER)),
+    ],
+)
+def test_every_spelling_of_a_meter_is_recognised(name: str, labels: dict[str, str], meter: Meter) -> None:
+    assert DEFAULT.meter(name, labels) == meter
+
+
+@pytest.mark.parametrize(
+    ("name", "labels"),
+    [
+        ("kafka_server_brokertopicmetrics_replicationbytesin_total", {}),  # broker-wide only, never per topic
+        ("kafka_server_brokertopicmetrics_totalproducerequests_total", {}),
+        ("kafka_server_BrokerTopicMetrics_Count", {"name": "TotalFetchRequestsPerSec"}),
+        ("kafka_server_BrokerTopicMetrics_FiveMinuteRate", {"name": "BytesInPerSec"}),  # flattens even more: not used
+        ("kafka_server_BrokerTopicMetrics_Count", {}),
+        ("up", {}),
+        ("", {}),
+    ],
+)
+def test_other_series_are_not_meters(name: str, labels: dict[str, str]) -> None:
+    assert DEFAULT.meter(name, labels) is None
+
+
+def test_the_candidates_are_the_names_that_can_be_a_meter() -> None:
+    assert DEFAULT.candidate("kafka_server_BrokerTopicMetrics_Count")  # with a name label
+    assert DEFAULT.meter_label_values("kafka_server_BrokerTopicMetrics_Count") == ("name", "metric")
+    assert DEFAULT.meter_label_values("kafka_server_BrokerTopicMetrics_BytesIn_total") == ()
+    assert not DEFAULT.candidate("kafka_server_brokertopicmetrics")
+    assert not DEFAULT.candidate("jvm_memory_bytes_used")
+
+
+def test_a_names_file_names_series_labels_and_a_selector(tmp_path: Path) -> None:
+    path = tmp_path / "names.toml"
+    path.write_text(
+        '[metrics]\nbytes_in = "my_in_total"\nbytes_out = { name = "my_out_rate", type = "rate" }\n'
+        '[labels]\ntopic = "topic_name"\ninstance = ["kubernetes_pod_name", "instance"]\n[select]\njob = "kafka-prod"\n'
+    )
+    names = load_metric_names(str(path))
+    assert names.meter("my_in_total", {}) == Meter("bytes_in", COUNTER)
+    assert names.meter("my_out_rate", {}) == Meter("bytes_out", RATE)
+    # a metric the user named is read only from the series named
+    assert names.meter("kafka_server_brokertopicmetrics_bytesin_total", {}) is None
+    assert names.meter("kafka_server_brokertopicmetrics_messagesin_total", {}) == Meter("messages_in", COUNTER)
+    assert names.broker({"kubernetes_pod_name": "kafka-0", "instance": "10.0.0.1:9404"}, {"kafka-0": 0}) == 0
+    assert names.broker({"instance": "10.0.0.1:9404"}, {"10.0.0.1:9404": 3}) == 3
+    assert names.matchers({"__name__": "my_in_total"}) == '__name__="my_in_total",topic_name!="",job="kafka-prod"'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[metric]\n", "[metric]: unknown table"),
+        ('[metrics]\nbytes = "x"\n', "metrics.bytes: unknown metric"),
+        ('[metrics]\nbytes_in = { name = "x", type = "gauge" }\n', "metrics.bytes_in.type: expected counter or rate"),
+        ('[metrics]\nbytes_in = 3\n', "metrics.bytes_in: expected a series name"),
+        ('[labels]\ntopic = "a-b"\n', "labels.topic: expected a label name"),
+        ('[labels]\nbroker = "x"\n', "labels.broker: unknown key"),
+        ('[select]\njob = 1\n', 'select.job: expected label = "value"'),
+    ],
+)
+def test_a_bad_names_file_is_exit_2_naming_the_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "names.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"names\.toml: " + message.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        load_metric_names(str(path))
+
+
+def test_the_records_names_are_recognised() -> None:
+    from spark_jobs.records import PROM_METRICS
+
+    assert {name: DEFAULT.meter(name, {}).metric for name in PROM_METRICS} == dict(PROM_METRICS)
