@@ -6,8 +6,9 @@ leaders its replica capacity, for leaders' bytes-in its network-in capacity, as 
 pool's mean is its total load over its total weight. Each broker is measured against its fair share
 (`planner.placement.engine.fair_share`: the pool mean, or its rack's where partitions whose RF reaches the pool's
 racks pin load to every rack): ``max`` and ``min`` are the busiest and idlest broker's load over that share
-(1.0 = exactly its share), and ``outside_band`` counts brokers more than ``band`` from it: Cruise Control's
-distribution goals with ``balance.threshold`` = 1 + band.
+(1.0 = exactly its share), ``outside_band`` counts brokers more than ``band`` from it (Cruise Control's
+distribution goals with ``balance.threshold`` = 1 + band) and ``distance`` sums how far they are outside it, in
+fair shares (what `planner.placement.exact.exact_placement` minimises within a budget).
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def _weights(snapshot: ClusterSnapshot, brokers: Sequence[int]) -> np.ndarray:
 
 def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], brokers: Sequence[int],
                  band: float, pinned: Mapping[int, np.ndarray] | None = None) -> dict[str, dict[str, float | int]]:
-    """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over each broker's fair share and
-    ``outside_band`` (see the module docstring), with the load `rack_pinned` (none when omitted: the pool mean);
+    """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over each broker's fair share,
+    ``outside_band`` and ``distance`` (see the module docstring), with the load `rack_pinned` (none when omitted: the pool mean);
     a dimension with no load or no weight is omitted.
 
     Examples
@@ -94,7 +95,7 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
     ...                              Broker(2, None, Capacity(10, 10, 100, 10))), (), ())
     >>> loads = {1: np.array([6.0, 0, 0, 3, 0, 0]), 2: np.array([2.0, 0, 0, 1, 0, 0])}
     >>> pool_balance(snap, loads, [1, 2], 0.1)["nw_in"]
-    {'mean': 0.4, 'max': 1.5, 'min': 0.5, 'outside_band': 2}
+    {'mean': 0.4, 'max': 1.5, 'min': 0.5, 'outside_band': 2, 'distance': 0.8}
     """
     if not brokers:
         return {}
@@ -113,8 +114,10 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
             continue
         mean = total / total_w
         ratio = np.where(share[:, d] > 0, load[:, d] / np.where(share[:, d] > 0, share[:, d], 1.0), 0.0)
+        off = np.where(share[:, d] > 0, np.abs(ratio - 1.0), 0.0)
         out[name] = {"mean": round(mean, 6), "max": round(float(ratio.max()), 4), "min": round(float(ratio.min()), 4),
-                     "outside_band": int((np.abs(ratio - 1.0) > band + 1e-9).sum())}
+                     "outside_band": int((off > band + 1e-9).sum()),
+                     "distance": round(float(np.maximum(off - band, 0.0).sum()), 4)}
     return out
 
 

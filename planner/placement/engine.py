@@ -86,6 +86,7 @@ _W_BAND = 1e2  # per unit of the fair share outside the band
 _COPY = 1e-9  # per copied replica (moving an empty partition is not free)
 _LEAD = 1e-10  # per preferred-leader change
 _TOL = 1e-9
+_TIME_LIMIT = "time-limit"  # a solve's status when its time limit stopped it
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,7 +243,7 @@ def state_fair_share(state: PoolState) -> np.ndarray:
 
 
 def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODES, time_limit: float = 300.0,
-             gap: float = MIP_GAP) -> PoolResult:
+             gap: float = MIP_GAP, start: np.ndarray | None = None) -> PoolResult:
     """The placement of ``state`` meeting ``goal`` at the fewest moved bytes (see the module docstring).
 
     Parameters
@@ -255,10 +256,14 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
         Seconds per solve; a safety net only (a solve that hits it is no longer load-independent).
     gap : float
         Relative MIP gap.
+    start : ndarray, optional
+        A placement found elsewhere (like ``seed``, e.g. `planner.operations.distribution.distribute`'s): the
+        whole-pool model starts from it, and the result is never worse than it.
 
     Returns
     -------
     PoolResult
+        Its ``notes`` say when the solve stopped at ``time_limit`` (the result may then differ between runs).
     """
     band = _Band(state, goal)
     seed_load = state_loads(state, state.seed)
@@ -267,11 +272,20 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
         return _result(state, band, state.seed, "seed")
     n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
     if n_parts * n_brokers <= FULL_PAIRS:
-        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap)
+        begin = state.seed if start is None else start
+        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap, begin)
         best = _result(state, band, state.seed, "seed-kept")
+        if start is not None:
+            given = _result(state, band, start, "greedy")
+            best = given if _score(given, band) <= _score(best, band) else best
         if target is not None:
-            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, n_parts, 1)
+            result = _result(state, band, _keep_leaders(state, band, target),
+                             "feasible" if status == _TIME_LIMIT else status, found_gap, n_parts, 1)
             best = result if _score(result, band) <= _score(best, band) else best
+        if status == _TIME_LIMIT:
+            note = (f"the placement model stopped at its {time_limit:g} s time limit short of its gap: the plan "
+                    "may differ between runs and machines")
+            best = PoolResult(**{**best.__dict__, "notes": (*best.notes, note)})
         return best
     return _search(state, band, goal, max_nodes, time_limit, gap)
 
@@ -616,14 +630,15 @@ class _Builder:
 
 
 def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float,
-           gap: float) -> tuple[np.ndarray | None, str, float]:
-    """The whole-pool placement model (see the module docstring); the new target (None when nothing found)."""
+           gap: float, begin: np.ndarray) -> tuple[np.ndarray | None, str, float]:
+    """The whole-pool placement model (see the module docstring) started from ``begin`` (a placement like the
+    seed); the new target (None when nothing found) and the status (`_TIME_LIMIT` when the time limit stopped it)."""
     seed = state.seed
     n_parts, n_brokers = seed.shape[0], len(state.broker_ids)
     rf = state.rf
     total = float((state.size * rf).sum()) or 1.0
     allowed = np.repeat(state.receives[None, :], n_parts, axis=0)
-    for table in (state.holders, seed):  # keeping a replica needs no room to receive
+    for table in (state.holders, seed, begin):  # keeping a replica needs no room to receive
         r, c = np.nonzero(table >= 0)
         allowed[r, table[r, c]] = True
     m = _Builder()
@@ -649,9 +664,9 @@ def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit
         ok = row_of[pn, d] >= 0
         m.add(row_of[pn[ok], d], x[ok], state.follower[pi[ok], d] / band.norm[pn[ok], d])
         m.add(row_of[pn[ok], d], lx[ok], state.extra[pi[ok], d] / band.norm[pn[ok], d])
-    start = np.zeros(m.n_cols)  # the seed
-    start[x[(seed[pi] == pn[:, None]).any(axis=1)]] = 1.0
-    start[lx[seed[pi, 0] == pn]] = 1.0
+    start = np.zeros(m.n_cols)
+    start[x[(begin[pi] == pn[:, None]).any(axis=1)]] = 1.0
+    start[lx[begin[pi, 0] == pn]] = 1.0
     activity = m.activity(start)
     slack = _slacks(m, band, row_of, bi, bd, lower, upper, activity)
     if goal.budget is not None:
@@ -664,10 +679,12 @@ def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit
     h.run()
     info = h.getInfo()
     if info.primal_solution_status != 2:  # kSolutionStatusFeasible
-        return None, h.modelStatusToString(h.getModelStatus()), float("inf")
+        timed_out = h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+        return None, _TIME_LIMIT if timed_out else h.modelStatusToString(h.getModelStatus()), float("inf")
     values = np.asarray(h.getSolution().col_value)
     target = _replica_rows(seed, np.arange(n_parts), pi, pn, values[x] > 0.5, values[lx] > 0.5)
-    status = "optimal" if h.getModelStatus() == highspy.HighsModelStatus.kOptimal else "feasible"
+    status = {highspy.HighsModelStatus.kOptimal: "optimal",
+              highspy.HighsModelStatus.kTimeLimit: _TIME_LIMIT}.get(h.getModelStatus(), "feasible")
     return target, status, float(info.mip_gap) if np.isfinite(info.mip_gap) else 0.0
 
 

@@ -209,7 +209,7 @@ def _copied_bytes(state: PoolState, target: np.ndarray) -> int:
 
 
 def _warnings(pool: str, ids: np.ndarray, result: PoolResult, joining: set[int]) -> list[str]:
-    out = []
+    out = [f"pool {pool!r}: {note}" for note in result.notes]
     over = np.flatnonzero(result.overload.sum(axis=1) > 0)
     if len(over):
         names = ", ".join(str(int(ids[b])) for b in over)
