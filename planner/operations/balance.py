@@ -30,10 +30,11 @@ __all__ = ["broker_loads", "rack_pinned", "pool_balance", "spread"]
 def broker_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand],
                  assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None) -> dict[int, np.ndarray]:
     """Load per broker in `ENGINE_DIMENSIONS` with every partition on ``assignment`` (its current replicas where
-    omitted; the first replica leads)."""
+    omitted; the first replica leads), at the replication factor of that placement (a leader replicates to its
+    followers there)."""
     a = cluster_arrays(snapshot)
     everything = np.arange(len(a.part_rf))
-    follower, extra = engine_loads(partition_loads(snapshot, demands), everything, a.part_rf)
+    follower, extra = engine_loads(partition_loads(snapshot, demands), everything, _rf(snapshot, assignment))
     load = load_on(a, np.arange(a.n_brokers), _rows(snapshot, assignment), follower, extra)
     return {int(b): load[i] for i, b in enumerate(a.broker_ids.tolist())}
 
@@ -52,11 +53,23 @@ def rack_pinned(snapshot: ClusterSnapshot, demands: Mapping[str, Demand], broker
         return out
     rows = _rows(snapshot, assignment)
     inside = np.isin(np.where(rows >= 0, a.broker_ids[np.maximum(rows, 0)], -1), np.array(ids)) | (rows < 0)
-    parts = np.flatnonzero(inside.all(axis=1) & (a.part_rf >= len(racks)))
-    follower, _ = engine_loads(partition_loads(snapshot, demands), parts, a.part_rf[parts])
+    rf = _rf(snapshot, assignment)
+    parts = np.flatnonzero(inside.all(axis=1) & (rf >= len(racks)))
+    follower, _ = engine_loads(partition_loads(snapshot, demands), parts, rf[parts])
     for r in sorted(racks):
         out[min(b for b in ids if rack[b] == r)] += follower.sum(axis=0)
     return out
+
+
+def _rf(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> np.ndarray:
+    """Every partition's replication factor with ``assignment`` applied (an RF change gives new lengths)."""
+    rf = cluster_arrays(snapshot).part_rf.copy()
+    if assignment:
+        for i, p in enumerate(snapshot.partitions):
+            new = assignment.get((p.topic, p.partition))
+            if new is not None:
+                rf[i] = len(new)
+    return rf
 
 
 def _rows(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> np.ndarray:

@@ -5,8 +5,11 @@
   in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes.
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
-  racks (`pools.pool_rules.pool_racks_required`), and its forecast demand within headroom × usable capacity
-  (`pools.pool_rules.usable_capacity`, less the tolerated failures); when it falls short the operation is
+  racks (`pools.pool_rules.pool_racks_required`), its forecast demand within headroom × usable capacity
+  (`pools.pool_rules.usable_capacity`, less the tolerated failures), and each rack's share of it: a partition
+  whose RF reaches the pool's racks keeps a replica in every rack, so a rack left with fewer brokers must carry
+  one replica of each within headroom × their capacity (Cruise Control refuses such a removal too); when it
+  falls short the operation is
   refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then the seed (`pools.fill`) puts each
   drained replica on the least-loaded broker on a rack the partition lacks and the engine relieves what is
   over headroom.
@@ -38,11 +41,11 @@ from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
 from planner.placement.engine import ENGINE_DIMENSIONS, Goal
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
-from pools.demand import PartitionShare
+from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
 from pools.health import ClusterHealth
 from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
-from pools.snapshot import DIMENSIONS, PartitionState
+from pools.snapshot import DIMENSIONS, Broker, PartitionState
 from pools.units import format_bytes
 
 __all__ = ["add_brokers", "decommission_brokers", "replace_broker"]
@@ -158,8 +161,7 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
     members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
     rack = {b.id: b.rack for b in snap.brokers}
     loads = broker_loads(snap, inputs.forecast)
-    limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS]) *
-             np.asarray(inputs.rules.limits(pool).headroom) for b in members}
+    limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity)) for b in members}
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
     rerouted = []
     shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
@@ -266,6 +268,7 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
         need_racks = pool_racks_required(limits, rf, len(snap.racks))
         if len(racks) < need_racks:
             out.append(f"pool {pool!r} would span {len(racks)} rack(s), needs {need_racks}")
+    out += _rack_shortfall(inputs, pool, members, topics)
     for i, d in enumerate(DIMENSIONS):
         usable = usable_capacity([b.capacity.get(d) for b in members], limits.tolerated_failures)
         demand = sum(inputs.forecast[t].get(d) for t in topics if t in inputs.forecast)
@@ -276,6 +279,41 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
                        f"({limits.headroom[i]:.0%} of its usable capacity with {limits.tolerated_failures} broker "
                        "failure(s) tolerated)")
     return out
+
+
+def _rack_shortfall(inputs: OperationInputs, pool: str, members: Sequence[Broker], topics: Sequence[str]) -> list[str]:
+    """What each rack of ``pool`` lacks for the load racks pin: a partition whose replication factor reaches the
+    pool's racks keeps a replica in every rack (min(RF, racks) racks), so each rack carries one follower's load
+    of all of them (the load `planner.placement.engine.fair_share` keeps in its rack), within headroom × its
+    brokers' capacity (`pools.pool_rules.PoolLimits.broker_limit`)."""
+    rack = {b.id: b.rack for b in members}
+    racks = sorted({r for r in rack.values() if r is not None})
+    if len(racks) < 2 or None in rack.values():
+        return []
+    snap, limits = inputs.snapshot, inputs.rules.limits(pool)
+    mine = set(topics)
+    wide = np.array([p.topic in mine and len(p.replicas) >= len(racks) for p in snap.partitions], dtype=bool)
+    if not wide.any():
+        return []
+    loads = partition_loads(snap, inputs.forecast)
+    # one follower per partition, in DIMENSIONS: bytes-in fetched, nothing served, its storage, one replica
+    pinned = (float(loads.bytes_in[wide].sum()), 0.0, float(loads.storage[wide].sum()), float(wide.sum()))
+    out = []
+    for r in racks:
+        brokers = sorted(b for b in rack if rack[b] == r)
+        room = np.sum([limits.broker_limit(snap.broker_by_id[b].capacity) for b in brokers], axis=0)
+        short = [f"{d} {_amount(d, pinned[i])} against the {_amount(d, room[i])} it can carry "
+                 f"({limits.headroom[i]:.0%} of its capacity)" for i, d in enumerate(DIMENSIONS)
+                 if over_limit(pinned[i], float(room[i]))]
+        if short:
+            out.append(f"rack {r!r} of pool {pool!r} would keep broker(s) {', '.join(map(str, brokers))}, which must "
+                       f"hold a replica of each of the {int(wide.sum())} partition(s) whose replication factor reaches "
+                       f"the pool's {len(racks)} racks: {'; '.join(short)}")
+    return out
+
+
+def _amount(dimension: str, value: float) -> str:
+    return format_bytes(value) if dimension == "disk" else f"{value:.6g}"
 
 
 def _keeps_spread(others: Sequence[int], candidate: int, rack: Mapping[int, str | None], old: int) -> bool:

@@ -69,8 +69,7 @@ def set_replication_factor(inputs: OperationInputs, topics: Sequence[str], repli
         if len(members) < replication_factor:
             raise InfeasibleError(f"pool {pool!r} has {len(members)} broker(s) that can take replicas, fewer than "
                                   f"the replication factor {replication_factor}")
-        limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS], dtype=float)
-                 * np.asarray(inputs.rules.limits(pool).headroom) for b in members}
+        limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity)) for b in members}
         racks = len({rack[b] for b in inputs.members(pool) if rack[b] is not None})
         parts = [p for t in chosen if inputs.topics[t] == pool for p in snap.partitions_by_topic[t]]
         for p in sorted(parts, key=lambda p: (-p.size_bytes, p.topic, p.partition)):

@@ -66,6 +66,15 @@ def shape(brokers: Sequence[Broker], placements: Mapping[str, Sequence[tuple[int
     return Shape(snap, parse_policy(policy), rows)
 
 
+def profile(s: Shape, rate: Mapping[str, float]) -> dict[str, TopicProfile]:
+    """``s``'s profile with topic ``t`` at ``rate[t]`` bytes/s in (read twice), as `shape` writes it."""
+    out = dict(s.profile)
+    for topic, r in rate.items():
+        row = s.profile[topic]
+        out[topic] = profile_row(topic, row.partitions, r, 2 * r, float(row.storage_bytes))
+    return out
+
+
 def rotate(ids: Sequence[Sequence[int]], count: int, rf: int = 3) -> list[tuple[int, ...]]:
     """``count`` replica lists taking one broker of each rack group in turn (``ids[r]`` = brokers of rack r)."""
     out = []

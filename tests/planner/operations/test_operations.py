@@ -23,6 +23,7 @@ from pools.snapshot import DIMENSIONS
 
 from .shapes import (
     POLICY,
+    profile as shape_profile,
     big_broker,
     dead_broker,
     generated_pool,
@@ -90,7 +91,25 @@ def test_decommission_refuses_when_the_rest_lacks_capacity() -> None:
     with pytest.raises(InfeasibleError) as err:
         decommission_brokers(inputs, [5, 6])
     assert "pool 'a' disk demand" in str(err.value) and "25% of its usable capacity" in str(err.value)
-    assert decommission_brokers(inputs, [6]).plan.brokers[6] is None  # one broker fewer still fits
+    roomy = operation_inputs(s.snapshot, parse_policy(POLICY.replace("headroom = 0.8", "headroom = 0.35")), s.profile)
+    assert decommission_brokers(roomy, [6]).plan.brokers[6] is None  # one broker fewer still fits
+
+
+def test_decommission_refuses_when_a_rack_left_with_fewer_brokers_cannot_hold_its_replicas() -> None:
+    # draining broker 6 leaves broker 3 alone in rack r2: it must hold a replica of every RF-3 partition, 90 MB/s
+    # of nw_in against its 80 MB/s limit, although the pool as a whole has room (270 of 320 MB/s)
+    s = dataclasses.replace(new_rack(), profile=shape_profile(new_rack(), {"a.orders": 90e6}))
+    inputs = _inputs(s)
+    with pytest.raises(InfeasibleError) as err:
+        decommission_brokers(inputs, [6])
+    message = str(err.value)
+    assert "rack 'r2' of pool 'a' would keep broker(s) 3, which must hold a replica of each of the 18 partition(s)" \
+        in message and "nw_in 9e+07 against the 8e+07 it can carry (80% of its capacity)" in message
+    assert "disk" not in message and "pool 'a' nw_in demand" not in message
+    with pytest.raises(InfeasibleError, match="rack 'r0' of pool 'a' would keep broker\\(s\\) 1"):
+        decommission_brokers(inputs, [4])
+    tight = _inputs(dataclasses.replace(s, profile=shape_profile(s, {"a.orders": 70e6})))
+    assert decommission_brokers(tight, [6]).plan.brokers[6] is None
 
 
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
@@ -263,6 +282,23 @@ def test_lowering_the_replication_factor_keeps_the_leader_and_the_rack_spread() 
     for m in op.plan.partitions:
         leader = next(p.leader for p in parts if p.partition == m.partition)
         assert len(m.replicas) == 2 and m.replicas[0] == leader and set(m.replicas) < set(m.old_replicas)
+
+
+def test_the_balance_of_a_replication_factor_change_is_reckoned_at_the_new_factor() -> None:
+    # the balance table counted leaders' replication traffic and rack pinning at the snapshot's RF 3: with RF 2 on
+    # three racks nothing is pinned to a rack, and a leader replicates to one follower, as the load table says
+    from planner.operations import set_replication_factor
+
+    s = new_rack()
+    op = set_replication_factor(_inputs(s), ["a.orders"], 2)
+    loads = op.plan.utilisation["brokers"]
+    for d in DIMENSIONS:
+        after = {b: loads[str(b)][d]["after"] / loads[str(b)][d]["capacity"] for b in range(1, 7)}
+        mean = sum(after.values()) / 6
+        table = op.balance["a"][d]["after"]
+        assert table["mean"] == pytest.approx(mean, abs=1e-6), d
+        assert table["max"] == pytest.approx(max(after.values()) / mean, abs=1e-4), d  # the pool mean: no rack pinning
+        assert table["min"] == pytest.approx(min(after.values()) / mean, abs=1e-4), d
 
 
 def test_lowering_the_replication_factor_drops_a_replica_outside_the_pool_first() -> None:
