@@ -57,20 +57,25 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     Raises
     ------
     InputError
-        An unknown pool or broker, a broker already in a pool, or one the policy pins to another pool.
+        An unknown pool or broker, a broker in another pool, or one the policy pins to another pool. A broker the
+        inventory already tags with ``pool`` (the usual way to provision one) joins like one in no pool.
     """
     if pool not in inputs.policy.pool_names:
         raise InputError(f"--pool: unknown pool {pool!r}; the policy has {', '.join(inputs.policy.pool_names)}")
     new = _known(inputs, brokers, "--broker")
     for b in new:
-        if inputs.brokers[b] is not None:
-            raise InputError(f"--broker: broker {b} is already in pool {inputs.brokers[b]!r}; brokers add takes "
-                             "brokers in no pool (decommission it from its pool first)")
+        if inputs.brokers[b] not in (None, pool):
+            raise InputError(f"--broker: broker {b} is in pool {inputs.brokers[b]!r}, not {pool!r}; brokers add takes "
+                             f"brokers in no pool or already tagged with {pool!r} (decommission it from its pool first)")
         pinned = inputs.policy.pinned_pool.get(b)
         if pinned is not None and pinned != pool:
             raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
     warnings = [f"broker {b} is unhealthy ({inputs.health.brokers[b]}): it joins pool {pool!r} but takes no replica"
                 for b in new if b in inputs.health.brokers]
+    held = {b: sum(b in p.replicas for p in inputs.snapshot.partitions) for b in new if inputs.brokers[b] == pool}
+    warnings += [f"broker {b} is already in pool {pool!r} with {n} replica(s): it is brought to its fair share like a "
+                 f"new broker; `poolplan rebalance --pool {pool}` balances every broker of the pool"
+                 for b, n in sorted(held.items()) if n]
     after = dict(inputs.brokers) | dict.fromkeys(new, pool)
     members = sorted(b for b, p in after.items() if p == pool)
     # the new brokers' share includes leadership (a zero-copy move): without it they lead nothing

@@ -24,6 +24,7 @@ from pools.snapshot import DIMENSIONS
 from .shapes import (
     POLICY,
     profile as shape_profile,
+    shape,
     big_broker,
     dead_broker,
     generated_pool,
@@ -112,6 +113,22 @@ def test_decommission_refuses_when_a_rack_left_with_fewer_brokers_cannot_hold_it
     assert decommission_brokers(tight, [6]).plan.brokers[6] is None
 
 
+def test_decommission_warns_only_of_what_the_operator_did_not_ask_for() -> None:
+    # the validator said "broker 6 is pinned to pool 'a' but the plan puts it in None" of the broker asked to be
+    # drained, and judged the topic in no pool twice more, although the operation leaves it where it is
+    s = new_rack()
+    legacy = shape([], {"z.legacy": [(1, 2, 3), (4, 5, 3)]}).snapshot
+    snap = dataclasses.replace(s.snapshot, topics=s.snapshot.topics + legacy.topics,
+                               partitions=s.snapshot.partitions + legacy.partitions)
+    pinned = parse_policy(POLICY.replace('name = "a"', 'name = "a"\nbrokers = [6]'))
+    assert pinned.pinned_pool == {6: "a"}
+    op = decommission_brokers(operation_inputs(snap, pinned, s.profile), [6])
+    assert op.plan.brokers[6] is None
+    assert not [w for w in op.plan.warnings if w.startswith("validator:")], op.plan.warnings
+    assert [w for w in op.plan.warnings if "no pool" in w] == [
+        "1 topic(s) are in no pool and stay where they are: z.legacy"]
+
+
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
     s = last_broker_to_drain()
     with pytest.raises(InputError, match="--broker: broker 42 is not in the snapshot"):
@@ -155,6 +172,26 @@ def test_added_brokers_in_a_new_rack_take_a_fair_share_near_the_exact_optimum() 
                            headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=[7, 8, 9])
     assert best.optimal
     assert best.moved_bytes <= op.moved_bytes <= MARGIN * best.moved_bytes
+
+
+def test_brokers_the_inventory_already_tags_with_the_pool_are_added_like_new_ones() -> None:
+    # provisioning a broker with its pool tag is the natural way; add used to refuse it ("decommission it first")
+    s = new_rack()
+    brokers = tuple(dataclasses.replace(b, pool="a") if b.id in (7, 8, 9) else b for b in s.snapshot.brokers)
+    tagged = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=brokers))
+    inputs = _inputs(tagged)
+    assert inputs.brokers[7] == "a"
+    op = add_brokers(inputs, "a", [7, 8, 9])
+    _check(tagged, op)
+    plain = add_brokers(_inputs(s), "a", [7, 8, 9])
+    assert [m.replicas for m in op.plan.partitions] == [m.replicas for m in plain.plan.partitions]
+    assert not [w for w in op.plan.warnings if "already in pool" in w]  # they held nothing yet
+    again = add_brokers(_inputs(dataclasses.replace(tagged, snapshot=dataclasses.replace(
+        tagged.snapshot, partitions=tuple(dataclasses.replace(p, replicas=tuple(op.plan.partitions[i].replicas))
+                                          for i, p in enumerate(tagged.snapshot.partitions))))), "a", [7])
+    assert [w for w in again.plan.warnings if "broker 7 is already in pool 'a' with" in w and "rebalance" in w]
+    with pytest.raises(InputError, match="--broker: broker 7 is in pool 'b', not 'a'"):
+        add_brokers(_inputs(hot_tenant()), "a", [7])
 
 
 def test_added_brokers_take_their_share_of_leadership_without_copying_more() -> None:
