@@ -105,9 +105,13 @@ def decommission(**params: Any) -> int:
 @click.option("--old", "old", required=True, type=_BROKER_ID, help="The broker to replace.")
 @click.option("--new", "new", required=True, type=_BROKER_ID,
               help="The broker taking its place: in no pool or in the same pool.")
+@click.option("--allow-rack-change", is_flag=True,
+              help="Accept a --new broker on another rack than --old: replicas whose partition already uses the new "
+                   "rack go to other brokers (a warning says how many) [default: refused].")
 def replace(**params: Any) -> int:
     """Replace a broker by another: a straight swap in every replica list (leadership included), each replica
-    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it.
+    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it
+    (across racks only with --allow-rack-change).
     The old broker may be dead: each partition that lost only its replica there is re-replicated from its
     in-sync leader."""
     return run_command(REPLACE, params)

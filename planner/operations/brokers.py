@@ -136,13 +136,18 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
                           placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
 
 
-def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
+def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_change: bool = False) -> Operation:
     """Broker ``new`` takes broker ``old``'s place in every replica list (see the module docstring).
+
+    A ``new`` broker on another rack than ``old`` cannot swap straight where a partition already uses its rack:
+    those replicas go to other brokers. That is refused unless ``allow_rack_change``, and then a warning says
+    how many replicas ``new`` takes and how many go elsewhere.
 
     Raises
     ------
     InputError
-        Unknown brokers, the same broker twice, a new broker in another pool or unhealthy.
+        Unknown brokers, the same broker twice, a new broker in another pool or unhealthy, or on another rack
+        without ``allow_rack_change``.
     InfeasibleError
         ``old`` holds partitions that must keep their replicas.
     """
@@ -185,6 +190,17 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
         loads[target] = loads[target] + _replica_share(p, shares.get((p.topic, p.partition)),
                                                        p.replicas.index(old) == 0)
     warnings = []
+    total = sum(old in p.replicas for p in snap.partitions)
+    if rack[old] != rack[new] and any(rack[b] is not None for b in members):
+        took = total - len(rerouted)
+        if not allow_rack_change:
+            raise InputError(f"--new: broker {new} is in rack {rack[new]!r}, broker {old} in {rack[old]!r}: broker "
+                             f"{new} would take {took} of broker {old}'s {total} replica(s) and {len(rerouted)} would "
+                             f"go to other brokers of pool {pool!r} to keep their rack spread; pass "
+                             f"--allow-rack-change to do that, or replace it by a broker of rack {rack[old]!r}")
+        warnings.append(f"cross-rack replace (--allow-rack-change): broker {new} (rack {rack[new]}) takes {took} of "
+                        f"broker {old}'s (rack {rack[old]}) {total} replica(s), {len(rerouted)} go to other brokers of "
+                        f"pool {pool!r} to keep their rack spread")
     if rerouted:
         hint = (f" (broker {old} is in rack {rack[old]}, {new} in {rack[new]}: a broker of rack {rack[old]} "
                 "would swap straight)" if rack[old] != rack[new] else "")
@@ -200,7 +216,8 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
     forced = sum(p.size_bytes for p in snap.partitions if old in p.replicas)
     warnings += [f"cluster health: {line}" for line in health.summary()] if health.brokers or health.partitions \
         or health.evacuated else []
-    return operation_plan(inputs, "replace", arguments={"old": old, "new": new}, brokers_after=after,
+    return operation_plan(inputs, "replace", arguments={"old": old, "new": new, "allow_rack_change": allow_rack_change},
+                          brokers_after=after,
                           assignment=assignment, pools=[pool] if pool else [], band=FAIR_SHARE_BAND,
                           forced_bytes=forced, warnings=warnings, extra={"drained": [old]})
 

@@ -77,6 +77,7 @@ class ReplaceOptions(OperationOptions):
 
     old: int
     new: int
+    allow_rack_change: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +124,8 @@ def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress)
     """Swap one broker for another in every replica list (`planner.operations.replace_broker`)."""
     from planner.operations import replace_broker as replace
 
-    return _run(options, progress, lambda inputs: replace(inputs, options.old, options.new))
+    return _run(options, progress, lambda inputs: replace(inputs, options.old, options.new,
+                                                          allow_rack_change=options.allow_rack_change))
 
 
 def set_replication_factor(options: ReplicationOptions, *, progress: Progress = no_progress) -> OperationResult:

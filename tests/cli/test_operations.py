@@ -76,6 +76,9 @@ def test_replace_add_and_rebalance_write_valid_plans(tmp_path: Path, run_cli) ->
     s = new_rack()
     args = _write(tmp_path, s)
     code, out, err = run_cli("brokers", "replace", *args, "--old", "1", "--new", "7", "--out", tmp_path / "r")
+    assert code == 2 and "pass --allow-rack-change" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run_cli("brokers", "replace", *args, "--old", "1", "--new", "7", "--allow-rack-change",
+                             "--out", tmp_path / "r")
     assert code == 0, err
     assert load_plan(tmp_path / "r" / "plan.json").brokers[7] == "a"
     code, _, err = run_cli("brokers", "add", *args, "--pool", "a", "--broker", "7", "--broker", "8", "--broker", "9",

@@ -137,8 +137,10 @@ def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
 
 def test_replace_is_a_straight_swap_copying_each_replica_once() -> None:
     s = new_rack()
-    op = replace_broker(_inputs(s), 1, 7)  # broker 7: a new rack, in no pool yet
+    op = replace_broker(_inputs(s), 1, 7, allow_rack_change=True)  # broker 7: a new rack, in no pool yet
     _check(s, op)
+    assert "cross-rack replace (--allow-rack-change): broker 7 (rack r3) takes 9 of broker 1's (rack r0) 9 " \
+        "replica(s), 0 go to other brokers of pool 'a' to keep their rack spread" in op.plan.warnings
     for m in op.plan.partitions:
         assert m.replicas == tuple(7 if b == 1 else b for b in m.old_replicas)  # same slot, leadership kept
     assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in s.snapshot.partitions if 1 in p.replicas)
@@ -147,7 +149,12 @@ def test_replace_is_a_straight_swap_copying_each_replica_once() -> None:
 
 def test_replace_keeps_rack_spread_where_a_swap_would_break_it() -> None:
     s = skewed_pool()
-    op = replace_broker(_inputs(s), 1, 5)  # 1 is in rack r0, 5 in r1 with broker 2
+    # 1 is in rack r0, 5 in r1 with broker 2: every partition uses r1 already, so nothing could swap straight
+    with pytest.raises(InputError, match=r"--new: broker 5 is in rack 'r1', broker 1 in 'r0': broker 5 would take 0 "
+                                         r"of broker 1's 12 replica\(s\) and 12 would go to other brokers of pool "
+                                         r"'a' to keep their rack spread; pass --allow-rack-change"):
+        replace_broker(_inputs(s), 1, 5)
+    op = replace_broker(_inputs(s), 1, 5, allow_rack_change=True)
     _check(s, op)
     assert op.moved_bytes == op.lower_bound
     assert any("went to another broker than 5" in w for w in op.plan.warnings)
@@ -385,7 +392,7 @@ def test_decommission_evacuates_an_unhealthy_broker_from_the_in_sync_leaders(log
 
 def test_replace_of_a_dead_broker_is_a_straight_swap() -> None:
     s = dead_broker()
-    op = replace_broker(_inputs(s), 4, 7)
+    op = replace_broker(_inputs(s), 4, 7, allow_rack_change=True)
     _check(s, op)
     for m in op.plan.partitions:
         assert m.replicas == tuple(7 if b == 4 else b for b in m.old_replicas)
@@ -393,7 +400,7 @@ def test_replace_of_a_dead_broker_is_a_straight_swap() -> None:
 
 def test_a_dead_broker_holding_a_partition_lagging_elsewhere_is_refused() -> None:
     s = dead_broker(lagging=True)
-    for drain in (lambda i: decommission_brokers(i, [4]), lambda i: replace_broker(i, 4, 7)):
+    for drain in (lambda i: decommission_brokers(i, [4]), lambda i: replace_broker(i, 4, 7, allow_rack_change=True)):
         with pytest.raises(InfeasibleError, match=r"1 partition\(s\) on them must keep their replicas until "
                                                   r"repaired .*: a\.orders-1 \(under-replicated\)"):
             drain(_inputs(s))
