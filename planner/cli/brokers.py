@@ -11,15 +11,17 @@ from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.operations import (
     AddBrokersOptions,
     DecommissionOptions,
+    DemoteOptions,
     OperationResult,
     ReplaceOptions,
     add_brokers,
     decommission_brokers,
+    demote_brokers,
     replace_broker,
 )
 from pools.units import format_bytes, format_plural
 
-__all__ = ["command", "operation_options", "operation_outcome", "ADD", "DECOMMISSION", "REPLACE"]
+__all__ = ["command", "operation_options", "operation_outcome", "ADD", "DECOMMISSION", "DEMOTE", "REPLACE"]
 
 _BROKER_ID = click.IntRange(min=0, max=2**31 - 1)
 
@@ -70,7 +72,7 @@ def operation_outcome(result: OperationResult) -> Outcome:
 
 @click.group(name="brokers")
 def command() -> None:
-    """Add, decommission or replace brokers of a pool; each writes OUT/plan.json for `poolplan emit`.
+    """Add, decommission, demote or replace brokers of a pool; each writes OUT/plan.json for `poolplan emit`.
 
     Exit 0 with a plan; 1 when the operation is refused (decommission: what the rest of the pool lacks, or
     partitions that must be repaired first); 2 on bad input.
@@ -100,6 +102,17 @@ def decommission(**params: Any) -> int:
     return run_command(DECOMMISSION, params)
 
 
+@command.command(name="demote")
+@operation_options
+@click.option("--broker", "brokers", required=True, multiple=True, type=_BROKER_ID,
+              help="A broker to move leadership off (repeatable).")
+def demote(**params: Any) -> int:
+    """Move leadership off brokers, copying nothing: each partition they lead preferably gets its first other
+    in-sync replica as preferred leader, the demoted brokers last in its replica list (Cruise Control's
+    demote_broker); `poolplan emit` then elects the new preferred leaders."""
+    return run_command(DEMOTE, params)
+
+
 @command.command(name="replace")
 @operation_options
 @click.option("--old", "old", required=True, type=_BROKER_ID, help="The broker to replace.")
@@ -120,5 +133,6 @@ def replace(**params: Any) -> int:
 ADD = Stage("brokers add", add, lambda params: AddBrokersOptions(**params), add_brokers, operation_outcome)
 DECOMMISSION = Stage("brokers decommission", decommission, lambda params: DecommissionOptions(**params),
                      decommission_brokers, operation_outcome)
+DEMOTE = Stage("brokers demote", demote, lambda params: DemoteOptions(**params), demote_brokers, operation_outcome)
 REPLACE = Stage("brokers replace", replace, lambda params: ReplaceOptions(**params), replace_broker,
                 operation_outcome)

@@ -30,7 +30,7 @@ the validator and ``poolplan emit`` learn the evacuation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -48,7 +48,7 @@ from pools.pool_rules import brokers_required, over_limit, pool_racks_required, 
 from pools.snapshot import DIMENSIONS, Broker, PartitionState
 from pools.units import format_bytes
 
-__all__ = ["add_brokers", "decommission_brokers", "replace_broker"]
+__all__ = ["add_brokers", "decommission_brokers", "demote_brokers", "replace_broker"]
 
 
 def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> Operation:
@@ -220,6 +220,76 @@ def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_ch
                           brokers_after=after,
                           assignment=assignment, pools=[pool] if pool else [], band=FAIR_SHARE_BAND,
                           forced_bytes=forced, warnings=warnings, extra={"drained": [old]})
+
+
+def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
+    """Move leadership off ``brokers`` (Cruise Control's ``demote_broker``): in every partition of a pooled topic
+    whose preferred (first) replica is one of them, they move to the end of the replica list and the other
+    replica that is in sync, healthy and least loaded once it leads (busiest dimension over headroom × capacity,
+    loads updated as leads move, heaviest partitions first) becomes the preferred leader; the runbook's
+    preferred-leader election then moves the lead. Nothing is copied and no replica changes broker.
+
+    A partition with no other in-sync healthy replica, or held by `pools.health`, keeps its order (a warning
+    names them).
+
+    Examples
+    --------
+    >>> from pools.snapshot import PartitionState
+    >>> _demoted(PartitionState("t", 0, (1, 2, 3), leader=1, isr=(1, 3)), {1}, set(), lambda b: 0.0)
+    (3, 2, 1)
+
+    Raises
+    ------
+    InputError
+        An unknown broker, or one in no pool.
+    """
+    demoted = _known(inputs, brokers, "--broker")
+    for b in demoted:
+        if inputs.brokers[b] is None:
+            raise InputError(f"--broker: broker {b} is in no pool; demote moves leadership inside a pool")
+    snap = inputs.snapshot
+    loads = broker_loads(snap, inputs.forecast)
+    limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity))
+             for b, pool in inputs.brokers.items() if pool is not None}
+    shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
+    assignment, kept = {}, []
+    led = [p for p in snap.partitions if p.topic in inputs.topics and p.replicas and p.replicas[0] in demoted]
+    for p in sorted(led, key=lambda p: (-p.size_bytes, p.topic, p.partition)):
+        share = shares.get((p.topic, p.partition))
+        extra = _replica_share(p, share, True) - _replica_share(p, share, False)
+
+        def busiest(b: int, extra: np.ndarray = extra) -> float:
+            load = loads[b][:4] + extra[:4]
+            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9))) if b in limit else np.inf
+
+        new = None if (p.topic, p.partition) in inputs.health.partitions else \
+            _demoted(p, set(demoted), set(inputs.health.brokers), busiest)
+        if new is None:
+            kept.append(f"{p.topic}-{p.partition}")
+        else:
+            assignment[p.topic, p.partition] = new
+            loads[p.replicas[0]] = loads[p.replicas[0]] - extra
+            loads[new[0]] = loads[new[0]] + extra
+    kept.sort()
+    warnings = [f"{len(kept)} partition(s) keep broker(s) {', '.join(map(str, demoted))} as preferred leader: no "
+                f"other replica is in sync and healthy, or the partition must be repaired first: "
+                f"{', '.join(kept[:5])}{' and more' if len(kept) > 5 else ''}"] if kept else []
+    pools = sorted({inputs.brokers[b] for b in demoted})  # type: ignore[type-var]
+    return operation_plan(inputs, "demote", arguments={"brokers": demoted}, brokers_after=inputs.brokers,
+                          assignment=assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=0,
+                          warnings=warnings)
+
+
+def _demoted(p: PartitionState, demoted: set[int], unhealthy: set[int],
+             busiest: Callable[[int], float]) -> tuple[int, ...] | None:
+    """``p``'s replicas with the demoted brokers last, led by its other in-sync, healthy replica that ``busiest``
+    rates lowest (ties: the earlier in the list); None when there is none."""
+    rest = [b for b in p.replicas if b not in demoted]
+    eligible = [b for b in rest if b in p.isr and b not in unhealthy]
+    if not eligible:
+        return None
+    lead = min(eligible, key=lambda b: (busiest(b), rest.index(b)))
+    return (lead, *(b for b in rest if b != lead), *(b for b in p.replicas if b in demoted))
 
 
 def _known(inputs: OperationInputs, brokers: Iterable[int], option: str) -> list[int]:

@@ -23,12 +23,14 @@ __all__ = [
     "RebalanceOptions",
     "AddBrokersOptions",
     "DecommissionOptions",
+    "DemoteOptions",
     "ReplaceOptions",
     "ReplicationOptions",
     "OperationResult",
     "rebalance",
     "add_brokers",
     "decommission_brokers",
+    "demote_brokers",
     "replace_broker",
     "set_replication_factor",
 ]
@@ -67,6 +69,13 @@ class AddBrokersOptions(OperationOptions):
 @dataclass(frozen=True, kw_only=True)
 class DecommissionOptions(OperationOptions):
     """``poolplan brokers decommission``: the brokers to drain."""
+
+    brokers: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoteOptions(OperationOptions):
+    """``poolplan brokers demote``: the brokers to move leadership off."""
 
     brokers: tuple[int, ...]
 
@@ -118,6 +127,13 @@ def decommission_brokers(options: DecommissionOptions, *, progress: Progress = n
     from planner.operations import decommission_brokers as decommission
 
     return _run(options, progress, lambda inputs: decommission(inputs, options.brokers))
+
+
+def demote_brokers(options: DemoteOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Move leadership off brokers (`planner.operations.demote_brokers`)."""
+    from planner.operations import demote_brokers as demote
+
+    return _run(options, progress, lambda inputs: demote(inputs, options.brokers))
 
 
 def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress) -> OperationResult:

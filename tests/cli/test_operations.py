@@ -13,7 +13,7 @@ from pools.plan import load_plan
 from pools.policy import save_policy
 from pools.profile import save_profile
 from pools.snapshot import save_snapshot
-from tests.planner.operations.shapes import big_broker, dead_broker, last_broker_to_drain, new_rack
+from tests.planner.operations.shapes import big_broker, dead_broker, hot_tenant, last_broker_to_drain, new_rack
 
 
 def _write(tmp: Path, s) -> list[str]:
@@ -114,6 +114,15 @@ def test_refusals_exit_1_and_bad_input_exits_2_with_one_line(tmp_path: Path, run
         code, _, err = run_cli(*argv, "--out", tmp_path / "y")
         assert code == 2 and err.startswith("error: poolplan ") and len(err.strip().splitlines()) == 1, (argv, err)
     assert not (tmp_path / "y" / "plan.json").exists()
+
+
+def test_demote_writes_a_plan_of_preferred_leader_changes(tmp_path: Path, run_cli) -> None:
+    args = _write(tmp_path, hot_tenant())
+    code, out, err = run_cli("brokers", "demote", *args, "--broker", "1", "--out", tmp_path / "d")
+    assert code == 0, err
+    plan = load_plan(tmp_path / "d" / "plan.json")
+    assert plan.operation["name"] == "demote" and plan.moved_bytes == 0 and plan.moves
+    assert all(m.replicas[0] != 1 and set(m.replicas) == set(m.old_replicas) for m in plan.moves)
 
 
 def test_a_replication_factor_change_ends_in_a_bundle(tmp_path: Path, run_cli) -> None:

@@ -161,6 +161,32 @@ def test_replace_keeps_rack_spread_where_a_swap_would_break_it() -> None:
     assert all(1 not in m.replicas for m in op.plan.partitions)
 
 
+def test_demote_moves_leadership_off_a_broker_copying_nothing() -> None:
+    from planner.operations import demote_brokers
+
+    s = hot_tenant()  # broker 1 leads every a.clicks partition
+    parts = tuple(dataclasses.replace(p, isr=(1, 2)) if (p.topic, p.partition) == ("a.clicks", 2) else p
+                  for p in s.snapshot.partitions)  # a.clicks-2 = [1, 2, 6]: 6 is out of sync (under-replicated)
+    s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=parts))
+    led = [p for p in parts if p.replicas[0] == 1 and (p.topic, p.partition) != ("a.clicks", 2)]
+    op = demote_brokers(_inputs(s), [1])
+    _check(s, op)
+    assert op.moved_bytes == 0 and op.plan.operation["name"] == "demote"
+    after = {(m.topic, m.partition): m.replicas for m in op.plan.partitions}
+    for p in led:
+        new = after[p.topic, p.partition]
+        assert set(new) == set(p.replicas) and new[0] != 1 and new[-1] == 1, (p, new)
+    assert after["a.clicks", 2] == (1, 2, 6)  # held until repaired, and said so
+    assert "1 partition(s) keep broker(s) 1 as preferred leader: no other replica is in sync and healthy, or the " \
+        "partition must be repaired first: a.clicks-2" in op.plan.warnings
+    assert [m for m in op.plan.partitions if m.replicas[0] == 1] == [m for m in op.plan.partitions
+                                                                      if (m.topic, m.partition) == ("a.clicks", 2)]
+    leaders = op.balance["a"]["leaders"]
+    assert leaders["after"]["max"] < leaders["before"]["max"]
+    with pytest.raises(InputError, match="--broker: broker 42 is not in the snapshot"):
+        demote_brokers(_inputs(s), [42])
+
+
 def test_replace_never_crosses_a_pool_boundary() -> None:
     s = hot_tenant()
     with pytest.raises(InputError, match="never crosses a pool boundary"):
