@@ -26,6 +26,15 @@ _DIMENSIONS = ("nw_in", "nw_out", "disk", "replicas", "leaders", "leader_nw_in")
               help="A dimension to balance (repeatable) [default: all six].")
 @click.option("--max-moved-bytes", type=click.IntRange(min=0),
               help="Bytes each pool may copy at most; then the best balance within them [default: no limit].")
+@click.option("--max-moved-bytes-total", type=click.IntRange(min=0),
+              help="Bytes the whole rebalance may copy at most, over every pool (the pools furthest from the band "
+                   "first) [default: no limit].")
+@click.option("--leaders-only", is_flag=True,
+              help="Move preferred leaders only, copying nothing (instead of --max-moved-bytes 0).")
+@click.option("--exclude-topic", "exclude_topics", multiple=True,
+              help="A topic name or full-match regular expression whose partitions stay as they are (repeatable).")
+@click.option("--exclude-broker", "exclude_brokers", multiple=True, type=click.IntRange(min=0, max=2**31 - 1),
+              help="A broker that takes no new replica; it may give some (repeatable).")
 def command(**params: Any) -> int:
     """Rebalance pools: every broker within --band of its pool's mean utilisation in network in and out, disk,
     replicas, leaders and leaders' bytes-in, at the fewest moved bytes; preferred-leader changes (no copy) first,

@@ -50,12 +50,17 @@ class OperationOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class RebalanceOptions(OperationOptions):
-    """``poolplan rebalance``: the pools (none = every pool), the band, the dimensions and the byte budget."""
+    """``poolplan rebalance``: the pools (none = every pool), the band, the dimensions, the byte budgets (per pool,
+    cluster-wide, or none at all: leaders only) and what stays out (topics, brokers that take no replica)."""
 
     pools: tuple[str, ...] = ()
     band: float = 0.10
     dimensions: tuple[str, ...] = ()
     max_moved_bytes: int | None = None
+    max_moved_bytes_total: int | None = None
+    leaders_only: bool = False
+    exclude_topics: tuple[str, ...] = ()
+    exclude_brokers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,7 +117,9 @@ def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) ->
 
     return _run(options, progress, lambda inputs: rebalance_pools(
         inputs, pools=options.pools, band=options.band, dimensions=options.dimensions or ENGINE_DIMENSIONS,
-        max_moved_bytes=options.max_moved_bytes))
+        max_moved_bytes=options.max_moved_bytes, max_moved_bytes_total=options.max_moved_bytes_total,
+        leaders_only=options.leaders_only, exclude_topics=options.exclude_topics,
+        exclude_brokers=options.exclude_brokers))
 
 
 def add_brokers(options: AddBrokersOptions, *, progress: Progress = no_progress) -> OperationResult:

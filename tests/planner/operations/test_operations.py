@@ -281,6 +281,45 @@ def test_rebalance_of_a_hot_tenant_within_a_zero_budget_moves_leaders_only() -> 
         rebalance(_inputs(s), pools=["c"])
 
 
+def test_a_leaders_only_rebalance_is_a_zero_budget_by_name() -> None:
+    s = hot_tenant()
+    op = rebalance(_inputs(s), pools=["a"], leaders_only=True)
+    _check(s, op)
+    zero = rebalance(_inputs(s), pools=["a"], max_moved_bytes=0)
+    assert [m.replicas for m in op.plan.partitions] == [m.replicas for m in zero.plan.partitions]
+    assert op.moved_bytes == 0 and op.plan.operation["arguments"]["leaders_only"] is True
+    with pytest.raises(InputError, match="--max-moved-bytes: a leaders-only rebalance copies nothing"):
+        rebalance(_inputs(s), leaders_only=True, max_moved_bytes=10)
+
+
+def test_rebalance_leaves_excluded_topics_and_brokers_alone() -> None:
+    s = skewed_pool()  # every partition on brokers 1, 2, 3; 4, 5, 6 empty
+    s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=s.snapshot.partitions + shape(
+        [], {"a.keep": [(1, 2, 3)] * 3}).snapshot.partitions, topics=s.snapshot.topics + shape(
+        [], {"a.keep": [(1, 2, 3)]}).snapshot.topics), profile=s.profile | shape([], {"a.keep": [(1, 2, 3)] * 3}).profile)
+    op = rebalance(_inputs(s), exclude_topics=["a\\.ke.*"], exclude_brokers=[6], dimensions=DIMENSIONS)
+    _check(s, op)
+    assert op.moved_bytes > 0
+    assert all(m.replicas == m.old_replicas for m in op.plan.partitions if m.topic == "a.keep")
+    assert not [m for m in op.plan.moves if 6 in m.replicas]
+    assert {b for m in op.plan.moves for b in m.replicas} >= {4, 5}
+    with pytest.raises(InputError, match="--exclude-topic: 'nope' matches no topic"):
+        rebalance(_inputs(s), exclude_topics=["nope"])
+    with pytest.raises(InputError, match="--exclude-broker: broker 42 is not in the snapshot"):
+        rebalance(_inputs(s), exclude_brokers=[42])
+
+
+def test_a_cluster_wide_budget_bounds_every_pool_together() -> None:
+    s = hot_tenant()
+    free = rebalance(_inputs(s), dimensions=DIMENSIONS)
+    assert free.moved_bytes > 0
+    total = free.moved_bytes // 2
+    capped = rebalance(_inputs(s), dimensions=DIMENSIONS, max_moved_bytes_total=total)
+    _check(s, capped)
+    assert 0 < capped.moved_bytes <= total
+    assert capped.plan.operation["arguments"]["max_moved_bytes_total"] == total
+
+
 def test_operations_are_deterministic() -> None:
     s = big_broker()
     first = rebalance(_inputs(s)).plan.to_dict()
