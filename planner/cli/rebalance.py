@@ -16,6 +16,26 @@ __all__ = ["command", "STAGE"]
 _DIMENSIONS = ("nw_in", "nw_out", "disk", "replicas", "leaders", "leader_nw_in")
 
 
+def _dimension_bands(values: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
+    """``DIMENSION=FRACTION`` pairs, checked.
+
+    >>> _dimension_bands(("disk=0.05", "nw_in=0.2"))
+    (('disk', 0.05), ('nw_in', 0.2))
+    """
+    out = {}
+    for value in values:
+        name, _, fraction = value.partition("=")
+        try:
+            beta = float(fraction)
+        except ValueError:
+            beta = float("nan")
+        if name not in _DIMENSIONS or not 0 <= beta <= 1:
+            raise click.BadParameter(f"expected DIMENSION=FRACTION with a dimension of {', '.join(_DIMENSIONS)} "
+                                     f"and a fraction from 0 to 1, got {value!r}")
+        out[name] = beta
+    return tuple(sorted(out.items()))
+
+
 @click.command(name="rebalance")
 @operation_options
 @click.option("--pool", "pools", multiple=True, help="A pool to rebalance (repeatable) [default: every pool].")
@@ -24,6 +44,9 @@ _DIMENSIONS = ("nw_in", "nw_out", "disk", "replicas", "leaders", "leader_nw_in")
                    "Control's balance threshold 1.10).")
 @click.option("--dimension", "dimensions", multiple=True, type=click.Choice(_DIMENSIONS),
               help="A dimension to balance (repeatable) [default: all six].")
+@click.option("--dimension-band", "dimension_bands", multiple=True, metavar="DIMENSION=FRACTION",
+              callback=lambda ctx, param, value: _dimension_bands(value),
+              help="A band of its own for one dimension, e.g. disk=0.05 (repeatable) [default: --band].")
 @click.option("--max-moved-bytes", type=click.IntRange(min=0),
               help="Bytes each pool may copy at most; then the best balance within them [default: no limit].")
 @click.option("--max-moved-bytes-total", type=click.IntRange(min=0),

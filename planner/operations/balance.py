@@ -96,9 +96,11 @@ def _weights(snapshot: ClusterSnapshot, brokers: Sequence[int]) -> np.ndarray:
 
 
 def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], brokers: Sequence[int],
-                 band: float, pinned: Mapping[int, np.ndarray] | None = None) -> dict[str, dict[str, float | int]]:
+                 band: float, pinned: Mapping[int, np.ndarray] | None = None,
+                 dimension_bands: Mapping[str, float] | None = None) -> dict[str, dict[str, float | int]]:
     """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over each broker's fair share,
-    ``outside_band`` and ``distance`` (see the module docstring), with the load `rack_pinned` (none when omitted: the pool mean);
+    ``outside_band`` and ``distance`` (see the module docstring; against ``dimension_bands`` where it names the
+    dimension, else ``band``), with the load `rack_pinned` (none when omitted: the pool mean);
     a dimension with no load or no weight is omitted.
 
     Examples
@@ -128,9 +130,10 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
         mean = total / total_w
         ratio = np.where(share[:, d] > 0, load[:, d] / np.where(share[:, d] > 0, share[:, d], 1.0), 0.0)
         off = np.where(share[:, d] > 0, np.abs(ratio - 1.0), 0.0)
+        beta = (dimension_bands or {}).get(name, band)
         out[name] = {"mean": round(mean, 6), "max": round(float(ratio.max()), 4), "min": round(float(ratio.min()), 4),
-                     "outside_band": int((off > band + 1e-9).sum()),
-                     "distance": round(float(np.maximum(off - band, 0.0).sum()), 4)}
+                     "outside_band": int((off > beta + 1e-9).sum()),
+                     "distance": round(float(np.maximum(off - beta, 0.0).sum()), 4)}
     return out
 
 

@@ -92,7 +92,7 @@ class _Search:
         banded &= (band_weights(state.capacity).sum(axis=0) > 0) & (total > 0)
         share = state_fair_share(state)
         self.share = np.where(share > 0, share, 1.0)
-        beta = goal.band or 0.0
+        beta = np.array([goal.band_of(d) for d in ENGINE_DIMENSIONS])
         brokers = np.ones(n, dtype=bool) if goal.band_brokers is None else np.asarray(goal.band_brokers, bool)
         self.banded = banded[None, :] & brokers[:, None]
         self.high = (1 + beta - _MARGIN) * self.share

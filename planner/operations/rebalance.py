@@ -11,7 +11,7 @@ with replicas outside their pool are first brought home (the seed, `pools.fill`)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -42,6 +42,7 @@ def rebalance(
     leaders_only: bool = False,
     exclude_topics: Sequence[str] = (),
     exclude_brokers: Sequence[int] = (),
+    dimension_bands: Mapping[str, float] | None = None,
 ) -> Operation:
     """Rebalance ``pools`` (all pools with brokers when empty); see the module docstring.
 
@@ -67,6 +68,9 @@ def rebalance(
     exclude_brokers : sequence of int
         Brokers that take no new replica (they may give some, and leadership among their replicas moves);
         Cruise Control's ``excluded_brokers_for_replica_move``.
+    dimension_bands : mapping of str to float, optional
+        A band of its own for some dimensions (Cruise Control's per-goal balance thresholds); ``band`` for the
+        others.
 
     Raises
     ------
@@ -84,6 +88,11 @@ def rebalance(
             raise InputError(f"--dimension: unknown {d!r}; expected one of {', '.join(ENGINE_DIMENSIONS)}")
     if not 0 <= band:
         raise InputError(f"--band: expected a fraction >= 0, got {band}")
+    own = dict(dimension_bands or {})
+    for d, b in own.items():
+        if d not in ENGINE_DIMENSIONS or not 0 <= b:
+            raise InputError(f"--dimension-band: expected DIMENSION=FRACTION with a dimension of "
+                             f"{', '.join(ENGINE_DIMENSIONS)} and a fraction >= 0, got {d}={b}")
     for option, value in (("--max-moved-bytes", max_moved_bytes), ("--max-moved-bytes-total", max_moved_bytes_total)):
         if value is not None and value < 0:
             raise InputError(f"{option}: expected bytes >= 0, got {value}")
@@ -98,7 +107,7 @@ def rebalance(
     dims = tuple(d for d in ENGINE_DIMENSIONS if d in dimensions)
     budget = 0.0 if leaders_only else None if max_moved_bytes is None else float(max_moved_bytes)
     # an unhealthy broker neither takes nor gives replicas: it is not held to the band (its load is fixed)
-    goals = {p: Goal(band=band, band_dimensions=dims, budget=budget,
+    goals = {p: Goal(band=band, band_dimensions=dims, budget=budget, dimension_bands=tuple(sorted(own.items())),
                      band_brokers=np.array([b not in inputs.health.brokers for b in inputs.members(p)]))
              for p in chosen}
     topics = {t: p for t, p in inputs.pool_topics(set(chosen)).items() if t not in excluded}
@@ -129,12 +138,13 @@ def rebalance(
         inputs, "rebalance",
         arguments={"pools": list(pools), "band": band, "dimensions": list(dims), "max_moved_bytes": max_moved_bytes,
                    "max_moved_bytes_total": max_moved_bytes_total, "leaders_only": leaders_only,
-                   "exclude_topics": list(exclude_topics), "exclude_brokers": sorted(set(exclude_brokers))},
+                   "exclude_topics": list(exclude_topics), "exclude_brokers": sorted(set(exclude_brokers)),
+                   "dimension_bands": dict(sorted(own.items()))},
         brokers_after=inputs.brokers, assignment=assignment, pools=chosen, band=band, forced_bytes=forced,
-        placement=outcome, warnings=list(dict.fromkeys(warnings)),
+        placement=outcome, warnings=list(dict.fromkeys(warnings)), dimension_bands=own,
     )
     limit = 0 if leaders_only else max_moved_bytes if max_moved_bytes is not None else max_moved_bytes_total
-    return _with_band_warnings(op, dims, band, limit)
+    return _with_band_warnings(op, dims, band, limit, own)
 
 
 def _rounds(inputs: OperationInputs, pools: Sequence[str], band: float, total: int | None) -> list[list[str]]:
@@ -152,10 +162,11 @@ def _rounds(inputs: OperationInputs, pools: Sequence[str], band: float, total: i
     return [[p] for p in sorted(pools, key=lambda p: (-distance[p], p))]
 
 
-def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None) -> Operation:
+def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None,
+                        own: Mapping[str, float]) -> Operation:
     notes = []
     for pool, table in sorted(op.balance.items()):
-        left = [f"{d} ({table[d]['after']['outside_band']})" for d in dims
+        left = [f"{d} ({table[d]['after']['outside_band']}{f', ±{own[d]:.0%}' if d in own else ''})" for d in dims
                 if d in table and table[d]["after"] and table[d]["after"]["outside_band"]]
         if left:
             why = ("moving leaders only" if budget == 0 else f"within the budget of {budget} bytes"

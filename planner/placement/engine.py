@@ -143,15 +143,29 @@ class Goal:
     """What a placement must satisfy besides the limits (see the module docstring).
 
     ``band`` is β, the allowed deviation from the pool mean as a fraction of it (0.1 = Cruise Control's balance
-    threshold 1.10); ``band_brokers`` selects the brokers it binds (all when None); ``budget`` caps moved bytes.
+    threshold 1.10); ``dimension_bands`` gives some dimensions their own β (Cruise Control's per-goal
+    thresholds); ``band_brokers`` selects the brokers it binds (all when None); ``budget`` caps moved bytes.
     """
 
     band: float | None = None
     band_dimensions: tuple[str, ...] = DIMENSIONS
     band_brokers: np.ndarray | None = None
     budget: float | None = None
+    dimension_bands: tuple[tuple[str, float], ...] = ()
+
+    def band_of(self, dimension: str) -> float:
+        """β in ``dimension``: its own band, else ``band`` (0 without one).
+
+        >>> Goal(band=0.1, dimension_bands=(("disk", 0.05),)).band_of("disk")
+        0.05
+        """
+        return dict(self.dimension_bands).get(dimension, self.band or 0.0)
 
     def __post_init__(self) -> None:
+        unknown = [d for d, _ in self.dimension_bands if d not in ENGINE_DIMENSIONS]
+        if unknown or any(not 0 <= b for _, b in self.dimension_bands):
+            raise ValueError(f"dimension_bands: expected fractions >= 0 of {list(ENGINE_DIMENSIONS)}, got "
+                             f"{self.dimension_bands!r}")
         unknown = [d for d in self.band_dimensions if d not in ENGINE_DIMENSIONS]
         if unknown:
             raise ValueError(f"band_dimensions: unknown {unknown}; expected some of {list(ENGINE_DIMENSIONS)}")
@@ -336,9 +350,9 @@ class _Band:
                 d = ENGINE_DIMENSIONS.index(name)
                 if weight[:, d].sum() <= 0 or total[d] <= 0:
                     continue
-                share = fair[:, d]
-                self.low[brokers, d] = (1 - goal.band) * share[brokers]
-                self.high[brokers, d] = (1 + goal.band) * share[brokers]
+                share, beta = fair[:, d], goal.band_of(name)
+                self.low[brokers, d] = (1 - beta) * share[brokers]
+                self.high[brokers, d] = (1 + beta) * share[brokers]
                 self.norm[brokers, d] = np.where(share[brokers] > 0, share[brokers], 1.0)
         self.banded = np.isfinite(self.high)
         self.upper = np.minimum(self.limit, self.high)

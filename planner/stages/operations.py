@@ -61,6 +61,7 @@ class RebalanceOptions(OperationOptions):
     leaders_only: bool = False
     exclude_topics: tuple[str, ...] = ()
     exclude_brokers: tuple[int, ...] = ()
+    dimension_bands: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,7 +120,7 @@ def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) ->
         inputs, pools=options.pools, band=options.band, dimensions=options.dimensions or ENGINE_DIMENSIONS,
         max_moved_bytes=options.max_moved_bytes, max_moved_bytes_total=options.max_moved_bytes_total,
         leaders_only=options.leaders_only, exclude_topics=options.exclude_topics,
-        exclude_brokers=options.exclude_brokers))
+        exclude_brokers=options.exclude_brokers, dimension_bands=dict(options.dimension_bands)))
 
 
 def add_brokers(options: AddBrokersOptions, *, progress: Progress = no_progress) -> OperationResult:

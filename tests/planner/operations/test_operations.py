@@ -309,6 +309,19 @@ def test_rebalance_leaves_excluded_topics_and_brokers_alone() -> None:
         rebalance(_inputs(s), exclude_brokers=[42])
 
 
+def test_a_dimension_with_a_band_of_its_own_is_held_to_it() -> None:
+    s = skewed_pool()
+    wide = rebalance(_inputs(s), band=0.5, dimensions=DIMENSIONS)
+    tight = rebalance(_inputs(s), band=0.5, dimensions=DIMENSIONS, dimension_bands={"disk": 0.05})
+    _check(s, tight)
+    disk = tight.balance["a"]["disk"]["after"]
+    assert disk["outside_band"] == 0 and 0.95 - 1e-4 <= disk["min"] <= disk["max"] <= 1.05 + 1e-4
+    assert wide.balance["a"]["disk"]["after"]["max"] - wide.balance["a"]["disk"]["after"]["min"] > 0.1
+    assert tight.plan.operation["arguments"]["dimension_bands"] == {"disk": 0.05}
+    with pytest.raises(InputError, match="--dimension-band: expected DIMENSION=FRACTION"):
+        rebalance(_inputs(s), dimension_bands={"cpu": 0.1})
+
+
 def test_a_cluster_wide_budget_bounds_every_pool_together() -> None:
     s = hot_tenant()
     free = rebalance(_inputs(s), dimensions=DIMENSIONS)
