@@ -94,6 +94,9 @@ def add(**params: Any) -> int:
 @operation_options
 @click.option("--broker", "brokers", required=True, multiple=True, type=_BROKER_ID,
               help="A broker to drain (repeatable).")
+@click.option("--to", "to", multiple=True, type=_BROKER_ID,
+              help="A broker of the pool that takes the drained replicas (repeatable) [default: any broker of the "
+                   "pool].")
 def decommission(**params: Any) -> int:
     """Drain brokers: every replica leaves them for the rest of their pool, after checking that it has the
     brokers, racks and capacity (refused with exit 1 and what is missing otherwise): Cruise Control's

@@ -39,7 +39,7 @@ from planner.operations.balance import broker_loads
 from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, state_loads
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
@@ -91,13 +91,16 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
                           placement=placement.pools, warnings=[*warnings, *placement.warnings])
 
 
-def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
-    """Drain ``brokers``: every replica leaves them (see the module docstring).
+def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
+                         destinations: Sequence[int] = ()) -> Operation:
+    """Drain ``brokers``: every replica leaves them (see the module docstring); with ``destinations`` (Cruise
+    Control's ``destination_broker_ids``, topicmappr's ``--brokers``) only those brokers of the pool take new
+    replicas.
 
     Raises
     ------
     InputError
-        An unknown broker or one in no pool.
+        An unknown broker or one in no pool, a destination that is drained, in another pool or unhealthy.
     InfeasibleError
         The rest of a pool cannot hold its partitions (brokers, racks, capacity), or a drained broker holds
         partitions that must keep their replicas; the message says what is missing.
@@ -120,20 +123,54 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     missing = [m for p in pools for m in _shortfall(inputs, p, after)]
     if missing:
         raise InfeasibleError(f"cannot decommission broker(s) {', '.join(map(str, drained))}: " + "; ".join(missing))
+    targets = sorted(set(_known(inputs, destinations, "--to"))) if destinations else []
+    for b in targets:
+        if b in drained or after[b] not in pools or b in inputs.health.brokers:
+            raise InputError(f"--to: broker {b} cannot take replicas: it must be a healthy broker that stays in "
+                             f"pool(s) {', '.join(map(repr, pools))}")
+    optimiser = pool_optimiser if not targets else lambda state, goal: pool_optimiser(_only_to(state, targets), goal)
     placement = place_in_pools(
         snap, inputs.forecast, inputs.pool_topics(set(pools)),
         {p: sorted(b for b, q in after.items() if q == p) for p in pools},
         headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=health,
-        optimiser=pool_optimiser,
+        optimiser=optimiser,
     )
     left = sorted({b for r in placement.assignment.values() for b in r} & set(drained))
     if left:
         raise InfeasibleError(f"broker(s) {', '.join(map(str, left))} keep replicas: their pool has fewer brokers "
                               "than some partition's replication factor")
     forced = sum(p.size_bytes * len(set(p.replicas) & set(drained)) for p in snap.partitions)
-    return operation_plan(inputs, "decommission", arguments={"brokers": drained}, brokers_after=after,
+    return operation_plan(inputs, "decommission", arguments={"brokers": drained} | ({"to": targets} if targets else {}),
+                          brokers_after=after,
                           assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
                           placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
+
+
+def _only_to(state: PoolState, targets: Sequence[int]) -> PoolState:
+    """``state`` where only ``targets`` receive: each new replica the seed put elsewhere goes to the target
+    least loaded (busiest dimension over its limit) that keeps the partition's rack spread."""
+    receives = state.receives & np.isin(state.broker_ids, np.asarray(targets, dtype=np.int64))
+    seed = state.seed.copy()
+    load = state_loads(state, seed)
+    racks = len(np.unique(state.rack[state.rack >= 0]))
+    for i, slot in zip(*np.nonzero(seed >= 0), strict=True):
+        b = int(seed[i, slot])
+        if receives[b] or (state.holders[i] == b).any():
+            continue
+        others = [int(x) for x in seed[i] if x >= 0 and x != b]
+        used = {int(state.rack[x]) for x in others}
+        fits = [t for t in np.flatnonzero(receives).tolist() if t not in others
+                and (int(state.rack[t]) not in used or state.rf[i] > racks or not racks)]
+        if not fits:
+            raise InfeasibleError(f"--to: no destination broker can take the drained replica of a partition on "
+                                  f"{', '.join(str(int(state.broker_ids[x])) for x in others)} and keep its rack "
+                                  "spread; name destination brokers on more racks")
+        d = state.follower[i] + (slot == 0) * state.extra[i]
+        t = min(fits, key=lambda t: (float(np.max((load[t, :4] + d[:4]) / np.maximum(state.limit[t], 1e-9))), t))
+        load[b] -= d
+        load[t] += d
+        seed[i, slot] = t
+    return replace(state, receives=receives, seed=seed)
 
 
 def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_change: bool = False) -> Operation:

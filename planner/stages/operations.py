@@ -74,9 +74,10 @@ class AddBrokersOptions(OperationOptions):
 
 @dataclass(frozen=True, kw_only=True)
 class DecommissionOptions(OperationOptions):
-    """``poolplan brokers decommission``: the brokers to drain."""
+    """``poolplan brokers decommission``: the brokers to drain and, optionally, the only brokers that receive."""
 
     brokers: tuple[int, ...]
+    to: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +135,7 @@ def decommission_brokers(options: DecommissionOptions, *, progress: Progress = n
     """Drain brokers into the rest of their pool (`planner.operations.decommission_brokers`)."""
     from planner.operations import decommission_brokers as decommission
 
-    return _run(options, progress, lambda inputs: decommission(inputs, options.brokers))
+    return _run(options, progress, lambda inputs: decommission(inputs, options.brokers, destinations=options.to))
 
 
 def demote_brokers(options: DemoteOptions, *, progress: Progress = no_progress) -> OperationResult:

@@ -129,6 +129,19 @@ def test_decommission_warns_only_of_what_the_operator_did_not_ask_for() -> None:
         "1 topic(s) are in no pool and stay where they are: z.legacy"]
 
 
+def test_decommission_sends_the_drained_replicas_only_to_the_destination_brokers() -> None:
+    s = large_skewed_pool()  # 12 brokers, rack r0 = 1, 4, 7, 10; RF 3 on 3 racks: 1's replicas stay in r0
+    op = decommission_brokers(_inputs(s), [1], destinations=[10, 11])
+    _check(s, op)
+    gained = {b for m in op.plan.moves for b in set(m.replicas) - set(m.old_replicas)}
+    assert gained == {10} and op.plan.operation["arguments"]["to"] == [10, 11]
+    assert op.moved_bytes == op.lower_bound
+    with pytest.raises(InfeasibleError, match="--to: no destination broker can take the drained replica"):
+        decommission_brokers(_inputs(s), [1], destinations=[11])  # r1 only: the partitions use it already
+    with pytest.raises(InputError, match="--to: broker 1 cannot take replicas"):
+        decommission_brokers(_inputs(s), [1], destinations=[1])
+
+
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
     s = last_broker_to_drain()
     with pytest.raises(InputError, match="--broker: broker 42 is not in the snapshot"):
