@@ -112,16 +112,19 @@ def _partition_problems(m, state, known: set[int], wanted: Mapping[str, int]) ->
 
 def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool
-    (a partition `pools.health` holds may keep its current replicas)."""
+    (a partition `pools.health` holds may keep its current replicas). A day-2 operation leaves a topic in no pool
+    where it is and says so itself: such a topic, unmoved, is not judged here."""
     out = []
     held = _kept_held(snapshot, plan)
-    for topic in sorted(snapshot.partitions_by_topic):
+    moved = {m.topic for m in plan.moves}
+    left = {t for t in snapshot.partitions_by_topic if plan.operation and plan.topics.get(t) is None} - moved
+    for topic in sorted(set(snapshot.partitions_by_topic) - left):
         pool = plan.topics.get(topic)
         candidates = policy.resolve(topic).candidates or policy.pool_names  # claimed by no pool: any pool
         if pool not in candidates:
             out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
     for m in _flagged(snapshot, plan, _outside_rows):
-        if (m.topic, m.partition) in held:
+        if (m.topic, m.partition) in held or m.topic in left:
             continue
         pool = plan.topics.get(m.topic)
         outside = [b for b in m.replicas if plan.brokers.get(b) != pool]
@@ -221,10 +224,12 @@ def _largest_rfs(snapshot: ClusterSnapshot, plan: Plan) -> dict[str, int]:
 
 
 def check_pins(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Pinned brokers stay in the pool that pins them."""
+    """Pinned brokers stay in the pool that pins them, unless the plan drains them (``operation.drained``: a
+    decommissioned or replaced broker leaves its pool, as asked)."""
     return [
         Violation("pins", True, f"broker {b} is pinned to pool {pool!r} but the plan puts it in {actual!r}")
         for b, pool, actual in misplaced_pins(policy.pinned_pool, plan.brokers)
+        if not (actual is None and b in plan.drained)
     ]
 
 

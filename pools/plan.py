@@ -23,7 +23,7 @@ current ``old_replicas``; a partition moves when the two differ. Broker loads ar
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 ``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
-(``rebalance``, ``add``, ``decommission``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
+(``rebalance``, ``add``, ``decommission``, ``demote``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
 balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
 ``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
 touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from pools.snapshot import DIMENSIONS
+from pools.snapshot import DIMENSIONS, Capacity
 
 if TYPE_CHECKING:
     from pools.policy import PoolPolicy
@@ -95,6 +95,17 @@ class PoolLimits:
         0.8
         """
         return self.headroom[DIMENSIONS.index(dimension)]
+
+    def broker_limit(self, capacity: Capacity) -> tuple[float, ...]:
+        """What one broker of the pool may carry per `DIMENSIONS`: headroom × its capacity (the per-broker rule;
+        a pool's own limit is headroom × `usable_capacity`).
+
+        Examples
+        --------
+        >>> PoolLimits((0.7, 0.6, 0.8, 0.9)).broker_limit(Capacity(100.0, 100.0, 1000.0, 10.0))
+        (70.0, 60.0, 800.0, 9.0)
+        """
+        return tuple(h * capacity.get(d) for h, d in zip(self.headroom, DIMENSIONS, strict=True))
 
 
 @dataclass(frozen=True)

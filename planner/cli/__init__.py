@@ -50,8 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = cli.main(args=args, prog_name="poolplan", standalone_mode=False)
     except click.exceptions.UsageError as exc:
-        exc.show()
-        return EXIT_INPUT
+        return _usage_error(exc)
     except click.exceptions.Abort:
         _err.print("aborted")
         return EXIT_INPUT
@@ -67,6 +66,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err.print(f"[bold red]error:[/] {exc.filename or exc}: no such file or directory", markup=True)
         return EXIT_INPUT
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _usage_error(exc: click.exceptions.UsageError) -> int:
+    """The one line for a usage error of any command (click's own is three: Usage, Try, Error), exit 2.
+
+    >>> import click
+    >>> _usage_error(click.exceptions.UsageError("No such command 'x'."))
+    2
+    """
+    where = exc.ctx.command_path if exc.ctx is not None else "poolplan"
+    _err.print(f"[bold red]error:[/] {escape(where)}: {escape(exc.format_message())} (see '{escape(where)} --help')",
+               markup=True)
+    return EXIT_INPUT
 
 
 def report_outcome(exc: InputError | InfeasibleError | SolverError | JobError) -> int:

@@ -11,15 +11,17 @@ from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.operations import (
     AddBrokersOptions,
     DecommissionOptions,
+    DemoteOptions,
     OperationResult,
     ReplaceOptions,
     add_brokers,
     decommission_brokers,
+    demote_brokers,
     replace_broker,
 )
 from pools.units import format_bytes, format_plural
 
-__all__ = ["command", "operation_options", "operation_outcome", "ADD", "DECOMMISSION", "REPLACE"]
+__all__ = ["command", "operation_options", "operation_outcome", "ADD", "DECOMMISSION", "DEMOTE", "REPLACE"]
 
 _BROKER_ID = click.IntRange(min=0, max=2**31 - 1)
 
@@ -70,7 +72,7 @@ def operation_outcome(result: OperationResult) -> Outcome:
 
 @click.group(name="brokers")
 def command() -> None:
-    """Add, decommission or replace brokers of a pool; each writes OUT/plan.json for `poolplan emit`.
+    """Add, decommission, demote or replace brokers of a pool; each writes OUT/plan.json for `poolplan emit`.
 
     Exit 0 with a plan; 1 when the operation is refused (decommission: what the rest of the pool lacks, or
     partitions that must be repaired first); 2 on bad input.
@@ -92,6 +94,9 @@ def add(**params: Any) -> int:
 @operation_options
 @click.option("--broker", "brokers", required=True, multiple=True, type=_BROKER_ID,
               help="A broker to drain (repeatable).")
+@click.option("--to", "to", multiple=True, type=_BROKER_ID,
+              help="A broker of the pool that takes the drained replicas (repeatable) [default: any broker of the "
+                   "pool].")
 def decommission(**params: Any) -> int:
     """Drain brokers: every replica leaves them for the rest of their pool, after checking that it has the
     brokers, racks and capacity (refused with exit 1 and what is missing otherwise): Cruise Control's
@@ -100,14 +105,29 @@ def decommission(**params: Any) -> int:
     return run_command(DECOMMISSION, params)
 
 
+@command.command(name="demote")
+@operation_options
+@click.option("--broker", "brokers", required=True, multiple=True, type=_BROKER_ID,
+              help="A broker to move leadership off (repeatable).")
+def demote(**params: Any) -> int:
+    """Move leadership off brokers, copying nothing: each partition they lead preferably gets its first other
+    in-sync replica as preferred leader, the demoted brokers last in its replica list (Cruise Control's
+    demote_broker); `poolplan emit` then elects the new preferred leaders."""
+    return run_command(DEMOTE, params)
+
+
 @command.command(name="replace")
 @operation_options
 @click.option("--old", "old", required=True, type=_BROKER_ID, help="The broker to replace.")
 @click.option("--new", "new", required=True, type=_BROKER_ID,
               help="The broker taking its place: in no pool or in the same pool.")
+@click.option("--allow-rack-change", is_flag=True,
+              help="Accept a --new broker on another rack than --old: replicas whose partition already uses the new "
+                   "rack go to other brokers (a warning says how many) [default: refused].")
 def replace(**params: Any) -> int:
     """Replace a broker by another: a straight swap in every replica list (leadership included), each replica
-    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it.
+    copied once; where the swap would break rack spread the replica goes to the least-loaded broker that keeps it
+    (across racks only with --allow-rack-change).
     The old broker may be dead: each partition that lost only its replica there is re-replicated from its
     in-sync leader."""
     return run_command(REPLACE, params)
@@ -116,5 +136,6 @@ def replace(**params: Any) -> int:
 ADD = Stage("brokers add", add, lambda params: AddBrokersOptions(**params), add_brokers, operation_outcome)
 DECOMMISSION = Stage("brokers decommission", decommission, lambda params: DecommissionOptions(**params),
                      decommission_brokers, operation_outcome)
+DEMOTE = Stage("brokers demote", demote, lambda params: DemoteOptions(**params), demote_brokers, operation_outcome)
 REPLACE = Stage("brokers replace", replace, lambda params: ReplaceOptions(**params), replace_broker,
                 operation_outcome)

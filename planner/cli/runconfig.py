@@ -33,7 +33,7 @@ __all__ = ["STAGES", "PLAN_STAGES", "STAGE_PATHS", "RUN_STAGES", "RunConfig", "S
 
 #: The day-2 operations a run can make its plan with (`planner.stages.operations`), by their run names.
 _OPERATIONS: Mapping[str, Stage] = {s.run_name: s for s in (rebalance.STAGE, brokers.ADD, brokers.DECOMMISSION,
-                                                            brokers.REPLACE, replication.STAGE)}
+                                                            brokers.DEMOTE, brokers.REPLACE, replication.STAGE)}
 #: Every stage, by its run name (`Stage.run_name`), in the order a run executes them.
 RUN_STAGES: Mapping[str, Stage] = {
     **{s.run_name: s for s in (sample.STAGE, snapshot.STAGE, ingest.STAGE, plan.STAGE)},

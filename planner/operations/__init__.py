@@ -9,7 +9,7 @@ kafka-kit's ``rebuild`` substitution and Yelp's ``decommission``/``replace-broke
 
 from __future__ import annotations
 
-from planner.operations.brokers import add_brokers, decommission_brokers, replace_broker
+from planner.operations.brokers import add_brokers, decommission_brokers, demote_brokers, replace_broker
 from planner.operations.outcome import Operation
 from planner.operations.rebalance import REBALANCE_BAND, rebalance
 from planner.operations.replication import set_replication_factor
@@ -23,6 +23,7 @@ __all__ = [
     "rebalance",
     "add_brokers",
     "decommission_brokers",
+    "demote_brokers",
     "replace_broker",
     "set_replication_factor",
 ]

@@ -6,8 +6,9 @@ leaders its replica capacity, for leaders' bytes-in its network-in capacity, as 
 pool's mean is its total load over its total weight. Each broker is measured against its fair share
 (`planner.placement.engine.fair_share`: the pool mean, or its rack's where partitions whose RF reaches the pool's
 racks pin load to every rack): ``max`` and ``min`` are the busiest and idlest broker's load over that share
-(1.0 = exactly its share), and ``outside_band`` counts brokers more than ``band`` from it: Cruise Control's
-distribution goals with ``balance.threshold`` = 1 + band.
+(1.0 = exactly its share), ``outside_band`` counts brokers more than ``band`` from it (Cruise Control's
+distribution goals with ``balance.threshold`` = 1 + band) and ``distance`` sums how far they are outside it, in
+fair shares (what `planner.placement.exact.exact_placement` minimises within a budget).
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ __all__ = ["broker_loads", "rack_pinned", "pool_balance", "spread"]
 def broker_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand],
                  assignment: Mapping[tuple[str, int], tuple[int, ...]] | None = None) -> dict[int, np.ndarray]:
     """Load per broker in `ENGINE_DIMENSIONS` with every partition on ``assignment`` (its current replicas where
-    omitted; the first replica leads)."""
+    omitted; the first replica leads), at the replication factor of that placement (a leader replicates to its
+    followers there)."""
     a = cluster_arrays(snapshot)
     everything = np.arange(len(a.part_rf))
-    follower, extra = engine_loads(partition_loads(snapshot, demands), everything, a.part_rf)
+    follower, extra = engine_loads(partition_loads(snapshot, demands), everything, _rf(snapshot, assignment))
     load = load_on(a, np.arange(a.n_brokers), _rows(snapshot, assignment), follower, extra)
     return {int(b): load[i] for i, b in enumerate(a.broker_ids.tolist())}
 
@@ -51,11 +53,23 @@ def rack_pinned(snapshot: ClusterSnapshot, demands: Mapping[str, Demand], broker
         return out
     rows = _rows(snapshot, assignment)
     inside = np.isin(np.where(rows >= 0, a.broker_ids[np.maximum(rows, 0)], -1), np.array(ids)) | (rows < 0)
-    parts = np.flatnonzero(inside.all(axis=1) & (a.part_rf >= len(racks)))
-    follower, _ = engine_loads(partition_loads(snapshot, demands), parts, a.part_rf[parts])
+    rf = _rf(snapshot, assignment)
+    parts = np.flatnonzero(inside.all(axis=1) & (rf >= len(racks)))
+    follower, _ = engine_loads(partition_loads(snapshot, demands), parts, rf[parts])
     for r in sorted(racks):
         out[min(b for b in ids if rack[b] == r)] += follower.sum(axis=0)
     return out
+
+
+def _rf(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> np.ndarray:
+    """Every partition's replication factor with ``assignment`` applied (an RF change gives new lengths)."""
+    rf = cluster_arrays(snapshot).part_rf.copy()
+    if assignment:
+        for i, p in enumerate(snapshot.partitions):
+            new = assignment.get((p.topic, p.partition))
+            if new is not None:
+                rf[i] = len(new)
+    return rf
 
 
 def _rows(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> np.ndarray:
@@ -82,9 +96,11 @@ def _weights(snapshot: ClusterSnapshot, brokers: Sequence[int]) -> np.ndarray:
 
 
 def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], brokers: Sequence[int],
-                 band: float, pinned: Mapping[int, np.ndarray] | None = None) -> dict[str, dict[str, float | int]]:
-    """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over each broker's fair share and
-    ``outside_band`` (see the module docstring), with the load `rack_pinned` (none when omitted: the pool mean);
+                 band: float, pinned: Mapping[int, np.ndarray] | None = None,
+                 dimension_bands: Mapping[str, float] | None = None) -> dict[str, dict[str, float | int]]:
+    """Per `ENGINE_DIMENSIONS` name: ``mean`` utilisation, ``max`` and ``min`` over each broker's fair share,
+    ``outside_band`` and ``distance`` (see the module docstring; against ``dimension_bands`` where it names the
+    dimension, else ``band``), with the load `rack_pinned` (none when omitted: the pool mean);
     a dimension with no load or no weight is omitted.
 
     Examples
@@ -94,7 +110,7 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
     ...                              Broker(2, None, Capacity(10, 10, 100, 10))), (), ())
     >>> loads = {1: np.array([6.0, 0, 0, 3, 0, 0]), 2: np.array([2.0, 0, 0, 1, 0, 0])}
     >>> pool_balance(snap, loads, [1, 2], 0.1)["nw_in"]
-    {'mean': 0.4, 'max': 1.5, 'min': 0.5, 'outside_band': 2}
+    {'mean': 0.4, 'max': 1.5, 'min': 0.5, 'outside_band': 2, 'distance': 0.8}
     """
     if not brokers:
         return {}
@@ -113,8 +129,11 @@ def pool_balance(snapshot: ClusterSnapshot, loads: Mapping[int, np.ndarray], bro
             continue
         mean = total / total_w
         ratio = np.where(share[:, d] > 0, load[:, d] / np.where(share[:, d] > 0, share[:, d], 1.0), 0.0)
+        off = np.where(share[:, d] > 0, np.abs(ratio - 1.0), 0.0)
+        beta = (dimension_bands or {}).get(name, band)
         out[name] = {"mean": round(mean, 6), "max": round(float(ratio.max()), 4), "min": round(float(ratio.min()), 4),
-                     "outside_band": int((np.abs(ratio - 1.0) > band + 1e-9).sum())}
+                     "outside_band": int((off > beta + 1e-9).sum()),
+                     "distance": round(float(np.maximum(off - beta, 0.0).sum()), 4)}
     return out
 
 

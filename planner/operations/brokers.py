@@ -5,8 +5,11 @@
   in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes.
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
-  racks (`pools.pool_rules.pool_racks_required`), and its forecast demand within headroom × usable capacity
-  (`pools.pool_rules.usable_capacity`, less the tolerated failures); when it falls short the operation is
+  racks (`pools.pool_rules.pool_racks_required`), its forecast demand within headroom × usable capacity
+  (`pools.pool_rules.usable_capacity`, less the tolerated failures), and each rack's share of it: a partition
+  whose RF reaches the pool's racks keeps a replica in every rack, so a rack left with fewer brokers must carry
+  one replica of each within headroom × their capacity (Cruise Control refuses such a removal too); when it
+  falls short the operation is
   refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then the seed (`pools.fill`) puts each
   drained replica on the least-loaded broker on a rack the partition lacks and the engine relieves what is
   over headroom.
@@ -27,7 +30,7 @@ the validator and ``poolplan emit`` learn the evacuation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -36,16 +39,16 @@ from planner.operations.balance import broker_loads
 from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, state_loads
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
-from pools.demand import PartitionShare
+from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
 from pools.health import ClusterHealth
 from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
-from pools.snapshot import DIMENSIONS, PartitionState
+from pools.snapshot import DIMENSIONS, Broker, PartitionState
 from pools.units import format_bytes
 
-__all__ = ["add_brokers", "decommission_brokers", "replace_broker"]
+__all__ = ["add_brokers", "decommission_brokers", "demote_brokers", "replace_broker"]
 
 
 def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> Operation:
@@ -54,20 +57,25 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     Raises
     ------
     InputError
-        An unknown pool or broker, a broker already in a pool, or one the policy pins to another pool.
+        An unknown pool or broker, a broker in another pool, or one the policy pins to another pool. A broker the
+        inventory already tags with ``pool`` (the usual way to provision one) joins like one in no pool.
     """
     if pool not in inputs.policy.pool_names:
         raise InputError(f"--pool: unknown pool {pool!r}; the policy has {', '.join(inputs.policy.pool_names)}")
     new = _known(inputs, brokers, "--broker")
     for b in new:
-        if inputs.brokers[b] is not None:
-            raise InputError(f"--broker: broker {b} is already in pool {inputs.brokers[b]!r}; brokers add takes "
-                             "brokers in no pool (decommission it from its pool first)")
+        if inputs.brokers[b] not in (None, pool):
+            raise InputError(f"--broker: broker {b} is in pool {inputs.brokers[b]!r}, not {pool!r}; brokers add takes "
+                             f"brokers in no pool or already tagged with {pool!r} (decommission it from its pool first)")
         pinned = inputs.policy.pinned_pool.get(b)
         if pinned is not None and pinned != pool:
             raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
     warnings = [f"broker {b} is unhealthy ({inputs.health.brokers[b]}): it joins pool {pool!r} but takes no replica"
                 for b in new if b in inputs.health.brokers]
+    held = {b: sum(b in p.replicas for p in inputs.snapshot.partitions) for b in new if inputs.brokers[b] == pool}
+    warnings += [f"broker {b} is already in pool {pool!r} with {n} replica(s): it is brought to its fair share like a "
+                 f"new broker; `poolplan rebalance --pool {pool}` balances every broker of the pool"
+                 for b, n in sorted(held.items()) if n]
     after = dict(inputs.brokers) | dict.fromkeys(new, pool)
     members = sorted(b for b, p in after.items() if p == pool)
     # the new brokers' share includes leadership (a zero-copy move): without it they lead nothing
@@ -83,13 +91,16 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
                           placement=placement.pools, warnings=[*warnings, *placement.warnings])
 
 
-def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
-    """Drain ``brokers``: every replica leaves them (see the module docstring).
+def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
+                         destinations: Sequence[int] = ()) -> Operation:
+    """Drain ``brokers``: every replica leaves them (see the module docstring); with ``destinations`` (Cruise
+    Control's ``destination_broker_ids``, topicmappr's ``--brokers``) only those brokers of the pool take new
+    replicas.
 
     Raises
     ------
     InputError
-        An unknown broker or one in no pool.
+        An unknown broker or one in no pool, a destination that is drained, in another pool or unhealthy.
     InfeasibleError
         The rest of a pool cannot hold its partitions (brokers, racks, capacity), or a drained broker holds
         partitions that must keep their replicas; the message says what is missing.
@@ -112,29 +123,68 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     missing = [m for p in pools for m in _shortfall(inputs, p, after)]
     if missing:
         raise InfeasibleError(f"cannot decommission broker(s) {', '.join(map(str, drained))}: " + "; ".join(missing))
+    targets = sorted(set(_known(inputs, destinations, "--to"))) if destinations else []
+    for b in targets:
+        if b in drained or after[b] not in pools or b in inputs.health.brokers:
+            raise InputError(f"--to: broker {b} cannot take replicas: it must be a healthy broker that stays in "
+                             f"pool(s) {', '.join(map(repr, pools))}")
+    optimiser = pool_optimiser if not targets else lambda state, goal: pool_optimiser(_only_to(state, targets), goal)
     placement = place_in_pools(
         snap, inputs.forecast, inputs.pool_topics(set(pools)),
         {p: sorted(b for b, q in after.items() if q == p) for p in pools},
         headroom={p: inputs.rules.limits(p).headroom for p in pools}, health=health,
-        optimiser=pool_optimiser,
+        optimiser=optimiser,
     )
     left = sorted({b for r in placement.assignment.values() for b in r} & set(drained))
     if left:
         raise InfeasibleError(f"broker(s) {', '.join(map(str, left))} keep replicas: their pool has fewer brokers "
                               "than some partition's replication factor")
     forced = sum(p.size_bytes * len(set(p.replicas) & set(drained)) for p in snap.partitions)
-    return operation_plan(inputs, "decommission", arguments={"brokers": drained}, brokers_after=after,
+    return operation_plan(inputs, "decommission", arguments={"brokers": drained} | ({"to": targets} if targets else {}),
+                          brokers_after=after,
                           assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
                           placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
 
 
-def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
+def _only_to(state: PoolState, targets: Sequence[int]) -> PoolState:
+    """``state`` where only ``targets`` receive: each new replica the seed put elsewhere goes to the target
+    least loaded (busiest dimension over its limit) that keeps the partition's rack spread."""
+    receives = state.receives & np.isin(state.broker_ids, np.asarray(targets, dtype=np.int64))
+    seed = state.seed.copy()
+    load = state_loads(state, seed)
+    racks = len(np.unique(state.rack[state.rack >= 0]))
+    for i, slot in zip(*np.nonzero(seed >= 0), strict=True):
+        b = int(seed[i, slot])
+        if receives[b] or (state.holders[i] == b).any():
+            continue
+        others = [int(x) for x in seed[i] if x >= 0 and x != b]
+        used = {int(state.rack[x]) for x in others}
+        fits = [t for t in np.flatnonzero(receives).tolist() if t not in others
+                and (int(state.rack[t]) not in used or state.rf[i] > racks or not racks)]
+        if not fits:
+            raise InfeasibleError(f"--to: no destination broker can take the drained replica of a partition on "
+                                  f"{', '.join(str(int(state.broker_ids[x])) for x in others)} and keep its rack "
+                                  "spread; name destination brokers on more racks")
+        d = state.follower[i] + (slot == 0) * state.extra[i]
+        t = min(fits, key=lambda t: (float(np.max((load[t, :4] + d[:4]) / np.maximum(state.limit[t], 1e-9))), t))
+        load[b] -= d
+        load[t] += d
+        seed[i, slot] = t
+    return replace(state, receives=receives, seed=seed)
+
+
+def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_change: bool = False) -> Operation:
     """Broker ``new`` takes broker ``old``'s place in every replica list (see the module docstring).
+
+    A ``new`` broker on another rack than ``old`` cannot swap straight where a partition already uses its rack:
+    those replicas go to other brokers. That is refused unless ``allow_rack_change``, and then a warning says
+    how many replicas ``new`` takes and how many go elsewhere.
 
     Raises
     ------
     InputError
-        Unknown brokers, the same broker twice, a new broker in another pool or unhealthy.
+        Unknown brokers, the same broker twice, a new broker in another pool or unhealthy, or on another rack
+        without ``allow_rack_change``.
     InfeasibleError
         ``old`` holds partitions that must keep their replicas.
     """
@@ -158,8 +208,7 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
     members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
     rack = {b.id: b.rack for b in snap.brokers}
     loads = broker_loads(snap, inputs.forecast)
-    limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS]) *
-             np.asarray(inputs.rules.limits(pool).headroom) for b in members}
+    limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity)) for b in members}
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
     rerouted = []
     shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
@@ -178,6 +227,17 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
         loads[target] = loads[target] + _replica_share(p, shares.get((p.topic, p.partition)),
                                                        p.replicas.index(old) == 0)
     warnings = []
+    total = sum(old in p.replicas for p in snap.partitions)
+    if rack[old] != rack[new] and any(rack[b] is not None for b in members):
+        took = total - len(rerouted)
+        if not allow_rack_change:
+            raise InputError(f"--new: broker {new} is in rack {rack[new]!r}, broker {old} in {rack[old]!r}: broker "
+                             f"{new} would take {took} of broker {old}'s {total} replica(s) and {len(rerouted)} would "
+                             f"go to other brokers of pool {pool!r} to keep their rack spread; pass "
+                             f"--allow-rack-change to do that, or replace it by a broker of rack {rack[old]!r}")
+        warnings.append(f"cross-rack replace (--allow-rack-change): broker {new} (rack {rack[new]}) takes {took} of "
+                        f"broker {old}'s (rack {rack[old]}) {total} replica(s), {len(rerouted)} go to other brokers of "
+                        f"pool {pool!r} to keep their rack spread")
     if rerouted:
         hint = (f" (broker {old} is in rack {rack[old]}, {new} in {rack[new]}: a broker of rack {rack[old]} "
                 "would swap straight)" if rack[old] != rack[new] else "")
@@ -193,9 +253,80 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
     forced = sum(p.size_bytes for p in snap.partitions if old in p.replicas)
     warnings += [f"cluster health: {line}" for line in health.summary()] if health.brokers or health.partitions \
         or health.evacuated else []
-    return operation_plan(inputs, "replace", arguments={"old": old, "new": new}, brokers_after=after,
+    return operation_plan(inputs, "replace", arguments={"old": old, "new": new, "allow_rack_change": allow_rack_change},
+                          brokers_after=after,
                           assignment=assignment, pools=[pool] if pool else [], band=FAIR_SHARE_BAND,
                           forced_bytes=forced, warnings=warnings, extra={"drained": [old]})
+
+
+def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
+    """Move leadership off ``brokers`` (Cruise Control's ``demote_broker``): in every partition of a pooled topic
+    whose preferred (first) replica is one of them, they move to the end of the replica list and the other
+    replica that is in sync, healthy and least loaded once it leads (busiest dimension over headroom × capacity,
+    loads updated as leads move, heaviest partitions first) becomes the preferred leader; the runbook's
+    preferred-leader election then moves the lead. Nothing is copied and no replica changes broker.
+
+    A partition with no other in-sync healthy replica, or held by `pools.health`, keeps its order (a warning
+    names them).
+
+    Examples
+    --------
+    >>> from pools.snapshot import PartitionState
+    >>> _demoted(PartitionState("t", 0, (1, 2, 3), leader=1, isr=(1, 3)), {1}, set(), lambda b: 0.0)
+    (3, 2, 1)
+
+    Raises
+    ------
+    InputError
+        An unknown broker, or one in no pool.
+    """
+    demoted = _known(inputs, brokers, "--broker")
+    for b in demoted:
+        if inputs.brokers[b] is None:
+            raise InputError(f"--broker: broker {b} is in no pool; demote moves leadership inside a pool")
+    snap = inputs.snapshot
+    loads = broker_loads(snap, inputs.forecast)
+    limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity))
+             for b, pool in inputs.brokers.items() if pool is not None}
+    shares = {(t, s.partition): s for t, d in inputs.forecast.items() for s in d.partitions}
+    assignment, kept = {}, []
+    led = [p for p in snap.partitions if p.topic in inputs.topics and p.replicas and p.replicas[0] in demoted]
+    for p in sorted(led, key=lambda p: (-p.size_bytes, p.topic, p.partition)):
+        share = shares.get((p.topic, p.partition))
+        extra = _replica_share(p, share, True) - _replica_share(p, share, False)
+
+        def busiest(b: int, extra: np.ndarray = extra) -> float:
+            load = loads[b][:4] + extra[:4]
+            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9))) if b in limit else np.inf
+
+        new = None if (p.topic, p.partition) in inputs.health.partitions else \
+            _demoted(p, set(demoted), set(inputs.health.brokers), busiest)
+        if new is None:
+            kept.append(f"{p.topic}-{p.partition}")
+        else:
+            assignment[p.topic, p.partition] = new
+            loads[p.replicas[0]] = loads[p.replicas[0]] - extra
+            loads[new[0]] = loads[new[0]] + extra
+    kept.sort()
+    warnings = [f"{len(kept)} partition(s) keep broker(s) {', '.join(map(str, demoted))} as preferred leader: no "
+                f"other replica is in sync and healthy, or the partition must be repaired first: "
+                f"{', '.join(kept[:5])}{' and more' if len(kept) > 5 else ''}"] if kept else []
+    pools = sorted({inputs.brokers[b] for b in demoted})  # type: ignore[type-var]
+    return operation_plan(inputs, "demote", arguments={"brokers": demoted}, brokers_after=inputs.brokers,
+                          assignment=assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=0,
+                          warnings=warnings)
+
+
+def _demoted(p: PartitionState, demoted: set[int], unhealthy: set[int],
+             busiest: Callable[[int], float]) -> tuple[int, ...] | None:
+    """``p``'s replicas with the demoted brokers last, led by its other in-sync, healthy replica that ``busiest``
+    rates lowest (ties: the earlier in the list); None when there is none."""
+    rest = [b for b in p.replicas if b not in demoted]
+    eligible = [b for b in rest if b in p.isr and b not in unhealthy]
+    if not eligible:
+        return None
+    lead = min(eligible, key=lambda b: (busiest(b), rest.index(b)))
+    return (lead, *(b for b in rest if b != lead), *(b for b in p.replicas if b in demoted))
 
 
 def _known(inputs: OperationInputs, brokers: Iterable[int], option: str) -> list[int]:
@@ -266,6 +397,7 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
         need_racks = pool_racks_required(limits, rf, len(snap.racks))
         if len(racks) < need_racks:
             out.append(f"pool {pool!r} would span {len(racks)} rack(s), needs {need_racks}")
+    out += _rack_shortfall(inputs, pool, members, topics)
     for i, d in enumerate(DIMENSIONS):
         usable = usable_capacity([b.capacity.get(d) for b in members], limits.tolerated_failures)
         demand = sum(inputs.forecast[t].get(d) for t in topics if t in inputs.forecast)
@@ -276,6 +408,41 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
                        f"({limits.headroom[i]:.0%} of its usable capacity with {limits.tolerated_failures} broker "
                        "failure(s) tolerated)")
     return out
+
+
+def _rack_shortfall(inputs: OperationInputs, pool: str, members: Sequence[Broker], topics: Sequence[str]) -> list[str]:
+    """What each rack of ``pool`` lacks for the load racks pin: a partition whose replication factor reaches the
+    pool's racks keeps a replica in every rack (min(RF, racks) racks), so each rack carries one follower's load
+    of all of them (the load `planner.placement.engine.fair_share` keeps in its rack), within headroom × its
+    brokers' capacity (`pools.pool_rules.PoolLimits.broker_limit`)."""
+    rack = {b.id: b.rack for b in members}
+    racks = sorted({r for r in rack.values() if r is not None})
+    if len(racks) < 2 or None in rack.values():
+        return []
+    snap, limits = inputs.snapshot, inputs.rules.limits(pool)
+    mine = set(topics)
+    wide = np.array([p.topic in mine and len(p.replicas) >= len(racks) for p in snap.partitions], dtype=bool)
+    if not wide.any():
+        return []
+    loads = partition_loads(snap, inputs.forecast)
+    # one follower per partition, in DIMENSIONS: bytes-in fetched, nothing served, its storage, one replica
+    pinned = (float(loads.bytes_in[wide].sum()), 0.0, float(loads.storage[wide].sum()), float(wide.sum()))
+    out = []
+    for r in racks:
+        brokers = sorted(b for b in rack if rack[b] == r)
+        room = np.sum([limits.broker_limit(snap.broker_by_id[b].capacity) for b in brokers], axis=0)
+        short = [f"{d} {_amount(d, pinned[i])} against the {_amount(d, room[i])} it can carry "
+                 f"({limits.headroom[i]:.0%} of its capacity)" for i, d in enumerate(DIMENSIONS)
+                 if over_limit(pinned[i], float(room[i]))]
+        if short:
+            out.append(f"rack {r!r} of pool {pool!r} would keep broker(s) {', '.join(map(str, brokers))}, which must "
+                       f"hold a replica of each of the {int(wide.sum())} partition(s) whose replication factor reaches "
+                       f"the pool's {len(racks)} racks: {'; '.join(short)}")
+    return out
+
+
+def _amount(dimension: str, value: float) -> str:
+    return format_bytes(value) if dimension == "disk" else f"{value:.6g}"
 
 
 def _keeps_spread(others: Sequence[int], candidate: int, rack: Mapping[int, str | None], old: int) -> bool:

@@ -56,11 +56,16 @@ from planner.placement.engine import (
     state_loads,
 )
 
-__all__ = ["ENGINE_PAIRS", "OVERLOAD", "distribute", "pool_optimiser"]
+__all__ = ["ENGINE_PAIRS", "OVERLOAD", "POLISH_NODES", "POLISH_SECONDS", "distribute", "pool_optimiser"]
 
 #: Pools with at most this many (partition, broker) pairs go to the engine's exact model, larger ones to the
 #: search: with many brokers banded (a rebalance) or over headroom, the whole-pool model stalls at the root.
-ENGINE_PAIRS = 1_000
+ENGINE_PAIRS = 2_000
+#: Branch-and-bound nodes of the engine's model after the search on a small pool: seconds, not minutes, on a
+#: 7-broker pool whose band cannot be met (the model's slack makes its bound weak, so it rarely proves the gap).
+POLISH_NODES = 300
+#: Seconds the engine may spend on a small pool at most (a safety net: the node limit binds first).
+POLISH_SECONDS = 60.0
 #: Weight of load above headroom × capacity against load outside the band.
 OVERLOAD = 1e3
 _SOURCES = 16  # brokers out of the band examined per step
@@ -87,7 +92,7 @@ class _Search:
         banded &= (band_weights(state.capacity).sum(axis=0) > 0) & (total > 0)
         share = state_fair_share(state)
         self.share = np.where(share > 0, share, 1.0)
-        beta = goal.band or 0.0
+        beta = np.array([goal.band_of(d) for d in ENGINE_DIMENSIONS])
         brokers = np.ones(n, dtype=bool) if goal.band_brokers is None else np.asarray(goal.band_brokers, bool)
         self.banded = banded[None, :] & brokers[:, None]
         self.high = (1 + beta - _MARGIN) * self.share
@@ -400,8 +405,13 @@ def distribute(state: PoolState, goal: Goal, *, max_moves: int | None = None) ->
 
 
 def pool_optimiser(state: PoolState, goal: Goal) -> PoolResult:
-    """What every day-2 operation hands `planner.placement.minimal_move.place_in_pools`: the engine's exact model
-    on pools of at most `ENGINE_PAIRS` (partition, broker) pairs, `distribute` on larger ones."""
-    if state.seed.shape[0] * len(state.broker_ids) <= ENGINE_PAIRS:
-        return optimise(state, goal)
-    return distribute(state, goal)
+    """What every day-2 operation hands `planner.placement.minimal_move.place_in_pools`: `distribute`, then, on
+    pools of at most `ENGINE_PAIRS` (partition, broker) pairs, the engine's whole-pool model started from the
+    search's placement under `POLISH_NODES` branch-and-bound nodes (deterministic; `POLISH_SECONDS` is a safety
+    net whose hit the result's status, `TIME_LIMITED`, reports). The engine keeps the search's placement unless it finds a
+    better one (less overload, then less distance outside the band, then fewer moved bytes), so a small pool
+    gets the search's balance at worst and the exact optimum whenever the model closes its gap in the nodes."""
+    searched = distribute(state, goal)
+    if state.seed.shape[0] * len(state.broker_ids) > ENGINE_PAIRS:
+        return searched
+    return optimise(state, goal, start=searched.target, max_nodes=POLISH_NODES, time_limit=POLISH_SECONDS)

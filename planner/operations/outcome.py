@@ -51,6 +51,7 @@ def operation_plan(
     placement: Mapping[str, PoolPlacement] | None = None,
     warnings: Sequence[str] = (),
     extra: Mapping[str, Any] | None = None,
+    dimension_bands: Mapping[str, float] | None = None,
 ) -> Operation:
     """Assemble and validate the plan of operation ``name`` (see the module docstring).
 
@@ -77,6 +78,8 @@ def operation_plan(
     warnings : sequence of str
     extra : mapping, optional
         More keys for the ``operation`` table (``replication_factors`` of an RF change).
+    dimension_bands : mapping of str to float, optional
+        Dimensions reported against their own band instead of ``band``.
     """
     snap = inputs.snapshot
     moves = tuple(PartitionMove(p.topic, p.partition, p.replicas, assignment.get((p.topic, p.partition), p.replicas),
@@ -86,8 +89,9 @@ def operation_plan(
     for pool in sorted(set(pools)):
         members = [b for b, p in brokers_after.items() if p == pool]
         was = pool_balance(snap, before, inputs.members(pool), band,
-                           rack_pinned(snap, inputs.forecast, inputs.members(pool)))
-        now = pool_balance(snap, after, members, band, rack_pinned(snap, inputs.forecast, members, assignment))
+                           rack_pinned(snap, inputs.forecast, inputs.members(pool)), dimension_bands)
+        now = pool_balance(snap, after, members, band, rack_pinned(snap, inputs.forecast, members, assignment),
+                           dimension_bands)
         balance[pool] = {d: {"before": was.get(d), "after": now.get(d)} for d in (*was, *(k for k in now if k not in was))}
     moved = sum(m.moved_bytes for m in moves)
     arriving = sum(max(0.0, float(after[b][2] - before[b][2])) for b in after)

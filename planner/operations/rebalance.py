@@ -11,15 +11,16 @@ with replicas outside their pool are first brought home (the seed, `pools.fill`)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from planner.operations.outcome import Operation, operation_plan
-from planner.operations.scope import OperationInputs
+from planner.operations.balance import broker_loads, pool_balance, rack_pinned
 from planner.operations.distribution import pool_optimiser
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal
+from planner.operations.outcome import Operation, operation_plan
+from planner.operations.scope import OperationInputs, select_topics
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolResult, PoolState
 from planner.placement.minimal_move import place_in_pools
 from pools.errors import InputError
 
@@ -37,6 +38,11 @@ def rebalance(
     band: float = REBALANCE_BAND,
     dimensions: Sequence[str] = ENGINE_DIMENSIONS,
     max_moved_bytes: int | None = None,
+    max_moved_bytes_total: int | None = None,
+    leaders_only: bool = False,
+    exclude_topics: Sequence[str] = (),
+    exclude_brokers: Sequence[int] = (),
+    dimension_bands: Mapping[str, float] | None = None,
 ) -> Operation:
     """Rebalance ``pools`` (all pools with brokers when empty); see the module docstring.
 
@@ -51,11 +57,25 @@ def rebalance(
         Dimensions banded, from `ENGINE_DIMENSIONS`.
     max_moved_bytes : int, optional
         Bytes each pool may copy at most; then the best balance within it.
+    max_moved_bytes_total : int, optional
+        Bytes the whole rebalance may copy at most: the pools are rebalanced one after another, furthest from
+        the band first (`planner.operations.balance.pool_balance`'s ``distance``), each within what is left.
+    leaders_only : bool
+        Move preferred leaders only, copying nothing (Cruise Control's leader-only goals; a budget of 0).
+    exclude_topics : sequence of str
+        Topic names or full-match regular expressions whose partitions stay as they are (their load still
+        counts); Cruise Control's ``excluded_topics``.
+    exclude_brokers : sequence of int
+        Brokers that take no new replica (they may give some, and leadership among their replicas moves);
+        Cruise Control's ``excluded_brokers_for_replica_move``.
+    dimension_bands : mapping of str to float, optional
+        A band of its own for some dimensions (Cruise Control's per-goal balance thresholds); ``band`` for the
+        others.
 
     Raises
     ------
     InputError
-        An unknown pool or dimension, a negative band or budget.
+        An unknown pool, dimension, topic or broker, a negative band or budget, ``leaders_only`` with a budget.
     """
     known = [p for p in inputs.policy.pool_names if inputs.members(p)]
     for pool in pools:
@@ -68,38 +88,89 @@ def rebalance(
             raise InputError(f"--dimension: unknown {d!r}; expected one of {', '.join(ENGINE_DIMENSIONS)}")
     if not 0 <= band:
         raise InputError(f"--band: expected a fraction >= 0, got {band}")
-    if max_moved_bytes is not None and max_moved_bytes < 0:
-        raise InputError(f"--max-moved-bytes: expected bytes >= 0, got {max_moved_bytes}")
+    own = dict(dimension_bands or {})
+    for d, b in own.items():
+        if d not in ENGINE_DIMENSIONS or not 0 <= b:
+            raise InputError(f"--dimension-band: expected DIMENSION=FRACTION with a dimension of "
+                             f"{', '.join(ENGINE_DIMENSIONS)} and a fraction >= 0, got {d}={b}")
+    for option, value in (("--max-moved-bytes", max_moved_bytes), ("--max-moved-bytes-total", max_moved_bytes_total)):
+        if value is not None and value < 0:
+            raise InputError(f"{option}: expected bytes >= 0, got {value}")
+        if value is not None and leaders_only:
+            raise InputError(f"{option}: a leaders-only rebalance copies nothing; give one or the other")
+    for b in exclude_brokers:
+        if b not in inputs.brokers:
+            raise InputError(f"--exclude-broker: broker {b} is not in the snapshot")
+    excluded = set(select_topics(inputs.snapshot.partitions_by_topic, exclude_topics, "--exclude-topic")) \
+        if exclude_topics else set()
     chosen = sorted(set(pools) or set(known))
     dims = tuple(d for d in ENGINE_DIMENSIONS if d in dimensions)
-    budget = None if max_moved_bytes is None else float(max_moved_bytes)
+    budget = 0.0 if leaders_only else None if max_moved_bytes is None else float(max_moved_bytes)
     # an unhealthy broker neither takes nor gives replicas: it is not held to the band (its load is fixed)
-    goals = {p: Goal(band=band, band_dimensions=dims, budget=budget,
+    goals = {p: Goal(band=band, band_dimensions=dims, budget=budget, dimension_bands=tuple(sorted(own.items())),
                      band_brokers=np.array([b not in inputs.health.brokers for b in inputs.members(p)]))
              for p in chosen}
-    placement = place_in_pools(
-        inputs.snapshot, inputs.forecast, inputs.pool_topics(set(chosen)), {p: inputs.members(p) for p in chosen},
-        headroom={p: inputs.rules.limits(p).headroom for p in chosen}, health=inputs.health,
-        goals=goals, optimiser=pool_optimiser,
-    )
-    forced = sum(placement.pools[p].seed_bytes for p in chosen if p in placement.pools)
+    topics = {t: p for t, p in inputs.pool_topics(set(chosen)).items() if t not in excluded}
+    closed = np.array(sorted(set(exclude_brokers)), dtype=np.int64)
+
+    def optimiser(state: PoolState, goal: Goal) -> PoolResult:
+        return pool_optimiser(replace(state, receives=state.receives & ~np.isin(state.broker_ids, closed)), goal)
+
+    assignment: dict[tuple[str, int], tuple[int, ...]] = {}
+    outcome, warnings, left = {}, [], max_moved_bytes_total
+    for group in _rounds(inputs, chosen, band, max_moved_bytes_total):
+        goal_of = {p: goals[p] for p in group}
+        if left is not None:
+            goal_of = {p: replace(g, budget=float(left) if g.budget is None else min(g.budget, float(left)))
+                       for p, g in goal_of.items()}
+        placement = place_in_pools(
+            inputs.snapshot, inputs.forecast, {t: p for t, p in topics.items() if p in group},
+            {p: inputs.members(p) for p in group}, headroom={p: inputs.rules.limits(p).headroom for p in group},
+            health=inputs.health, goals=goal_of, optimiser=optimiser,
+        )
+        assignment.update(placement.assignment)
+        outcome.update(placement.pools)
+        warnings += placement.warnings
+        if left is not None:
+            left -= sum(placement.pools[p].moved_bytes for p in group if p in placement.pools)
+    forced = sum(outcome[p].seed_bytes for p in chosen if p in outcome)
     op = operation_plan(
         inputs, "rebalance",
-        arguments={"pools": list(pools), "band": band, "dimensions": list(dims),
-                   "max_moved_bytes": max_moved_bytes},
-        brokers_after=inputs.brokers, assignment=placement.assignment, pools=chosen, band=band, forced_bytes=forced,
-        placement=placement.pools, warnings=placement.warnings,
+        arguments={"pools": list(pools), "band": band, "dimensions": list(dims), "max_moved_bytes": max_moved_bytes,
+                   "max_moved_bytes_total": max_moved_bytes_total, "leaders_only": leaders_only,
+                   "exclude_topics": list(exclude_topics), "exclude_brokers": sorted(set(exclude_brokers)),
+                   "dimension_bands": dict(sorted(own.items()))},
+        brokers_after=inputs.brokers, assignment=assignment, pools=chosen, band=band, forced_bytes=forced,
+        placement=outcome, warnings=list(dict.fromkeys(warnings)), dimension_bands=own,
     )
-    return _with_band_warnings(op, dims, band, max_moved_bytes)
+    limit = 0 if leaders_only else max_moved_bytes if max_moved_bytes is not None else max_moved_bytes_total
+    return _with_band_warnings(op, dims, band, limit, own)
 
 
-def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None) -> Operation:
+def _rounds(inputs: OperationInputs, pools: Sequence[str], band: float, total: int | None) -> list[list[str]]:
+    """The pools in the groups they are placed in: all at once, or under a cluster-wide budget one by one, the
+    furthest from the band first (ties by name)."""
+    if total is None:
+        return [list(pools)]
+    snap = inputs.snapshot
+    loads = broker_loads(snap, inputs.forecast)
+    distance = {}
+    for p in pools:
+        members = inputs.members(p)
+        table = pool_balance(snap, loads, members, band, rack_pinned(snap, inputs.forecast, members))
+        distance[p] = sum(float(v["distance"]) for v in table.values())
+    return [[p] for p in sorted(pools, key=lambda p: (-distance[p], p))]
+
+
+def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget: int | None,
+                        own: Mapping[str, float]) -> Operation:
     notes = []
     for pool, table in sorted(op.balance.items()):
-        left = [f"{d} ({table[d]['after']['outside_band']})" for d in dims
+        left = [f"{d} ({table[d]['after']['outside_band']}{f', ±{own[d]:.0%}' if d in own else ''})" for d in dims
                 if d in table and table[d]["after"] and table[d]["after"]["outside_band"]]
         if left:
-            why = f"within the budget of {budget} bytes" if budget is not None else "with the moves the engine found"
+            why = ("moving leaders only" if budget == 0 else f"within the budget of {budget} bytes"
+                   if budget is not None else "with the moves the engine found")
             notes.append(f"pool {pool!r}: brokers stay outside ±{band:.0%} of their fair share {why}: {', '.join(left)}")
     if not notes:
         return op

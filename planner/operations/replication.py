@@ -20,17 +20,16 @@ of an unchanged one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from planner.operations.balance import broker_loads
 from planner.operations.outcome import Operation, operation_plan
-from planner.operations.scope import OperationInputs
+from planner.operations.scope import OperationInputs, select_topics
 from planner.placement.minimal_move import FAIR_SHARE_BAND
 from pools.errors import InfeasibleError, InputError
-from pools.snapshot import DIMENSIONS, PartitionState
+from pools.snapshot import PartitionState
 
 __all__ = ["set_replication_factor"]
 
@@ -48,7 +47,7 @@ def set_replication_factor(inputs: OperationInputs, topics: Sequence[str], repli
     snap = inputs.snapshot
     if replication_factor < 1:
         raise InputError(f"--replication-factor: expected at least 1, got {replication_factor}")
-    chosen = _select(snap.partitions_by_topic, topics)
+    chosen = select_topics(snap.partitions_by_topic, topics, "--topic")
     for t in chosen:
         state = snap.topic_by_name.get(t)
         isr = state.min_insync_replicas if state is not None else 1
@@ -69,8 +68,7 @@ def set_replication_factor(inputs: OperationInputs, topics: Sequence[str], repli
         if len(members) < replication_factor:
             raise InfeasibleError(f"pool {pool!r} has {len(members)} broker(s) that can take replicas, fewer than "
                                   f"the replication factor {replication_factor}")
-        limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS], dtype=float)
-                 * np.asarray(inputs.rules.limits(pool).headroom) for b in members}
+        limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity)) for b in members}
         racks = len({rack[b] for b in inputs.members(pool) if rack[b] is not None})
         parts = [p for t in chosen if inputs.topics[t] == pool for p in snap.partitions_by_topic[t]]
         for p in sorted(parts, key=lambda p: (-p.size_bytes, p.topic, p.partition)):
@@ -93,22 +91,6 @@ def _copied(snap, key: tuple[str, int], replicas: tuple[int, ...]) -> int:
     """Bytes a new replica list copies (one partition size per broker that does not hold it yet)."""
     p = next(q for q in snap.partitions_by_topic[key[0]] if q.partition == key[1])
     return p.size_bytes * sum(b not in p.replicas for b in replicas)
-
-
-def _select(by_topic: Mapping[str, tuple[PartitionState, ...]], patterns: Sequence[str]) -> list[str]:
-    if not patterns:
-        raise InputError("--topic: expected at least one topic name or regular expression")
-    out: set[str] = set()
-    for pattern in patterns:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise InputError(f"--topic: {pattern!r} is not a regular expression ({exc})") from None
-        found = {t for t in by_topic if regex.fullmatch(t)}
-        if not found:
-            raise InputError(f"--topic: {pattern!r} matches no topic of the snapshot")
-        out |= found
-    return sorted(out)
 
 
 def _utilisation(b: int, loads: Mapping[int, np.ndarray], limit: Mapping[int, np.ndarray]) -> float:

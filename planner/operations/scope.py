@@ -8,18 +8,20 @@ its size as disk and one replica, and no traffic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pools.audit.index import cluster_arrays, pool_arrays
 from pools.demand import Demand, at_horizon, demand_warnings, partition_loads, topic_demand
 from pools.health import ClusterHealth, cluster_health
+from pools.errors import InputError
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["OperationInputs", "operation_inputs", "bytes_per_storage"]
+__all__ = ["OperationInputs", "operation_inputs", "bytes_per_storage", "select_topics"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,3 +94,30 @@ def bytes_per_storage(inputs: OperationInputs, pool: str) -> float:
     ratios = [p.size_bytes / s for p, s in zip(inputs.snapshot.partitions, storage, strict=True)
               if s > 0 and inputs.topics.get(p.topic) == pool]
     return min(ratios) if ratios else 0.0
+
+
+def select_topics(topics: Iterable[str], patterns: Sequence[str], option: str) -> list[str]:
+    """The ``topics`` that one of ``patterns`` (names or full-match regular expressions) matches, sorted.
+
+    >>> select_topics(["a.x", "a.y", "b.z"], ["a[.].*"], "--topic")
+    ['a.x', 'a.y']
+
+    Raises
+    ------
+    InputError
+        No pattern, a bad one, or one that matches no topic (named with ``option``).
+    """
+    if not patterns:
+        raise InputError(f"{option}: expected at least one topic name or regular expression")
+    names = sorted(set(topics))
+    out: set[str] = set()
+    for pattern in patterns:
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise InputError(f"{option}: {pattern!r} is not a regular expression ({exc})") from None
+        found = {t for t in names if regex.fullmatch(t)}
+        if not found:
+            raise InputError(f"{option}: {pattern!r} matches no topic of the snapshot")
+        out |= found
+    return sorted(out)

@@ -147,15 +147,29 @@ class Goal:
     """What a placement must satisfy besides the limits (see the module docstring).
 
     ``band`` is β, the allowed deviation from the pool mean as a fraction of it (0.1 = Cruise Control's balance
-    threshold 1.10); ``band_brokers`` selects the brokers it binds (all when None); ``budget`` caps moved bytes.
+    threshold 1.10); ``dimension_bands`` gives some dimensions their own β (Cruise Control's per-goal
+    thresholds); ``band_brokers`` selects the brokers it binds (all when None); ``budget`` caps moved bytes.
     """
 
     band: float | None = None
     band_dimensions: tuple[str, ...] = DIMENSIONS
     band_brokers: np.ndarray | None = None
     budget: float | None = None
+    dimension_bands: tuple[tuple[str, float], ...] = ()
+
+    def band_of(self, dimension: str) -> float:
+        """β in ``dimension``: its own band, else ``band`` (0 without one).
+
+        >>> Goal(band=0.1, dimension_bands=(("disk", 0.05),)).band_of("disk")
+        0.05
+        """
+        return dict(self.dimension_bands).get(dimension, self.band or 0.0)
 
     def __post_init__(self) -> None:
+        unknown = [d for d, _ in self.dimension_bands if d not in ENGINE_DIMENSIONS]
+        if unknown or any(not 0 <= b for _, b in self.dimension_bands):
+            raise ValueError(f"dimension_bands: expected fractions >= 0 of {list(ENGINE_DIMENSIONS)}, got "
+                             f"{self.dimension_bands!r}")
         unknown = [d for d in self.band_dimensions if d not in ENGINE_DIMENSIONS]
         if unknown:
             raise ValueError(f"band_dimensions: unknown {unknown}; expected some of {list(ENGINE_DIMENSIONS)}")
@@ -185,7 +199,6 @@ class PoolResult:
     gap: float = 0.0
     candidates: int = 0
     rounds: int = 0
-    notes: tuple[str, ...] = field(default=())
 
 
 def state_loads(state: PoolState, target: np.ndarray) -> np.ndarray:
@@ -248,7 +261,7 @@ def state_fair_share(state: PoolState) -> np.ndarray:
 
 
 def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODES, time_limit: float = 300.0,
-             gap: float = MIP_GAP) -> PoolResult:
+             gap: float = MIP_GAP, start: np.ndarray | None = None) -> PoolResult:
     """The placement of ``state`` meeting ``goal`` at the fewest moved bytes (see the module docstring).
 
     Parameters
@@ -262,10 +275,14 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
         short has status `TIME_LIMITED` and is no longer load-independent.
     gap : float
         Relative MIP gap.
+    start : ndarray, optional
+        A placement found elsewhere (like ``seed``, e.g. `planner.operations.distribution.distribute`'s): the
+        whole-pool model starts from it, and the result is never worse than it.
 
     Returns
     -------
     PoolResult
+        Its status is `TIME_LIMITED` when ``time_limit`` stopped it (the result may then differ between runs).
     """
     band = _Band(state, goal)
     seed_load = state_loads(state, state.seed)
@@ -276,10 +293,15 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
     if time_limit <= 0:
         return _result(state, band, state.seed, TIME_LIMITED)
     if n_parts * n_brokers <= FULL_PAIRS:
-        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap)
+        begin = state.seed if start is None else start
+        target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap, begin)
         best = _result(state, band, state.seed, "seed-kept")
+        if start is not None:
+            given = _result(state, band, start, "greedy")
+            best = given if _score(given, band) <= _score(best, band) else best
         if target is not None:
-            result = _result(state, band, _keep_leaders(state, band, target), status, found_gap, n_parts, 1)
+            result = _result(state, band, _keep_leaders(state, band, target),
+                             "feasible" if status == TIME_LIMITED else status, found_gap, n_parts, 1)
             best = result if _score(result, band) <= _score(best, band) else best
         return replace(best, status=TIME_LIMITED) if status == TIME_LIMITED else best
     return _search(state, band, goal, max_nodes, time.monotonic() + time_limit, gap)
@@ -338,9 +360,9 @@ class _Band:
                 d = ENGINE_DIMENSIONS.index(name)
                 if weight[:, d].sum() <= 0 or total[d] <= 0:
                     continue
-                share = fair[:, d]
-                self.low[brokers, d] = (1 - goal.band) * share[brokers]
-                self.high[brokers, d] = (1 + goal.band) * share[brokers]
+                share, beta = fair[:, d], goal.band_of(name)
+                self.low[brokers, d] = (1 - beta) * share[brokers]
+                self.high[brokers, d] = (1 + beta) * share[brokers]
                 self.norm[brokers, d] = np.where(share[brokers] > 0, share[brokers], 1.0)
         self.banded = np.isfinite(self.high)
         self.upper = np.minimum(self.limit, self.high)
@@ -640,14 +662,15 @@ class _Builder:
 
 
 def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit: float,
-           gap: float) -> tuple[np.ndarray | None, str, float]:
-    """The whole-pool placement model (see the module docstring); the new target (None when nothing found)."""
+           gap: float, begin: np.ndarray) -> tuple[np.ndarray | None, str, float]:
+    """The whole-pool placement model (see the module docstring) started from ``begin`` (a placement like the
+    seed); the new target (None when nothing found) and the status (`TIME_LIMITED` when the time limit stopped it)."""
     seed = state.seed
     n_parts, n_brokers = seed.shape[0], len(state.broker_ids)
     rf = state.rf
     total = float((state.size * rf).sum()) or 1.0
     allowed = np.repeat(state.receives[None, :], n_parts, axis=0)
-    for table in (state.holders, seed):  # keeping a replica needs no room to receive
+    for table in (state.holders, seed, begin):  # keeping a replica needs no room to receive
         r, c = np.nonzero(table >= 0)
         allowed[r, table[r, c]] = True
     m = _Builder()
@@ -673,9 +696,9 @@ def _solve(state: PoolState, band: _Band, goal: Goal, max_nodes: int, time_limit
         ok = row_of[pn, d] >= 0
         m.add(row_of[pn[ok], d], x[ok], state.follower[pi[ok], d] / band.norm[pn[ok], d])
         m.add(row_of[pn[ok], d], lx[ok], state.extra[pi[ok], d] / band.norm[pn[ok], d])
-    start = np.zeros(m.n_cols)  # the seed
-    start[x[(seed[pi] == pn[:, None]).any(axis=1)]] = 1.0
-    start[lx[seed[pi, 0] == pn]] = 1.0
+    start = np.zeros(m.n_cols)
+    start[x[(begin[pi] == pn[:, None]).any(axis=1)]] = 1.0
+    start[lx[begin[pi, 0] == pn]] = 1.0
     activity = m.activity(start)
     slack = _slacks(m, band, row_of, bi, bd, lower, upper, activity)
     if goal.budget is not None:

@@ -9,7 +9,10 @@ rack), and every broker stays within headroom × capacity in every dimension, th
 `pools.demand.replica_load`'s leader share. Optionally the ``band_brokers`` must end within ±``band`` of their
 fair share in every dimension (`planner.placement.engine.fair_share`: the pool's mean utilisation, or the
 rack's where partitions whose RF reaches the pool's racks pin load to every rack). The objective is the bytes copied
-to brokers that do not hold the partition yet; a leader change is free. Only for small pools.
+to brokers that do not hold the partition yet; a leader change is free. With ``max_moved_bytes`` the goal turns
+round: at most that many bytes are copied and the band is a target, the objective its distance (Σ over the
+``band_brokers`` and dimensions of how far each load lies outside the band, over its fair share; moved bytes
+break ties): the best balance a budget can buy. Only for small pools.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ __all__ = ["ExactPlacement", "exact_placement"]
 
 @dataclass(frozen=True)
 class ExactPlacement:
-    """The optimal replica lists (leader first, the others sorted), their moved bytes, and whether the solver
-    proved optimality (False when ``time_limit`` stopped it with a feasible placement)."""
+    """The optimal replica lists (leader first, the others sorted), their moved bytes, whether the solver
+    proved optimality (False when ``time_limit`` stopped it with a feasible placement) and, with a budget, the
+    distance outside the band (`band_distance`'s measure)."""
 
     assignment: Mapping[tuple[str, int], tuple[int, ...]]
     moved_bytes: int
     optimal: bool = True
+    outside_band: float = 0.0
 
 
 def exact_placement(
@@ -47,6 +52,7 @@ def exact_placement(
     headroom: Sequence[float],
     band: float | None = None,
     band_brokers: Sequence[int] = (),
+    max_moved_bytes: int | None = None,
     time_limit: float = 60.0,
 ) -> ExactPlacement:
     """Place every partition of ``topics`` on ``brokers`` moving the fewest bytes (see the module docstring).
@@ -100,16 +106,26 @@ def exact_placement(
         pinned_on[[rack_of[b] for b in brokers].index(rack)] = pinned
     share = fair_share(np.array(totals), np.array([caps[b] for b in brokers], dtype=float).reshape(-1, len(DIMENSIONS)),
                        rack_code, pinned_on)
+    outside = []  # with a budget: how far each banded load lies below / above the band, over its share
     for n, b in enumerate(brokers):
         for d in range(len(DIMENSIONS)):
             limit = headroom[d] * caps[b][d]
             scale = limit if limit > 0 else 1.0
             prob += pulp.lpSum(loads[n, d]) / scale <= limit / scale, f"cap_b{n}_d{d}"
             if band is not None and b in band_brokers and share[n, d] > 0 and totals[d] > 0:
-                prob += pulp.lpSum(loads[n, d]) / share[n, d] >= 1 - band, f"band_lo_b{n}_d{d}"
-                prob += pulp.lpSum(loads[n, d]) / share[n, d] <= 1 + band, f"band_hi_b{n}_d{d}"
+                below = above = 0
+                if max_moved_bytes is not None:
+                    below = pulp.LpVariable(f"below_b{n}_d{d}", lowBound=0)
+                    above = pulp.LpVariable(f"above_b{n}_d{d}", lowBound=0)
+                    outside += [below, above]
+                prob += pulp.lpSum(loads[n, d]) / share[n, d] + below >= 1 - band, f"band_lo_b{n}_d{d}"
+                prob += pulp.lpSum(loads[n, d]) / share[n, d] - above <= 1 + band, f"band_hi_b{n}_d{d}"
     total = float(sum(p.size_bytes * len(p.replicas) for p in parts)) or 1.0
-    prob.setObjective(pulp.lpSum(moved) / total)
+    if max_moved_bytes is None:
+        prob.setObjective(pulp.lpSum(moved) / total)
+    else:
+        prob += pulp.lpSum(moved) <= max_moved_bytes, "budget"
+        prob.setObjective(pulp.lpSum(outside) + 1e-6 * pulp.lpSum(moved) / total)
     prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=0.0, threads=1, random_seed=0))
     if prob.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         raise InfeasibleError(f"exact placement: {pulp.LpStatus[prob.status]} ({pulp.LpSolution[prob.sol_status]})")
@@ -120,4 +136,5 @@ def exact_placement(
         leader_of = [b for n, b in enumerate(brokers) if (lead[i, n].value() or 0) > 0.5]
         assignment[p.topic, p.partition] = tuple(leader_of[:1] + [b for b in chosen if b not in leader_of[:1]])
         bytes_moved += p.size_bytes * sum(b not in p.replicas for b in chosen)
-    return ExactPlacement(assignment, bytes_moved, prob.sol_status == pulp.LpSolutionOptimal)
+    distance = float(sum(v.value() or 0.0 for v in outside))
+    return ExactPlacement(assignment, bytes_moved, prob.sol_status == pulp.LpSolutionOptimal, distance)

@@ -23,12 +23,14 @@ __all__ = [
     "RebalanceOptions",
     "AddBrokersOptions",
     "DecommissionOptions",
+    "DemoteOptions",
     "ReplaceOptions",
     "ReplicationOptions",
     "OperationResult",
     "rebalance",
     "add_brokers",
     "decommission_brokers",
+    "demote_brokers",
     "replace_broker",
     "set_replication_factor",
 ]
@@ -48,12 +50,18 @@ class OperationOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class RebalanceOptions(OperationOptions):
-    """``poolplan rebalance``: the pools (none = every pool), the band, the dimensions and the byte budget."""
+    """``poolplan rebalance``: the pools (none = every pool), the band, the dimensions, the byte budgets (per pool,
+    cluster-wide, or none at all: leaders only) and what stays out (topics, brokers that take no replica)."""
 
     pools: tuple[str, ...] = ()
     band: float = 0.10
     dimensions: tuple[str, ...] = ()
     max_moved_bytes: int | None = None
+    max_moved_bytes_total: int | None = None
+    leaders_only: bool = False
+    exclude_topics: tuple[str, ...] = ()
+    exclude_brokers: tuple[int, ...] = ()
+    dimension_bands: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +74,15 @@ class AddBrokersOptions(OperationOptions):
 
 @dataclass(frozen=True, kw_only=True)
 class DecommissionOptions(OperationOptions):
-    """``poolplan brokers decommission``: the brokers to drain."""
+    """``poolplan brokers decommission``: the brokers to drain and, optionally, the only brokers that receive."""
+
+    brokers: tuple[int, ...]
+    to: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DemoteOptions(OperationOptions):
+    """``poolplan brokers demote``: the brokers to move leadership off."""
 
     brokers: tuple[int, ...]
 
@@ -77,6 +93,7 @@ class ReplaceOptions(OperationOptions):
 
     old: int
     new: int
+    allow_rack_change: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -102,7 +119,9 @@ def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) ->
 
     return _run(options, progress, lambda inputs: rebalance_pools(
         inputs, pools=options.pools, band=options.band, dimensions=options.dimensions or ENGINE_DIMENSIONS,
-        max_moved_bytes=options.max_moved_bytes))
+        max_moved_bytes=options.max_moved_bytes, max_moved_bytes_total=options.max_moved_bytes_total,
+        leaders_only=options.leaders_only, exclude_topics=options.exclude_topics,
+        exclude_brokers=options.exclude_brokers, dimension_bands=dict(options.dimension_bands)))
 
 
 def add_brokers(options: AddBrokersOptions, *, progress: Progress = no_progress) -> OperationResult:
@@ -116,14 +135,22 @@ def decommission_brokers(options: DecommissionOptions, *, progress: Progress = n
     """Drain brokers into the rest of their pool (`planner.operations.decommission_brokers`)."""
     from planner.operations import decommission_brokers as decommission
 
-    return _run(options, progress, lambda inputs: decommission(inputs, options.brokers))
+    return _run(options, progress, lambda inputs: decommission(inputs, options.brokers, destinations=options.to))
+
+
+def demote_brokers(options: DemoteOptions, *, progress: Progress = no_progress) -> OperationResult:
+    """Move leadership off brokers (`planner.operations.demote_brokers`)."""
+    from planner.operations import demote_brokers as demote
+
+    return _run(options, progress, lambda inputs: demote(inputs, options.brokers))
 
 
 def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress) -> OperationResult:
     """Swap one broker for another in every replica list (`planner.operations.replace_broker`)."""
     from planner.operations import replace_broker as replace
 
-    return _run(options, progress, lambda inputs: replace(inputs, options.old, options.new))
+    return _run(options, progress, lambda inputs: replace(inputs, options.old, options.new,
+                                                          allow_rack_change=options.allow_rack_change))
 
 
 def set_replication_factor(options: ReplicationOptions, *, progress: Progress = no_progress) -> OperationResult:

@@ -65,6 +65,16 @@ def test_unknown_command_is_usage_error(run_cli) -> None:
     assert "No such command" in err
 
 
+@pytest.mark.parametrize("args", [("rebalance", "--band", "x"), ("no-such-command",), ("brokers", "add", "--pool"),
+                                  ("brokers", "replace", "--old", "1"), ("plan", "--no-such-option")])
+def test_a_usage_error_is_one_line_naming_the_command(run_cli, args) -> None:
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: poolplan") and "--help" in lines[0], err
+    assert "Usage:" not in err and "Try '" not in err
+
+
 def test_bad_input_exits_2_without_traceback(run_cli, tmp_path: Path) -> None:
     config = tmp_path / "q.toml"
     config.write_text("[run]\nstages = ['plan', 'snapshot']\n")

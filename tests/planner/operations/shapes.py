@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from planner.random_clusters import profile_row, random_cluster
 from pools.policy import PoolPolicy, parse_policy
 from pools.profile import TopicProfile
@@ -64,6 +66,15 @@ def shape(brokers: Sequence[Broker], placements: Mapping[str, Sequence[tuple[int
     return Shape(snap, parse_policy(policy), rows)
 
 
+def profile(s: Shape, rate: Mapping[str, float]) -> dict[str, TopicProfile]:
+    """``s``'s profile with topic ``t`` at ``rate[t]`` bytes/s in (read twice), as `shape` writes it."""
+    out = dict(s.profile)
+    for topic, r in rate.items():
+        row = s.profile[topic]
+        out[topic] = profile_row(topic, row.partitions, r, 2 * r, float(row.storage_bytes))
+    return out
+
+
 def rotate(ids: Sequence[Sequence[int]], count: int, rf: int = 3) -> list[tuple[int, ...]]:
     """``count`` replica lists taking one broker of each rack group in turn (``ids[r]`` = brokers of rack r)."""
     out = []
@@ -106,7 +117,7 @@ def last_broker_to_drain() -> Shape:
     return shape(brokers, {"a.orders": rotate([[1, 4], [2], [3]], 12)})
 
 
-def large_skewed_pool(partitions: int = 120) -> Shape:
+def large_skewed_pool(partitions: int = 200) -> Shape:
     """Pool a: twelve brokers over three racks, every partition on the first two brokers of each rack (1, 2, 4, 5,
     7, 8 hold everything, 3, 6, 9-12 nothing): past `planner.operations.distribution.ENGINE_PAIRS`."""
     brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 13)]
@@ -132,3 +143,44 @@ def generated_pool(seed: int = 0) -> Shape:
     """One pool of 60 brokers over three racks, 300 topics of about 20 partitions (RF 3, 6,000 partitions) placed
     at random (`planner.random_clusters.random_cluster`): past `planner.operations.distribution.ENGINE_PAIRS`."""
     return Shape(*random_cluster(60, 300, 1, partitions=20, misplaced=0.0, floating=0.0, seed=seed))
+
+
+def _random_pool(brokers: Sequence[Broker], partitions: int, topics: int, seed: int, *, mu: float, sigma: float,
+                 hot: Mapping[int, float] = {}, lead: int | None = None) -> Shape:
+    """``partitions`` RF-3 partitions over ``topics`` topics of pool a, one replica per rack on random brokers,
+    lognormal sizes (e^``mu`` bytes, ``sigma``) and rates (``hot``: topic number → bytes/s in; its partitions led from broker ``lead``)."""
+    rng = np.random.default_rng(seed)
+    racks: dict[str, list[int]] = {}
+    for b in brokers:  # without racks: three groups of brokers stand in for them
+        racks.setdefault(str(b.rack) if b.rack is not None else f"g{b.id % 3}", []).append(b.id)
+    parts, rows = [], {}
+    for t in range(topics):
+        name, total = f"a.t{t}", 0
+        for i in range(partitions // topics):
+            reps = [int(rng.choice(racks[r])) for r in sorted(racks)]
+            reps = [reps[j] for j in rng.permutation(len(reps))]
+            if t in hot and lead is not None:
+                rack = {x.id: x.rack for x in brokers}
+                reps = [lead] + [b for b in reps if b != lead and rack[b] != rack[lead]]
+            size = int(rng.lognormal(mu, sigma))
+            total += size
+            parts.append(PartitionState(name, i, tuple(reps), leader=reps[0], isr=tuple(reps), sizes=(size,) * 3))
+        rate = hot.get(t, float(rng.lognormal(14.0, 0.5)))
+        rows[name] = profile_row(name, partitions // topics, rate, 2 * rate, float(total))
+    snap = ClusterSnapshot("day2", tuple(brokers), tuple(TopicState(f"a.t{t}") for t in range(topics)), tuple(parts))
+    return Shape(snap, parse_policy(POLICY), rows)
+
+
+def big_broker_of_seven(partitions: int = 140, seed: int = 3, *, racks: bool = True) -> Shape:
+    """Pool a: seven brokers on three racks (or none), broker 7 (rack r0) four times larger; random RF-3
+    partitions. Without racks broker 7's fair share (4/10 of the pool) exceeds the one replica of every partition
+    it can hold: the band cannot be met."""
+    brokers = [broker(b, f"r{(b - 1) % 3}" if racks else None, scale=4.0 if b == 7 else 1.0) for b in range(1, 8)]
+    return _random_pool(brokers, partitions, 10, seed, mu=22.5, sigma=1.0)
+
+
+def hot_pool(partitions: int = 30, seed: int = 0) -> Shape:
+    """Pool a: nine brokers on three racks, random RF-3 partitions; topic a.t0 is hot (25 MB/s in), led from
+    broker 1."""
+    brokers = [broker(b, f"r{(b - 1) % 3}") for b in range(1, 10)]
+    return _random_pool(brokers, partitions, 5, seed, mu=23.0, sigma=0.7, hot={0: 25e6}, lead=1)

@@ -23,6 +23,8 @@ from pools.snapshot import DIMENSIONS
 
 from .shapes import (
     POLICY,
+    profile as shape_profile,
+    shape,
     big_broker,
     dead_broker,
     generated_pool,
@@ -90,7 +92,54 @@ def test_decommission_refuses_when_the_rest_lacks_capacity() -> None:
     with pytest.raises(InfeasibleError) as err:
         decommission_brokers(inputs, [5, 6])
     assert "pool 'a' disk demand" in str(err.value) and "25% of its usable capacity" in str(err.value)
-    assert decommission_brokers(inputs, [6]).plan.brokers[6] is None  # one broker fewer still fits
+    roomy = operation_inputs(s.snapshot, parse_policy(POLICY.replace("headroom = 0.8", "headroom = 0.35")), s.profile)
+    assert decommission_brokers(roomy, [6]).plan.brokers[6] is None  # one broker fewer still fits
+
+
+def test_decommission_refuses_when_a_rack_left_with_fewer_brokers_cannot_hold_its_replicas() -> None:
+    # draining broker 6 leaves broker 3 alone in rack r2: it must hold a replica of every RF-3 partition, 90 MB/s
+    # of nw_in against its 80 MB/s limit, although the pool as a whole has room (270 of 320 MB/s)
+    s = dataclasses.replace(new_rack(), profile=shape_profile(new_rack(), {"a.orders": 90e6}))
+    inputs = _inputs(s)
+    with pytest.raises(InfeasibleError) as err:
+        decommission_brokers(inputs, [6])
+    message = str(err.value)
+    assert "rack 'r2' of pool 'a' would keep broker(s) 3, which must hold a replica of each of the 18 partition(s)" \
+        in message and "nw_in 9e+07 against the 8e+07 it can carry (80% of its capacity)" in message
+    assert "disk" not in message and "pool 'a' nw_in demand" not in message
+    with pytest.raises(InfeasibleError, match="rack 'r0' of pool 'a' would keep broker\\(s\\) 1"):
+        decommission_brokers(inputs, [4])
+    tight = _inputs(dataclasses.replace(s, profile=shape_profile(s, {"a.orders": 70e6})))
+    assert decommission_brokers(tight, [6]).plan.brokers[6] is None
+
+
+def test_decommission_warns_only_of_what_the_operator_did_not_ask_for() -> None:
+    # the validator said "broker 6 is pinned to pool 'a' but the plan puts it in None" of the broker asked to be
+    # drained, and judged the topic in no pool twice more, although the operation leaves it where it is
+    s = new_rack()
+    legacy = shape([], {"z.legacy": [(1, 2, 3), (4, 5, 3)]}).snapshot
+    snap = dataclasses.replace(s.snapshot, topics=s.snapshot.topics + legacy.topics,
+                               partitions=s.snapshot.partitions + legacy.partitions)
+    pinned = parse_policy(POLICY.replace('name = "a"', 'name = "a"\nbrokers = [6]'))
+    assert pinned.pinned_pool == {6: "a"}
+    op = decommission_brokers(operation_inputs(snap, pinned, s.profile), [6])
+    assert op.plan.brokers[6] is None
+    assert not [w for w in op.plan.warnings if w.startswith("validator:")], op.plan.warnings
+    assert [w for w in op.plan.warnings if "no pool" in w] == [
+        "1 topic(s) are in no pool and stay where they are: z.legacy"]
+
+
+def test_decommission_sends_the_drained_replicas_only_to_the_destination_brokers() -> None:
+    s = large_skewed_pool()  # 12 brokers, rack r0 = 1, 4, 7, 10; RF 3 on 3 racks: 1's replicas stay in r0
+    op = decommission_brokers(_inputs(s), [1], destinations=[10, 11])
+    _check(s, op)
+    gained = {b for m in op.plan.moves for b in set(m.replicas) - set(m.old_replicas)}
+    assert gained == {10} and op.plan.operation["arguments"]["to"] == [10, 11]
+    assert op.moved_bytes == op.lower_bound
+    with pytest.raises(InfeasibleError, match="--to: no destination broker can take the drained replica"):
+        decommission_brokers(_inputs(s), [1], destinations=[11])  # r1 only: the partitions use it already
+    with pytest.raises(InputError, match="--to: broker 1 cannot take replicas"):
+        decommission_brokers(_inputs(s), [1], destinations=[1])
 
 
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
@@ -101,8 +150,10 @@ def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
 
 def test_replace_is_a_straight_swap_copying_each_replica_once() -> None:
     s = new_rack()
-    op = replace_broker(_inputs(s), 1, 7)  # broker 7: a new rack, in no pool yet
+    op = replace_broker(_inputs(s), 1, 7, allow_rack_change=True)  # broker 7: a new rack, in no pool yet
     _check(s, op)
+    assert "cross-rack replace (--allow-rack-change): broker 7 (rack r3) takes 9 of broker 1's (rack r0) 9 " \
+        "replica(s), 0 go to other brokers of pool 'a' to keep their rack spread" in op.plan.warnings
     for m in op.plan.partitions:
         assert m.replicas == tuple(7 if b == 1 else b for b in m.old_replicas)  # same slot, leadership kept
     assert op.moved_bytes == op.lower_bound == sum(p.size_bytes for p in s.snapshot.partitions if 1 in p.replicas)
@@ -111,11 +162,42 @@ def test_replace_is_a_straight_swap_copying_each_replica_once() -> None:
 
 def test_replace_keeps_rack_spread_where_a_swap_would_break_it() -> None:
     s = skewed_pool()
-    op = replace_broker(_inputs(s), 1, 5)  # 1 is in rack r0, 5 in r1 with broker 2
+    # 1 is in rack r0, 5 in r1 with broker 2: every partition uses r1 already, so nothing could swap straight
+    with pytest.raises(InputError, match=r"--new: broker 5 is in rack 'r1', broker 1 in 'r0': broker 5 would take 0 "
+                                         r"of broker 1's 12 replica\(s\) and 12 would go to other brokers of pool "
+                                         r"'a' to keep their rack spread; pass --allow-rack-change"):
+        replace_broker(_inputs(s), 1, 5)
+    op = replace_broker(_inputs(s), 1, 5, allow_rack_change=True)
     _check(s, op)
     assert op.moved_bytes == op.lower_bound
     assert any("went to another broker than 5" in w for w in op.plan.warnings)
     assert all(1 not in m.replicas for m in op.plan.partitions)
+
+
+def test_demote_moves_leadership_off_a_broker_copying_nothing() -> None:
+    from planner.operations import demote_brokers
+
+    s = hot_tenant()  # broker 1 leads every a.clicks partition
+    parts = tuple(dataclasses.replace(p, isr=(1, 2)) if (p.topic, p.partition) == ("a.clicks", 2) else p
+                  for p in s.snapshot.partitions)  # a.clicks-2 = [1, 2, 6]: 6 is out of sync (under-replicated)
+    s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=parts))
+    led = [p for p in parts if p.replicas[0] == 1 and (p.topic, p.partition) != ("a.clicks", 2)]
+    op = demote_brokers(_inputs(s), [1])
+    _check(s, op)
+    assert op.moved_bytes == 0 and op.plan.operation["name"] == "demote"
+    after = {(m.topic, m.partition): m.replicas for m in op.plan.partitions}
+    for p in led:
+        new = after[p.topic, p.partition]
+        assert set(new) == set(p.replicas) and new[0] != 1 and new[-1] == 1, (p, new)
+    assert after["a.clicks", 2] == (1, 2, 6)  # held until repaired, and said so
+    assert "1 partition(s) keep broker(s) 1 as preferred leader: no other replica is in sync and healthy, or the " \
+        "partition must be repaired first: a.clicks-2" in op.plan.warnings
+    assert [m for m in op.plan.partitions if m.replicas[0] == 1] == [m for m in op.plan.partitions
+                                                                      if (m.topic, m.partition) == ("a.clicks", 2)]
+    leaders = op.balance["a"]["leaders"]
+    assert leaders["after"]["max"] < leaders["before"]["max"]
+    with pytest.raises(InputError, match="--broker: broker 42 is not in the snapshot"):
+        demote_brokers(_inputs(s), [42])
 
 
 def test_replace_never_crosses_a_pool_boundary() -> None:
@@ -136,6 +218,26 @@ def test_added_brokers_in_a_new_rack_take_a_fair_share_near_the_exact_optimum() 
                            headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=[7, 8, 9])
     assert best.optimal
     assert best.moved_bytes <= op.moved_bytes <= MARGIN * best.moved_bytes
+
+
+def test_brokers_the_inventory_already_tags_with_the_pool_are_added_like_new_ones() -> None:
+    # provisioning a broker with its pool tag is the natural way; add used to refuse it ("decommission it first")
+    s = new_rack()
+    brokers = tuple(dataclasses.replace(b, pool="a") if b.id in (7, 8, 9) else b for b in s.snapshot.brokers)
+    tagged = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=brokers))
+    inputs = _inputs(tagged)
+    assert inputs.brokers[7] == "a"
+    op = add_brokers(inputs, "a", [7, 8, 9])
+    _check(tagged, op)
+    plain = add_brokers(_inputs(s), "a", [7, 8, 9])
+    assert [m.replicas for m in op.plan.partitions] == [m.replicas for m in plain.plan.partitions]
+    assert not [w for w in op.plan.warnings if "already in pool" in w]  # they held nothing yet
+    again = add_brokers(_inputs(dataclasses.replace(tagged, snapshot=dataclasses.replace(
+        tagged.snapshot, partitions=tuple(dataclasses.replace(p, replicas=tuple(op.plan.partitions[i].replicas))
+                                          for i, p in enumerate(tagged.snapshot.partitions))))), "a", [7])
+    assert [w for w in again.plan.warnings if "broker 7 is already in pool 'a' with" in w and "rebalance" in w]
+    with pytest.raises(InputError, match="--broker: broker 7 is in pool 'b', not 'a'"):
+        add_brokers(_inputs(hot_tenant()), "a", [7])
 
 
 def test_added_brokers_take_their_share_of_leadership_without_copying_more() -> None:
@@ -190,6 +292,58 @@ def test_rebalance_of_a_hot_tenant_within_a_zero_budget_moves_leaders_only() -> 
     assert "b" not in op.balance and all(m.topic.startswith("a.") for m in op.plan.moves)
     with pytest.raises(InputError, match="--pool: unknown pool 'c'"):
         rebalance(_inputs(s), pools=["c"])
+
+
+def test_a_leaders_only_rebalance_is_a_zero_budget_by_name() -> None:
+    s = hot_tenant()
+    op = rebalance(_inputs(s), pools=["a"], leaders_only=True)
+    _check(s, op)
+    zero = rebalance(_inputs(s), pools=["a"], max_moved_bytes=0)
+    assert [m.replicas for m in op.plan.partitions] == [m.replicas for m in zero.plan.partitions]
+    assert op.moved_bytes == 0 and op.plan.operation["arguments"]["leaders_only"] is True
+    with pytest.raises(InputError, match="--max-moved-bytes: a leaders-only rebalance copies nothing"):
+        rebalance(_inputs(s), leaders_only=True, max_moved_bytes=10)
+
+
+def test_rebalance_leaves_excluded_topics_and_brokers_alone() -> None:
+    s = skewed_pool()  # every partition on brokers 1, 2, 3; 4, 5, 6 empty
+    s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=s.snapshot.partitions + shape(
+        [], {"a.keep": [(1, 2, 3)] * 3}).snapshot.partitions, topics=s.snapshot.topics + shape(
+        [], {"a.keep": [(1, 2, 3)]}).snapshot.topics), profile=s.profile | shape([], {"a.keep": [(1, 2, 3)] * 3}).profile)
+    op = rebalance(_inputs(s), exclude_topics=["a\\.ke.*"], exclude_brokers=[6], dimensions=DIMENSIONS)
+    _check(s, op)
+    assert op.moved_bytes > 0
+    assert all(m.replicas == m.old_replicas for m in op.plan.partitions if m.topic == "a.keep")
+    assert not [m for m in op.plan.moves if 6 in m.replicas]
+    assert {b for m in op.plan.moves for b in m.replicas} >= {4, 5}
+    with pytest.raises(InputError, match="--exclude-topic: 'nope' matches no topic"):
+        rebalance(_inputs(s), exclude_topics=["nope"])
+    with pytest.raises(InputError, match="--exclude-broker: broker 42 is not in the snapshot"):
+        rebalance(_inputs(s), exclude_brokers=[42])
+
+
+def test_a_dimension_with_a_band_of_its_own_is_held_to_it() -> None:
+    s = skewed_pool()
+    wide = rebalance(_inputs(s), band=0.5, dimensions=DIMENSIONS)
+    tight = rebalance(_inputs(s), band=0.5, dimensions=DIMENSIONS, dimension_bands={"disk": 0.05})
+    _check(s, tight)
+    disk = tight.balance["a"]["disk"]["after"]
+    assert disk["outside_band"] == 0 and 0.95 - 1e-4 <= disk["min"] <= disk["max"] <= 1.05 + 1e-4
+    assert wide.balance["a"]["disk"]["after"]["max"] - wide.balance["a"]["disk"]["after"]["min"] > 0.1
+    assert tight.plan.operation["arguments"]["dimension_bands"] == {"disk": 0.05}
+    with pytest.raises(InputError, match="--dimension-band: expected DIMENSION=FRACTION"):
+        rebalance(_inputs(s), dimension_bands={"cpu": 0.1})
+
+
+def test_a_cluster_wide_budget_bounds_every_pool_together() -> None:
+    s = hot_tenant()
+    free = rebalance(_inputs(s), dimensions=DIMENSIONS)
+    assert free.moved_bytes > 0
+    total = free.moved_bytes // 2
+    capped = rebalance(_inputs(s), dimensions=DIMENSIONS, max_moved_bytes_total=total)
+    _check(s, capped)
+    assert 0 < capped.moved_bytes <= total
+    assert capped.plan.operation["arguments"]["max_moved_bytes_total"] == total
 
 
 def test_operations_are_deterministic() -> None:
@@ -265,6 +419,23 @@ def test_lowering_the_replication_factor_keeps_the_leader_and_the_rack_spread() 
         assert len(m.replicas) == 2 and m.replicas[0] == leader and set(m.replicas) < set(m.old_replicas)
 
 
+def test_the_balance_of_a_replication_factor_change_is_reckoned_at_the_new_factor() -> None:
+    # the balance table counted leaders' replication traffic and rack pinning at the snapshot's RF 3: with RF 2 on
+    # three racks nothing is pinned to a rack, and a leader replicates to one follower, as the load table says
+    from planner.operations import set_replication_factor
+
+    s = new_rack()
+    op = set_replication_factor(_inputs(s), ["a.orders"], 2)
+    loads = op.plan.utilisation["brokers"]
+    for d in DIMENSIONS:
+        after = {b: loads[str(b)][d]["after"] / loads[str(b)][d]["capacity"] for b in range(1, 7)}
+        mean = sum(after.values()) / 6
+        table = op.balance["a"][d]["after"]
+        assert table["mean"] == pytest.approx(mean, abs=1e-6), d
+        assert table["max"] == pytest.approx(max(after.values()) / mean, abs=1e-4), d  # the pool mean: no rack pinning
+        assert table["min"] == pytest.approx(min(after.values()) / mean, abs=1e-4), d
+
+
 def test_lowering_the_replication_factor_drops_a_replica_outside_the_pool_first() -> None:
     from planner.operations import set_replication_factor
 
@@ -312,7 +483,7 @@ def test_decommission_evacuates_an_unhealthy_broker_from_the_in_sync_leaders(log
 
 def test_replace_of_a_dead_broker_is_a_straight_swap() -> None:
     s = dead_broker()
-    op = replace_broker(_inputs(s), 4, 7)
+    op = replace_broker(_inputs(s), 4, 7, allow_rack_change=True)
     _check(s, op)
     for m in op.plan.partitions:
         assert m.replicas == tuple(7 if b == 4 else b for b in m.old_replicas)
@@ -320,7 +491,7 @@ def test_replace_of_a_dead_broker_is_a_straight_swap() -> None:
 
 def test_a_dead_broker_holding_a_partition_lagging_elsewhere_is_refused() -> None:
     s = dead_broker(lagging=True)
-    for drain in (lambda i: decommission_brokers(i, [4]), lambda i: replace_broker(i, 4, 7)):
+    for drain in (lambda i: decommission_brokers(i, [4]), lambda i: replace_broker(i, 4, 7, allow_rack_change=True)):
         with pytest.raises(InfeasibleError, match=r"1 partition\(s\) on them must keep their replicas until "
                                                   r"repaired .*: a\.orders-1 \(under-replicated\)"):
             drain(_inputs(s))
