@@ -56,7 +56,7 @@ differ between runs and machines.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import highspy
 import numpy as np
