@@ -80,7 +80,8 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     forced = placement.pools[pool].seed_bytes if pool in placement.pools else 0
     return operation_plan(inputs, "add", arguments={"pool": pool, "brokers": new}, brokers_after=after,
                           assignment=placement.assignment, pools=[pool], band=FAIR_SHARE_BAND, forced_bytes=forced,
-                          placement=placement.pools, warnings=[*warnings, *placement.warnings])
+                          placement=placement.pools, reasons=placement.reasons,
+                          warnings=[*warnings, *placement.warnings])
 
 
 def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation:
@@ -125,7 +126,8 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Ope
     forced = sum(p.size_bytes * len(set(p.replicas) & set(drained)) for p in snap.partitions)
     return operation_plan(inputs, "decommission", arguments={"brokers": drained}, brokers_after=after,
                           assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
-                          placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
+                          placement=placement.pools, reasons=placement.reasons, warnings=placement.warnings,
+                          extra={"drained": drained})
 
 
 def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:

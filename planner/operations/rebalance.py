@@ -88,7 +88,7 @@ def rebalance(
         arguments={"pools": list(pools), "band": band, "dimensions": list(dims),
                    "max_moved_bytes": max_moved_bytes},
         brokers_after=inputs.brokers, assignment=placement.assignment, pools=chosen, band=band, forced_bytes=forced,
-        placement=placement.pools, warnings=placement.warnings,
+        placement=placement.pools, reasons=placement.reasons, warnings=placement.warnings,
     )
     return _with_band_warnings(op, dims, band, max_moved_bytes)
 
