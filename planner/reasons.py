@@ -10,6 +10,7 @@ The first rule that applies names a move:
 5. ``rack_spread`` when the current replicas span fewer than min(RF, racks of the pool) racks.
 
 A move none of these explains keeps no reason (`unexplained` lists them): the planner's own plans have none.
+`explain` says, from plan.json alone, why one partition moves and what it beat (``poolplan explain``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from planner.placement.engine import MoveReason
+from pools.errors import InputError
 from pools.plan import PartitionMove, Plan, Reason
-from pools.snapshot import ClusterSnapshot
+from pools.snapshot import DIMENSIONS, ClusterSnapshot
+from pools.units import format_bytes
 
-__all__ = ["with_reasons", "unexplained", "spans_racks"]
+__all__ = ["with_reasons", "unexplained", "spans_racks", "explain"]
 
 
 def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[str, int], MoveReason],
@@ -91,3 +94,66 @@ def spans_racks(replicas: tuple[int, ...], rack: Mapping[int, str | None], racks
 def unexplained(plan: Plan) -> tuple[PartitionMove, ...]:
     """The moves of ``plan`` that carry no reason."""
     return tuple(m for m in plan.moves if m.reason is None)
+
+
+def explain(plan: Plan, topic: str, partition: int) -> list[str]:
+    """Why ``topic``-``partition`` moves in ``plan`` and the alternatives the move beat, as lines to print.
+
+    The alternatives, from the plan alone: keeping the current replicas (which breaks the reason's rule), and
+    for a load reason each other broker of the pool that could have taken the load the move shifts (the
+    reason's ``without`` less the broker's load after the plan), with where that would leave it against its
+    limit (capacity × headroom, from the plan's ``utilisation``).
+
+    Raises
+    ------
+    InputError
+        The plan has no such partition.
+    """
+    m = next((m for m in plan.partitions if (m.topic, m.partition) == (topic, partition)), None)
+    if m is None:
+        raise InputError(f"TOPIC-PARTITION: the plan has no partition {topic}-{partition}")
+    head = f"{topic}-{partition}: {list(m.old_replicas)} -> {list(m.replicas)}"
+    if not m.changed:
+        return [f"{topic}-{partition}: does not move ({list(m.replicas)})"]
+    lines = [f"{head}, copies {format_bytes(m.moved_bytes)}"]
+    r = m.reason
+    if r is None:
+        return lines + ["reason: none recorded (a plan written without reasons, or edited by hand)"]
+    lines.append(f"reason: {r.rule}: {r.describe()}")
+    lines.append("alternatives it beat:")
+    lines.append(f"  keep {list(m.old_replicas)}: breaks {r.rule} ({_broken(r)})")
+    pool = plan.topics.get(topic)
+    others = sorted(b for b, p in plan.brokers.items() if p == pool and b not in m.replicas and b not in m.old_replicas)
+    table = plan.utilisation.get("brokers", {})
+    if r.broker is not None and r.dimension in DIMENSIONS and str(r.broker) in table:
+        d = r.dimension
+        shifted = abs(float(r.without) - float(table[str(r.broker)][d]["after"]))
+        headroom = plan.utilisation.get("pools", {}).get(pool, {}).get(d, {}).get("headroom")
+        for b in others:
+            cell = table.get(str(b), {}).get(d)
+            if not cell or not cell.get("capacity"):
+                continue
+            cap, after = float(cell["capacity"]), float(cell["after"])
+            verdict = ""
+            if headroom is not None:
+                over = after + shifted > headroom * cap
+                verdict = f", {'over' if over else 'within'} its {headroom:.0%} limit"
+            lines.append(f"  broker {b} instead: {d} {after / cap:.0%} -> {(after + shifted) / cap:.0%} of capacity"
+                         f"{verdict}")
+        if others:
+            lines.append("  (among brokers within their limit the placement chose by copied bytes, the other "
+                         "dimensions and rack spread)")
+    elif others:
+        lines.append(f"  other brokers of pool {pool!r} ({', '.join(map(str, others))}): the placement chose "
+                     f"{', '.join(map(str, m.adding)) or 'no new broker'} (least loaded, rack spread kept)")
+    return lines
+
+
+def _broken(r: Reason) -> str:
+    if r.rule in ("relieve", "balance", "fill"):
+        side = "below" if r.rule == "fill" else "above"
+        return f"broker {r.broker} {r.dimension} {r.without:.6g}, {side} {r.bound:.6g}"
+    return {"replication_factor": "the replication factor the operation sets",
+            "evacuate": f"replicas stay on broker(s) {', '.join(map(str, r.brokers))}",
+            "isolate": f"replicas stay outside the pool on broker(s) {', '.join(map(str, r.brokers))}",
+            "rack_spread": "the replicas share racks"}[r.rule]

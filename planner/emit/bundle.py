@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
-from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, render_runbook
+from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
 from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
@@ -114,6 +114,7 @@ def build_bundle(
         health=health.summary(shown=20),
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
+        reasons=bytes_by_reason(moves),
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
     summary["health"] = {
