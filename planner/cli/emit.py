@@ -45,6 +45,8 @@ __all__ = ["command", "STAGE"]
     help="Cut the plan into waves copying at most this many bytes each (a larger move runs alone); every wave "
          "leaves each broker within headroom or no worse than before, and is a complete bundle under wave-NNN/.",
 )
+@click.option("--wave-hours", type=FINITE, default=None,
+              help="Cut the plan into waves of about this many hours each at the planned throttles.")
 @click.option("--profile", "profile_dir", type=click.Path(), default=None,
               help="Topic profile for the waves' broker loads (default: size as disk, one replica, no traffic).")
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")

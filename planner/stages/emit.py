@@ -26,6 +26,7 @@ class EmitStageOptions:
     max_bytes_per_batch: int | None = None
     force: bool = False
     wave_bytes: int | None = None
+    wave_hours: float | None = None
     profile_dir: str | None = None
 
 
@@ -74,6 +75,8 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
                           options.max_bytes_per_batch, options.throttle_fraction)
     if options.wave_bytes is not None and options.wave_bytes < 1:
         raise InputError(f"--wave-bytes: expected >= 1, got {options.wave_bytes}")
+    if options.wave_hours is not None and not options.wave_hours > 0:
+        raise InputError(f"--wave-hours: expected a number of hours > 0, got {options.wave_hours}")
     check_output(options.out_dir, overwrite=options.force)
     bundle = EmitOptions(
         limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch),
@@ -84,17 +87,22 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)
     files = build_bundle(plan, snapshot, bundle, plan_source=options.plan_path, progress=progress)
-    if options.wave_bytes is not None:
-        files = _waves(options, plan, snapshot, bundle, progress)
+    if options.wave_bytes is not None or options.wave_hours is not None:
+        files = _waves(options, plan, snapshot, bundle, files, progress)
     progress("writing the bundle")
     out = write_bundle(options.out_dir, files, overwrite=options.force)
     batches = sum(1 for name in files if "batches/" in name and not name.endswith("batches/index.json"))
     return EmitResult(out, batches, len(files), sum(1 for name in files if name.endswith("/reassignment.json")))
 
 
-def _waves(options: EmitStageOptions, plan, snapshot, bundle, progress: Progress) -> dict[str, str]:
+def _waves(options: EmitStageOptions, plan, snapshot, bundle, one_shot: dict[str, str],
+           progress: Progress) -> dict[str, str]:
     """The waved bundle (`planner.emit.waves`), loads at the plan's forecast from ``--profile`` (without it a
-    partition carries its size as disk and one replica, and no traffic)."""
+    partition carries its size as disk and one replica, and no traffic). ``--wave-hours`` becomes bytes at the
+    one-shot bundle's average planned copy rate (its bytes over its estimated time at the throttles); with both
+    options the smaller budget wins."""
+    import json
+
     from planner.emit.waves import cut_waves, wave_bundles
     from pools.demand import at_horizon, topic_demand
     from pools.profile import load_profile_dir
@@ -105,5 +113,10 @@ def _waves(options: EmitStageOptions, plan, snapshot, bundle, progress: Progress
     rows = at_horizon(profile, plan.horizon_days) if profile is not None and plan.horizon_days is not None else (
         profile or {})
     demands = topic_demand(snapshot, rows, None, "forecast", partition_profile=partitions)
+    budgets = [options.wave_bytes] if options.wave_bytes is not None else []
+    if options.wave_hours is not None:
+        summary = json.loads(one_shot["summary.json"])
+        rate = summary["moved_bytes"] / summary["estimated_seconds"] if summary["estimated_seconds"] else 0.0
+        budgets.append(max(1, int(rate * options.wave_hours * 3600)))
     progress("cutting the plan into waves")
-    return wave_bundles(plan, snapshot, cut_waves(plan, snapshot, demands, options.wave_bytes), bundle)
+    return wave_bundles(plan, snapshot, cut_waves(plan, snapshot, demands, min(budgets)), bundle)

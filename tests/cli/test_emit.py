@@ -56,3 +56,19 @@ def test_emit_cuts_waves_each_a_complete_bundle(run_cli, tmp_path: Path) -> None
         assert FILES <= {p.name for p in (out / w["dir"]).iterdir()}
     code, _, err = run_cli(*base[:-1], tmp_path / "none", "--wave-bytes", "0")
     assert code == 2 and "--wave-bytes: expected >= 1, got 0" in err and not (tmp_path / "none").exists()
+
+
+def test_emit_wave_hours_cut_at_the_planned_copy_rate(run_cli, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    base = ("emit", "--plan", DATA / "plan.json", "--snapshot", DATA / "snapshot.json")
+    assert run_cli(*base, "--out", one)[0] == 0
+    summary = json.loads((one / "summary.json").read_text())
+    hours = summary["estimated_seconds"] / 3600 / 4  # a quarter of the one-shot time
+    code, _, err = run_cli(*base, "--out", tmp_path / "w", "--wave-hours", str(hours))
+    assert code == 0, err
+    index = json.loads((tmp_path / "w" / "waves.json").read_text())
+    budget = summary["moved_bytes"] / 4
+    assert len(index["waves"]) >= 4
+    assert all(w["copied_bytes"] <= budget + 1 or w["partitions"] == 1 for w in index["waves"])
+    code, _, err = run_cli(*base, "--out", tmp_path / "x", "--wave-hours", "0")
+    assert code == 2 and "--wave-hours: expected" in err
