@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from pools.progress import Progress, no_progress
 
-__all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches"]
+__all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches",
+           "one_replica_steps"]
 
 #: Cruise Control's default ``num.concurrent.partition.movements.per.broker``.
 DEFAULT_MOVES_PER_BROKER = 5
@@ -89,6 +90,7 @@ def plan_batches(
     limits: BatchLimits = BatchLimits(),
     leader_preserving: bool = False,
     leaders: Mapping[tuple[str, int], int | None] | None = None,
+    one_replica_at_a_time: bool = False,
     progress: Progress = no_progress,
 ) -> tuple[Batch, ...]:
     """Batch the changed partitions of a plan.
@@ -104,6 +106,9 @@ def plan_batches(
         Run data copies with the current leader kept first, then a second phase with the final order.
     leaders : mapping, optional
         Current leader per partition (default: the first old replica).
+    one_replica_at_a_time : bool
+        At most one new replica per partition at a time: a move adding k replicas becomes k steps
+        (`one_replica_steps`), step j of every partition in the batches after those of step j - 1.
     progress : Progress
         Told the moves batched so far.
 
@@ -123,7 +128,7 @@ def plan_batches(
         if tuple(m.old_replicas) != tuple(m.replicas)
     ]
     if not leader_preserving:
-        return _batch_phase(changed, limits, phase=1, start=1, progress=progress)
+        return _stepped(changed, limits, one_replica_at_a_time, progress)
     first, second = [], []
     for m in changed:
         leader = (leaders or {}).get((m.topic, m.partition), m.old_replicas[0] if m.old_replicas else None)
@@ -134,8 +139,43 @@ def plan_batches(
             second.append(BatchMove(m.topic, m.partition, interim, m.replicas, m.size_bytes))
         else:
             first.append(m)
-    batches = _batch_phase(first, limits, phase=1, start=1, progress=progress)
+    batches = _stepped(first, limits, one_replica_at_a_time, progress)
     return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1, progress=progress)
+
+
+def one_replica_steps(move: BatchMove) -> tuple[BatchMove, ...]:
+    """``move`` as steps that each copy at most one new replica: each new broker takes the place of a broker the
+    move removes (in order), or joins when none is left; the last step sets the final list (its order and any
+    further removals).
+
+    >>> [s.replicas for s in one_replica_steps(BatchMove("t", 0, (1, 2, 3), (4, 5, 6), 10))]
+    [(4, 2, 3), (4, 5, 3), (4, 5, 6)]
+    >>> [s.replicas for s in one_replica_steps(BatchMove("t", 0, (1, 2), (3, 1, 4), 10))]
+    [(1, 3), (3, 1, 4)]
+    """
+    adding = move.adding
+    if len(adding) <= 1:
+        return (move,)
+    removing = [b for b in move.old_replicas if b not in move.replicas]
+    steps, current = [], move.old_replicas
+    for k, b in enumerate(adding[:-1]):
+        nxt = tuple(b if x == removing[k] else x for x in current) if k < len(removing) else (*current, b)
+        steps.append(BatchMove(move.topic, move.partition, current, nxt, move.size_bytes))
+        current = nxt
+    steps.append(BatchMove(move.topic, move.partition, current, move.replicas, move.size_bytes))
+    return tuple(steps)
+
+
+def _stepped(moves: list[BatchMove], limits: BatchLimits, one_at_a_time: bool, progress: Progress) -> tuple[Batch, ...]:
+    """Phase-1 batches of ``moves``; one new replica per partition at a time when asked (see `plan_batches`)."""
+    if not one_at_a_time:
+        return _batch_phase(moves, limits, phase=1, start=1, progress=progress)
+    steps = [one_replica_steps(m) for m in moves]
+    batches: tuple[Batch, ...] = ()
+    for j in range(max((len(s) for s in steps), default=0)):
+        batches += _batch_phase([s[j] for s in steps if j < len(s)], limits, phase=1, start=len(batches) + 1,
+                                progress=progress)
+    return batches
 
 
 def apply_batches(

@@ -40,6 +40,7 @@ class EmitOptions:
 
     limits: BatchLimits = field(default_factory=BatchLimits)
     leader_preserving: bool = False
+    one_replica_at_a_time: bool = False
     throttle_fraction: float = 0.5
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
 
@@ -71,6 +72,7 @@ def build_bundle(
         moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))
     leaders = {tp: parts[tp].leader for tp in ((m.topic, m.partition) for m in moves)}
     batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders,
+                           one_replica_at_a_time=options.one_replica_at_a_time,
                            progress=progress)
     current = {(m.topic, m.partition): tuple(m.old_replicas) for m in moves}
     target = {(m.topic, m.partition): tuple(m.replicas) for m in moves}
@@ -245,6 +247,7 @@ def _summary(
             "partitions_per_batch": options.limits.partitions_per_batch,
             "bytes_per_batch": options.limits.bytes_per_batch,
             "leader_preserving": options.leader_preserving,
+            "one_replica_at_a_time": options.one_replica_at_a_time,
         },
         "consecutive_hot_batches": consecutive_hot,
     }

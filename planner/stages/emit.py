@@ -25,6 +25,7 @@ class EmitStageOptions:
     max_partitions_per_batch: int | None = None
     max_bytes_per_batch: int | None = None
     force: bool = False
+    one_replica_at_a_time: bool = False
     wave_bytes: int | None = None
     wave_hours: float | None = None
     profile_dir: str | None = None
@@ -81,6 +82,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
     bundle = EmitOptions(
         limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch),
         leader_preserving=options.leader_preserving,
+        one_replica_at_a_time=options.one_replica_at_a_time,
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
     )

@@ -104,3 +104,21 @@ def test_apply_batches_rejects_out_of_order_state() -> None:
 def test_limits_validation() -> None:
     with pytest.raises(ValueError):
         BatchLimits(moves_per_broker=0)
+
+
+def test_one_replica_at_a_time_splits_a_move_into_single_copies() -> None:
+    """An RF 3 partition moving all its replicas becomes three steps in three batches; every batch copies at most
+    one replica per partition, and the batches in order give the target."""
+    from planner.emit.batches import BatchMove, apply_batches, one_replica_steps, plan_batches
+
+    moves = [BatchMove("t", 0, (1, 2, 3), (4, 5, 6), 10), BatchMove("t", 1, (1, 2, 3), (2, 1, 3), 10),
+             BatchMove("t", 2, (1, 2), (3, 1, 4), 10), BatchMove("t", 3, (1, 2, 3), (1, 4), 10)]
+    batches = plan_batches(moves, one_replica_at_a_time=True)
+    assert all(len(m.adding) <= 1 for b in batches for m in b.moves)
+    assert sum((m.topic, m.partition) == ("t", 0) for b in batches for m in b.moves) == 3
+    current = {(m.topic, m.partition): m.old_replicas for m in moves}
+    assert apply_batches(current, batches) == {(m.topic, m.partition): m.replicas for m in moves}
+    assert sum(m.moved_bytes for b in batches for m in b.moves) == sum(m.moved_bytes for m in moves)
+    assert [s.replicas for s in one_replica_steps(moves[3])] == [(1, 4)]
+    without = plan_batches(moves)
+    assert any(len(m.adding) > 1 for b in without for m in b.moves)
