@@ -91,6 +91,7 @@ def plan_batches(
     leader_preserving: bool = False,
     leaders: Mapping[tuple[str, int], int | None] | None = None,
     one_replica_at_a_time: bool = False,
+    relieve_first: frozenset[int] = frozenset(),
     progress: Progress = no_progress,
 ) -> tuple[Batch, ...]:
     """Batch the changed partitions of a plan.
@@ -109,6 +110,8 @@ def plan_batches(
     one_replica_at_a_time : bool
         At most one new replica per partition at a time: a move adding k replicas becomes k steps
         (`one_replica_steps`), step j of every partition in the batches after those of step j - 1.
+    relieve_first : frozenset of int
+        Brokers over their limit before the plan: moves that take a replica off one of them are batched first.
     progress : Progress
         Told the moves batched so far.
 
@@ -128,7 +131,7 @@ def plan_batches(
         if tuple(m.old_replicas) != tuple(m.replicas)
     ]
     if not leader_preserving:
-        return _stepped(changed, limits, one_replica_at_a_time, progress)
+        return _stepped(changed, limits, one_replica_at_a_time, relieve_first, progress)
     first, second = [], []
     for m in changed:
         leader = (leaders or {}).get((m.topic, m.partition), m.old_replicas[0] if m.old_replicas else None)
@@ -139,7 +142,7 @@ def plan_batches(
             second.append(BatchMove(m.topic, m.partition, interim, m.replicas, m.size_bytes))
         else:
             first.append(m)
-    batches = _stepped(first, limits, one_replica_at_a_time, progress)
+    batches = _stepped(first, limits, one_replica_at_a_time, relieve_first, progress)
     return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1, progress=progress)
 
 
@@ -166,15 +169,16 @@ def one_replica_steps(move: BatchMove) -> tuple[BatchMove, ...]:
     return tuple(steps)
 
 
-def _stepped(moves: list[BatchMove], limits: BatchLimits, one_at_a_time: bool, progress: Progress) -> tuple[Batch, ...]:
+def _stepped(moves: list[BatchMove], limits: BatchLimits, one_at_a_time: bool, relieve: frozenset[int],
+             progress: Progress) -> tuple[Batch, ...]:
     """Phase-1 batches of ``moves``; one new replica per partition at a time when asked (see `plan_batches`)."""
     if not one_at_a_time:
-        return _batch_phase(moves, limits, phase=1, start=1, progress=progress)
+        return _batch_phase(moves, limits, phase=1, start=1, relieve=relieve, progress=progress)
     steps = [one_replica_steps(m) for m in moves]
     batches: tuple[Batch, ...] = ()
     for j in range(max((len(s) for s in steps), default=0)):
         batches += _batch_phase([s[j] for s in steps if j < len(s)], limits, phase=1, start=len(batches) + 1,
-                                progress=progress)
+                                relieve=relieve, progress=progress)
     return batches
 
 
@@ -200,9 +204,9 @@ def apply_batches(
 
 
 def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int,
-                 progress: Progress = no_progress) -> tuple[Batch, ...]:
-    items = [_Item(m) for m in moves]
-    items.sort(key=lambda i: (-i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
+                 relieve: frozenset[int] = frozenset(), progress: Progress = no_progress) -> tuple[Batch, ...]:
+    items = [_Item(m, relieve) for m in moves]
+    items.sort(key=lambda i: (not i.relieves, -i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
     queues: dict[int, deque[_Item]] = {}
     for item in items:
         key = item.adding[0] if item.adding else item.move.replicas[0]
@@ -231,10 +235,11 @@ def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, sta
 class _Item:
     """A move with the figures batching looks at, computed once."""
 
-    __slots__ = ("move", "brokers", "adding", "adding_set", "moved")
+    __slots__ = ("move", "brokers", "adding", "adding_set", "moved", "relieves")
 
-    def __init__(self, move: BatchMove) -> None:
+    def __init__(self, move: BatchMove, relieve: frozenset[int] = frozenset()) -> None:
         self.move = move
+        self.relieves = not relieve.isdisjoint(set(move.old_replicas) - set(move.replicas))
         self.brokers = move.brokers
         self.adding = move.adding
         self.adding_set = frozenset(self.adding)
@@ -250,7 +255,7 @@ def _fill(queues: dict[int, deque[_Item]], limits: BatchLimits, *, avoid: frozen
     limit = limits.moves_per_broker
     cap = limits.partitions_per_batch
     budget = limits.bytes_per_batch
-    for key in sorted(queues, key=lambda k: (-queues[k][0].moved, k)):
+    for key in sorted(queues, key=lambda k: (not queues[k][0].relieves, -queues[k][0].moved, k)):
         queue = queues[key]
         skipped: list[_Item] = []
         scanned = 0

@@ -31,7 +31,7 @@ from pools.plan import Plan
 from pools.progress import Progress, no_progress
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["EmitOptions", "build_bundle", "write_bundle"]
+__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ def build_bundle(
     leaders = {tp: parts[tp].leader for tp in ((m.topic, m.partition) for m in moves)}
     batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders,
                            one_replica_at_a_time=options.one_replica_at_a_time,
-                           progress=progress)
+                           relieve_first=over_limit_before(plan, snapshot), progress=progress)
     current = {(m.topic, m.partition): tuple(m.old_replicas) for m in moves}
     target = {(m.topic, m.partition): tuple(m.replicas) for m in moves}
     if apply_batches(current, batches) != target:
@@ -127,6 +127,21 @@ def build_bundle(
     }
     files["summary.json"] = dump_json(summary)
     return dict(sorted(files.items()))
+
+
+def over_limit_before(plan: Plan, snapshot: ClusterSnapshot) -> frozenset[int]:
+    """Brokers over capacity × headroom (their pool's, from the plan's ``utilisation``) in some dimension before
+    the plan: the batches relieve them first."""
+    pools = plan.utilisation.get("pools", {})
+    out = set()
+    for b, row in plan.utilisation.get("brokers", {}).items():
+        pool = plan.brokers.get(int(b))
+        for d, cell in row.items():
+            headroom = pools.get(pool, {}).get(d, {}).get("headroom")
+            if headroom is not None and cell.get("before") is not None and cell.get("capacity") and \
+                    cell["before"] > headroom * cell["capacity"]:
+                out.add(int(b))
+    return frozenset(out)
 
 
 def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, overwrite: bool = False) -> Path:

@@ -122,3 +122,14 @@ def test_one_replica_at_a_time_splits_a_move_into_single_copies() -> None:
     assert [s.replicas for s in one_replica_steps(moves[3])] == [(1, 4)]
     without = plan_batches(moves)
     assert any(len(m.adding) > 1 for b in without for m in b.moves)
+
+
+def test_moves_relieving_a_broker_over_its_limit_run_first() -> None:
+    from planner.emit.batches import BatchLimits, BatchMove, plan_batches
+
+    moves = [BatchMove("t", i, (i + 10, 20), (i + 30, 20), 100 - i) for i in range(6)]
+    moves.append(BatchMove("t", 9, (7, 20), (8, 20), 1))  # the smallest move relieves broker 7
+    first = plan_batches(moves, limits=BatchLimits(moves_per_broker=1), relieve_first=frozenset({7}))[0]
+    assert [(m.topic, m.partition) for m in first.moves] == [("t", 9)]
+    plain = plan_batches(moves, limits=BatchLimits(moves_per_broker=1))[0]
+    assert [(m.topic, m.partition) for m in plain.moves] == [("t", 0)]

@@ -173,3 +173,22 @@ def test_the_runbook_sums_copied_bytes_by_reason(plan, snapshot) -> None:
     assert row("isolate", first) in runbook and row("relieve", rest) in runbook
     assert runbook.index("| isolate |") < runbook.index("| relieve |") < runbook.index("Pre-flight")
     assert "| none recorded | " in build_bundle(plan, snapshot, EmitOptions())["runbook.md"]
+
+
+def test_the_first_batch_relieves_a_broker_over_its_limit_before_the_plan(plan, snapshot) -> None:
+    """With broker 1 over its pool's nw_in headroom before the plan, the moves taking a replica off it go first."""
+    from planner.emit.bundle import over_limit_before
+
+    assert over_limit_before(plan, snapshot) == frozenset()  # the plan states no headroom
+    pools = {p: {"nw_in": {"headroom": 0.2}} for p in set(plan.brokers.values()) if p is not None}
+    hot = replace(plan, utilisation={**plan.utilisation, "pools": pools})
+    over = over_limit_before(hot, snapshot)
+    assert 1 in over and over == {int(b) for b, row in plan.utilisation["brokers"].items()
+                                  if row["nw_in"]["before"] > 0.2 * row["nw_in"]["capacity"]}
+    relieving = {(m.topic, m.partition) for m in plan.moves if over & (set(m.old_replicas) - set(m.replicas))}
+    assert relieving
+    limits = BatchLimits(moves_per_broker=1)
+    batches = json.loads(build_bundle(hot, snapshot, EmitOptions(limits=limits))["batches/index.json"])
+    files = build_bundle(hot, snapshot, EmitOptions(limits=limits))
+    first = {(p["topic"], p["partition"]) for p in json.loads(files[f"batches/{batches[0]['file']}"])["partitions"]}
+    assert first and first <= relieving
