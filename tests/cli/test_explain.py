@@ -26,7 +26,9 @@ def test_explain_prints_the_reason_and_the_alternatives(run_cli, tmp_path: Path)
     assert lines[2] == "alternatives it beat:" and lines[3].startswith(f"  keep {list(load.old_replicas)}: breaks relieve")
     pool = plan.topics[load.topic]
     others = {b for b, p in plan.brokers.items() if p == pool} - set(load.replicas) - set(load.old_replicas)
-    assert {int(line.split()[1]) for line in lines[4:]} <= others and len(lines) > 4
+    instead = [line for line in lines[4:] if line.startswith("  broker ")]
+    assert instead and {int(line.split()[1]) for line in instead} <= others
+    assert all(" instead: " in line for line in instead) and lines[-1].startswith("  (among brokers")
     isolate = next(m for m in plan.moves if m.reason.rule == "isolate")
     code, out, _ = run_cli("explain", path, f"{isolate.topic}-{isolate.partition}")
     assert code == 0 and "reason: isolate: isolates the topic" in out
