@@ -99,10 +99,10 @@ def unexplained(plan: Plan) -> tuple[PartitionMove, ...]:
 def explain(plan: Plan, topic: str, partition: int) -> list[str]:
     """Why ``topic``-``partition`` moves in ``plan`` and the alternatives the move beat, as lines to print.
 
-    The alternatives, from the plan alone: keeping the current replicas (which breaks the reason's rule), and
-    for a load reason each other broker of the pool that could have taken the load the move shifts (the
-    reason's ``without`` less the broker's load after the plan), with where that would leave it against its
-    limit (capacity × headroom, from the plan's ``utilisation``).
+    The alternatives, from the plan alone: keeping the current replicas (which breaks the reason's rule); for a
+    fill, the other moves onto the same broker; for another load reason each other broker of the pool that could
+    have taken the load the move shifts (the reason's ``without`` less the broker's load after the plan), with
+    where that would leave it against its limit (capacity × headroom, from the plan's ``utilisation``).
 
     Raises
     ------
@@ -125,7 +125,12 @@ def explain(plan: Plan, topic: str, partition: int) -> list[str]:
     pool = plan.topics.get(topic)
     others = sorted(b for b, p in plan.brokers.items() if p == pool and b not in m.replicas and b not in m.old_replicas)
     table = plan.utilisation.get("brokers", {})
-    if r.broker is not None and r.dimension in DIMENSIONS and str(r.broker) in table:
+    if r.rule == "fill":
+        same = [o for o in plan.moves if o.reason is not None and o.reason.rule == "fill" and o.reason.broker == r.broker]
+        lines.append(f"  another partition onto broker {r.broker}: {len(same)} move(s) of this plan fill it "
+                     f"({format_bytes(sum(o.moved_bytes for o in same))} in all); the placement took those copying "
+                     "the fewest bytes for the load they bring")
+    elif r.broker is not None and r.dimension in DIMENSIONS and str(r.broker) in table:
         d = r.dimension
         shifted = abs(float(r.without) - float(table[str(r.broker)][d]["after"]))
         headroom = plan.utilisation.get("pools", {}).get(pool, {}).get(d, {}).get("headroom")

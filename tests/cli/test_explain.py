@@ -32,6 +32,10 @@ def test_explain_prints_the_reason_and_the_alternatives(run_cli, tmp_path: Path)
     isolate = next(m for m in plan.moves if m.reason.rule == "isolate")
     code, out, _ = run_cli("explain", path, f"{isolate.topic}-{isolate.partition}")
     assert code == 0 and "reason: isolate: isolates the topic" in out
+    fill = next(m for m in plan.moves if m.reason.rule == "fill")
+    code, out, _ = run_cli("explain", path, f"{fill.topic}-{fill.partition}")
+    count = sum(m.reason.rule == "fill" and m.reason.broker == fill.reason.broker for m in plan.moves)
+    assert code == 0 and f"another partition onto broker {fill.reason.broker}: {count} move(s)" in out
     still = next(m for m in plan.partitions if not m.changed)
     code, out, _ = run_cli("explain", path, f"{still.topic}-{still.partition}")
     assert code == 0 and "does not move" in out
