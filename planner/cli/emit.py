@@ -37,6 +37,10 @@ __all__ = ["command", "STAGE"]
     help="Copy data with the current leader kept first, then set the final leaders in a second phase.",
 )
 @click.option(
+    "--round-robin", is_flag=True,
+    help="Fill each batch one move per destination broker in turn, spreading copies over the brokers.",
+)
+@click.option(
     "--one-replica-at-a-time", is_flag=True,
     help="At most one new replica per partition at a time: a partition moving k replicas takes k steps.",
 )

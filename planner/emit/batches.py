@@ -28,11 +28,14 @@ _SCAN_PER_BROKER = 64
 
 @dataclass(frozen=True, slots=True)
 class BatchLimits:
-    """Per-batch limits: movements per broker, partitions per batch (None = any), moved bytes (None = any)."""
+    """Per-batch limits: movements per broker, partitions per batch (None = any), moved bytes (None = any); with
+    ``round_robin`` a batch takes one move per destination broker in turn (spreading the batch's copies over the
+    brokers, Cruise Control #2382) instead of filling the busiest destination first."""
 
     moves_per_broker: int = DEFAULT_MOVES_PER_BROKER
     partitions_per_batch: int | None = None
     bytes_per_batch: int | None = None
+    round_robin: bool = False
 
     def __post_init__(self) -> None:
         if self.moves_per_broker < 1:
@@ -247,38 +250,47 @@ class _Item:
 
 
 def _fill(queues: dict[int, deque[_Item]], limits: BatchLimits, *, avoid: frozenset[int]) -> list[_Item]:
-    """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``."""
+    """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``; with
+    ``limits.round_robin`` one move per destination in turn, round after round, instead of a queue at a time."""
     chosen: list[_Item] = []
     counts: dict[int, int] = {}
     saturated: set[int] = set()
-    total_bytes = 0
     limit = limits.moves_per_broker
     cap = limits.partitions_per_batch
     budget = limits.bytes_per_batch
-    for key in sorted(queues, key=lambda k: (not queues[k][0].relieves, -queues[k][0].moved, k)):
-        queue = queues[key]
-        skipped: list[_Item] = []
-        scanned = 0
-        while queue and scanned < _SCAN_PER_BROKER and key not in saturated:
-            item = queue.popleft()
-            scanned += 1
-            if (
-                saturated.isdisjoint(item.brokers)
-                and avoid.isdisjoint(item.adding_set)
-                and (budget is None or not chosen or total_bytes + item.moved <= budget)
-            ):
-                chosen.append(item)
-                total_bytes += item.moved
-                for b in item.brokers:
-                    counts[b] = counts.get(b, 0) + 1
-                    if counts[b] >= limit:
-                        saturated.add(b)
-                if cap is not None and len(chosen) >= cap:
-                    break
-            else:
-                skipped.append(item)
-        queue.extendleft(reversed(skipped))
-        if cap is not None and len(chosen) >= cap:
+    per_turn = 1 if limits.round_robin else None
+    order = sorted(queues, key=lambda k: (not queues[k][0].relieves, -queues[k][0].moved, k))
+    total_bytes, taken = 0, True
+    while taken and not (cap is not None and len(chosen) >= cap):
+        taken = False
+        for key in order:
+            queue = queues[key]
+            skipped: list[_Item] = []
+            scanned = turn = 0
+            while queue and scanned < _SCAN_PER_BROKER and key not in saturated and turn != per_turn:
+                item = queue.popleft()
+                scanned += 1
+                if (
+                    saturated.isdisjoint(item.brokers)
+                    and avoid.isdisjoint(item.adding_set)
+                    and (budget is None or not chosen or total_bytes + item.moved <= budget)
+                ):
+                    chosen.append(item)
+                    total_bytes += item.moved
+                    turn += 1
+                    taken = True
+                    for b in item.brokers:
+                        counts[b] = counts.get(b, 0) + 1
+                        if counts[b] >= limit:
+                            saturated.add(b)
+                    if cap is not None and len(chosen) >= cap:
+                        break
+                else:
+                    skipped.append(item)
+            queue.extendleft(reversed(skipped))
+            if cap is not None and len(chosen) >= cap:
+                break
+        if per_turn is None:
             break
     for key in [k for k, q in queues.items() if not q]:
         del queues[key]

@@ -261,6 +261,7 @@ def _summary(
             "moves_per_broker": options.limits.moves_per_broker,
             "partitions_per_batch": options.limits.partitions_per_batch,
             "bytes_per_batch": options.limits.bytes_per_batch,
+            "round_robin": options.limits.round_robin,
             "leader_preserving": options.leader_preserving,
             "one_replica_at_a_time": options.one_replica_at_a_time,
         },

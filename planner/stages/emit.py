@@ -26,6 +26,7 @@ class EmitStageOptions:
     max_bytes_per_batch: int | None = None
     force: bool = False
     one_replica_at_a_time: bool = False
+    round_robin: bool = False
     wave_bytes: int | None = None
     wave_hours: float | None = None
     profile_dir: str | None = None
@@ -80,7 +81,8 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         raise InputError(f"--wave-hours: expected a number of hours > 0, got {options.wave_hours}")
     check_output(options.out_dir, overwrite=options.force)
     bundle = EmitOptions(
-        limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch),
+        limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch,
+                           options.round_robin),
         leader_preserving=options.leader_preserving,
         one_replica_at_a_time=options.one_replica_at_a_time,
         throttle_fraction=options.throttle_fraction,

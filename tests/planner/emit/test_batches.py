@@ -133,3 +133,18 @@ def test_moves_relieving_a_broker_over_its_limit_run_first() -> None:
     assert [(m.topic, m.partition) for m in first.moves] == [("t", 9)]
     plain = plan_batches(moves, limits=BatchLimits(moves_per_broker=1))[0]
     assert [(m.topic, m.partition) for m in plain.moves] == [("t", 0)]
+
+
+def test_round_robin_spreads_a_batch_over_the_destinations() -> None:
+    """Broker 1 receives six large moves, brokers 2 and 3 one small each; a batch of three partitions takes the
+    three destinations in turn under round-robin, broker 1's three largest otherwise."""
+    from planner.emit.batches import BatchLimits, BatchMove, plan_batches
+
+    moves = [BatchMove("t", i, (10 + i,), (1,), 100 - i) for i in range(6)]
+    moves += [BatchMove("u", 0, (20,), (2,), 5), BatchMove("u", 1, (21,), (3,), 4)]
+    plain = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, partitions_per_batch=3))[0]
+    assert {m.replicas[0] for m in plain.moves} == {1}
+    spread = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, partitions_per_batch=3, round_robin=True))[0]
+    assert sorted(m.replicas[0] for m in spread.moves) == [1, 2, 3]
+    every = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, round_robin=True))
+    assert sum(len(b.moves) for b in every) == len(moves)
