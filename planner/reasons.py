@@ -43,11 +43,11 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     """
     gone = set(plan.drained) | set(unhealthy)
     rack = {b.id: b.rack for b in snapshot.brokers}
-    racks: dict[str | None, int] = {}
+    racks: dict[str, set[str]] = {}
     for b, pool in plan.brokers.items():
         if pool is not None and rack.get(b) is not None:
-            racks.setdefault(pool, set()).add(rack[b])  # type: ignore[attr-defined]
-    width = {pool: len(r) for pool, r in racks.items()}  # type: ignore[arg-type]
+            racks.setdefault(pool, set()).add(str(rack[b]))
+    width: dict[str | None, int] = {pool: len(r) for pool, r in racks.items()}
     moves = []
     for m in plan.partitions:
         reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width) if m.changed else None
