@@ -27,6 +27,7 @@ import numpy as np
 
 from planner.placement.minimal_move import place_in_pools
 from planner.solvers import Solver
+from planner.reasons import with_reasons
 from planner.validator import validate_plan
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
@@ -141,8 +142,9 @@ def plan_pools(
             pool_brokers[p].append(b)
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     progress("placing every partition's replicas inside its pool")
+    health = cluster_health(snapshot)
     placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
-                               joining=_joining(snapshot, policy, solution.brokers), health=cluster_health(snapshot),
+                               joining=_joining(snapshot, policy, solution.brokers), health=health,
                                time_limit=max(0.0, time_limit - (time.monotonic() - started)))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
@@ -165,6 +167,7 @@ def plan_pools(
         horizon_days=rules.horizon_days,
         placement={pool: p.to_dict() for pool, p in placement.pools.items()},
     )
+    plan = with_reasons(plan, snapshot, placement.reasons, health.brokers)
     if not shortfall:  # the post-solve check: the independent validator's findings become warnings
         progress("checking the plan against the policy")
         found = validate_plan(snapshot, policy, plan, forecast)

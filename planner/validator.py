@@ -47,6 +47,7 @@ __all__ = [
     "check_pins",
     "check_tenants",
     "check_health",
+    "check_reasons",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +377,32 @@ def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
 
 
 #: Every rule, in report order.
+def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """Every move carries a reason (`pools.plan.Reason`), and what it says of the plan holds: ``evacuate`` names
+    brokers drained by the operation or unhealthy, ``isolate`` brokers outside the topic's pool, and
+    ``replication_factor`` a partition whose factor the plan changes. Soft: a move's reason explains, it does
+    not make the plan unsafe (a plan written before reasons has none)."""
+    gone = set(plan.drained) | set(cluster_health(snapshot).brokers)
+    out = []
+    bare = [f"{m.topic}-{m.partition}" for m in plan.moves if m.reason is None]
+    if bare:
+        out.append(Violation("reasons", False, f"{len(bare)} move(s) carry no reason: {', '.join(bare[:5])}"
+                                               f"{' and more' if len(bare) > 5 else ''}"))
+    for m in plan.moves:
+        r, name = m.reason, f"{m.topic}-{m.partition}"
+        if r is None:
+            continue
+        pool = plan.topics.get(m.topic)
+        wrong = any(b not in m.removing for b in r.brokers) or \
+                (r.rule == "evacuate" and any(b not in gone for b in r.brokers)) or \
+                (r.rule == "isolate" and any(plan.brokers.get(b) == pool for b in r.brokers)) or \
+                (r.rule == "replication_factor" and len(m.replicas) == len(m.old_replicas))
+        if wrong:
+            out.append(Violation("reasons", False, f"partition {name}: its reason {r.rule} does not hold "
+                                                   f"({r.describe()})"))
+    return out
+
+
 CHECKS: tuple[Check, ...] = (
     check_partitions,
     check_pools,
@@ -385,6 +412,7 @@ CHECKS: tuple[Check, ...] = (
     check_pins,
     check_tenants,
     check_health,
+    check_reasons,
 )
 
 

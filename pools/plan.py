@@ -51,10 +51,17 @@ from pools.errors import InputError
 from pools.files import parse_json, read_text
 from pools.limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
+from pools.snapshot import DIMENSIONS
 
-__all__ = ["copy_source", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json", "plan_from_dict"]
+__all__ = ["copy_source", "REASON_RULES", "Reason", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan",
+           "plan_to_json", "plan_from_dict"]
 
 PLAN_VERSION = 1
+#: Why a partition moves (`Reason.rule`), in the order the first that applies names a move.
+REASON_RULES = ("replication_factor", "evacuate", "isolate", "rack_spread", "relieve", "balance", "fill")
+#: The dimensions a load reason names: `DIMENSIONS`, leader count and leaders' bytes-in (the engine's
+#: `planner.placement.engine.ENGINE_DIMENSIONS`).
+REASON_DIMENSIONS = (*DIMENSIONS, "leaders", "leader_nw_in")
 
 
 def copy_source(old_replicas: Sequence[int], leader: int | None) -> int | None:
@@ -72,14 +79,89 @@ def copy_source(old_replicas: Sequence[int], leader: int | None) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a partition moves: the rule that undoing this move alone (every other move kept) would break.
+
+    ``rule`` is one of `REASON_RULES`:
+
+    - ``replication_factor``: the operation changes the partition's replication factor;
+    - ``evacuate``: ``brokers`` (drained by the operation, or unhealthy) give up their replica;
+    - ``isolate``: ``brokers`` are outside the topic's pool;
+    - ``rack_spread``: the current replicas span fewer than min(RF, racks of the pool) racks;
+    - ``relieve``: ``broker`` would be over its capacity × headroom (``bound``) in ``dimension``;
+    - ``balance`` / ``fill``: ``broker`` would be above / below its fair-share band (edge ``bound``) in
+      ``dimension``.
+
+    ``without`` is the broker's load in ``dimension`` (at the plan's forecast) were the move undone.
+    ``leader_only``: the replicas stay, only the preferred leader changes (nothing is copied).
+
+    >>> Reason("relieve", broker=4, dimension="nw_in", bound=70.0, without=82.5).describe()
+    'relieves broker 4: without it its nw_in would be 82.5, over its limit 70'
+    >>> Reason("isolate", brokers=(7,)).describe()
+    'isolates the topic: broker 7 is outside its pool'
+    """
+
+    rule: str
+    broker: int | None = None
+    dimension: str | None = None
+    bound: float | None = None
+    without: float | None = None
+    brokers: tuple[int, ...] = ()
+    leader_only: bool = False
+
+    def __post_init__(self) -> None:  # 9 significant digits, as plan.json holds them
+        for name in ("bound", "without"):
+            object.__setattr__(self, name, _round(getattr(self, name)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``reason`` object of plan.json (only the fields that apply)."""
+        out: dict[str, Any] = {"rule": self.rule}
+        if self.broker is not None:
+            out |= {"broker": self.broker, "dimension": self.dimension, "bound": self.bound, "without": self.without}
+        if self.brokers:
+            out["brokers"] = list(self.brokers)
+        if self.leader_only:
+            out["leader_only"] = True
+        return out
+
+    def describe(self) -> str:
+        """One line for an operator (``poolplan explain``, the runbook)."""
+        ids = ", ".join(map(str, self.brokers))
+        many = "s" if len(self.brokers) > 1 else ""
+        text = {
+            "replication_factor": "changes the replication factor",
+            "evacuate": f"evacuates broker{many} {ids} (drained or unhealthy)",
+            "isolate": f"isolates the topic: broker{many} {ids} {'are' if many else 'is'} outside its pool",
+            "rack_spread": "repairs the rack spread: the current replicas share racks",
+            "relieve": f"relieves broker {self.broker}: without it its {self.dimension} would be "
+                       f"{_g(self.without)}, over its limit {_g(self.bound)}",
+            "balance": f"balances broker {self.broker}: without it its {self.dimension} would be "
+                       f"{_g(self.without)}, above its fair-share band ({_g(self.bound)})",
+            "fill": f"fills broker {self.broker} to its fair share: without it its {self.dimension} would be "
+                    f"{_g(self.without)}, below its band ({_g(self.bound)})",
+        }[self.rule]
+        return ("leader-only reorder (copies nothing): " if self.leader_only else "") + text
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.9g}")
+
+
+def _g(value: float | None) -> str:
+    return f"{value:.6g}" if value is not None else "?"
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionMove:
-    """A partition's current and target replica lists (first = preferred leader) and its size."""
+    """A partition's current and target replica lists (first = preferred leader), its size and, for a partition
+    that moves, why (`Reason`; None in a plan written without reasons)."""
 
     topic: str
     partition: int
     old_replicas: tuple[int, ...]
     replicas: tuple[int, ...]
     size_bytes: int = 0
+    reason: Reason | None = None
 
     @property
     def changed(self) -> bool:
@@ -169,7 +251,8 @@ class Plan:
                     "old_replicas": list(m.old_replicas),
                     "replicas": list(m.replicas),
                     "size_bytes": m.size_bytes,
-                }
+                } | ({"copied_bytes": m.moved_bytes} if m.changed else {})
+                | ({"reason": m.reason.to_dict()} if m.reason is not None and m.changed else {})
                 for m in self.partitions
             ],
             "moved_bytes": self.moved_bytes,
@@ -263,12 +346,24 @@ class _PlanHeader(Strict):
     operation: dict[str, Any] = {}
 
 
+class _Reason(Strict):
+    rule: Literal[REASON_RULES]  # type: ignore[valid-type]
+    broker: BrokerId | None = None
+    dimension: Literal[REASON_DIMENSIONS] | None = None  # type: ignore[valid-type]
+    bound: Finite | None = None
+    without: Finite | None = None
+    brokers: list[BrokerId] = []
+    leader_only: bool = False
+
+
 class _Partition(Strict):
     topic: Name
     partition: Annotated[int, Field(ge=0, lt=MAX_PARTITIONS_PER_TOPIC)]
     old_replicas: list[BrokerId]
     replicas: list[BrokerId]
     size_bytes: ByteCount = 0
+    copied_bytes: ByteCount | None = None
+    reason: _Reason | None = None
 
 
 _REPLICAS = "expected a non-empty list of distinct broker ids"
@@ -326,7 +421,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
                 if not values or len(set(values)) != len(values):
                     raise InputError(f"{source}: partitions[{i}].{name}: {_REPLICAS}, got {values}")
             move = PartitionMove(entry.topic, entry.partition, tuple(entry.old_replicas), tuple(entry.replicas),
-                                 entry.size_bytes)
+                                 entry.size_bytes, _reason(entry, source, i))
         key = (move.topic, move.partition)
         if key in seen:
             raise InputError(f"{source}: partitions[{i}]: partition {move.topic}-{move.partition} is listed twice")
@@ -361,6 +456,39 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         placement={pool: p.model_dump() for pool, p in header.placement.items()},
         operation=header.operation,
     )
+
+
+def _reason(entry: _Partition, source: str, i: int) -> Reason | None:
+    """The entry's `Reason`, checked against its move: ``copied_bytes`` is what the move copies, a reason sits
+    only on a partition that moves and names what it says (see `Reason`)."""
+    at = f"{source}: partitions[{i}]"
+    old, new = entry.old_replicas, entry.replicas
+    adding = sum(b not in old for b in new)
+    if entry.copied_bytes is not None and entry.copied_bytes != entry.size_bytes * adding:
+        raise InputError(f"{at}.copied_bytes: expected {entry.size_bytes * adding} (size_bytes × {adding} new "
+                         f"replica(s)), got {entry.copied_bytes}")
+    r = entry.reason
+    if r is None:
+        return None
+    if old == new:
+        raise InputError(f"{at}.reason: expected no reason on a partition that does not move")
+    load = r.rule in ("relieve", "balance", "fill")
+    if load != (r.broker is not None) or load != (r.dimension is not None) or \
+            (load and (r.bound is None or r.without is None)):
+        raise InputError(f"{at}.reason: expected broker, dimension, bound and without exactly for the rules relieve, "
+                         f"balance and fill, got rule {r.rule!r}")
+    if load and r.broker not in {*old, *new}:
+        raise InputError(f"{at}.reason.broker: expected a broker of old_replicas or replicas, got {r.broker}")
+    left = [b for b in old if b not in new]
+    if (r.rule in ("evacuate", "isolate")) != bool(r.brokers) or any(b not in left for b in r.brokers):
+        raise InputError(f"{at}.reason.brokers: expected, for evacuate and isolate only, brokers of old_replicas "
+                         f"that replicas leaves ({left}), got {r.brokers}")
+    if r.rule == "replication_factor" and len(old) == len(new):
+        raise InputError(f"{at}.reason.rule: replication_factor, but the partition keeps {len(new)} replicas")
+    if r.leader_only != (set(old) == set(new)):
+        raise InputError(f"{at}.reason.leader_only: expected {str(set(old) == set(new)).lower()} (whether the "
+                         "replicas stay and only their order changes)")
+    return Reason(r.rule, r.broker, r.dimension, r.bound, r.without, tuple(r.brokers), r.leader_only)
 
 
 def _broker_map(table: Mapping[str, Any], source: str, name: str) -> dict[int, Any]:

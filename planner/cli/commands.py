@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, ingest, place, plan, report, run, sample, snapshot
+from planner.cli import audit, consumers, emit, explain, ingest, place, plan, report, run, sample, snapshot
 from planner.cli import brokers, rebalance, replication
 
 __all__ = ["COMMANDS"]
@@ -22,6 +22,7 @@ COMMANDS: list[click.Command] = [
     run.command,
     consumers.command,
     emit.command,
+    explain.command,
     ingest.command,
     place.command,
     plan.command,

@@ -37,9 +37,26 @@ __all__ = ["command", "STAGE"]
     help="Copy data with the current leader kept first, then set the final leaders in a second phase.",
 )
 @click.option(
+    "--round-robin", is_flag=True,
+    help="Fill each batch one move per destination broker in turn, spreading copies over the brokers.",
+)
+@click.option(
+    "--one-replica-at-a-time", is_flag=True,
+    help="At most one new replica per partition at a time: a partition moving k replicas takes k steps.",
+)
+@click.option(
     "--bootstrap-server", default="<BOOTSTRAP_SERVERS>", show_default=True,
     help="Value written into the runbook's commands.",
 )
+@click.option(
+    "--wave-bytes", type=int, default=None,
+    help="Cut the plan into waves copying at most this many bytes each (a larger move runs alone); every wave "
+         "leaves each broker within headroom or no worse than before, and is a complete bundle under wave-NNN/.",
+)
+@click.option("--wave-hours", type=FINITE, default=None,
+              help="Cut the plan into waves of about this many hours each at the planned throttles.")
+@click.option("--profile", "profile_dir", type=click.Path(), default=None,
+              help="Topic profile for the waves' broker loads (default: size as disk, one replica, no traffic).")
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")
 def command(**params: Any) -> int:
     """Write reassignment.json, rollback.json, batches/, leader-election.json, runbook.md and summary.json.
@@ -51,7 +68,8 @@ def command(**params: Any) -> int:
 
 
 def _outcome(result: EmitResult) -> Outcome:
-    return Outcome(subject="bundle", summary=f"{format_plural(result.batches, 'batch', 'batches')}, "
+    waves = f"{format_plural(result.waves, 'wave')}, " if result.waves else ""
+    return Outcome(subject="bundle", summary=f"{waves}{format_plural(result.batches, 'batch', 'batches')}, "
                    f"{format_plural(result.files, 'file')}", written=result.out_dir)
 
 

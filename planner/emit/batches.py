@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from pools.progress import Progress, no_progress
 
-__all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches"]
+__all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches",
+           "one_replica_steps"]
 
 #: Cruise Control's default ``num.concurrent.partition.movements.per.broker``.
 DEFAULT_MOVES_PER_BROKER = 5
@@ -27,11 +28,14 @@ _SCAN_PER_BROKER = 64
 
 @dataclass(frozen=True, slots=True)
 class BatchLimits:
-    """Per-batch limits: movements per broker, partitions per batch (None = any), moved bytes (None = any)."""
+    """Per-batch limits: movements per broker, partitions per batch (None = any), moved bytes (None = any); with
+    ``round_robin`` a batch takes one move per destination broker in turn (spreading the batch's copies over the
+    brokers, Cruise Control #2382) instead of filling the busiest destination first."""
 
     moves_per_broker: int = DEFAULT_MOVES_PER_BROKER
     partitions_per_batch: int | None = None
     bytes_per_batch: int | None = None
+    round_robin: bool = False
 
     def __post_init__(self) -> None:
         if self.moves_per_broker < 1:
@@ -89,6 +93,8 @@ def plan_batches(
     limits: BatchLimits = BatchLimits(),
     leader_preserving: bool = False,
     leaders: Mapping[tuple[str, int], int | None] | None = None,
+    one_replica_at_a_time: bool = False,
+    relieve_first: frozenset[int] = frozenset(),
     progress: Progress = no_progress,
 ) -> tuple[Batch, ...]:
     """Batch the changed partitions of a plan.
@@ -104,6 +110,11 @@ def plan_batches(
         Run data copies with the current leader kept first, then a second phase with the final order.
     leaders : mapping, optional
         Current leader per partition (default: the first old replica).
+    one_replica_at_a_time : bool
+        At most one new replica per partition at a time: a move adding k replicas becomes k steps
+        (`one_replica_steps`), step j of every partition in the batches after those of step j - 1.
+    relieve_first : frozenset of int
+        Brokers over their limit before the plan: moves that take a replica off one of them are batched first.
     progress : Progress
         Told the moves batched so far.
 
@@ -123,7 +134,7 @@ def plan_batches(
         if tuple(m.old_replicas) != tuple(m.replicas)
     ]
     if not leader_preserving:
-        return _batch_phase(changed, limits, phase=1, start=1, progress=progress)
+        return _stepped(changed, limits, one_replica_at_a_time, relieve_first, progress)
     first, second = [], []
     for m in changed:
         leader = (leaders or {}).get((m.topic, m.partition), m.old_replicas[0] if m.old_replicas else None)
@@ -134,8 +145,44 @@ def plan_batches(
             second.append(BatchMove(m.topic, m.partition, interim, m.replicas, m.size_bytes))
         else:
             first.append(m)
-    batches = _batch_phase(first, limits, phase=1, start=1, progress=progress)
+    batches = _stepped(first, limits, one_replica_at_a_time, relieve_first, progress)
     return batches + _batch_phase(second, limits, phase=2, start=len(batches) + 1, progress=progress)
+
+
+def one_replica_steps(move: BatchMove) -> tuple[BatchMove, ...]:
+    """``move`` as steps that each copy at most one new replica: each new broker takes the place of a broker the
+    move removes (in order), or joins when none is left; the last step sets the final list (its order and any
+    further removals).
+
+    >>> [s.replicas for s in one_replica_steps(BatchMove("t", 0, (1, 2, 3), (4, 5, 6), 10))]
+    [(4, 2, 3), (4, 5, 3), (4, 5, 6)]
+    >>> [s.replicas for s in one_replica_steps(BatchMove("t", 0, (1, 2), (3, 1, 4), 10))]
+    [(1, 3), (3, 1, 4)]
+    """
+    adding = move.adding
+    if len(adding) <= 1:
+        return (move,)
+    removing = [b for b in move.old_replicas if b not in move.replicas]
+    steps, current = [], move.old_replicas
+    for k, b in enumerate(adding[:-1]):
+        nxt = tuple(b if x == removing[k] else x for x in current) if k < len(removing) else (*current, b)
+        steps.append(BatchMove(move.topic, move.partition, current, nxt, move.size_bytes))
+        current = nxt
+    steps.append(BatchMove(move.topic, move.partition, current, move.replicas, move.size_bytes))
+    return tuple(steps)
+
+
+def _stepped(moves: list[BatchMove], limits: BatchLimits, one_at_a_time: bool, relieve: frozenset[int],
+             progress: Progress) -> tuple[Batch, ...]:
+    """Phase-1 batches of ``moves``; one new replica per partition at a time when asked (see `plan_batches`)."""
+    if not one_at_a_time:
+        return _batch_phase(moves, limits, phase=1, start=1, relieve=relieve, progress=progress)
+    steps = [one_replica_steps(m) for m in moves]
+    batches: tuple[Batch, ...] = ()
+    for j in range(max((len(s) for s in steps), default=0)):
+        batches += _batch_phase([s[j] for s in steps if j < len(s)], limits, phase=1, start=len(batches) + 1,
+                                relieve=relieve, progress=progress)
+    return batches
 
 
 def apply_batches(
@@ -160,9 +207,9 @@ def apply_batches(
 
 
 def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int,
-                 progress: Progress = no_progress) -> tuple[Batch, ...]:
-    items = [_Item(m) for m in moves]
-    items.sort(key=lambda i: (-i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
+                 relieve: frozenset[int] = frozenset(), progress: Progress = no_progress) -> tuple[Batch, ...]:
+    items = [_Item(m, relieve) for m in moves]
+    items.sort(key=lambda i: (not i.relieves, -i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
     queues: dict[int, deque[_Item]] = {}
     for item in items:
         key = item.adding[0] if item.adding else item.move.replicas[0]
@@ -191,10 +238,11 @@ def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, sta
 class _Item:
     """A move with the figures batching looks at, computed once."""
 
-    __slots__ = ("move", "brokers", "adding", "adding_set", "moved")
+    __slots__ = ("move", "brokers", "adding", "adding_set", "moved", "relieves")
 
-    def __init__(self, move: BatchMove) -> None:
+    def __init__(self, move: BatchMove, relieve: frozenset[int] = frozenset()) -> None:
         self.move = move
+        self.relieves = not relieve.isdisjoint(set(move.old_replicas) - set(move.replicas))
         self.brokers = move.brokers
         self.adding = move.adding
         self.adding_set = frozenset(self.adding)
@@ -202,38 +250,47 @@ class _Item:
 
 
 def _fill(queues: dict[int, deque[_Item]], limits: BatchLimits, *, avoid: frozenset[int]) -> list[_Item]:
-    """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``."""
+    """One batch: take fitting moves from each broker's queue, skipping destinations in ``avoid``; with
+    ``limits.round_robin`` one move per destination in turn, round after round, instead of a queue at a time."""
     chosen: list[_Item] = []
     counts: dict[int, int] = {}
     saturated: set[int] = set()
-    total_bytes = 0
     limit = limits.moves_per_broker
     cap = limits.partitions_per_batch
     budget = limits.bytes_per_batch
-    for key in sorted(queues, key=lambda k: (-queues[k][0].moved, k)):
-        queue = queues[key]
-        skipped: list[_Item] = []
-        scanned = 0
-        while queue and scanned < _SCAN_PER_BROKER and key not in saturated:
-            item = queue.popleft()
-            scanned += 1
-            if (
-                saturated.isdisjoint(item.brokers)
-                and avoid.isdisjoint(item.adding_set)
-                and (budget is None or not chosen or total_bytes + item.moved <= budget)
-            ):
-                chosen.append(item)
-                total_bytes += item.moved
-                for b in item.brokers:
-                    counts[b] = counts.get(b, 0) + 1
-                    if counts[b] >= limit:
-                        saturated.add(b)
-                if cap is not None and len(chosen) >= cap:
-                    break
-            else:
-                skipped.append(item)
-        queue.extendleft(reversed(skipped))
-        if cap is not None and len(chosen) >= cap:
+    per_turn = 1 if limits.round_robin else None
+    order = sorted(queues, key=lambda k: (not queues[k][0].relieves, -queues[k][0].moved, k))
+    total_bytes, taken = 0, True
+    while taken and not (cap is not None and len(chosen) >= cap):
+        taken = False
+        for key in order:
+            queue = queues[key]
+            skipped: list[_Item] = []
+            scanned = turn = 0
+            while queue and scanned < _SCAN_PER_BROKER and key not in saturated and turn != per_turn:
+                item = queue.popleft()
+                scanned += 1
+                if (
+                    saturated.isdisjoint(item.brokers)
+                    and avoid.isdisjoint(item.adding_set)
+                    and (budget is None or not chosen or total_bytes + item.moved <= budget)
+                ):
+                    chosen.append(item)
+                    total_bytes += item.moved
+                    turn += 1
+                    taken = True
+                    for b in item.brokers:
+                        counts[b] = counts.get(b, 0) + 1
+                        if counts[b] >= limit:
+                            saturated.add(b)
+                    if cap is not None and len(chosen) >= cap:
+                        break
+                else:
+                    skipped.append(item)
+            queue.extendleft(reversed(skipped))
+            if cap is not None and len(chosen) >= cap:
+                break
+        if per_turn is None:
             break
     for key in [k for k, q in queues.items() if not q]:
         del queues[key]

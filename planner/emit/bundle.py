@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
-from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, render_runbook
+from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
 from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
@@ -31,7 +31,7 @@ from pools.plan import Plan
 from pools.progress import Progress, no_progress
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["EmitOptions", "build_bundle", "write_bundle"]
+__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,7 @@ class EmitOptions:
 
     limits: BatchLimits = field(default_factory=BatchLimits)
     leader_preserving: bool = False
+    one_replica_at_a_time: bool = False
     throttle_fraction: float = 0.5
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
 
@@ -71,7 +72,8 @@ def build_bundle(
         moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))
     leaders = {tp: parts[tp].leader for tp in ((m.topic, m.partition) for m in moves)}
     batches = plan_batches(moves, limits=options.limits, leader_preserving=options.leader_preserving, leaders=leaders,
-                           progress=progress)
+                           one_replica_at_a_time=options.one_replica_at_a_time,
+                           relieve_first=over_limit_before(plan, snapshot), progress=progress)
     current = {(m.topic, m.partition): tuple(m.old_replicas) for m in moves}
     target = {(m.topic, m.partition): tuple(m.replicas) for m in moves}
     if apply_batches(current, batches) != target:
@@ -114,6 +116,7 @@ def build_bundle(
         health=health.summary(shown=20),
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
+        reasons=bytes_by_reason(moves),
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
     summary["health"] = {
@@ -124,6 +127,21 @@ def build_bundle(
     }
     files["summary.json"] = dump_json(summary)
     return dict(sorted(files.items()))
+
+
+def over_limit_before(plan: Plan, snapshot: ClusterSnapshot) -> frozenset[int]:
+    """Brokers over capacity × headroom (their pool's, from the plan's ``utilisation``) in some dimension before
+    the plan: the batches relieve them first."""
+    pools = plan.utilisation.get("pools", {})
+    out = set()
+    for b, row in plan.utilisation.get("brokers", {}).items():
+        pool = plan.brokers.get(int(b))
+        for d, cell in row.items():
+            headroom = pools.get(pool, {}).get(d, {}).get("headroom")
+            if headroom is not None and cell.get("before") is not None and cell.get("capacity") and \
+                    cell["before"] > headroom * cell["capacity"]:
+                out.add(int(b))
+    return frozenset(out)
 
 
 def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, overwrite: bool = False) -> Path:
@@ -243,7 +261,9 @@ def _summary(
             "moves_per_broker": options.limits.moves_per_broker,
             "partitions_per_batch": options.limits.partitions_per_batch,
             "bytes_per_batch": options.limits.bytes_per_batch,
+            "round_robin": options.limits.round_robin,
             "leader_preserving": options.leader_preserving,
+            "one_replica_at_a_time": options.one_replica_at_a_time,
         },
         "consecutive_hot_batches": consecutive_hot,
     }

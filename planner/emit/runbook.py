@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
 from planner.emit.throttle import BatchThrottle
+from pools.plan import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook", "bytes_by_reason"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
@@ -35,6 +36,7 @@ def render_runbook(
     health: Sequence[str] = (),
     moved_held: Sequence[str] = (),
     evacuated: Sequence[str] = (),
+    reasons: Sequence[dict[str, Any]] = (),
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
@@ -42,7 +44,7 @@ def render_runbook(
     pre-flight names it, since its checks fail until it recovers; ``moved_held`` names partitions the plan
     moves although they were held (a plan made without the health rule), which the pre-flight warns about;
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
-    pre-flight check 1 may list.
+    pre-flight check 1 may list; ``reasons`` are the rows of the "Why these moves" table (`bytes_by_reason`).
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -79,7 +81,33 @@ def render_runbook(
         health=list(health),
         moved_held=list(moved_held),
         evacuated=list(evacuated),
+        reasons=list(reasons),
     )
+
+
+def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
+    """The runbook's "Why these moves" rows: per reason rule (`pools.plan.REASON_RULES` order; ``none`` for moves
+    of a plan written without reasons), the partitions, the leader-only ones among them and the bytes copied.
+
+    >>> from pools.plan import Reason
+    >>> rows = bytes_by_reason([PartitionMove("t", 0, (1, 2), (3, 2), 10, Reason("isolate", brokers=(1,))),
+    ...                         PartitionMove("t", 1, (1, 2), (2, 1), 10, Reason("relieve", 1, "leaders", 5, 6,
+    ...                                                                          leader_only=True))])
+    >>> [(r["rule"], r["partitions"], r["leader_only"], r["copied_bytes"]) for r in rows]
+    [('isolate', 1, 0, 10), ('relieve', 1, 1, 0)]
+    """
+    rows: dict[str, dict[str, Any]] = {}
+    for m in moves:
+        rule = m.reason.rule if m.reason is not None else "none"
+        row = rows.setdefault(rule, {"rule": rule, "partitions": 0, "leader_only": 0, "copied_bytes": 0})
+        row["partitions"] += 1
+        row["leader_only"] += int(m.reason is not None and m.reason.leader_only)
+        row["copied_bytes"] += m.moved_bytes
+    order = {rule: k for k, rule in enumerate((*REASON_RULES, "none"))}
+    out = sorted(rows.values(), key=lambda r: order[r["rule"]])
+    for r in out:
+        r["copied_h"] = format_bytes(r["copied_bytes"])
+    return out
 
 
 def _span(indexes: list[int]) -> str:

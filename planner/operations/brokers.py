@@ -88,7 +88,8 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     forced = placement.pools[pool].seed_bytes if pool in placement.pools else 0
     return operation_plan(inputs, "add", arguments={"pool": pool, "brokers": new}, brokers_after=after,
                           assignment=placement.assignment, pools=[pool], band=FAIR_SHARE_BAND, forced_bytes=forced,
-                          placement=placement.pools, warnings=[*warnings, *placement.warnings])
+                          placement=placement.pools, reasons=placement.reasons,
+                          warnings=[*warnings, *placement.warnings])
 
 
 def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
@@ -143,7 +144,8 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
     return operation_plan(inputs, "decommission", arguments={"brokers": drained} | ({"to": targets} if targets else {}),
                           brokers_after=after,
                           assignment=placement.assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=forced,
-                          placement=placement.pools, warnings=placement.warnings, extra={"drained": drained})
+                          placement=placement.pools, reasons=placement.reasons, warnings=placement.warnings,
+                          extra={"drained": drained})
 
 
 def _only_to(state: PoolState, targets: Sequence[int]) -> PoolState:

@@ -17,7 +17,9 @@ from typing import Any
 
 from planner.operations.balance import broker_loads, pool_balance, rack_pinned
 from planner.operations.scope import OperationInputs, bytes_per_storage
+from planner.placement.engine import MoveReason
 from planner.placement.minimal_move import PoolPlacement
+from planner.reasons import with_reasons
 from planner.validator import validate_plan
 from pools.demand import broker_load
 from pools.plan import PartitionMove, Plan, SolverReport
@@ -52,6 +54,7 @@ def operation_plan(
     warnings: Sequence[str] = (),
     extra: Mapping[str, Any] | None = None,
     dimension_bands: Mapping[str, float] | None = None,
+    reasons: Mapping[tuple[str, int], MoveReason] | None = None,
 ) -> Operation:
     """Assemble and validate the plan of operation ``name`` (see the module docstring).
 
@@ -80,6 +83,9 @@ def operation_plan(
         More keys for the ``operation`` table (``replication_factors`` of an RF change).
     dimension_bands : mapping of str to float, optional
         Dimensions reported against their own band instead of ``band``.
+    reasons : mapping, optional
+        What the engine found per partition it placed (`planner.placement.minimal_move.Placement.reasons`); every
+        move gets its reason (`planner.reasons.with_reasons`).
     """
     snap = inputs.snapshot
     moves = tuple(PartitionMove(p.topic, p.partition, p.replicas, assignment.get((p.topic, p.partition), p.replicas),
@@ -121,6 +127,7 @@ def operation_plan(
         operation={"name": name, "arguments": dict(arguments), "band": band, "moved_bytes": moved,
                    "lower_bound_bytes": lower_bound, "balance": balance} | dict(extra or {}),
     )
+    plan = with_reasons(plan, snap, reasons or {}, inputs.health.brokers)
     found = validate_plan(snap, inputs.policy, plan, inputs.forecast)
     if found:
         notes = [f"validator: {v.message}" for v in found[:10]]

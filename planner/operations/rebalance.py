@@ -117,7 +117,7 @@ def rebalance(
         return pool_optimiser(replace(state, receives=state.receives & ~np.isin(state.broker_ids, closed)), goal)
 
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
-    outcome, warnings, left = {}, [], max_moved_bytes_total
+    outcome, reasons, warnings, left = {}, {}, [], max_moved_bytes_total
     for group in _rounds(inputs, chosen, band, max_moved_bytes_total):
         goal_of = {p: goals[p] for p in group}
         if left is not None:
@@ -130,6 +130,7 @@ def rebalance(
         )
         assignment.update(placement.assignment)
         outcome.update(placement.pools)
+        reasons.update(placement.reasons)
         warnings += placement.warnings
         if left is not None:
             left -= sum(placement.pools[p].moved_bytes for p in group if p in placement.pools)
@@ -141,7 +142,7 @@ def rebalance(
                    "exclude_topics": list(exclude_topics), "exclude_brokers": sorted(set(exclude_brokers)),
                    "dimension_bands": dict(sorted(own.items()))},
         brokers_after=inputs.brokers, assignment=assignment, pools=chosen, band=band, forced_bytes=forced,
-        placement=outcome, warnings=list(dict.fromkeys(warnings)), dimension_bands=own,
+        placement=outcome, reasons=reasons, warnings=list(dict.fromkeys(warnings)), dimension_bands=own,
     )
     limit = 0 if leaders_only else max_moved_bytes if max_moved_bytes is not None else max_moved_bytes_total
     return _with_band_warnings(op, dims, band, limit, own)

@@ -23,6 +23,9 @@ satisfy; `optimise` returns the placement that satisfies it at the fewest moved 
 - Objective, lexicographic through its weights: overload ≫ band deviation ≫ moved bytes (as a fraction of the
   pool's replica bytes) + a tiny cost per copied replica and per preferred-leader change. A leader change
   copies nothing, so it always wins over a copy that relieves the same load (zero-copy moves first).
+  Those tiny costs sit well inside the MIP gap, so the count of moves is made exact afterwards: `prune_moves`
+  undoes every move whose undoing leaves no broker further outside its limit or band and keeps rack spread,
+  and says of each kept move what undoing it would break (`MoveReason`).
 
 **Candidates.** Small pools (partitions × brokers ≤ `FULL_PAIRS`) are solved whole: the result is the exact
 optimum of the model up to the MIP gap. Larger pools run rounds (at most `MAX_ROUNDS`) of a *move model* from
@@ -66,7 +69,7 @@ from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise",
-           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share"]
+           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share", "MoveReason", "prune_moves"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -372,6 +375,13 @@ class _Band:
         """Load above the upper bounds and below the lower ones, in row units."""
         down = np.where(np.isfinite(self.upper), np.maximum(load - self.upper, 0.0), 0.0) / self.norm
         up = np.where(self.banded, np.maximum(self.low - load, 0.0), 0.0) / self.norm
+        return down, up
+
+    def excess_of(self, load: np.ndarray, brokers: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """`excess` of the rows ``load`` of ``brokers`` only."""
+        upper, low, norm = self.upper[brokers], self.low[brokers], self.norm[brokers]
+        down = np.where(np.isfinite(upper), np.maximum(load - upper, 0.0), 0.0) / norm
+        up = np.where(self.banded[brokers], np.maximum(low - load, 0.0), 0.0) / norm
         return down, up
 
 
@@ -833,3 +843,147 @@ def evaluate(state: PoolState, goal: Goal, target: np.ndarray, status: str) -> P
     """The `PoolResult` of a placement found elsewhere (e.g. `planner.operations.distribution`), judged against
     ``goal`` as `optimise` judges its own."""
     return _result(state, _Band(state, goal), target, status)
+
+
+@dataclass(frozen=True)
+class MoveReason:
+    """Why a partition's move stays in a placement: what undoing it (its current replicas back) would break.
+
+    ``rule`` is ``"outside"`` (a current replica is outside the pool, or the replication factor changes: the
+    caller names which), ``"rack_spread"`` (the current replicas span too few racks), ``"relieve"`` (broker
+    ``broker`` would go over its limit in ``dimension``), ``"balance"`` (above its band) or ``"fill"`` (below its
+    band); ``bound`` is that limit or band edge and ``without`` the load the broker would have without the move.
+    """
+
+    rule: str
+    broker: int = -1
+    dimension: str = ""
+    bound: float = 0.0
+    without: float = 0.0
+
+
+def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.ndarray, dict[int, MoveReason]]:
+    """Undo every move of ``target`` that relieves, balances, fills or repairs nothing; the reason of each kept one.
+
+    A move is undone (whole, else replica by replica, else its leader change) when the result keeps every
+    partition's rack spread and leaves no broker further outside its limit or band (`Goal`) in any dimension
+    than ``target`` does; the largest moves are tried first, and passes repeat until none is undone. Replica
+    lists end leader first, then the kept replicas in their current order, then the new ones: reordering
+    followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
+    bytes (an empty partition moved costs the objective ~1e-9): this pass makes the number of moves exact.
+
+    Returns the pruned target and, per partition that still moves (row index), its `MoveReason`.
+
+    Examples
+    --------
+    Two brokers without limits or band: nothing needs the move of partition 0 from broker 0 to broker 1.
+
+    >>> z = np.zeros((1, 6))
+    >>> s = PoolState(np.array([1, 2]), np.array([-1, -1]), np.ones((2, 4)), np.full((2, 4), np.inf),
+    ...               np.ones(2, bool), np.zeros((2, 6)), np.zeros(1), np.array([[0]]), np.array([0]),
+    ...               np.array([[0]]), z, z)
+    >>> pruned, reasons = prune_moves(s, Goal(), np.array([[1]]))
+    >>> pruned.tolist(), reasons
+    ([[0]], {})
+    """
+    band = _Band(state, goal)
+    out = np.array(target, dtype=np.int64)
+    racks = np.unique(state.rack[state.rack >= 0])
+    load = state_loads(state, out)
+    lists = [[b for b in row if b >= 0] for row in state.holders.tolist()]
+    rows = [_canonical([b for b in row if b >= 0], now) for row, now in zip(out.tolist(), lists)]
+    moving = [i for i, (row, now) in enumerate(zip(rows, lists)) if row != now]
+    copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
+    moving.sort(key=lambda i: (-copied[i], i))
+    for _ in range(4):  # passes: an undone move can make room for another
+        undone = False
+        for i in moving:
+            now = lists[i]
+            for candidate in _undo_candidates(rows[i], now):
+                if not _spread_ok(state, racks, candidate):
+                    continue
+                after = _shift(state, load, i, rows[i], candidate)
+                if _no_worse(band, load, after):
+                    for b, value in after.items():
+                        load[b] = value
+                    rows[i], undone = candidate, True
+                    if candidate == now:
+                        break
+        moving = [i for i in moving if rows[i] != lists[i]]
+        if not undone:
+            break
+    for i in range(len(rows)):
+        out[i] = -1
+        out[i, : len(rows[i])] = rows[i]
+    return out, {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
+
+
+def _canonical(row: list[int], now: list[int]) -> list[int]:
+    """``row`` with its leader first, then the replicas it keeps from ``now`` in their current order, then the new."""
+    if not row:
+        return row
+    kept = [b for b in now if b in row[1:]]
+    return [row[0], *kept, *(b for b in row[1:] if b not in now)]
+
+
+def _undo_candidates(row: list[int], now: list[int]):
+    """Ways to undo ``row`` towards ``now``, the whole move first: the current list, then each new replica back
+    on a broker it left, then the current preferred leader back in the lead."""
+    if len(now) == len(row) and all(b >= 0 for b in now):
+        yield now
+    for new in [b for b in row if b not in now]:
+        for old in [b for b in now if b not in row]:
+            yield _canonical([old if b == new else b for b in row], now)
+    if now and now[0] in row and row[0] != now[0]:
+        yield _canonical([now[0], *(b for b in row if b != now[0])], now)
+
+
+def _spread_ok(state: PoolState, racks: np.ndarray, row: list[int]) -> bool:
+    """The rack rule of the model: RF ≤ racks → distinct racks, none unracked; RF > racks → every rack."""
+    if not len(racks) or not row:
+        return True
+    on = state.rack[row]
+    if len(row) <= len(racks):
+        return bool((on >= 0).all()) and len(set(on.tolist())) == len(row)
+    return set(racks.tolist()) <= set(on.tolist())
+
+
+def _shift(state: PoolState, load: np.ndarray, i: int, row: list[int], candidate: list[int]) -> dict[int, np.ndarray]:
+    """The loads of the brokers touched when partition ``i`` goes from ``row`` to ``candidate``."""
+    after = {b: load[b].copy() for b in {*row, *candidate}}
+    for replicas, sign in ((row, -1.0), (candidate, 1.0)):
+        for b in replicas:
+            after[b] += sign * state.follower[i]
+        if replicas:
+            after[replicas[0]] += sign * state.extra[i]
+    return after
+
+
+def _no_worse(band: _Band, load: np.ndarray, after: dict[int, np.ndarray]) -> bool:
+    brokers = sorted(after)
+    down0, up0 = band.excess_of(load[brokers], brokers)
+    down1, up1 = band.excess_of(np.array([after[b] for b in brokers]), brokers)
+    return bool((down1 <= np.maximum(down0, _TOL)).all() and (up1 <= np.maximum(up0, _TOL)).all())
+
+
+def _reason(state: PoolState, band: _Band, racks: np.ndarray, load: np.ndarray, i: int, row: list[int],
+            now: list[int]) -> MoveReason:
+    """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the first broker and dimension
+    it puts furthest outside (see `MoveReason`)."""
+    if len(now) != len(row):  # a current replica outside the pool (no position here), or a new factor
+        return MoveReason("outside")
+    if not _spread_ok(state, racks, now):
+        return MoveReason("rack_spread")
+    after = _shift(state, load, i, row, now)
+    brokers = sorted(after)
+    block = np.array([after[b] for b in brokers])
+    down0, up0 = band.excess_of(load[brokers], brokers)
+    down1, up1 = band.excess_of(block, brokers)
+    worse = np.maximum(down1 - np.maximum(down0, _TOL), up1 - np.maximum(up0, _TOL))
+    k, d = np.unravel_index(int(np.argmax(worse)), worse.shape)
+    b = brokers[k]
+    if up1[k, d] > np.maximum(up0[k, d], _TOL):
+        return MoveReason("fill", b, ENGINE_DIMENSIONS[d], float(band.low[b, d]), float(block[k, d]))
+    rule = "relieve" if block[k, d] > band.limit[b, d] else "balance"
+    bound = band.limit[b, d] if rule == "relieve" else band.upper[b, d]
+    return MoveReason(rule, b, ENGINE_DIMENSIONS[d], float(bound), float(block[k, d]))

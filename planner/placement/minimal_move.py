@@ -12,17 +12,20 @@ For each pool:
    broker that joins the pool its fair share (`planner.placement.engine.fair_share`), within `FAIR_SHARE_BAND`
    in every dimension (Cruise Control's distribution goals, at its default 1.10 threshold), moving replicas and
    preferred leaders (zero-copy) at the fewest copied bytes. What it cannot reach is a warning.
+4. `planner.placement.engine.prune_moves` undoes every move that relieves, fills or repairs nothing (the MIP gap
+   hides moves of empty partitions) and says why each kept move stays.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner.placement.engine import ENGINE_DIMENSIONS, TIME_LIMITED, Goal, PoolResult, PoolState, optimise
+from planner.placement.engine import (ENGINE_DIMENSIONS, TIME_LIMITED, Goal, MoveReason, PoolResult, PoolState,
+                                      evaluate, optimise, prune_moves)
 from pools.audit.index import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
 from pools.fill import current_targets, held_mask, load_on, replica_loads, seed_pools
@@ -58,13 +61,16 @@ class Placement:
     """Target replicas per partition (first = preferred leader), what could not be honoured, and per-pool costs.
 
     ``target`` holds the same as an array aligned with the snapshot's partitions (broker ids, -1 padding at the
-    end of each row): the assignment's replicas, the current ones for partitions it does not name.
+    end of each row): the assignment's replicas, the current ones for partitions it does not name. ``reasons``
+    says, per partition the engine moves, what undoing the move would break (`planner.placement.engine.prune_moves`,
+    its ``broker`` a Kafka broker id).
     """
 
     assignment: Mapping[tuple[str, int], tuple[int, ...]]
     warnings: tuple[str, ...] = ()
     pools: Mapping[str, PoolPlacement] = field(default_factory=dict)
     target: np.ndarray | None = field(default=None, compare=False, repr=False)
+    reasons: Mapping[tuple[str, int], MoveReason] = field(default_factory=dict, compare=False, repr=False)
 
 
 def place_in_pools(
@@ -141,6 +147,7 @@ def place_in_pools(
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
     deadline = None if time_limit is None else time.monotonic() + time_limit
+    reasons: dict[tuple[str, int], MoveReason] = {}
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -157,9 +164,16 @@ def place_in_pools(
             if goal is None:
                 goal = Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal()
             if deadline is None:
-                result = optimiser(state, goal)
+                found = optimiser(state, goal)
             else:
-                result = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) / (len(pools) - j))
+                found = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) / (len(pools) - j))
+            pruned, why = prune_moves(state, goal, found.target)  # no move that relieves, fills or repairs nothing
+            result = replace(evaluate(state, goal, pruned, found.status), gap=found.gap,
+                             candidates=found.candidates, rounds=found.rounds)
+            for k, reason in why.items():
+                p = snapshot.partitions[int(parts[k])]
+                reasons[p.topic, p.partition] = reason if reason.broker < 0 else \
+                    replace(reason, broker=int(ids[reason.broker]))
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
                                           result.leader_changes, result.status, result.gap, result.candidates)
@@ -183,7 +197,7 @@ def place_in_pools(
     for i in np.flatnonzero(placed).tolist():
         p = snapshot.partitions[i]
         assignment[p.topic, p.partition] = new.get(i, p.replicas)
-    return Placement(assignment, tuple(warnings), outcome, rows)
+    return Placement(assignment, tuple(warnings), outcome, rows, reasons)
 
 
 def engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,11 @@ class EmitStageOptions:
     max_partitions_per_batch: int | None = None
     max_bytes_per_batch: int | None = None
     force: bool = False
+    one_replica_at_a_time: bool = False
+    round_robin: bool = False
+    wave_bytes: int | None = None
+    wave_hours: float | None = None
+    profile_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class EmitResult:
     out_dir: Path
     batches: int
     files: int
+    waves: int = 0
 
 
 def validate_emit_options(
@@ -69,17 +75,52 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
 
     validate_emit_options(options.max_moves_per_broker, options.max_partitions_per_batch,
                           options.max_bytes_per_batch, options.throttle_fraction)
+    if options.wave_bytes is not None and options.wave_bytes < 1:
+        raise InputError(f"--wave-bytes: expected >= 1, got {options.wave_bytes}")
+    if options.wave_hours is not None and not options.wave_hours > 0:
+        raise InputError(f"--wave-hours: expected a number of hours > 0, got {options.wave_hours}")
     check_output(options.out_dir, overwrite=options.force)
     bundle = EmitOptions(
-        limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch),
+        limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch,
+                           options.round_robin),
         leader_preserving=options.leader_preserving,
+        one_replica_at_a_time=options.one_replica_at_a_time,
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)
     files = build_bundle(plan, snapshot, bundle, plan_source=options.plan_path, progress=progress)
+    if options.wave_bytes is not None or options.wave_hours is not None:
+        files = _waves(options, plan, snapshot, bundle, files, progress)
     progress("writing the bundle")
     out = write_bundle(options.out_dir, files, overwrite=options.force)
-    batches = sum(1 for name in files if name.startswith("batches/") and name != "batches/index.json")
-    return EmitResult(out, batches, len(files))
+    batches = sum(1 for name in files if "batches/" in name and not name.endswith("batches/index.json"))
+    return EmitResult(out, batches, len(files), sum(1 for name in files if name.endswith("/reassignment.json")))
+
+
+def _waves(options: EmitStageOptions, plan, snapshot, bundle, one_shot: dict[str, str],
+           progress: Progress) -> dict[str, str]:
+    """The waved bundle (`planner.emit.waves`), loads at the plan's forecast from ``--profile`` (without it a
+    partition carries its size as disk and one replica, and no traffic). ``--wave-hours`` becomes bytes at the
+    one-shot bundle's average planned copy rate (its bytes over its estimated time at the throttles); with both
+    options the smaller budget wins."""
+    import json
+
+    from planner.emit.waves import cut_waves, wave_bundles
+    from pools.demand import at_horizon, topic_demand
+    from pools.profile import load_profile_dir
+
+    profile = partitions = None
+    if options.profile_dir is not None:
+        profile, partitions = load_profile_dir(options.profile_dir)
+    rows = at_horizon(profile, plan.horizon_days) if profile is not None and plan.horizon_days is not None else (
+        profile or {})
+    demands = topic_demand(snapshot, rows, None, "forecast", partition_profile=partitions)
+    budgets = [options.wave_bytes] if options.wave_bytes is not None else []
+    if options.wave_hours is not None:
+        summary = json.loads(one_shot["summary.json"])
+        rate = summary["moved_bytes"] / summary["estimated_seconds"] if summary["estimated_seconds"] else 0.0
+        budgets.append(max(1, int(rate * options.wave_hours * 3600)))
+    progress("cutting the plan into waves")
+    return wave_bundles(plan, snapshot, cut_waves(plan, snapshot, demands, min(budgets)), bundle)

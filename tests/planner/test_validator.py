@@ -8,7 +8,7 @@ import pytest
 
 from planner.validator import validate_plan
 from pools.demand import topic_demand
-from pools.plan import PartitionMove, Plan, SolverReport
+from pools.plan import PartitionMove, Plan, Reason, SolverReport
 from pools.policy import Defaults, PoolPolicy, PoolSpec, TenantSpec
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
 
@@ -75,7 +75,7 @@ def test_racks_capacity_and_tenants() -> None:
     wide = replace(snapshot, brokers=brokers)
     moved = _target(replace(plan, brokers={**plan.brokers, 7: "a"}), "a.t", (1, 7, 3))
     found = validate_plan(wide, policy, moved, topic_demand(wide, {}))
-    assert [v.rule for v in found] == ["racks"]
+    assert [v.rule for v in found if v.rule != "reasons"] == ["racks"]  # the hand-made move has no reason
     # a 700 kB disk load on a 1 MB broker with 80 % headroom
     heavy = replace(snapshot, partitions=(replace(snapshot.partitions[0], sizes=(900_000,) * 3),) + snapshot.partitions[1:])
     found = validate_plan(heavy, policy, plan, topic_demand(heavy, {}))
@@ -85,3 +85,17 @@ def test_racks_capacity_and_tenants() -> None:
     shared = replace(policy, pools=(PoolSpec("a", tenants=("ta", "tb"), brokers=(1,)), PoolSpec("b", tenants=("tb",))))
     found = validate_plan(snapshot, shared, replace(plan, topics={"a.t": "a", "b.t": "a"}), topic_demand(snapshot, {}))
     assert any(v.rule == "tenants" and "'ta' and 'tb' share pool(s) ['a']" in v.message for v in found)
+
+
+def test_moves_without_a_reason_or_with_a_false_one_are_soft_violations() -> None:
+    snapshot, policy, plan = _setup()
+    demands = topic_demand(snapshot, {})
+    bare = _target(plan, "a.t", (1, 2, 4))
+    found = [v for v in validate_plan(snapshot, policy, bare, demands) if v.rule == "reasons"]
+    assert [(v.hard, v.message) for v in found] == [(False, "1 move(s) carry no reason: a.t-0")]
+    lying = replace(plan, partitions=tuple(replace(m, replicas=(4, 2, 3), reason=Reason("isolate", brokers=(1,)))
+                                           if m.topic == "a.t" else m for m in plan.partitions))
+    found = [v for v in validate_plan(snapshot, policy, lying, demands) if v.rule == "reasons"]
+    assert len(found) == 1 and "a.t-0: its reason isolate does not hold" in found[0].message
+    honest = replace(lying, brokers={**plan.brokers, 1: "b"})
+    assert not [v for v in validate_plan(snapshot, policy, honest, demands) if v.rule == "reasons"]

@@ -105,3 +105,47 @@ def test_apply_batches_rejects_out_of_order_state() -> None:
 def test_limits_validation() -> None:
     with pytest.raises(ValueError):
         BatchLimits(moves_per_broker=0)
+
+
+def test_one_replica_at_a_time_splits_a_move_into_single_copies() -> None:
+    """An RF 3 partition moving all its replicas becomes three steps in three batches; every batch copies at most
+    one replica per partition, and the batches in order give the target."""
+    from planner.emit.batches import BatchMove, apply_batches, one_replica_steps, plan_batches
+
+    moves = [BatchMove("t", 0, (1, 2, 3), (4, 5, 6), 10), BatchMove("t", 1, (1, 2, 3), (2, 1, 3), 10),
+             BatchMove("t", 2, (1, 2), (3, 1, 4), 10), BatchMove("t", 3, (1, 2, 3), (1, 4), 10)]
+    batches = plan_batches(moves, one_replica_at_a_time=True)
+    assert all(len(m.adding) <= 1 for b in batches for m in b.moves)
+    assert sum((m.topic, m.partition) == ("t", 0) for b in batches for m in b.moves) == 3
+    current = {(m.topic, m.partition): m.old_replicas for m in moves}
+    assert apply_batches(current, batches) == {(m.topic, m.partition): m.replicas for m in moves}
+    assert sum(m.moved_bytes for b in batches for m in b.moves) == sum(m.moved_bytes for m in moves)
+    assert [s.replicas for s in one_replica_steps(moves[3])] == [(1, 4)]
+    without = plan_batches(moves)
+    assert any(len(m.adding) > 1 for b in without for m in b.moves)
+
+
+def test_moves_relieving_a_broker_over_its_limit_run_first() -> None:
+    from planner.emit.batches import BatchLimits, BatchMove, plan_batches
+
+    moves = [BatchMove("t", i, (i + 10, 20), (i + 30, 20), 100 - i) for i in range(6)]
+    moves.append(BatchMove("t", 9, (7, 20), (8, 20), 1))  # the smallest move relieves broker 7
+    first = plan_batches(moves, limits=BatchLimits(moves_per_broker=1), relieve_first=frozenset({7}))[0]
+    assert [(m.topic, m.partition) for m in first.moves] == [("t", 9)]
+    plain = plan_batches(moves, limits=BatchLimits(moves_per_broker=1))[0]
+    assert [(m.topic, m.partition) for m in plain.moves] == [("t", 0)]
+
+
+def test_round_robin_spreads_a_batch_over_the_destinations() -> None:
+    """Broker 1 receives six large moves, brokers 2 and 3 one small each; a batch of three partitions takes the
+    three destinations in turn under round-robin, broker 1's three largest otherwise."""
+    from planner.emit.batches import BatchLimits, BatchMove, plan_batches
+
+    moves = [BatchMove("t", i, (10 + i,), (1,), 100 - i) for i in range(6)]
+    moves += [BatchMove("u", 0, (20,), (2,), 5), BatchMove("u", 1, (21,), (3,), 4)]
+    plain = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, partitions_per_batch=3))[0]
+    assert {m.replicas[0] for m in plain.moves} == {1}
+    spread = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, partitions_per_batch=3, round_robin=True))[0]
+    assert sorted(m.replicas[0] for m in spread.moves) == [1, 2, 3]
+    every = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, round_robin=True))
+    assert sum(len(b.moves) for b in every) == len(moves)

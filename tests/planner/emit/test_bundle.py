@@ -11,8 +11,9 @@ import pytest
 from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
 from pools.errors import InputError
 from pools.kafka_formats import calculate_throttles, parse_leader_election_json, parse_reassignment_json
-from pools.plan import load_plan
+from pools.plan import Reason, load_plan
 from pools.snapshot import load_snapshot
+from pools.units import format_bytes
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "emit"
 
@@ -150,3 +151,44 @@ def test_the_runbook_names_what_the_snapshot_showed_unhealthy(plan, snapshot) ->
     runbook = build_bundle(plan, replace(snapshot, partitions=parts))["runbook.md"]
     assert "**Warning:** this plan moves 1 partition(s) that were unhealthy at snapshot time" in runbook
     assert f"({target.topic}-{target.partition}); re-plan from a fresh snapshot" in runbook
+
+
+def test_the_runbook_sums_copied_bytes_by_reason(plan, snapshot) -> None:
+    """Each move's reason (plan.json) lands in one row of "Why these moves"; the rows add up to the plan."""
+    moves = list(plan.moves)
+    isolate = {(m.topic, m.partition) for m in moves[: len(moves) // 2]}
+    partitions = tuple(
+        replace(m, reason=Reason("isolate", brokers=m.removing) if (m.topic, m.partition) in isolate else
+                Reason("relieve", m.removing[0] if m.removing else m.replicas[0], "disk", 1.0, 2.0,
+                       leader_only=set(m.old_replicas) == set(m.replicas)))
+        if m.changed else m for m in plan.partitions)
+    runbook = build_bundle(replace(plan, partitions=partitions), snapshot, EmitOptions())["runbook.md"]
+
+    def row(rule, group):
+        lead = sum(set(m.old_replicas) == set(m.replicas) for m in group) if rule == "relieve" else 0
+        return f"| {rule} | {len(group)} | {lead} | {format_bytes(sum(m.moved_bytes for m in group))} |"
+
+    first = [m for m in moves if (m.topic, m.partition) in isolate]
+    rest = [m for m in moves if (m.topic, m.partition) not in isolate]
+    assert row("isolate", first) in runbook and row("relieve", rest) in runbook
+    assert runbook.index("| isolate |") < runbook.index("| relieve |") < runbook.index("Pre-flight")
+    assert "| none recorded | " in build_bundle(plan, snapshot, EmitOptions())["runbook.md"]
+
+
+def test_the_first_batch_relieves_a_broker_over_its_limit_before_the_plan(plan, snapshot) -> None:
+    """With broker 1 over its pool's nw_in headroom before the plan, the moves taking a replica off it go first."""
+    from planner.emit.bundle import over_limit_before
+
+    assert over_limit_before(plan, snapshot) == frozenset()  # the plan states no headroom
+    pools = {p: {"nw_in": {"headroom": 0.2}} for p in set(plan.brokers.values()) if p is not None}
+    hot = replace(plan, utilisation={**plan.utilisation, "pools": pools})
+    over = over_limit_before(hot, snapshot)
+    assert 1 in over and over == {int(b) for b, row in plan.utilisation["brokers"].items()
+                                  if row["nw_in"]["before"] > 0.2 * row["nw_in"]["capacity"]}
+    relieving = {(m.topic, m.partition) for m in plan.moves if over & (set(m.old_replicas) - set(m.replicas))}
+    assert relieving
+    limits = BatchLimits(moves_per_broker=1)
+    batches = json.loads(build_bundle(hot, snapshot, EmitOptions(limits=limits))["batches/index.json"])
+    files = build_bundle(hot, snapshot, EmitOptions(limits=limits))
+    first = {(p["topic"], p["partition"]) for p in json.loads(files[f"batches/{batches[0]['file']}"])["partitions"]}
+    assert first and first <= relieving
