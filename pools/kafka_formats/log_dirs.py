@@ -3,7 +3,13 @@
 Mirrors ``LogDirsCommand``: two status lines (``Querying brokers for log directories information`` and
 ``Received log directory information from brokers 0,1,2``) then one compact JSON line
 ``{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":..,"error":..,"partitions":[{"partition":
-"<topic>-<n>","size":..,"offsetLag":..,"isFuture":..}]}]}]}`` with keys in any order.
+"<topic>-<n>","size":..,"offsetLag":..,"isFuture":..}]}]}]}`` with keys in any order. Sizes are local bytes:
+for a tiered topic (KIP-405) only the segments still on the broker's disk.
+
+The tool prints no cordon state (KIP-1066 puts ``IsCordoned`` in DescribeLogDirs v5 and
+``LogDirDescription.isCordoned()``, but ``LogDirsCommand`` does not print it); a capture from a tool that adds it
+as ``"isCordoned": true`` on a log dir is read, and ``kafka-configs.sh`` (`pools.kafka_formats.broker_configs`)
+is the source otherwise.
 """
 
 from __future__ import annotations
@@ -31,11 +37,13 @@ class ReplicaInfo:
 
 @dataclass(frozen=True, slots=True)
 class LogDirInfo:
-    """One log dir of a broker; ``error`` is the exception class name for an offline dir."""
+    """One log dir of a broker; ``error`` is the exception class name for an offline dir; ``cordoned`` when the
+    capture says ``"isCordoned": true``."""
 
     log_dir: str
     error: str | None
     replicas: tuple[ReplicaInfo, ...]
+    cordoned: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +106,10 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
                 _replica(_obj(r, where, f"{dpath}.partitions[{k}]"), where, f"{dpath}.partitions[{k}]")
                 for k, r in enumerate(_get(d, "partitions", list, where, dpath))
             )
-            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, replicas))
+            cordoned = d.get("isCordoned", False)
+            if not isinstance(cordoned, bool):
+                raise InputError(f"{where}: {dpath}.isCordoned: expected true or false, got {cordoned!r}")
+            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, replicas, cordoned))
         brokers.append(BrokerLogDirs(_get(b, "broker", int, where, path, MAX_BROKER_ID), tuple(dirs)))
     return LogDirsReport(version, tuple(sorted(brokers, key=lambda b: b.broker)))
 
