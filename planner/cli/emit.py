@@ -40,6 +40,11 @@ __all__ = ["command", "STAGE"]
     "--bootstrap-server", default="<BOOTSTRAP_SERVERS>", show_default=True,
     help="Value written into the runbook's commands.",
 )
+@click.option(
+    "--kafka-version", default=None,
+    help="The cluster's Kafka version (e.g. 4.3.1): from 4.3 a drain's runbook cordons the drained brokers first; "
+         "unknown: the step is marked 'Kafka 4.3 or later'.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")
 def command(**params: Any) -> int:
     """Write reassignment.json, rollback.json, batches/, leader-election.json, runbook.md and summary.json.

@@ -42,6 +42,7 @@ class EmitOptions:
     leader_preserving: bool = False
     throttle_fraction: float = 0.5
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
+    kafka_version: str | None = None
 
 
 def build_bundle(
@@ -114,6 +115,8 @@ def build_bundle(
         health=health.summary(shown=20),
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
+        cordon=[b for b in plan.drained if b not in health.cordoned],
+        kafka_version=options.kafka_version,
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
     summary["health"] = {

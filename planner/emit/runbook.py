@@ -9,9 +9,10 @@ import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
 from planner.emit.throttle import BatchThrottle
+from pools.errors import InputError
 from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "parse_kafka_version", "render_runbook"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
@@ -35,6 +36,8 @@ def render_runbook(
     health: Sequence[str] = (),
     moved_held: Sequence[str] = (),
     evacuated: Sequence[str] = (),
+    cordon: Sequence[int] = (),
+    kafka_version: str | None = None,
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
@@ -42,7 +45,8 @@ def render_runbook(
     pre-flight names it, since its checks fail until it recovers; ``moved_held`` names partitions the plan
     moves although they were held (a plan made without the health rule), which the pre-flight warns about;
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
-    pre-flight check 1 may list.
+    pre-flight check 1 may list. ``cordon`` names the brokers a drain empties (a plan's ``drained``): on Kafka
+    4.3+ (``kafka_version``; unknown: the step says it needs 4.3) the pre-flight cordons them first (KIP-1066).
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -79,7 +83,42 @@ def render_runbook(
         health=list(health),
         moved_held=list(moved_held),
         evacuated=list(evacuated),
+        cordon=_cordon_step(cordon, kafka_version),
     )
+
+
+#: The first Kafka version with ``cordoned.log.dirs`` (KIP-1066).
+CORDON_VERSION = (4, 3)
+
+
+def _cordon_step(brokers: Sequence[int], kafka_version: str | None) -> dict[str, Any] | None:
+    """The runbook's cordon step for ``brokers``, or None when there is none or the cluster predates cordons.
+
+    >>> _cordon_step([4], "4.3.1")["conditional"], _cordon_step([4], None)["conditional"], _cordon_step([4], "4.2")
+    (False, True, None)
+    """
+    if not brokers:
+        return None
+    version = parse_kafka_version(kafka_version) if kafka_version is not None else None
+    if version is not None and version < CORDON_VERSION:
+        return None
+    return {"brokers": sorted(brokers), "conditional": version is None}
+
+
+def parse_kafka_version(text: str) -> tuple[int, int]:
+    """``(major, minor)`` of a Kafka version such as ``4.3`` or ``4.3.1``.
+
+    >>> parse_kafka_version("4.3.1")
+    (4, 3)
+    >>> parse_kafka_version("four")
+    Traceback (most recent call last):
+    ...
+    pools.errors.InputError: --kafka-version: expected a Kafka version such as 4.3 or 4.3.1, got 'four'
+    """
+    parts = text.strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise InputError(f"--kafka-version: expected a Kafka version such as 4.3 or 4.3.1, got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 def _span(indexes: list[int]) -> str:

@@ -66,8 +66,8 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
         pinned = inputs.policy.pinned_pool.get(b)
         if pinned is not None and pinned != pool:
             raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
-    warnings = [f"broker {b} is unhealthy ({inputs.health.brokers[b]}): it joins pool {pool!r} but takes no replica"
-                for b in new if b in inputs.health.brokers]
+    warnings = [f"broker {b} is {inputs.health.why_closed(b)}: it joins pool {pool!r} but takes no replica"
+                for b in new if b in inputs.health.closed]
     after = dict(inputs.brokers) | dict.fromkeys(new, pool)
     members = sorted(b for b, p in after.items() if p == pool)
     # the new brokers' share includes leadership (a zero-copy move): without it they lead nothing
@@ -150,12 +150,12 @@ def replace_broker(inputs: OperationInputs, old: int, new: int) -> Operation:
     pinned = inputs.policy.pinned_pool.get(new)
     if pinned is not None and pinned != pool:
         raise InputError(f"--new: broker {new} is pinned to pool {pinned!r} by the policy, not {pool!r}")
-    if new in inputs.health.brokers:
-        raise InputError(f"--new: broker {new} is unhealthy ({inputs.health.brokers[new]}); it can take no replica")
+    if new in inputs.health.closed:
+        raise InputError(f"--new: broker {new} is {inputs.health.why_closed(new)}; it can take no replica")
     after = dict(inputs.brokers) | {old: None, new: pool}
     health = _evacuation(inputs, [old], after)
     _refuse_held(inputs, health, [old], "replaced")
-    members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
+    members = [b for b, p in after.items() if p == pool and b not in inputs.health.closed]
     rack = {b.id: b.rack for b in snap.brokers}
     loads = broker_loads(snap, inputs.forecast)
     limit = {b: np.array([snap.broker_by_id[b].capacity.get(d) for d in DIMENSIONS]) *

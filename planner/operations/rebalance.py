@@ -73,9 +73,9 @@ def rebalance(
     chosen = sorted(set(pools) or set(known))
     dims = tuple(d for d in ENGINE_DIMENSIONS if d in dimensions)
     budget = None if max_moved_bytes is None else float(max_moved_bytes)
-    # an unhealthy broker neither takes nor gives replicas: it is not held to the band (its load is fixed)
+    # a closed broker (unhealthy or cordoned) takes no replica: it is not held to the band (its load cannot rise)
     goals = {p: Goal(band=band, band_dimensions=dims, budget=budget,
-                     band_brokers=np.array([b not in inputs.health.brokers for b in inputs.members(p)]))
+                     band_brokers=np.array([b not in inputs.health.closed for b in inputs.members(p)]))
              for p in chosen}
     placement = place_in_pools(
         inputs.snapshot, inputs.forecast, inputs.pool_topics(set(chosen)), {p: inputs.members(p) for p in chosen},

@@ -25,6 +25,7 @@ class EmitStageOptions:
     max_partitions_per_batch: int | None = None
     max_bytes_per_batch: int | None = None
     force: bool = False
+    kafka_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,18 +64,22 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         (without ``force``).
     """
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
+    from planner.emit.runbook import parse_kafka_version
     from pools.atomic import check_output
     from pools.plan import load_plan
     from pools.snapshot import load_snapshot
 
     validate_emit_options(options.max_moves_per_broker, options.max_partitions_per_batch,
                           options.max_bytes_per_batch, options.throttle_fraction)
+    if options.kafka_version is not None:
+        parse_kafka_version(options.kafka_version)
     check_output(options.out_dir, overwrite=options.force)
     bundle = EmitOptions(
         limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch),
         leader_preserving=options.leader_preserving,
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
+        kafka_version=options.kafka_version,
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)
