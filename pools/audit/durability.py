@@ -21,7 +21,7 @@ from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["check_min_isr_after_broker_loss", "partitions_below_min_isr"]
+__all__ = ["check_min_isr_after_broker_loss", "partitions_below_min_isr", "topics_below_min_isr"]
 
 
 def partitions_below_min_isr(snapshot: ClusterSnapshot, lost: set[int], topics: set[str] | None = None
@@ -53,13 +53,19 @@ def partitions_below_min_isr(snapshot: ClusterSnapshot, lost: set[int], topics: 
 def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
     """Topics with partitions that drop below ``min.insync.replicas`` when their pool loses its
     ``tolerated_broker_failures`` brokers (see the module docstring): one finding per topic."""
+    return topics_below_min_isr(snapshot, policy)
+
+
+def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_least: int = 0) -> list[Finding]:
+    """`check_min_isr_after_broker_loss` losing at least ``at_least`` brokers per pool (the report's N−1 view
+    loses one even where the policy tolerates none)."""
     rules = PoolRules.from_policy(policy)
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     topic_pool = {t: pool_name(p, int(p.topic_pool[i])) for i, t in enumerate(a.topics)}
     out = []
     for topic, parts in snapshot.partitions_by_topic.items():
         pool = topic_pool.get(topic)
-        k = rules.limits(pool).tolerated_failures
+        k = max(rules.limits(pool).tolerated_failures, at_least)
         state = snapshot.topic_by_name.get(topic)
         need = state.min_insync_replicas if state is not None else 1
         at_risk = [q for q in parts if q.leader is not None and set(q.isr or q.replicas) >= set(q.replicas)
