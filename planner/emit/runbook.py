@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -38,6 +38,8 @@ def render_runbook(
     evacuated: Sequence[str] = (),
     cordon: Sequence[int] = (),
     kafka_version: str | None = None,
+    log_dir_moves: Sequence[Mapping[str, Any]] = (),
+    log_dir_throttle: int = 0,
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
@@ -47,6 +49,8 @@ def render_runbook(
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
     pre-flight check 1 may list. ``cordon`` names the brokers a drain empties (a plan's ``drained``): on Kafka
     4.3+ (``kafka_version``; unknown: the step says it needs 4.3) the pre-flight cordons them first (KIP-1066).
+    ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
+    (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -84,6 +88,9 @@ def render_runbook(
         moved_held=list(moved_held),
         evacuated=list(evacuated),
         cordon=_cordon_step(cordon, kafka_version),
+        log_dir_moves=[{**m, "moved_bytes_h": format_bytes(m["moved_bytes"])} for m in log_dir_moves],
+        log_dir_throttle=log_dir_throttle,
+        log_dir_throttle_h=format_rate(log_dir_throttle),
     )
 
 

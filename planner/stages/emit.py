@@ -26,6 +26,7 @@ class EmitStageOptions:
     max_bytes_per_batch: int | None = None
     force: bool = False
     kafka_version: str | None = None
+    log_dirs: str = "any"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
         kafka_version=options.kafka_version,
+        log_dirs=options.log_dirs,
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)

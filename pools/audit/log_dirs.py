@@ -1,8 +1,7 @@
 """The audit's log-dir rules (Kafka 4.x): replicas left on a cordoned broker or log dir (KIP-1066), and a JBOD
 log dir over its headroom while its broker is under.
 
-A JBOD broker's disk capacity is shared evenly by its log dirs (``kafka-log-dirs.sh`` prints no per-dir size), so
-a dir's share is the broker's ``disk`` over its dir count. Sizes are the replicas' current sizes (local bytes).
+A JBOD broker's log dir holds `pools.pool_rules.log_dir_capacity` (its share of the broker's disk). Sizes are the replicas' current sizes (local bytes).
 Both rules read each replica's log dir from the snapshot and look only at brokers with a cordon or several dirs.
 """
 
@@ -18,14 +17,12 @@ from pools.audit.index import cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.kafka_formats.reassignment import ANY_LOG_DIR, format_reassignment_json
 from pools.policy import PoolPolicy
-from pools.pool_rules import PoolRules, over_limit
+from pools.pool_rules import PoolRules, log_dir_capacity, over_limit
 from pools.snapshot import ClusterSnapshot, PartitionState
+from pools.throttle import INTRA_BROKER_THROTTLE_BPS
 
-__all__ = ["INTRA_BROKER_THROTTLE_BPS", "SHOWN", "check_replicas_on_cordoned", "check_log_dir_over_headroom"]
+__all__ = ["SHOWN", "check_replicas_on_cordoned", "check_log_dir_over_headroom"]
 
-#: ``--replica-alter-log-dirs-throttle`` of a fix's intra-broker move (B/s): one disk-to-disk copy stream at a
-#: rate that leaves a spinning or network disk room for the broker's own traffic.
-INTRA_BROKER_THROTTLE_BPS = 50_000_000
 #: Partitions named in evidence and moved by one fix, largest first; a fix over more says to audit again.
 SHOWN = 20
 
@@ -83,7 +80,7 @@ def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, l
         headroom = rules.limits(pool).headroom_of("disk")
         dirs = held.get(broker_id, {})
         used = {d: sum(s for _, s in dirs.get(d, ())) for d in b.log_dirs}
-        share = b.capacity.disk / len(b.log_dirs)
+        share = log_dir_capacity(b)
         total = sum(used.values())
         if share <= 0 or over_limit(total, headroom * b.capacity.disk):
             continue  # a broker over its headroom is utilisation_over_headroom's finding
