@@ -4,6 +4,7 @@ their bundles respect its cordons, and the default sample is untouched."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -44,6 +45,14 @@ def test_the_audit_lists_exactly_the_planted_problems_new_kinds_included(kafka4,
     assert code == 1, err
     doc = json.loads((root / "audit" / "findings.json").read_text())
     assert _found(doc, truth) == planted(truth)
+    # the audit's reassignment fixes (the fill seed) never add a replica on the cordoned broker
+    cordoned = {p["broker"] for p in truth["planted"] if p["kind"] == "replicas_on_cordoned" and "log_dir" not in p}
+    fixes = [(f, m.group(1)) for f in doc["findings"] if f["kind"] == "replica_outside_pool"
+             and (m := re.search(r"<\(echo '(.*?)'\)", f["fix"]))]  # a held partition's fix is a comment
+    assert fixes
+    for f, text in fixes:
+        [entry] = json.loads(text)["partitions"]
+        assert not (set(entry["replicas"]) - set(f["evidence"]["replicas"])) & cordoned
     jbod = next(f for f in doc["findings"] if f["kind"] == "log_dir_over_headroom")
     assert 0.8 < jbod["evidence"]["utilisation"] <= 0.9 and jbod["evidence"]["broker_utilisation"] <= 0.35
 

@@ -98,3 +98,23 @@ def test_findings_serialise_in_the_contract(findings):
     snap, found = findings
     text = findings_to_json(found, cluster="k4", taken_at=None)
     assert findings_from_dict(json.loads(text)) == found
+
+
+def test_a_misplaced_replica_is_fixed_onto_an_open_broker_never_a_cordoned_one():
+    from dataclasses import replace
+
+    from pools.snapshot import Broker, ClusterSnapshot, PartitionState, TopicState
+    from tests.pools.audit.helpers import CAP, policy
+
+    def fix_target(cordoned: set[int]) -> list[int]:
+        brokers = [Broker(b, f"r{(b - 1) % 3 + 1}", CAP, "a" if b <= 4 else "b") for b in range(1, 8)]
+        brokers = [replace(b, cordoned=b.id in cordoned) for b in brokers]
+        # a-x-0 has a replica on broker 5 (pool b); pool a's brokers 1-4 sit on racks r1, r2, r3, r1
+        parts = [PartitionState("a-x", 0, (1, 2, 5), 1, (1, 2, 5), sizes=(10, 10, 10)),
+                 PartitionState("b-y", 0, (5, 6, 7), 5, (5, 6, 7), sizes=(10, 10, 10))]
+        snap = ClusterSnapshot("c", tuple(brokers), (TopicState("a-x"), TopicState("b-y")), tuple(parts))
+        [f] = [f for f in audit(snap, policy()) if f.kind == "replica_outside_pool"]
+        return json.loads(_inline_json(f.fix))["partitions"][0]["replicas"]
+
+    assert 3 in fix_target(set())  # the rack the partition lacks
+    assert fix_target({3}) == [1, 2, 4]  # broker 3 cordoned: the other open broker of the pool
