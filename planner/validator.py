@@ -48,6 +48,7 @@ __all__ = [
     "check_tenants",
     "check_health",
     "check_reasons",
+    "check_cordons",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +275,24 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
     return out
 
 
+def check_cordons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
+    """No new replica lands on a cordoned broker (KIP-1066, `pools.snapshot.Broker.cordoned`): Kafka 4.3 rejects
+    that reassignment with ``INVALID_REPLICA_ASSIGNMENT`` and the bundle stops halfway. A replica it already holds
+    may stay."""
+    cordoned = sorted(b.id for b in snapshot.brokers if b.cordoned)
+    if not cordoned:
+        return []
+    flagged = _flagged(snapshot, plan, lambda s, p, view: np.isin(view.target, cordoned).any(axis=1))
+    current = _current_replicas(snapshot, [(m.topic, m.partition) for m in flagged])
+    out = []
+    for m in flagged:
+        bad = [b for b in m.replicas if b in cordoned and b not in current.get((m.topic, m.partition), ())]
+        if bad:
+            out.append(Violation("cordons", True, f"partition {m.topic}-{m.partition} gets a new replica on "
+                                                  f"cordoned broker(s) {bad}"))
+    return out
+
+
 def _current_replicas(snapshot: ClusterSnapshot,
                       keys: list[tuple[str, int]]) -> dict[tuple[str, int], tuple[int, ...]]:
     """The current replicas of the partitions ``keys`` names (those the snapshot has)."""
@@ -413,6 +432,7 @@ CHECKS: tuple[Check, ...] = (
     check_tenants,
     check_health,
     check_reasons,
+    check_cordons,
 )
 
 

@@ -8,7 +8,10 @@ Per topic, at the forecast horizon (``at="forecast"``) or as measured (``at="now
 - ``nw_in``  = bytes-in × RF (leader ingress plus follower replication fetches),
 - ``nw_out`` = consumer bytes-out (or bytes-in × fan-out when the profile has no bytes-out) + bytes-in × (RF − 1),
 - ``disk``   = storage per replica set × RF; at the forecast the storage is capped by time-based retention
-  (rate × ``retention.ms``) and by ``retention.bytes`` × partitions,
+  (rate × ``retention.ms``) and by ``retention.bytes`` × partitions; for a tiered topic (KIP-405,
+  ``remote.storage.enable=true``) by its local retention too (rate × ``local.retention.ms``,
+  ``local.retention.bytes`` × partitions): only local segments sit on the brokers' disks, and the measured
+  sizes (``kafka-log-dirs.sh``) are local already,
 - ``replicas`` = partitions × RF.
 
 A topic's load is spread over its partitions (bytes by the per-partition rate where the partition profile has
@@ -459,14 +462,17 @@ def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: 
 
 
 def _retention_capped(storage: float, bytes_in: float, state: TopicState, partitions: int) -> float:
-    """Forecast storage, capped by what retention lets the topic keep (delete policy only)."""
+    """Forecast storage, capped by what retention lets the topic keep on the brokers' disks (delete policy only;
+    a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like ``retention.ms``)."""
     policy = state.configs.get("cleanup.policy", "delete")
     if "delete" not in policy:
         return storage
-    if state.retention_ms is not None:
-        storage = min(storage, bytes_in * state.retention_ms / 1000.0)
-    if state.retention_bytes is not None:
-        storage = min(storage, float(state.retention_bytes) * partitions)
+    for ms in (state.retention_ms, state.local_retention_ms):
+        if ms is not None:
+            storage = min(storage, bytes_in * ms / 1000.0)
+    for per_partition in (state.retention_bytes, state.local_retention_bytes):
+        if per_partition is not None:
+            storage = min(storage, float(per_partition) * partitions)
     return storage
 
 

@@ -94,7 +94,7 @@ def seed_pools(
     capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
     held = held_mask(snapshot, health.partitions)
-    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    closed = health.closed_mask(a.broker_ids)
     target = current_targets(a)
     fixed = np.flatnonzero(held | (part_pool < 0))
     follower, extra = replica_loads(loads, fixed, a.part_rf[fixed])
@@ -105,7 +105,7 @@ def seed_pools(
             continue
         base = load_on(a, brokers, target[fixed], follower, extra)
         limit = headroom_limit(capacity[brokers], np.asarray(room, dtype=float))
-        fill = fill_pool(a, parts, brokers, loads, limit=limit, base=base, excluded=unhealthy[brokers])
+        fill = fill_pool(a, parts, brokers, loads, limit=limit, base=base, excluded=closed[brokers])
         target[parts, : fill.target.shape[1]] = fill.target
         if fill.short:
             short[j] = fill.short

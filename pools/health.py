@@ -10,6 +10,11 @@ One rule for the planner, the validator, the runbook and the audit:
   leader), under-replicated (its reported ISR lacks a replica that is not being added; under min ISR
   included), mid-reassignment (adding or removing replicas reported), or has a replica on an unhealthy broker.
 
+- A broker is **closed** (`ClusterHealth.closed`, the one rule for where a new replica may land) when it is
+  unhealthy or **cordoned** (KIP-1066: ``cordoned.log.dirs=*`` or every log dir cordoned, `pools.snapshot.Broker`).
+  A cordoned broker still serves and gives up its replicas (a drain copies from it); only a broker with an open
+  log dir takes a new one, which Kafka places in an open dir (a reassignment's ``"any"``).
+
 An empty ISR with a leader is "not reported" (Kafka always lists the leader in the ISR), not under-replicated.
 
 **Evacuation** (the one exception, for an operation that drains brokers: ``brokers decommission`` or
@@ -52,6 +57,30 @@ class ClusterHealth:
     partitions: Mapping[tuple[str, int], str]
     evacuated: Mapping[tuple[str, int], str] = field(default_factory=dict)
     drained: tuple[int, ...] = ()
+    cordoned: Mapping[int, str] = field(default_factory=dict)
+
+    @cached_property
+    def closed(self) -> frozenset[int]:
+        """Brokers no new replica may land on: the unhealthy and the cordoned ones (see the module docstring)."""
+        return frozenset(self.brokers) | frozenset(self.cordoned)
+
+    def why_closed(self, broker: int) -> str:
+        """Why ``broker`` is `closed`, as a plan's warnings say it.
+
+        >>> ClusterHealth({}, {}, cordoned={5: "cordoned: all log dirs"}).why_closed(5)
+        'cordoned: all log dirs'
+        """
+        if broker in self.brokers:
+            return f"unhealthy ({self.brokers[broker]})"
+        return self.cordoned[broker]
+
+    def closed_mask(self, broker_ids: np.ndarray) -> np.ndarray:
+        """Per broker id of ``broker_ids``: True when it is `closed`.
+
+        >>> ClusterHealth({3: "offline"}, {}, cordoned={5: "cordoned.log.dirs=*"}).closed_mask(np.array([3, 4, 5]))
+        array([ True, False,  True])
+        """
+        return np.isin(broker_ids, np.fromiter(self.closed, np.int64, len(self.closed)))
 
     def evacuable(self, snapshot: ClusterSnapshot, drained: Collection[int]) -> list[tuple[str, int]]:
         """Held partitions that draining ``drained`` may evacuate (see the module docstring), sorted.
@@ -166,7 +195,9 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
         for i in np.flatnonzero(mask).tolist():
             p = snapshot.partitions[i]
             held.setdefault((p.topic, p.partition), reason)
-    return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())))
+    cordoned = {b.id: f"cordoned: {', '.join(b.cordoned_log_dirs) or 'all log dirs'}" for b in snapshot.brokers
+                if b.cordoned}
+    return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
 
 
 def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int],

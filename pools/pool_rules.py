@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from pools.snapshot import DIMENSIONS, Capacity
+from pools.snapshot import DIMENSIONS, Broker, Capacity
 
 if TYPE_CHECKING:
     from pools.policy import PoolPolicy
@@ -45,6 +45,7 @@ __all__ = [
     "failure_loss",
     "usable_capacity",
     "headroom_limit",
+    "log_dir_capacity",
     "brokers_to_fit",
     "over_limit",
     "brokers_required",
@@ -191,6 +192,17 @@ def failure_loss(capacities: Iterable[float], tolerated_failures: int) -> float:
     if tolerated_failures <= 0:
         return 0.0
     return math.fsum(heapq.nlargest(tolerated_failures, capacities))
+
+
+def log_dir_capacity(broker: Broker) -> float:
+    """The disk one log dir of ``broker`` holds: its share of the broker's ``disk`` (``kafka-log-dirs.sh`` prints no
+    per-dir size, so JBOD disks are taken as equal); the whole disk for a broker with one or unknown dirs.
+
+    >>> from pools.snapshot import Capacity
+    >>> log_dir_capacity(Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3", "/d4")))
+    1000000000000.0
+    """
+    return broker.capacity.disk / max(1, len(broker.log_dirs))
 
 
 def usable_capacity(capacities: Iterable[float], tolerated_failures: int) -> float:

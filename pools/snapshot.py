@@ -4,7 +4,8 @@ File format (``snapshot.json``, documented in ``docs/formats.md``)::
 
     {"version": 1, "cluster": "prod-eu", "taken_at": "2026-11-01T00:00:00Z",
      "brokers": [{"id": 1, "rack": "r1", "pool": "payments",
-                  "capacity": {"nw_in": 1.25e8, "nw_out": 1.25e8, "disk": 4e12, "replicas": 4000}}],
+                  "capacity": {"nw_in": 1.25e8, "nw_out": 1.25e8, "disk": 4e12, "replicas": 4000},
+                  "log_dirs": ["/data", "/data2"], "cordoned_log_dirs": ["/data2"]}],
      "topics": [{"topic": "orders", "topic_id": "a3vf0OqaSN6sqjtAVfrOhw",
                  "configs": {"retention.ms": "604800000"}, "marked_for_deletion": false}],
      "partitions": [
@@ -13,7 +14,8 @@ File format (``snapshot.json``, documented in ``docs/formats.md``)::
      ],
      "log_dir_errors": [{"broker": 2, "log_dir": "/data2", "error": "KafkaStorageException"}]}
 
-Partition fields with their default value (empty lists, ``null`` ELR) are omitted when written; every
+Broker fields ``cordoned`` (false), ``cordoned_log_dirs`` and ``log_dirs`` (empty) and partition fields with
+their default value (empty lists, ``null`` ELR) are omitted when written (so older readers' files are unchanged); every
 partition is written on its own line so large snapshots stay diffable. Loading then saving gives the
 same bytes.
 """
@@ -87,12 +89,34 @@ class Capacity:
 
 @dataclass(frozen=True, slots=True)
 class Broker:
-    """A broker: id, rack (``None`` when the cluster has no rack for it), capacity and current pool tag."""
+    """A broker: id, rack (``None`` when the cluster has no rack for it), capacity and current pool tag.
+
+    ``log_dirs`` are the broker's log dirs as ``kafka-log-dirs.sh`` lists them (empty when unknown; several on a
+    JBOD broker). ``cordoned_log_dirs`` take no new replica (KIP-1066, Kafka 4.3+); ``cordoned`` means the whole
+    broker takes none: cordoned as such (``cordoned.log.dirs=*``) or every log dir it has is cordoned. Both lists
+    are kept sorted and distinct.
+
+    >>> Broker(1, "r1", Capacity(1, 1, 1, 1), log_dirs=("/d2", "/d1"), cordoned_log_dirs=("/d1", "/d2")).cordoned
+    True
+    """
 
     id: int
     rack: str | None
     capacity: Capacity
     pool: str | None = None
+    cordoned: bool = False
+    cordoned_log_dirs: tuple[str, ...] = ()
+    log_dirs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "log_dirs", tuple(sorted(set(self.log_dirs))))
+        object.__setattr__(self, "cordoned_log_dirs", tuple(sorted(set(self.cordoned_log_dirs))))
+        if self.log_dirs and set(self.log_dirs) <= set(self.cordoned_log_dirs):
+            object.__setattr__(self, "cordoned", True)
+
+    def log_dir_cordoned(self, log_dir: str | None) -> bool:
+        """True when a replica may not be placed in ``log_dir`` (``None``: any dir) of this broker."""
+        return self.cordoned or (log_dir is not None and log_dir in self.cordoned_log_dirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +142,34 @@ class TopicState:
     def min_insync_replicas(self) -> int:
         """``min.insync.replicas`` (1 when unset)."""
         return _positive_int_config(self.configs, "min.insync.replicas") or 1
+
+    @property
+    def remote_storage_enabled(self) -> bool:
+        """True for a tiered topic (KIP-405): ``remote.storage.enable=true``."""
+        return self.configs.get("remote.storage.enable", "false").strip().lower() == "true"
+
+    @property
+    def local_retention_ms(self) -> int | None:
+        """How long a tiered topic keeps segments on the broker's disk: ``local.retention.ms``, or ``retention.ms``
+        when it is ``-2`` or unset (Kafka's default); ``None`` when unlimited or not tiered.
+
+        >>> TopicState("t", configs={"remote.storage.enable": "true", "retention.ms": "864000000",
+        ...                          "local.retention.ms": "-2"}).local_retention_ms
+        864000000
+        """
+        if not self.remote_storage_enabled:
+            return None
+        local = _int_config(self.configs, "local.retention.ms")
+        return self.retention_ms if local is None or local == -2 else (local if local >= 0 else None)
+
+    @property
+    def local_retention_bytes(self) -> int | None:
+        """Bytes a tiered topic keeps on the broker's disk per partition: ``local.retention.bytes``, or
+        ``retention.bytes`` when it is ``-2`` or unset; ``None`` when unlimited or not tiered."""
+        if not self.remote_storage_enabled:
+            return None
+        local = _int_config(self.configs, "local.retention.bytes")
+        return self.retention_bytes if local is None or local == -2 else (local if local >= 0 else None)
 
     @property
     def compacted(self) -> bool:
@@ -235,9 +287,7 @@ class ClusterSnapshot:
             "version": SNAPSHOT_VERSION,
             "cluster": self.cluster,
             "taken_at": self.taken_at,
-            "brokers": [
-                {"id": b.id, "rack": b.rack, "pool": b.pool, "capacity": b.capacity.to_dict()} for b in self.brokers
-            ],
+            "brokers": [_broker_to_dict(b) for b in self.brokers],
             "topics": [
                 {
                     "topic": t.topic,
@@ -335,6 +385,16 @@ def _in_order(partitions: Any) -> bool:
     return True
 
 
+def _broker_to_dict(b: Broker) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": b.id, "rack": b.rack, "pool": b.pool, "capacity": b.capacity.to_dict()}
+    if b.cordoned:
+        out["cordoned"] = True
+    for name in ("cordoned_log_dirs", "log_dirs"):
+        if getattr(b, name):
+            out[name] = list(getattr(b, name))
+    return out
+
+
 def _partition_to_dict(p: PartitionState) -> dict[str, Any]:
     out: dict[str, Any] = {"topic": p.topic, "partition": p.partition, "replicas": list(p.replicas), "leader": p.leader}
     out["isr"] = list(p.isr)
@@ -349,20 +409,26 @@ def _partition_to_dict(p: PartitionState) -> dict[str, Any]:
     return out
 
 
-def _positive_int_config(configs: Mapping[str, str], key: str) -> int | None:
+def _int_config(configs: Mapping[str, str], key: str) -> int | None:
     raw = configs.get(key)
     if raw is None:
         return None
     problem = _config_value_problem(key, raw)
     if problem is not None:
         raise InputError(f"topic config {key}: {problem}")
-    value = int(raw)
-    return value if value >= 0 else None
+    return int(raw)
 
 
-#: Topic configs poolplan reads, with Kafka's type and smallest valid value (``-1`` = unlimited).
+def _positive_int_config(configs: Mapping[str, str], key: str) -> int | None:
+    value = _int_config(configs, key)
+    return value if value is not None and value >= 0 else None
+
+
+#: Topic configs poolplan reads, with Kafka's type and smallest valid value (``-1`` = unlimited, ``-2`` = the
+#: ``retention.*`` value, KIP-405).
 _NUMERIC_CONFIGS = {"retention.ms": (-1, INT64_MAX), "retention.bytes": (-1, INT64_MAX),
-                    "min.insync.replicas": (1, INT32_MAX)}
+                    "min.insync.replicas": (1, INT32_MAX), "local.retention.ms": (-2, INT64_MAX),
+                    "local.retention.bytes": (-2, INT64_MAX)}
 #: Kafka's ``Topic.MAX_NAME_LENGTH``.
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,%d}" % MAX_TOPIC_NAME_LENGTH)
@@ -408,6 +474,9 @@ def topic_config_problem(configs: Mapping[str, str]) -> tuple[str, str] | None:
             problem = _config_value_problem(key, raw)
             if problem is not None:
                 return key, problem
+    raw = configs.get("remote.storage.enable")
+    if raw is not None and raw.strip().lower() not in ("true", "false"):
+        return "remote.storage.enable", f"expected true or false, got {raw!r}"
     return None
 
 
@@ -559,12 +628,27 @@ def _broker(v: _Validator, b: Any, where: str) -> Broker:
     cap = b.get("capacity")
     v.require(isinstance(cap, dict), f"{where}.capacity", "expected an object with nw_in, nw_out, disk, replicas")
     capacity = Capacity(**{dim: v.number(cap.get(dim), f"{where}.capacity.{dim}") for dim in DIMENSIONS})
+    unknown = sorted(set(b) - _BROKER_KEYS)
+    v.require(not unknown, f"{where}.{unknown[0]}" if unknown else where, "unknown key")
+    cordoned = b.get("cordoned", False)
+    v.require(isinstance(cordoned, bool), f"{where}.cordoned", f"expected true or false, got {cordoned!r}")
+    dirs = {}
+    for name in ("cordoned_log_dirs", "log_dirs"):
+        values = v.array(b.get(name, []), f"{where}.{name}")
+        for j, d in enumerate(values):
+            v.require(isinstance(d, str) and d != "", f"{where}.{name}[{j}]", f"expected a log dir path, got {d!r}")
+        dirs[name] = tuple(values)
     return Broker(
         id=v.broker_id(b.get("id"), f"{where}.id"),
         rack=v.optional_string(b.get("rack"), f"{where}.rack"),
         capacity=capacity,
         pool=v.optional_string(b.get("pool"), f"{where}.pool"),
+        cordoned=cordoned,
+        **dirs,
     )
+
+
+_BROKER_KEYS = frozenset(("id", "rack", "pool", "capacity", "cordoned", "cordoned_log_dirs", "log_dirs"))
 
 
 def _topic(v: _Validator, t: Any, where: str) -> TopicState:

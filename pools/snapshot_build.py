@@ -18,6 +18,10 @@ Rules:
   partition the describe does not have, or on a broker that is not among its replicas, are a warning naming the
   line (Kafka prints that for a topic created or deleted between the two captures, or a reassignment finishing).
 - An inventory entry without ``max_replicas`` gets `DEFAULT_MAX_REPLICAS`.
+- A broker's log dirs are those ``kafka-log-dirs.sh`` lists for it. Its cordons (KIP-1066) are the union of the
+  inventory's ``cordoned``/``cordoned_log_dirs``, the ``cordoned.log.dirs`` config in ``kafka-configs.sh --describe
+  --entity-type brokers`` output (``*`` cordons the broker) and log dirs a capture marks ``"isCordoned": true``.
+  A cordoned dir the broker does not list is an error (Kafka refuses such a config).
 - Impossible cluster state is an error naming the line: repeated or empty replicas, a leader that is not a replica,
   an ISR, ELR or adding/removing replica outside the replicas, a partition described twice, partition lines that
   are not ``0..PartitionCount-1``, a ``ReplicationFactor`` that is not the first partition's (during a reassignment
@@ -30,6 +34,7 @@ import logging
 from collections.abc import Mapping
 
 from pools.errors import InputError
+from pools.kafka_formats.broker_configs import BrokerCordon, cordons_from_configs, parse_broker_configs
 from pools.kafka_formats.cruise_control import DEFAULT_BROKER_ID, capacity_for
 from pools.kafka_formats.inventory import BrokerCapacity
 from pools.kafka_formats.log_dirs import LogDirsReport, parse_log_dirs
@@ -62,6 +67,7 @@ def build_snapshot(
     cluster: str,
     taken_at: str | None = None,
     sources: Mapping[str, str] | None = None,
+    broker_configs_text: str | None = None,
 ) -> ClusterSnapshot:
     """Join the parsed Kafka tool outputs and the inventory into one snapshot.
 
@@ -78,7 +84,9 @@ def build_snapshot(
     taken_at : str, optional
         ISO-8601 time the outputs were captured.
     sources : mapping, optional
-        File names for error messages, keys ``describe`` and ``log_dirs``.
+        File names for error messages, keys ``describe``, ``log_dirs`` and ``broker_configs``.
+    broker_configs_text : str, optional
+        ``kafka-configs.sh --describe --entity-type brokers [--all]`` output, for ``cordoned.log.dirs``.
 
     Returns
     -------
@@ -118,9 +126,12 @@ def build_snapshot(
     if report is not None:
         seen |= {b.broker for b in report.brokers}
     errors = () if report is None else tuple(LogDirError(b, d, e) for b, d, e in report.log_dir_errors)
+    configs_source = names.get("broker_configs", "<kafka-configs --describe>")
+    cordons = {} if broker_configs_text is None else cordons_from_configs(
+        parse_broker_configs(broker_configs_text, source=configs_source))
     return ClusterSnapshot(
         cluster=cluster,
-        brokers=_brokers(inventory, seen),
+        brokers=_cordoned(_brokers(inventory, seen), report, cordons, configs_source),
         topics=tuple(
             TopicState(t.topic, t.topic_id, dict(t.configs), t.marked_for_deletion) for t in topics
         ),
@@ -264,5 +275,24 @@ def _brokers(inventory: Mapping[int, BrokerCapacity], seen: set[int]) -> tuple[B
     for broker_id in sorted(ids):
         c = capacity_for(dict(inventory), broker_id)
         replicas = c.max_replicas if c.max_replicas is not None else DEFAULT_MAX_REPLICAS
-        out.append(Broker(broker_id, c.rack, Capacity(c.nw_in, c.nw_out, c.disk, replicas), c.pool))
+        out.append(Broker(broker_id, c.rack, Capacity(c.nw_in, c.nw_out, c.disk, replicas), c.pool,
+                          cordoned=c.cordoned, cordoned_log_dirs=c.cordoned_log_dirs))
+    return tuple(out)
+
+
+def _cordoned(brokers: tuple[Broker, ...], report: LogDirsReport | None, cordons: Mapping[int, BrokerCordon],
+              source: str) -> tuple[Broker, ...]:
+    """``brokers`` with their log dirs (from ``report``) and every cordon joined (see the module docstring)."""
+    listed = {} if report is None else {b.broker: b.log_dirs for b in report.brokers}
+    out = []
+    for b in brokers:
+        dirs = tuple(d.log_dir for d in listed.get(b.id, ()))
+        cordon = cordons.get(b.id, BrokerCordon(b.id))
+        marked = tuple(d.log_dir for d in listed.get(b.id, ()) if d.cordoned)
+        unknown = sorted(set(cordon.log_dirs) - set(dirs)) if dirs else []
+        if unknown:
+            raise InputError(f"{source}: broker {b.id}: cordoned.log.dirs: {unknown[0]!r} is not one of its log dirs "
+                             f"{list(dirs)} (kafka-log-dirs.sh)")
+        out.append(Broker(b.id, b.rack, b.capacity, b.pool, cordoned=b.cordoned or cordon.all_log_dirs,
+                          cordoned_log_dirs=(*b.cordoned_log_dirs, *cordon.log_dirs, *marked), log_dirs=dirs))
     return tuple(out)

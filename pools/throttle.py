@@ -11,12 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 
-__all__ = ["MIN_THROTTLE_BPS", "DEFAULT_THROTTLE_FRACTION", "throttle_rate"]
+__all__ = ["MIN_THROTTLE_BPS", "DEFAULT_THROTTLE_FRACTION", "INTRA_BROKER_THROTTLE_BPS", "throttle_rate"]
 
 #: The smallest inter-broker throttle poolplan sets, bytes/s.
 MIN_THROTTLE_BPS = 1024
 #: The share of the spare network capacity replication may use unless the operator says otherwise.
 DEFAULT_THROTTLE_FRACTION = 0.5
+#: ``--replica-alter-log-dirs-throttle`` of a move between log dirs of one broker (B/s): one disk-to-disk copy at a
+#: rate that leaves a spinning or network disk room for the broker's own traffic (no network is involved).
+INTRA_BROKER_THROTTLE_BPS = 50_000_000
 
 
 def throttle_rate(

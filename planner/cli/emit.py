@@ -57,6 +57,15 @@ __all__ = ["command", "STAGE"]
               help="Cut the plan into waves of about this many hours each at the planned throttles.")
 @click.option("--profile", "profile_dir", type=click.Path(), default=None,
               help="Topic profile for the waves' broker loads (default: size as disk, one replica, no traffic).")
+    "--kafka-version", default=None,
+    help="The cluster's Kafka version (e.g. 4.3.1): from 4.3 a drain's runbook cordons the drained brokers first; "
+         "unknown: the step is marked 'Kafka 4.3 or later'.",
+)
+@click.option(
+    "--log-dirs", "log_dirs", type=click.Choice(["any", "balance"]), default="any", show_default=True,
+    help="balance: name the log dir of each new replica on a JBOD broker (its emptiest open dir) and even out each "
+         "broker's dirs with moves inside it (log-dirs/broker-N.json, own throttle); any: let the broker choose.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")
 def command(**params: Any) -> int:
     """Write reassignment.json, rollback.json, batches/, leader-election.json, runbook.md and summary.json.

@@ -24,6 +24,9 @@ __all__ = ["command", "STAGE"]
 @click.option("--end", "end_date", default="2026-11-02", show_default=True,
               help="End of the window (YYYY-MM-DD, midnight UTC).")
 @click.option("--cluster", default="sample", show_default=True, help="Cluster name recorded in the truth.")
+@click.option("--kafka-4", "kafka_4", is_flag=True,
+              help="Kafka 4.x variant: a cordoned broker, a 4-dir JBOD broker (one dir at 90 %, one cordoned), a "
+                   "tiered topic and min.insync.replicas=3 on one topic; adds kafka/broker-configs.txt.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def command(**params: Any) -> int:
     """Generate a realistic synthetic cluster: tool outputs, metric logs, inventory, policy and truth.json.

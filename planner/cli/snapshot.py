@@ -18,6 +18,8 @@ __all__ = ["command", "STAGE"]
               help="kafka-topics.sh --describe output.")
 @click.option("--log-dirs", "log_dirs_path", type=click.Path(),
               help="kafka-log-dirs.sh --describe output, or a directory of them (the latest by name is used).")
+@click.option("--broker-configs", "broker_configs_path", type=click.Path(dir_okay=False),
+              help="kafka-configs.sh --describe --entity-type brokers [--all] output (Kafka 4.3+: cordoned.log.dirs).")
 @click.option("--inventory", "inventory_path", required=True, type=click.Path(dir_okay=False),
               help="Broker inventory: brokers.toml, or Cruise Control capacity.json.")
 @click.option("--cluster", default="kafka", show_default=True, help="Cluster name.")
@@ -32,10 +34,12 @@ def command(**params: Any) -> int:
 
 def _outcome(result: SnapshotResult) -> Outcome:
     s = result.snapshot
+    cordoned = sum(1 for b in s.brokers if b.cordoned or b.cordoned_log_dirs)
     return Outcome(
         subject=f"snapshot of {s.cluster}",
         summary=f"{format_plural(len(s.brokers), 'broker')}, {format_plural(len(s.topics), 'topic')}, "
-                f"{format_plural(len(s.partitions), 'partition')}, {format_plural(len(s.log_dir_errors), 'log dir error')}",
+                f"{format_plural(len(s.partitions), 'partition')}, {format_plural(len(s.log_dir_errors), 'log dir error')}"
+                + (f", {format_plural(cordoned, 'broker')} with cordons" if cordoned else ""),
         written=result.out_path,
     )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
+from planner.emit.log_dirs import LogDirPlan, balance_log_dirs
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
 from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
@@ -29,7 +30,9 @@ from pools.kafka_formats import (
 )
 from pools.plan import Plan
 from pools.progress import Progress, no_progress
+from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
+from pools.throttle import INTRA_BROKER_THROTTLE_BPS
 
 __all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before"]
 
@@ -43,6 +46,8 @@ class EmitOptions:
     one_replica_at_a_time: bool = False
     throttle_fraction: float = 0.5
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
+    kafka_version: str | None = None
+    log_dirs: str = "any"
 
 
 def build_bundle(
@@ -86,9 +91,15 @@ def build_bundle(
         rate = throttle_rate(involved, capacity=capacity, load=load, fraction=options.throttle_fraction)
         throttles.append(batch_throttle(b, rate=rate, leaders=leaders))
     cluster = _kafka_cluster(snapshot)
+    health = cluster_health(snapshot)
+    old = {(m.topic, m.partition): m for m in moves}
+    health = health.evacuating([k for k in health.evacuable(snapshot, plan.drained) if k in old and evacuation_keeps(
+        old[k].old_replicas, old[k].replicas, plan.drained,
+        [b for b in old[k].old_replicas if plan.brokers.get(b) != plan.topics.get(k[0])])], plan.drained)
+    dirs = balance_log_dirs(snapshot, target, health) if options.log_dirs == "balance" else LogDirPlan({}, {}, {})
     files: dict[str, str] = {}
     if moves:
-        files["reassignment.json"] = _checked(_entries(target), cluster, "reassignment.json")
+        files["reassignment.json"] = _checked(_entries(target, dirs.targets), cluster, "reassignment.json")
         files["rollback.json"] = _checked(_entries(current), cluster, "rollback.json")
         election = format_leader_election_json(target)
         parse_leader_election_json(election, source="leader-election.json")
@@ -96,14 +107,16 @@ def build_bundle(
     for i, (b, t) in enumerate(zip(batches, throttles, strict=True)):
         progress("checking every batch file with Kafka's parser", done=i, total=len(batches), unit="batches")
         batch_target = {(m.topic, m.partition): m.replicas for m in b.moves}
-        files[f"batches/{b.index:03d}.json"] = _checked(_entries(batch_target), cluster, f"batches/{b.index:03d}.json")
+        files[f"batches/{b.index:03d}.json"] = _checked(_entries(batch_target, dirs.targets), cluster,
+                                                        f"batches/{b.index:03d}.json")
+    for broker, dir_moves in dirs.moves.items():
+        inside = {(m.topic, m.partition): target.get((m.topic, m.partition), parts[m.topic, m.partition].replicas)
+                  for m in dir_moves}
+        name = f"log-dirs/broker-{broker}.json"
+        files[name] = _checked(_entries(inside, {(m.topic, m.partition, broker): m.to_dir for m in dir_moves}),
+                               cluster, name)
     files["batches/index.json"] = dump_json([_batch_row(b, t) for b, t in zip(batches, throttles, strict=True)])
     rollback_rate = min((t.rate for t in throttles), default=MIN_THROTTLE_BPS)
-    health = cluster_health(snapshot)
-    old = {(m.topic, m.partition): m for m in moves}
-    health = health.evacuating([k for k in health.evacuable(snapshot, plan.drained) if k in old and evacuation_keeps(
-        old[k].old_replicas, old[k].replicas, plan.drained,
-        [b for b in old[k].old_replicas if plan.brokers.get(b) != plan.topics.get(k[0])])], plan.drained)
     moved_held = [f"{m.topic}-{m.partition}" for m in moves if (m.topic, m.partition) in health.partitions]
     files["runbook.md"] = render_runbook(
         cluster=plan.cluster,
@@ -117,6 +130,11 @@ def build_bundle(
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
         reasons=bytes_by_reason(moves),
+        cordon=[b for b in plan.drained if b not in health.cordoned],
+        kafka_version=options.kafka_version,
+        log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
+                        "moved_bytes": sum(m.size_bytes for m in ms)} for b, ms in dirs.moves.items()],
+        log_dir_throttle=INTRA_BROKER_THROTTLE_BPS,
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
     summary["health"] = {
@@ -125,6 +143,8 @@ def build_bundle(
         "moved_held_partitions": moved_held,
         "evacuated_partitions": [f"{t}-{p}" for t, p in sorted(health.evacuated)],
     }
+    if options.log_dirs == "balance":
+        summary["log_dirs"] = _log_dir_summary(snapshot, dirs)
     files["summary.json"] = dump_json(summary)
     return dict(sorted(files.items()))
 
@@ -158,8 +178,29 @@ def _with_size(m: Any, size: int) -> Any:
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
 
 
-def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]]) -> list[ReassignmentEntry]:
-    return [ReassignmentEntry(t, p, r, ("any",) * len(r)) for (t, p), r in assignment.items()]
+def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]],
+             dirs: Mapping[tuple[str, int, int], str] | None = None) -> list[ReassignmentEntry]:
+    """Reassignment entries; ``dirs`` names the log dir of a ``(topic, partition, broker)`` replica (else ``any``)."""
+    dirs = dirs or {}
+    return [ReassignmentEntry(t, p, r, tuple(dirs.get((t, p, b), "any") for b in r)) for (t, p), r in assignment.items()]
+
+
+def _log_dir_summary(snapshot: ClusterSnapshot, dirs: LogDirPlan) -> dict[str, Any]:
+    """``summary.json``'s ``log_dirs``: targets named, and per JBOD broker its moves and each open dir's fill."""
+    brokers = {}
+    for b, fill in dirs.fill.items():
+        capacity = log_dir_capacity(snapshot.broker_by_id[b])
+        moves = dirs.moves.get(b, ())
+        brokers[str(b)] = {
+            "moves": len(moves),
+            "moved_bytes": sum(m.size_bytes for m in moves),
+            "log_dir_capacity": capacity,
+            "fill": {d: {"after_plan": a, "after_moves": z} for d, (a, z) in fill.items()},
+            "replicas": [{"topic": m.topic, "partition": m.partition, "from": m.from_dir, "to": m.to_dir,
+                          "size_bytes": m.size_bytes} for m in moves],
+        }
+    return {"mode": "balance", "targets": len(dirs.targets), "intra_broker_throttle_Bps": INTRA_BROKER_THROTTLE_BPS,
+            "brokers": brokers}
 
 
 def _kafka_cluster(snapshot: ClusterSnapshot) -> dict[str, Any]:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
 from planner.emit.throttle import BatchThrottle
+from pools.errors import InputError
 from pools.plan import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "render_runbook", "bytes_by_reason"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "parse_kafka_version", "render_runbook", "bytes_by_reason"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
@@ -37,6 +38,10 @@ def render_runbook(
     moved_held: Sequence[str] = (),
     evacuated: Sequence[str] = (),
     reasons: Sequence[dict[str, Any]] = (),
+    cordon: Sequence[int] = (),
+    kafka_version: str | None = None,
+    log_dir_moves: Sequence[Mapping[str, Any]] = (),
+    log_dir_throttle: int = 0,
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
@@ -45,6 +50,10 @@ def render_runbook(
     moves although they were held (a plan made without the health rule), which the pre-flight warns about;
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
     pre-flight check 1 may list; ``reasons`` are the rows of the "Why these moves" table (`bytes_by_reason`).
+    ``cordon`` names the brokers a drain empties (a plan's ``drained``): on Kafka
+    4.3+ (``kafka_version``; unknown: the step says it needs 4.3) the pre-flight cordons them first (KIP-1066).
+    ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
+    (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -82,6 +91,10 @@ def render_runbook(
         moved_held=list(moved_held),
         evacuated=list(evacuated),
         reasons=list(reasons),
+        cordon=_cordon_step(cordon, kafka_version),
+        log_dir_moves=[{**m, "moved_bytes_h": format_bytes(m["moved_bytes"])} for m in log_dir_moves],
+        log_dir_throttle=log_dir_throttle,
+        log_dir_throttle_h=format_rate(log_dir_throttle),
     )
 
 
@@ -108,6 +121,40 @@ def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
     for r in out:
         r["copied_h"] = format_bytes(r["copied_bytes"])
     return out
+
+
+#: The first Kafka version with ``cordoned.log.dirs`` (KIP-1066).
+CORDON_VERSION = (4, 3)
+
+
+def _cordon_step(brokers: Sequence[int], kafka_version: str | None) -> dict[str, Any] | None:
+    """The runbook's cordon step for ``brokers``, or None when there is none or the cluster predates cordons.
+
+    >>> _cordon_step([4], "4.3.1")["conditional"], _cordon_step([4], None)["conditional"], _cordon_step([4], "4.2")
+    (False, True, None)
+    """
+    if not brokers:
+        return None
+    version = parse_kafka_version(kafka_version) if kafka_version is not None else None
+    if version is not None and version < CORDON_VERSION:
+        return None
+    return {"brokers": sorted(brokers), "conditional": version is None}
+
+
+def parse_kafka_version(text: str) -> tuple[int, int]:
+    """``(major, minor)`` of a Kafka version such as ``4.3`` or ``4.3.1``.
+
+    >>> parse_kafka_version("4.3.1")
+    (4, 3)
+    >>> parse_kafka_version("four")
+    Traceback (most recent call last):
+    ...
+    pools.errors.InputError: --kafka-version: expected a Kafka version such as 4.3 or 4.3.1, got 'four'
+    """
+    parts = text.strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+        raise InputError(f"--kafka-version: expected a Kafka version such as 4.3 or 4.3.1, got {text!r}")
+    return int(parts[0]), int(parts[1])
 
 
 def _span(indexes: list[int]) -> str:

@@ -70,8 +70,8 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
         pinned = inputs.policy.pinned_pool.get(b)
         if pinned is not None and pinned != pool:
             raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
-    warnings = [f"broker {b} is unhealthy ({inputs.health.brokers[b]}): it joins pool {pool!r} but takes no replica"
-                for b in new if b in inputs.health.brokers]
+    warnings = [f"broker {b} is {inputs.health.why_closed(b)}: it joins pool {pool!r} but takes no replica"
+                for b in new if b in inputs.health.closed]
     held = {b: sum(b in p.replicas for p in inputs.snapshot.partitions) for b in new if inputs.brokers[b] == pool}
     warnings += [f"broker {b} is already in pool {pool!r} with {n} replica(s): it is brought to its fair share like a "
                  f"new broker; `poolplan rebalance --pool {pool}` balances every broker of the pool"
@@ -202,12 +202,12 @@ def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_ch
     pinned = inputs.policy.pinned_pool.get(new)
     if pinned is not None and pinned != pool:
         raise InputError(f"--new: broker {new} is pinned to pool {pinned!r} by the policy, not {pool!r}")
-    if new in inputs.health.brokers:
-        raise InputError(f"--new: broker {new} is unhealthy ({inputs.health.brokers[new]}); it can take no replica")
+    if new in inputs.health.closed:
+        raise InputError(f"--new: broker {new} is {inputs.health.why_closed(new)}; it can take no replica")
     after = dict(inputs.brokers) | {old: None, new: pool}
     health = _evacuation(inputs, [old], after)
     _refuse_held(inputs, health, [old], "replaced")
-    members = [b for b, p in after.items() if p == pool and b not in inputs.health.brokers]
+    members = [b for b, p in after.items() if p == pool and b not in inputs.health.closed]
     rack = {b.id: b.rack for b in snap.brokers}
     loads = broker_loads(snap, inputs.forecast)
     limit = {b: np.array(inputs.rules.limits(pool).broker_limit(snap.broker_by_id[b].capacity)) for b in members}

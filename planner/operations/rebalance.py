@@ -106,9 +106,9 @@ def rebalance(
     chosen = sorted(set(pools) or set(known))
     dims = tuple(d for d in ENGINE_DIMENSIONS if d in dimensions)
     budget = 0.0 if leaders_only else None if max_moved_bytes is None else float(max_moved_bytes)
-    # an unhealthy broker neither takes nor gives replicas: it is not held to the band (its load is fixed)
+    # a closed broker (unhealthy or cordoned) takes no replica: it is not held to the band (its load cannot rise)
     goals = {p: Goal(band=band, band_dimensions=dims, budget=budget, dimension_bands=tuple(sorted(own.items())),
-                     band_brokers=np.array([b not in inputs.health.brokers for b in inputs.members(p)]))
+                     band_brokers=np.array([b not in inputs.health.closed for b in inputs.members(p)]))
              for p in chosen}
     topics = {t: p for t, p in inputs.pool_topics(set(chosen)).items() if t not in excluded}
     closed = np.array(sorted(set(exclude_brokers)), dtype=np.int64)

@@ -64,7 +64,7 @@ def set_replication_factor(inputs: OperationInputs, topics: Sequence[str], repli
     loads = broker_loads(snap, inputs.forecast)
     assignment: dict[tuple[str, int], tuple[int, ...]] = {}
     for pool in sorted({inputs.topics[t] for t in chosen}):
-        members = [b for b in inputs.members(pool) if b not in inputs.health.brokers]
+        members = [b for b in inputs.members(pool) if b not in inputs.health.closed]
         if len(members) < replication_factor:
             raise InfeasibleError(f"pool {pool!r} has {len(members)} broker(s) that can take replicas, fewer than "
                                   f"the replication factor {replication_factor}")

@@ -138,7 +138,7 @@ def place_in_pools(
     target = seed.target.copy()
     capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers],
                         dtype=float).reshape(len(snapshot.brokers), len(DIMENSIONS))
-    unhealthy = np.isin(a.broker_ids, np.fromiter(health.brokers, np.int64, len(health.brokers)))
+    closed = health.closed_mask(a.broker_ids)
     fixed = seed.held | held_mask(snapshot, health.evacuated)
     everything = np.arange(len(a.part_rf))
     follower, extra = engine_loads(loads, everything, a.part_rf)
@@ -158,7 +158,7 @@ def place_in_pools(
             mine = load_on(a, brokers[j], seed.target[parts], follower[parts], extra[parts])
             state = _state(a, parts, current[parts], brokers[j], capacity[brokers[j]],
                            np.asarray(headroom[pool], dtype=float), total[brokers[j]] - mine,
-                           unhealthy[brokers[j]], seed.target[parts], follower[parts], extra[parts])
+                           closed[brokers[j]], seed.target[parts], follower[parts], extra[parts])
             band = np.isin(ids, list(joining.get(pool, ()))) if joining else np.zeros(len(ids), dtype=bool)
             goal = goals.get(pool) if goals else None
             if goal is None:
@@ -185,6 +185,8 @@ def place_in_pools(
             )
     if health.partitions or health.brokers or health.evacuated:
         warnings += [f"cluster health: {line}" for line in health.summary()]
+    warnings += [f"broker {b} is {health.why_closed(b)}: it takes no new replica" for b in sorted(health.cordoned)
+                 if any(b in pool_brokers.get(p, ()) for p in pools)]
     rows = np.append(a.broker_ids, -1)[target]
     rows = np.take_along_axis(rows, np.argsort(rows < 0, axis=1, kind="stable"), axis=1)  # -1 padding last
     current = a.replica_ids()

@@ -14,6 +14,7 @@ from planner.report.capacity import Costing, PoolCapacity, costing, forecast_hor
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
 from planner.report.risks import Risks, plan_risks
+from pools.audit.durability import topics_below_min_isr
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
@@ -130,6 +131,7 @@ class ReportModel:
     risks: Risks | None = None
     comparison: Comparison | None = None
     history_end: date | None = None
+    read_only: tuple[Finding, ...] | None = None
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -185,6 +187,8 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         cost=costing(run),
         risks=plan_risks(plan, run.findings, snapshot) if plan and run.findings is not None else None,
         history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
+        read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1))
+        if snapshot and run.policy else None,
     )
     if previous is None:
         return model

@@ -140,7 +140,8 @@ def _loss(model: ReportModel) -> Section:
     k = max((len(p.loss.lost) for p in rows), default=1)
     title = f"Losing the largest broker{'' if k == 1 else 's'} (N−{k})"
     if not rows:
-        return Section("n-minus-1", title, (Para("No N−1 view: the run has no plan and no profile.", MISSING),))
+        return Section("n-minus-1", title, (Para("No N−1 view: the run has no plan and no profile.", MISSING),
+                                            *_read_only(model)))
     brokers = "after the plan" if model.planned else "today"
     table = []
     for p in rows:
@@ -161,7 +162,29 @@ def _loss(model: ReportModel) -> Section:
         Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left", "now",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
               tuple(table), frozenset({0, 1, 3, 8})),
+        *_read_only(model),
     ))
+
+
+def _read_only(model: ReportModel) -> tuple:
+    """The topics whose own ``min.insync.replicas`` the loss breaks (`pools.audit.durability`): they go read-only
+    for ``acks=all`` producers, whatever capacity is left."""
+    if model.read_only is None:
+        return ()
+    if not model.read_only:
+        return (Para("No topic drops below its own `min.insync.replicas` when its pool loses the brokers above: "
+                     "`acks=all` producers keep writing."),)
+    rows = tuple((cell(f.topic), cell(f.pool), cell(f.evidence["min_insync_replicas"]),
+                  cell(f.evidence["replication_factor"]), cell(", ".join(map(str, f.evidence["lost_brokers"]))),
+                  cell(f.evidence["partitions_blocked"]), cell(f.evidence["partitions_at_risk"]))
+                 for f in sorted(model.read_only, key=lambda f: (f.pool or "", f.topic or "")))
+    return (
+        Para(f"{len(rows)} topic(s) go read-only for `acks=all` producers on such a loss: each has partitions whose "
+             "replication factor minus the brokers lost is below its own `min.insync.replicas` (the broker named "
+             "blocks most of them; any broker holding one does)."),
+        Table("read-only", ("topic", "pool", "min.insync.replicas", "replication factor", "broker lost",
+                            "partitions blocked", "partitions at risk"), rows, frozenset({0, 1, 4})),
+    )
 
 
 def _cost(model: ReportModel) -> Section:

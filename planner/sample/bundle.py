@@ -6,6 +6,7 @@ Layout::
     kafka/log-dirs/log-dirs-<YYYYMMDDTHHMMSSZ>.txt    kafka-log-dirs.sh --describe, daily at 00:00 UTC
     kafka/consumer-groups.txt                         kafka-consumer-groups.sh --describe --all-groups
     kafka/consumer-members.txt                        ... --describe --all-groups --members --verbose
+    kafka/broker-configs.txt                          kafka-configs.sh --describe --entity-type brokers (--kafka-4)
     brokers.toml  pools.toml  broker-map.toml         inventory, pool policy, instance label -> broker id
     metrics/prom/<instance>/<YYYY-MM-DD>.prom         exposition text with ms timestamps, the last days
     metrics/query_range/<metric>-<YYYY>-W<ww>.json    query_range of the raw counters, the earlier days
@@ -24,6 +25,7 @@ from pools.atomic import dump_json
 from pools.policy import Defaults, NewBrokerType, PoolPolicy, PoolSpec, TenantSpec, dump_policy
 from planner.sample.cluster import DATA_DIR, RACKS, SampleCluster, SampleSpec, build_cluster
 from planner.sample.groups import build_groups
+from planner.sample.kafka4 import format_broker_configs, kafka4_variant
 from planner.sample.metrics import FAMILIES, Traffic, simulate
 from planner.sample.plant import plant_problems
 from planner.sample.truth import build_truth
@@ -69,11 +71,17 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
     final = _replica_sizes(cluster, traffic, spec.end, final=True, rng=rng)
     capacity = _capacity(cluster, traffic, final)
     prom_from = spec.end - PROM_TEXT_DAYS * _DAY
+    variant = kafka4_variant(cluster, final, capacity["disk_bytes"]) if spec.kafka_4 else None
+    if variant is not None:
+        cluster = variant.cluster
+        yield "kafka/broker-configs.txt", format_broker_configs(cluster, variant.cordons)
 
     yield "kafka/topics-describe.txt", _describe(cluster)
     for day in range(1, spec.days + 1):
         at = spec.start + day * _DAY
         sizes = final if at == spec.end else _replica_sizes(cluster, traffic, at, final=False, rng=rng)
+        if variant is not None:
+            sizes = variant.place(sizes)
         stamp = str(np.datetime64(at, "s")).replace("-", "").replace(":", "") + "Z"
         yield f"kafka/log-dirs/log-dirs-{stamp}.txt", _log_dirs(cluster, sizes, final=at == spec.end)
     leo = _log_end_offsets(cluster, traffic, rng)

@@ -64,6 +64,7 @@ class SampleSpec:
     step_s: int = 60
     end: int = 1_793_577_600  # 2026-11-02T00:00:00Z, a Monday
     cluster: str = "sample"
+    kafka_4: bool = False
 
     #: Largest sample: a thousand brokers (the clusters poolplan is built for), ten thousand topics and a quarter
     #: of metrics keep the generated files within a few GB.

@@ -30,6 +30,8 @@ class EmitStageOptions:
     wave_bytes: int | None = None
     wave_hours: float | None = None
     profile_dir: str | None = None
+    kafka_version: str | None = None
+    log_dirs: str = "any"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         (without ``force``).
     """
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
+    from planner.emit.runbook import parse_kafka_version
     from pools.atomic import check_output
     from pools.plan import load_plan
     from pools.snapshot import load_snapshot
@@ -79,6 +82,8 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         raise InputError(f"--wave-bytes: expected >= 1, got {options.wave_bytes}")
     if options.wave_hours is not None and not options.wave_hours > 0:
         raise InputError(f"--wave-hours: expected a number of hours > 0, got {options.wave_hours}")
+    if options.kafka_version is not None:
+        parse_kafka_version(options.kafka_version)
     check_output(options.out_dir, overwrite=options.force)
     bundle = EmitOptions(
         limits=BatchLimits(options.max_moves_per_broker, options.max_partitions_per_batch, options.max_bytes_per_batch,
@@ -87,6 +92,8 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
         one_replica_at_a_time=options.one_replica_at_a_time,
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
+        kafka_version=options.kafka_version,
+        log_dirs=options.log_dirs,
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)

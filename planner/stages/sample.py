@@ -24,6 +24,7 @@ class SampleOptions:
     end_date: str
     cluster: str
     force: bool = False
+    kafka_4: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def sample(options: SampleOptions, *, progress: Progress = no_progress) -> Sampl
     except ValueError:
         raise InputError(f"--end: expected a date YYYY-MM-DD, got {options.end_date!r}") from None
     spec = SampleSpec(seed=options.seed, brokers=options.brokers, topics=options.topics, days=options.days,
-                      step_s=options.step_s, end=int(end.timestamp()), cluster=options.cluster)
+                      step_s=options.step_s, end=int(end.timestamp()), cluster=options.cluster,
+                      kafka_4=options.kafka_4)
     check_output(options.out_dir, overwrite=options.force)
     count = size = 0
     progress("generating the cluster and its metric logs")

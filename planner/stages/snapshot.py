@@ -28,6 +28,7 @@ class SnapshotOptions:
     cluster: str
     log_dirs_path: str | None = None
     taken_at: str | None = None
+    broker_configs_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,9 @@ def snapshot(options: SnapshotOptions, *, progress: Progress = no_progress) -> S
         inventory,
         cluster=options.cluster,
         taken_at=options.taken_at or (taken_at_from_name(log_dirs_file.name) if log_dirs_file else None),
-        sources={"describe": options.describe_path, "log_dirs": str(log_dirs_file)},
+        sources={"describe": options.describe_path, "log_dirs": str(log_dirs_file),
+                 "broker_configs": str(options.broker_configs_path)},
+        broker_configs_text=read_text(options.broker_configs_path) if options.broker_configs_path else None,
     )
     progress("writing the snapshot")
     save_snapshot(built, options.out_path)

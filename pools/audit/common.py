@@ -24,6 +24,9 @@ SEVERITY: dict[str, Severity] = {
     "pool_cannot_lose_broker": Severity.ERROR,
     "leader_not_preferred": Severity.INFO,
     "leader_count_skew": Severity.WARNING,
+    "replicas_on_cordoned": Severity.WARNING,
+    "log_dir_over_headroom": Severity.ERROR,
+    "min_isr_after_broker_loss": Severity.ERROR,
 }
 
 

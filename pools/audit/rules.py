@@ -20,10 +20,12 @@ from pools.audit.capacity import (
     check_utilisation_over_headroom,
 )
 from pools.audit.common import SEVERITY, finding, pool_name
+from pools.audit.durability import check_min_isr_after_broker_loss
 from pools.audit.findings import Finding, Severity
 from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
 from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.audit.log_dirs import check_log_dir_over_headroom, check_replicas_on_cordoned
 from pools.policy import PoolPolicy
 from pools.pool_rules import racks_required
 from pools.snapshot import ClusterSnapshot
@@ -47,6 +49,9 @@ __all__ = [
     "check_utilisation_over_headroom",
     "check_pool_cannot_lose_broker",
     "check_leader_count_skew",
+    "check_replicas_on_cordoned",
+    "check_log_dir_over_headroom",
+    "check_min_isr_after_broker_loss",
 ]
 
 #: A broker's leader count is skewed when it is above ``ceil(mean * (1 + LEADER_SKEW))`` or below
@@ -357,6 +362,9 @@ RULES: tuple[Rule, ...] = (
     Rule("pool_cannot_lose_broker", check_pool_cannot_lose_broker, SEVERITY["pool_cannot_lose_broker"]),
     Rule("leader_not_preferred", check_leader_not_preferred, SEVERITY["leader_not_preferred"]),
     Rule("leader_count_skew", check_leader_count_skew, SEVERITY["leader_count_skew"]),
+    Rule("replicas_on_cordoned", check_replicas_on_cordoned, SEVERITY["replicas_on_cordoned"]),
+    Rule("log_dir_over_headroom", check_log_dir_over_headroom, SEVERITY["log_dir_over_headroom"]),
+    Rule("min_isr_after_broker_loss", check_min_isr_after_broker_loss, SEVERITY["min_isr_after_broker_loss"]),
 )
 
 

@@ -16,6 +16,8 @@ Format (validated with pydantic; every error names the file and key, e.g.
     rack = "r1"             # optional when [defaults] has one; may be omitted for rack-less clusters
     pool = "shared"         # optional: the pool the broker belongs to today
     disk_bytes = ...        # each capacity key optional when [defaults] has it
+    cordoned = true         # optional (KIP-1066): the broker takes no new replica (as cordoned.log.dirs=*)
+    cordoned_log_dirs = ["/data/d2"]   # optional: log dirs that take no new replica
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class BrokerCapacity:
     rack: str | None = None
     pool: str | None = None
     max_replicas: int | None = None
+    cordoned: bool = False
+    cordoned_log_dirs: tuple[str, ...] = ()
 
 
 _Positive = Annotated[int, Field(gt=0, le=INT64_MAX)]
@@ -62,6 +66,8 @@ class _Defaults(Strict):
 class _Broker(_Defaults):
     id: BrokerId
     pool: str | None = None
+    cordoned: bool = False
+    cordoned_log_dirs: list[Annotated[str, Field(min_length=1)]] = []
 
 
 class _Inventory(Strict):
@@ -103,5 +109,7 @@ def inventory_from_dict(raw: Any, *, source: str = "conf/brokers.toml") -> dict[
             rack=b.rack if b.rack is not None else inv.defaults.rack,
             pool=b.pool,
             max_replicas=b.max_replicas if b.max_replicas is not None else inv.defaults.max_replicas,
+            cordoned=b.cordoned,
+            cordoned_log_dirs=tuple(sorted(set(b.cordoned_log_dirs))),
         )
     return dict(sorted(result.items()))

@@ -3,11 +3,17 @@
 Mirrors ``LogDirsCommand``: two status lines (``Querying brokers for log directories information`` and
 ``Received log directory information from brokers 0,1,2``) then one compact JSON line
 ``{"version":1,"brokers":[{"broker":0,"logDirs":[{"logDir":..,"error":..,"partitions":[{"partition":
-"<topic>-<n>","size":..,"offsetLag":..,"isFuture":..}]}]}]}`` with keys in any order.
+"<topic>-<n>","size":..,"offsetLag":..,"isFuture":..}]}]}]}`` with keys in any order. Sizes are local bytes:
+for a tiered topic (KIP-405) only the segments still on the broker's disk.
 
 A broker reports once, and holds one current copy of a replica (plus at most one future copy while an
 intra-broker move runs: Kafka's LogManager refuses a second): a broker or a replica listed twice is an error
 naming the second entry, as is a topic name Kafka would reject (`pools.snapshot.topic_name_problem`).
+
+The tool prints no cordon state (KIP-1066 puts ``IsCordoned`` in DescribeLogDirs v5 and
+``LogDirDescription.isCordoned()``, but ``LogDirsCommand`` does not print it); a capture from a tool that adds it
+as ``"isCordoned": true`` on a log dir is read, and ``kafka-configs.sh`` (`pools.kafka_formats.broker_configs`)
+is the source otherwise.
 """
 
 from __future__ import annotations
@@ -36,11 +42,13 @@ class ReplicaInfo:
 
 @dataclass(frozen=True, slots=True)
 class LogDirInfo:
-    """One log dir of a broker; ``error`` is the exception class name for an offline dir."""
+    """One log dir of a broker; ``error`` is the exception class name for an offline dir; ``cordoned`` when the
+    capture says ``"isCordoned": true``."""
 
     log_dir: str
     error: str | None
     replicas: tuple[ReplicaInfo, ...]
+    cordoned: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +139,10 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
                         f"{copies[key]}); expected one {copy} copy per broker")
                 copies[key] = rpath
                 replicas.append(replica)
-            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, tuple(replicas)))
+            cordoned = d.get("isCordoned", False)
+            if not isinstance(cordoned, bool):
+                raise InputError(f"{where}: {dpath}.isCordoned: expected true or false, got {cordoned!r}")
+            dirs.append(LogDirInfo(_get(d, "logDir", str, where, dpath), error, tuple(replicas), cordoned))
         brokers.append(BrokerLogDirs(broker, tuple(dirs)))
     return LogDirsReport(version, tuple(sorted(brokers, key=lambda b: b.broker)), lineno)
 

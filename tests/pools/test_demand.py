@@ -76,6 +76,25 @@ def test_time_retention_caps_forecast_storage() -> None:
     assert topic_demand(_snapshot({"retention.ms": "-1"}), profile)["orders"].storage == pytest.approx(10_000)
 
 
+def test_a_tiered_topic_forecasts_only_its_local_retention() -> None:
+    # 10 B/s kept 100 s in all, of which 10 s (a tenth) on the brokers' disks; the rest lives in remote storage
+    profile = {"orders": _row("orders", bytes_in=10, forecast_in=10, bytes_out=0, storage=100,
+                              forecast_storage=10_000)}
+    tiered = {"remote.storage.enable": "true", "retention.ms": "100000", "local.retention.ms": "10000"}
+    assert topic_demand(_snapshot(tiered), profile)["orders"].storage == pytest.approx(100)  # 10 B/s × 10 s
+    assert topic_demand(_snapshot(tiered), profile)["orders"].disk == pytest.approx(300)  # × RF 3
+    # without tiering the same configs keep the whole retention locally
+    assert topic_demand(_snapshot({**tiered, "remote.storage.enable": "false"}), profile)["orders"].storage \
+        == pytest.approx(1000)
+    # -2 (Kafka's default) means "use retention.*"; local.retention.bytes caps per partition (2 partitions)
+    assert topic_demand(_snapshot({**tiered, "local.retention.ms": "-2"}), profile)["orders"].storage \
+        == pytest.approx(1000)
+    by_bytes = {"remote.storage.enable": "true", "local.retention.bytes": "150"}
+    assert topic_demand(_snapshot(by_bytes), profile)["orders"].storage == pytest.approx(300)
+    # measured now: the local sizes kafka-log-dirs.sh reports
+    assert topic_demand(_snapshot(tiered), profile, at="now")["orders"].storage == pytest.approx(100)
+
+
 def test_topics_absent_from_profile_use_partition_sizes_with_a_warning() -> None:
     demands = topic_demand(_snapshot(), {})
     logs = demands["logs"]

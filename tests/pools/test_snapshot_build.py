@@ -242,3 +242,102 @@ def test_log_dir_sizes_must_be_java_longs(size, message):
                 f'[{{"partition":"t-0","size":{size},"offsetLag":0,"isFuture":false}}]}}]}}]}}')
     with pytest.raises(InputError, match=message):
         build_snapshot(text, log_dirs, {1: BrokerCapacity(1, 1, 1, 1)}, cluster="c")
+
+
+KAFKA4_INVENTORY = """
+[defaults]
+disk_bytes = 4_000_000_000_000
+nw_in_Bps = 125_000_000
+nw_out_Bps = 125_000_000
+
+[[broker]]
+id = 1
+rack = "r1"
+[[broker]]
+id = 2
+rack = "r2"
+[[broker]]
+id = 3
+rack = "r3"
+[[broker]]
+id = 4
+rack = "r1"
+[[broker]]
+id = 5
+rack = "r2"
+[[broker]]
+id = 6
+rack = "r3"
+cordoned_log_dirs = ["/data/d1"]
+"""
+
+
+def _kafka4(data_dir, inventory=KAFKA4_INVENTORY, configs=True):
+    d = data_dir / "kafka-formats"
+    return build_snapshot(
+        (d / "kafka-topics-describe-4.3.txt").read_text(), (d / "kafka-log-dirs-describe-4.3.txt").read_text(),
+        parse_inventory_toml(inventory), cluster="k4",
+        broker_configs_text=(d / "kafka-configs-describe-brokers-4.3.txt").read_text() if configs else None)
+
+
+def test_kafka_4_3_cordons_join_configs_log_dirs_and_inventory(data_dir, tmp_path):
+    snap = _kafka4(data_dir)
+    b = snap.broker_by_id
+    assert b[1].log_dirs == ("/data/d1", "/data/d2", "/data/d3", "/data/d4")  # a 4-dir JBOD broker
+    assert (b[1].cordoned, b[1].cordoned_log_dirs) == (False, ("/data/d2",))  # kafka-configs
+    assert (b[2].cordoned, b[2].cordoned_log_dirs) == (False, ())
+    assert b[3].cordoned  # cordoned.log.dirs=*
+    assert not b[4].cordoned and b[4].cordoned_log_dirs == ("/data/d1", "/data/d3")  # configs + "isCordoned"; d2 open
+    assert b[6].cordoned and b[6].cordoned_log_dirs == ("/data/d1",)  # the inventory cordons its only dir
+    assert not b[1].log_dir_cordoned("/data/d1") and b[1].log_dir_cordoned("/data/d2")
+    path = save_snapshot(snap, tmp_path / "s.json")
+    assert load_snapshot(path) == snap and save_snapshot(load_snapshot(path), tmp_path / "t.json").read_bytes() \
+        == path.read_bytes()
+
+
+def test_without_configs_only_the_capture_and_inventory_cordon(data_dir):
+    snap = _kafka4(data_dir, configs=False)
+    assert [(b.id, b.cordoned, b.cordoned_log_dirs) for b in snap.brokers if b.cordoned or b.cordoned_log_dirs] \
+        == [(4, False, ("/data/d3",)), (6, True, ("/data/d1",))]
+
+
+def test_tiered_topics_and_min_isr_from_configs(data_dir):
+    topics = _kafka4(data_dir).topic_by_name
+    clicks, orders, audit = topics["clicks"], topics["orders"], topics["audit"]
+    assert clicks.remote_storage_enabled and not orders.remote_storage_enabled
+    assert (clicks.local_retention_ms, clicks.retention_ms) == (86_400_000, 864_000_000)  # a tenth kept locally
+    assert clicks.local_retention_bytes is None and orders.local_retention_ms is None
+    assert (orders.min_insync_replicas, audit.min_insync_replicas, clicks.min_insync_replicas) == (2, 3, 2)
+
+
+def test_a_cordon_on_a_dir_the_broker_lacks_is_an_error(data_dir):
+    d = data_dir / "kafka-formats"
+    configs = "Dynamic configs for broker 2 are:\n  cordoned.log.dirs=data/d1 sensitive=false synonyms={}\n"
+    with pytest.raises(InputError, match=r"^cfg.txt: broker 2: cordoned.log.dirs: 'data/d1' is not one of its log "
+                                         r"dirs \['/data/d1'\]"):
+        build_snapshot((d / "kafka-topics-describe-4.3.txt").read_text(),
+                       (d / "kafka-log-dirs-describe-4.3.txt").read_text(), parse_inventory_toml(KAFKA4_INVENTORY),
+                       cluster="k4", broker_configs_text=configs, sources={"broker_configs": "cfg.txt"})
+
+
+@pytest.mark.parametrize("field, value, expected", [
+    ("cordoned", "yes", "brokers[0].cordoned: expected true or false, got 'yes'"),
+    ("cordoned_log_dirs", ["/d1", 3], "brokers[0].cordoned_log_dirs[1]: expected a log dir path, got 3"),
+    ("log_dirs", "/d1", "brokers[0].log_dirs: expected a JSON array"),
+    ("drained", True, "brokers[0].drained: unknown key"),
+])
+def test_snapshot_broker_cordon_fields_are_validated_on_read(field, value, expected):
+    from pools.snapshot import snapshot_from_dict
+    doc = {"cluster": "c", "partitions": [], "brokers": [
+        {"id": 1, "rack": None, "capacity": {"nw_in": 1, "nw_out": 1, "disk": 1, "replicas": 1}, field: value}]}
+    with pytest.raises(InputError) as err:
+        snapshot_from_dict(doc, source="s.json")
+    assert str(err.value) == f"s.json: {expected}"
+
+
+def test_tiered_config_values_kafka_rejects_are_errors():
+    from pools.snapshot import topic_config_problem
+    assert topic_config_problem({"local.retention.ms": "-3"})[0] == "local.retention.ms"
+    assert topic_config_problem({"remote.storage.enable": "yes"}) == (
+        "remote.storage.enable", "expected true or false, got 'yes'")
+    assert topic_config_problem({"local.retention.bytes": "-2", "remote.storage.enable": "TRUE"}) is None

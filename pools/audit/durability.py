@@ -1,0 +1,102 @@
+"""The audit's durability rule: topics whose ``min.insync.replicas`` cannot be met once their pool loses brokers.
+
+A partition keeps accepting ``acks=all`` writes while its ISR has at least ``min.insync.replicas`` members (with
+eligible leader replicas, KIP-966, the high watermark stops below it too). Losing ``tolerated_broker_failures``
+brokers of the pool (a failure, or a rolling restart taking one down at a time) removes up to that many in-sync
+replicas of a partition; when fewer than ``min.insync.replicas`` remain the partition goes read-only for those
+producers. Each topic is judged by its own setting, on its partitions with every replica in sync (the
+partition-health rules report the others: one more loss is what makes an under-replicated partition urgent). The broker named is the one whose loss blocks most of the topic's partitions (ties: the
+lowest id), the biggest loss the topic can suffer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pools.audit.common import finding, pool_name
+from pools.audit.findings import Finding
+from pools.audit.index import cluster_arrays, pool_arrays
+from pools.audit.loads import Loads
+from pools.policy import PoolPolicy
+from pools.pool_rules import PoolRules
+from pools.snapshot import ClusterSnapshot
+
+__all__ = ["check_min_isr_after_broker_loss", "partitions_below_min_isr", "topics_below_min_isr"]
+
+
+def partitions_below_min_isr(snapshot: ClusterSnapshot, lost: set[int], topics: set[str] | None = None
+                             ) -> dict[str, list[int]]:
+    """Per topic (of ``topics``, default all), the partitions whose in-sync replicas outside ``lost`` are fewer
+    than the topic's ``min.insync.replicas`` while they meet it today (ISR as reported, else all replicas).
+
+    >>> from pools.snapshot import Broker, Capacity, PartitionState, TopicState
+    >>> parts = (PartitionState("a", 0, (1, 2, 3), 1, (1, 2, 3)), PartitionState("b", 0, (1, 2, 3), 1, (1, 2, 3)))
+    >>> topics = (TopicState("a", configs={"min.insync.replicas": "3"}), TopicState("b", configs={"min.insync.replicas": "2"}))
+    >>> snap = ClusterSnapshot("c", tuple(Broker(i, None, Capacity(1, 1, 1, 1)) for i in (1, 2, 3)), topics, parts)
+    >>> partitions_below_min_isr(snap, {2})
+    {'a': [0]}
+    """
+    out: dict[str, list[int]] = {}
+    for p in snapshot.partitions:
+        if topics is not None and p.topic not in topics:
+            continue
+        state = snapshot.topic_by_name.get(p.topic)
+        need = state.min_insync_replicas if state is not None else 1
+        isr = p.isr or p.replicas
+        if p.leader is None or len(isr) < need:
+            continue  # offline or already under min ISR: the partition-health rules report it
+        if sum(b not in lost for b in isr) < need:
+            out.setdefault(p.topic, []).append(p.partition)
+    return out
+
+
+def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
+    """Topics with partitions that drop below ``min.insync.replicas`` when their pool loses its
+    ``tolerated_broker_failures`` brokers (see the module docstring): one finding per topic."""
+    return topics_below_min_isr(snapshot, policy)
+
+
+def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_least: int = 0) -> list[Finding]:
+    """`check_min_isr_after_broker_loss` losing at least ``at_least`` brokers per pool (the report's N−1 view
+    loses one even where the policy tolerates none)."""
+    rules = PoolRules.from_policy(policy)
+    a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
+    topic_pool = {t: pool_name(p, int(p.topic_pool[i])) for i, t in enumerate(a.topics)}
+    out = []
+    for topic, parts in snapshot.partitions_by_topic.items():
+        pool = topic_pool.get(topic)
+        k = max(rules.limits(pool).tolerated_failures, at_least)
+        state = snapshot.topic_by_name.get(topic)
+        need = state.min_insync_replicas if state is not None else 1
+        at_risk = [q for q in parts if q.leader is not None and set(q.isr or q.replicas) >= set(q.replicas)
+                   and need <= len(q.replicas) < need + k]
+        if k <= 0 or not at_risk:
+            continue
+        hits = Counter(b for q in at_risk for b in (q.isr or q.replicas))
+        worst = min(hits, key=lambda b: (-hits[b], b))
+        lost = {worst} | _next_largest(hits, worst, k - 1)
+        blocked = partitions_below_min_isr(snapshot, lost, {topic}).get(topic, [])
+        rf = max(len(q.replicas) for q in parts)
+        fixes = []
+        if rf - k >= 1:
+            fixes.append(f"kafka-configs.sh --bootstrap-server $BOOTSTRAP --alter --entity-type topics "
+                         f"--entity-name {topic} --add-config min.insync.replicas={rf - k}")
+        raise_rf = (f"poolplan set-replication-factor --snapshot $SNAPSHOT --policy $POLICY --topic '{topic}' "
+                    f"--replication-factor {need + k} --out plan && poolplan emit --plan plan/plan.json "
+                    f"--snapshot $SNAPSHOT --out bundle")
+        fix = f"{fixes[0]}  # or keep it and raise the replication factor: {raise_rf}" if fixes else raise_rf
+        out.append(finding(
+            "min_isr_after_broker_loss", pool=pool, topic=topic,
+            evidence={"min_insync_replicas": need, "replication_factor": rf, "tolerated_broker_failures": k,
+                      "lost_brokers": sorted(int(b) for b in lost), "partitions_blocked": len(blocked),
+                      "partitions_at_risk": len(at_risk), "partitions": [f"{topic}-{q}" for q in blocked[:20]]},
+            fix=fix,
+        ))
+    return out
+
+
+def _next_largest(hits: Counter, worst: int, n: int) -> set[int]:
+    """The ``n`` brokers after ``worst`` holding most at-risk replicas (ties: lowest id)."""
+    rest = sorted((b for b in hits if b != worst), key=lambda b: (-hits[b], b))
+    return set(rest[:max(n, 0)])
+
