@@ -14,6 +14,7 @@ from planner.report.capacity import Costing, PoolCapacity, costing, forecast_hor
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
 from planner.report.risks import Risks, plan_risks
+from planner.report.runway import Runway, pool_runway
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
@@ -130,6 +131,7 @@ class ReportModel:
     risks: Risks | None = None
     comparison: Comparison | None = None
     history_end: date | None = None
+    runway: Runway | None = None
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -186,10 +188,22 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         risks=plan_risks(plan, run.findings, snapshot) if plan and run.findings is not None else None,
         history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
     )
+    model = replace(model, runway=_runway(run, model, topic_pool))
     if previous is None:
         return model
     old = build_model(previous)
     return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
+
+
+def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None]) -> Runway | None:
+    """Per-topic runway (`planner.report.runway`); ``None`` without a snapshot, a profile or a horizon."""
+    if not (run.snapshot and run.profile and model.pools and model.as_of and model.horizon_days is not None):
+        return None
+    broker = run.policy.new_broker if run.policy else None
+    added = dict(run.plan.brokers_to_add) if run.plan else {}
+    return pool_runway(run.snapshot, run.profile, topic_pool, model.pools, as_of=model.as_of,
+                       horizon_days=model.horizon_days, lead_time_days=broker.lead_time_days if broker else None,
+                       added=added)
 
 
 def _side(model: ReportModel, run: RunInputs) -> RunSide:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
 from pools.audit.findings import Finding, Severity
-from pools.snapshot import DIMENSIONS
 from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural
 
 __all__ = ["recommendation", "money", "MAX_NAMED"]
@@ -43,39 +42,51 @@ def money(amount: float | None, costing: Costing | None) -> str:
 
 
 def _buy(model: ReportModel) -> str:
-    cost = model.cost
-    horizon = model.horizon_days
+    """Overdue orders first, then the brokers the plan needs and their order-by dates, else the first crossing."""
+    cost, runway = model.cost, model.runway
+    sentences = []
+    if runway is not None:
+        overdue = [o for o in runway.orders if runway.overdue(o)]
+        if overdue:
+            sentences.append("Order now: " + "; ".join(_order(runway, o) for o in overdue[:MAX_NAMED])
+                             + (f", and {len(overdue) - MAX_NAMED} more" if len(overdue) > MAX_NAMED else "") + ".")
     if cost is not None and cost.brokers:
         pools = ", ".join(f"{r.pool}: {r.brokers}" for r in cost.rows)
         price = f" for {money(cost.total, cost)}" if cost.total is not None else \
             " (the policy's [new_broker] has no price)"
-        at = f"the {horizon}-day forecast" if horizon else "the forecast"
-        return (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
+        at = f"the {model.horizon_days}-day forecast" if model.horizon_days else "the forecast"
+        text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
                 f"within the policy's limits at {at}.")
-    if model.history_end is None:
-        return ""  # no growth measured: nothing to say about when to buy
-    known = [p for p in model.pools if p.limit is not None and p.demand_now is not None]
-    runways = [p for p in known if p.runway_days is not None]
-    if not runways:
-        return "No pool reaches its limit at the measured growth: nothing to buy." if known else ""
-    first = min(runways, key=lambda p: (p.runway_days, p.pool, DIMENSIONS.index(p.dimension)))
+        if runway is not None:
+            dated = [o for o in runway.orders if o.brokers and not runway.overdue(o) and runway.order_by(o)]
+            if dated:
+                text += " Order by: " + ", ".join(f"{o.pool} {runway.order_by(o).isoformat()}" for o in dated) + "."
+        return " ".join([*sentences, text])
+    if runway is None or sentences:
+        return " ".join(sentences)
+    dated = sorted((o for o in runway.orders if o.crossing.kind == "day"), key=lambda o: (o.crossing.day, o.pool))
+    if not dated:
+        if any(o.crossing.kind == "after" for o in runway.orders):
+            return (f"No pool crosses a limit by {runway.supported_until.isoformat()}, as far ahead as the "
+                    f"{format_plural(runway.history_days, 'day')} of history support a forecast: nothing to buy yet.")
+        return "No pool reaches its limit at the measured growth: nothing to buy."
+    first = dated[0]
     what = f"{first.pool}'s {DIMENSION_LABELS[first.dimension].lower()}"
-    if first.runway_days == 0:
-        return f"{what} is already past its limit: add brokers to {first.pool} before anything else."
-    if first.runway_date is None:
-        if first.runway_whole_days is None:
-            return "No pool reaches its limit within 10 years at the measured growth: nothing to buy."
-        return f"The first limit ahead is {what}, in {format_count(first.runway_whole_days)} days."
     one = f" (one broker: {money(cost.price, cost)})" if cost is not None and cost.price is not None else ""
-    when = f"on {first.runway_date.isoformat()}, {format_count(first.runway_whole_days)} days after " \
-           f"{first.as_of.isoformat()}"
-    if horizon is not None and first.runway_days <= horizon:
-        return (f"{what} crosses its limit {when} and within the {horizon}-day forecast horizon: add a broker to "
-                f"{first.pool}{one} before then.")
-    within = f"within the {horizon}-day forecast horizon" if horizon else "at the forecast"
-    return (f"No pool needs more brokers {within}; the first limit ahead is {what} {when}: order "
-            f"{first.pool}'s next broker{one} before then.")
+    return (f"{what} likely crosses its limit on {runway.date(first.crossing).isoformat()}: order "
+            f"{first.pool}'s next broker{one} by {runway.order_by(first).isoformat()}.")
+
+
+def _order(runway, o) -> str:
+    """``pool's <dimension> ...`` for an overdue order."""
+    what = f"{o.pool}'s {DIMENSION_LABELS[o.dimension].lower()}"
+    without = f" without the {format_plural(o.brokers, 'broker')} still to buy" if o.brokers else ""
+    if o.crossing.kind == "past":
+        return f"{what} is already past its limit{without}"
+    lead = f"{format_plural(runway.lead_time_days or 0, 'day')} of lead time"
+    return (f"{what} crosses its limit{without} on {runway.date(o.crossing).isoformat()}, {lead} before that was "
+            f"{runway.order_by(o).isoformat()}")
 
 
 def _loss(model: ReportModel) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from planner.report.capacity import RUNWAY_CAP_DAYS, PoolCapacity
+from datetime import timedelta
+
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
 from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
 from planner.report.recommend import money, recommendation
+from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
 from pools.units import format_bytes, format_count, format_duration, format_load, format_percent, format_plural
 
@@ -104,35 +106,85 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
 
 
 def _runway(model: ReportModel, charts: set[str]) -> Section:
-    title = "Runway"
-    rows = [p for p in model.pools if p.demand_now is not None]
-    if not rows or model.horizon_days is None or model.history_end is None:
-        return Section("runway", title, (Para("No runway: the run has no topic profile to measure demand and its "
-                                              "growth.", MISSING),))
-    failures = len(rows[0].limits.lost)
+    title = "Runway and when to order"
+    runway = model.runway
+    if runway is None or not runway.rows:
+        lacks = "topic profile" if model.history_end is None else "snapshot (each topic's partitions and replicas)"
+        return Section("runway", title, (Para(f"No runway: the run has no {lacks} to measure demand and its "
+                                              f"growth topic by topic.", MISSING),))
+    failures = len(model.pools[0].limits.lost) if model.pools else 0
     lost = _largest(failures, "the") if failures else "no broker"
-    horizon = model.horizon_days
-    since = f" from {model.as_of.isoformat()} (the end of the metric history)"
-    demand = "the pool's topics after the plan" if model.planned else "the load on the pool's brokers today"
-    blocks: list = [Para(
-        f"When each pool first needs more than its limit: demand ({demand}), compounding at the daily rate between "
-        f"its value now and at the {horizon}-day forecast, against the maximum utilisation × the capacity "
-        f"left when the tolerated failures take {lost} (`tolerated_broker_failures`). Counted{since}.")]
+    horizon, span = runway.horizon_days, runway.history_days
+    topics = "the pool's topics after the plan" if model.planned else "the topics the policy places in the pool"
+    blocks: list = []
+    overdue = [o for o in runway.orders if runway.overdue(o)]
+    if overdue:
+        blocks.append(Para("Already past the order-by date: " + "; ".join(
+            f"{o.pool} ({_order_text(runway, o)[0]})" for o in overdue) + ".", "over"))
+    blocks.append(Para(
+        f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
+        f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
+        f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge. Counted "
+        f"from {runway.as_of.isoformat()} (the end of the metric history). The history covers "
+        f"{format_plural(span, 'day')}, so no forecast is extended past {runway.supported_until.isoformat()}: a "
+        f"crossing later than that is shown as \"after\" that day, not as a date."))
     if "runway" in charts:
-        blocks.append(Chart("runway", "Runway per pool", "Each dimension's demand as a share of its limit; a dot "
-                                                         "marks the day it crosses 100 %."))
+        blocks.append(Chart("runway", "Runway per pool", "Each dimension's likely demand as a share of its limit, "
+                                                         "the band shaded; a dot marks the day it crosses 100 %; "
+                                                         "dotted: the last day the history supports."))
     table = []
-    for p in rows:
-        crossing, cls = _crossing(p)
-        table.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(format_load(p.demand_now, p.dimension)),
-                      cell(format_load(p.demand_forecast, p.dimension)),
-                      cell(growth(p.growth_per_day)),
-                      cell(format_load(p.limits.usable, p.dimension)), cell(format_load(p.limit, p.dimension)),
-                      cell(crossing, cls), cell(_days(p))))
+    for r in runway.rows:
+        crossing = {name: _crossing(runway, getattr(r, name)) for name in ("earliest", "likely", "latest")}
+        table.append((cell(r.pool), cell(DIMENSION_LABELS[r.dimension]), cell(format_load(r.demand_now, r.dimension)),
+                      cell(format_load(r.demand_forecast, r.dimension)), cell(format_load(r.usable, r.dimension)),
+                      cell(format_load(r.limit, r.dimension)), *(cell(*crossing[n]) for n in crossing),
+                      cell(None if r.likely.day is None else format_count(r.likely.day)),
+                      cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit else cell("no brokers to buy")))
     blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon} days)",
-                                   "growth per day", "usable capacity", "limit", "crosses the limit", "days"),
-                        tuple(table), frozenset({0, 1, 7})))
+                                   "usable capacity", "limit", "earliest", "likely", "latest", "days (likely)",
+                                   "likely, without the brokers to buy"),
+                        tuple(table), frozenset({0, 1, 6, 7, 8, 10})))
+    lead = runway.lead_time_days
+    orders = []
+    for o in runway.orders:
+        text, cls = _order_text(runway, o)
+        orders.append((cell(o.pool), cell(o.brokers), cell(DIMENSION_LABELS[o.dimension] if o.dimension else None),
+                       cell(*_crossing(runway, o.crossing)), cell(None if lead is None else format_plural(lead, "day")),
+                       cell(text, cls)))
+    blocks.append(Para("Order by: the day each pool first crosses a limit without the brokers the plan adds (the "
+                       "likely crossing), less the procurement lead time (`[new_broker] lead_time_days`); "
+                       "\"overdue\" when that day is before the end of the metric history."))
+    blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
+                                     "lead time", "order by"), tuple(orders), frozenset({0, 2, 3, 5})))
+    if lead is None:
+        blocks.append(Para("The policy gives no procurement lead time (`[new_broker] lead_time_days`): each "
+                           "order-by date is the crossing date itself.", MISSING))
     return Section("runway", title, tuple(blocks))
+
+
+def _crossing(runway: Runway, c: Crossing) -> tuple[str, str]:
+    if c.kind == "unknown":
+        return "no limit known", ""
+    if c.kind == "flat":
+        return "not at this growth", "ok"
+    if c.kind == "past":
+        return "already past it", "over"
+    if c.kind == "after":
+        return f"after {runway.supported_until.isoformat()}", "ok"
+    return runway.date(c).isoformat(), "over" if c.day <= runway.horizon_days else ""
+
+
+def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
+    """The order-by cell: a date, "overdue since" a date, "after" a date, or no order needed."""
+    if o.crossing.kind == "after":
+        return f"after {(runway.supported_until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
+    day = runway.order_by(o)
+    if day is None:
+        return "no crossing ahead", "ok"
+    if runway.overdue(o):
+        return f"overdue since {day.isoformat()}" if day < runway.as_of else "overdue: already past the limit", "over"
+    return day.isoformat(), ""
 
 
 def _loss(model: ReportModel) -> Section:
@@ -289,26 +341,6 @@ def _touching(r) -> str:
 
 def _pct(value: float | None, limit: float | None):
     return cell(format_percent(value), "over" if value is not None and limit is not None and value > limit else "")
-
-
-def _crossing(p: PoolCapacity) -> tuple[str, str]:
-    days = p.runway_days
-    if p.limit is None:
-        return "no limit known", ""
-    if days is None:
-        return "not at this growth", "ok"
-    if days == 0:
-        return "already past it", "over"
-    if days > RUNWAY_CAP_DAYS:
-        return "in more than 10 years", "ok"
-    if p.runway_date is None:
-        return f"in {format_count(p.runway_whole_days)} days", ""
-    over = p.horizon_days is not None and days <= p.horizon_days
-    return p.runway_date.isoformat(), "over" if over else ""
-
-
-def _days(p: PoolCapacity) -> str | None:
-    return None if p.runway_whole_days is None else format_count(p.runway_whole_days)
 
 
 def growth(value: float | None) -> str | None:
