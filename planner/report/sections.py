@@ -182,8 +182,10 @@ def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
     day = runway.order_by(o)
     if day is None:
         return "no crossing ahead", "ok"
+    if o.crossing.kind == "past":
+        return "overdue: already past the limit", "over"
     if runway.overdue(o):
-        return f"overdue since {day.isoformat()}" if day < runway.as_of else "overdue: already past the limit", "over"
+        return f"overdue since {day.isoformat()}", "over"
     return day.isoformat(), ""
 
 

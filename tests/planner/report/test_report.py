@@ -14,6 +14,7 @@ import pytest
 
 from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
 from planner.report.risks import plan_risks
+from planner.report.runway import Crossing, first_crossing
 from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.plan import PartitionMove, Plan, SolverReport
@@ -69,31 +70,60 @@ def test_the_policy_decides_how_many_brokers_a_failure_takes(tmp_path, tolerated
     assert (a.limits.lost, a.limits.usable, a.loss.lost) == (lost, usable, loss)  # the N−1 view loses one at least
 
 
-def test_runway_compounds_from_demand_now_to_the_forecast(full):
+def _first_day(path, limit, days=90):
+    """The first whole day 1 … ``days`` on which ``path(t)`` exceeds ``limit`` (``None``: none)."""
+    return next((t for t in range(1, days + 1) if path(t) > limit), None)
+
+
+def test_runway_sums_each_topics_own_forecast_with_its_band(tmp_path):
+    # pool a holds a-x (3 partitions × RF 3): nw_out = consumers (2 × bytes-in) + replication (2 × bytes-in),
+    # compounding at 0.4 %/day from 33 MB/s; the band's edges (0.8 × and 1.25 × the forecast at 90 days) grow at
+    # their own implied rates
+    model, out = render(build_run(tmp_path / "run", rates=(33e6, 30e6)))
+    runway = model.runway
+    assert (runway.as_of, runway.horizon_days, runway.history_days, runway.lead_time_days) == (
+        date(2026, 10, 31), 90, 90, 30)
+    row = next(r for r in runway.rows if (r.pool, r.dimension) == ("a", "nw_out"))
+    assert row.demand_now == pytest.approx(4 * 33e6)
+    assert row.demand_forecast == pytest.approx(4 * 33e6 * 1.004 ** 90)
+    limit, unbought = 0.7 * 3e8, 0.7 * 2e8  # 4 brokers (one to buy) or 3, less the largest
+    assert (row.limit, row.unbought_limit) == (pytest.approx(limit), pytest.approx(unbought))
+    likely = lambda t: 4 * 33e6 * 1.004 ** t  # noqa: E731
+    high = lambda t: 4 * 33e6 * (1.25 * 1.004 ** 90) ** (t / 90)  # noqa: E731
+    low = lambda t: 4 * 33e6 * (0.8 * 1.004 ** 90) ** (t / 90)  # noqa: E731
+    assert row.unbought.day == _first_day(likely, unbought) == 15
+    assert row.earliest.day == _first_day(high, limit) == 72
+    assert row.likely.kind == row.latest.kind == "after"  # the forecast crosses on day 117, past 90 days of history
+    assert _first_day(likely, limit, 200) == 117 and _first_day(low, limit) is None
+    assert "| a | Network out | 132 MB/s | 189 MB/s | 300 MB/s | 210 MB/s | 2027-01-11 | after 2027-01-29 | after " \
+           "2027-01-29 | — | 2026-11-15 |" in out.markdown
+    # the order for a's broker was due 30 days before day 15: overdue, and said first
+    order = next(o for o in runway.orders if o.pool == "a")
+    assert (order.brokers, order.dimension, runway.order_by(order), runway.overdue(order)) == (
+        1, "nw_out", date(2026, 10, 16), True)
+    assert "| a | 1 | Network out | 2026-11-15 | 30 days | overdue since 2026-10-16 |" in out.markdown
+    recommendation = out.markdown.split("## Recommendation\n\n")[1]
+    assert recommendation.startswith("Order now: a's network out crosses its limit without the 1 broker still to "
+                                     "buy on 2026-11-15, 30 days of lead time before that was 2026-10-16.")
+
+
+def test_runway_without_growth_or_past_the_limit(full, tmp_path):
     model, out = full
-    a, b = pool(model, "a", "disk"), pool(model, "b", "disk")
-    assert model.as_of == date(2026, 10, 31) and model.horizon_days == 90
-    assert a.growth_per_day == pytest.approx(2 ** (1 / 90) - 1)
-    # demand doubles in 90 days; the limit is 70 % of what is left after losing the largest broker
-    assert a.runway_days == pytest.approx(90 * math.log(0.7 * 3e12 / 1e12) / math.log(2))
-    assert (a.runway_whole_days, a.runway_date) == (96, date(2027, 2, 4))
-    assert (b.runway_whole_days, b.runway_date) == (43, date(2026, 12, 13))
-    assert "| b | Disk | 1.00 TB | 2.00 TB | +0.77 %/day | 2.00 TB | 1.40 TB | 2026-12-13 | 43 |" in out.markdown
+    replicas = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "replicas"))
+    assert replicas.likely.kind == "flat" and "| not at this growth |" in out.markdown
+    # pool a's growing dimensions cross after the 90 days of history: shown as "after", never as a date
+    assert {r.likely.kind for r in model.runway.rows if r.pool == "a"} == {"after", "flat"}
+    assert "after 2027-01-29" in out.markdown
+    model, out = render(build_run(tmp_path / "run", rates=(80e6, 35e6)))  # a-x: 240 MB/s > 210 MB/s now
+    row = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "nw_in"))
+    assert (row.earliest, row.likely, row.latest) == ((Crossing("past", 0),) * 3)
+    assert "| a | 1 | Network in | already past it | 30 days | overdue: already past the limit |" in out.markdown
 
 
-@pytest.mark.parametrize(
-    ("now", "forecast", "expected", "shown"),
-    [(2.5e12, 3e12, 0.0, "already past it"), (1e12, 1e12, None, "not at this growth"),
-     (1e12, 0.5e12, None, "not at this growth"), (1e9, 1.0001e9, None, "in more than 10 years")],
-)
-def test_runway_edges(full, now, forecast, expected, shown):
-    model, _ = full
-    p = replace(pool(model, "a", "disk"), demand_now=now, demand_forecast=forecast)
-    if shown != "in more than 10 years":
-        assert p.runway_days == expected
-    assert p.runway_date == (p.as_of if expected == 0.0 else None)
-    out = render_report(replace(model, pools=(p,)), has_policy=True).markdown
-    assert f"| {shown} |" in out
+def test_first_crossing_edges():
+    assert first_crossing([1.0, 2.0, 3.0], None, 1.0) == Crossing("unknown")
+    assert first_crossing([1.0, 2.0, 3.0], 2.5, 1.0) == Crossing("day", 2)
+    assert first_crossing([1.0, 0.5, 0.4], 2.5, 1.0) == Crossing("flat")
 
 
 def test_cost_prices_the_brokers_to_add_in_the_policy_currency(full):
@@ -169,21 +199,26 @@ def test_risk_copy_source_is_the_current_leader():
 def test_recommendation_follows_the_numbers(full, tmp_path):
     model, out = full
     text = out.markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("Buy 1 broker (a: 1) for EUR 1,500 per month: the plan needs it to keep that pool")
+    # b's network out is at its limit now and crosses it on day 1: the order is overdue, and said first
+    assert text.startswith("Order now: b's network out crosses its limit on 2026-11-01, 30 days of lead time before "
+                           "that was 2026-10-02. Buy 1 broker (a: 1) for EUR 1,500 per month: the plan needs it to "
+                           "keep that pool")
     assert "b's network in would run at 100.0 % (limit 70.0 %)" in text
     assert "Fix first the 2 error findings: broker_mixed_pools on broker 6, replica_outside_pool on a-x-0." in text
     assert "plan again before applying" in text
-    # without brokers to add: when the first limit is crossed, and the price of the next broker
-    calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}})
+    # without brokers to add and pool b: nothing the history supports crosses a limit
+    calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}},
+                   runway=replace(model.runway, orders=tuple(o for o in model.runway.orders if o.pool == "a")))
     text = render_report(calm, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("b's network in crosses its limit on 2026-12-13, 43 days after 2026-10-31 and within the "
-                           "90-day forecast horizon: add a broker to b (one broker: EUR 1,500 per month) before then.")
+    assert text.startswith("No pool crosses a limit by 2027-01-29, as far ahead as the 90 days of history support a "
+                           "forecast: nothing to buy yet.")
     assert "only after those fixes" in text
-    later = replace(calm, pools=tuple(replace(p, demand_forecast=p.demand_now * 1.2) for p in calm.pools))
-    text = render_report(later, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("No pool needs more brokers within the 90-day forecast horizon; the first limit ahead is "
-                           "b's network in on 2027-04-15, 166 days after 2026-10-31: order b's next broker (one broker: "
-                           "EUR 1,500 per month) before then.")
+    # a pool without brokers to buy that crosses within the history: the next broker's order-by date
+    busy, _ = render(build_run(tmp_path / "busy", rates=(20e6, 33e6)))
+    busy = replace(busy, cost=replace(busy.cost, rows=()))
+    text = render_report(busy, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert text.startswith("b's network out likely crosses its limit on 2026-12-29: order b's next broker (one broker: "
+                           "EUR 1,500 per month) by 2026-11-29.")
 
 
 def test_summary_lists_severities_most_severe_first(full):

@@ -37,7 +37,7 @@ pytestmark = [
 DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replicas": "replicas"}
 UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 SEVERITIES = ("critical", "error", "warning", "info")
-CHECKED_TABLES = {"pools", "runway", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
+CHECKED_TABLES = {"pools", "runway", "order-by", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
                   "pool-rows", "tenants", "batches", "findings"}
 
 READ_PAGE = r"""(() => {
@@ -212,28 +212,90 @@ def test_runway(page):
     rows = _rows(shown, "runway")
     assert len(rows) == len(_rows(shown, "pools"))
     assert f"({src.horizon} days)" in shown["page"]["tables"]["runway"]["headers"][3]
+    span = max(r["days_observed"] for r in src.profile.values())
+    until = src.as_of + timedelta(days=span)
+    assert any(f"The history covers {span:,d} day{'s' if span != 1 else ''}, so no forecast is extended past "
+               f"{until.isoformat()}" in p for p in shown["page"]["paras"]["runway"])
     for r in rows:
         pool, dim = r["pool"], DIMS[r["dimension"]]
         row = src.pool_row(pool, dim)
         d0, dh = row["demand_now"], row["demand_forecast"]
         _close(r["demand now"], d0)
         _close(r[f"demand at forecast ({src.horizon} days)"], dh)
-        growth = (dh / d0) ** (1 / src.horizon) - 1
-        assert r["growth per day"].endswith("/day")
-        _close(r["growth per day"][: -len("/day")], growth)
         caps = sorted((c for _, c in src.after_capacities(pool, dim)), reverse=True)
         usable = sum(caps[src.failures:])
         limit = row["headroom"] * usable
         _close(r["usable capacity"], usable)
         _close(r["limit"], limit)
-        if d0 > limit:
-            assert (r["crosses the limit"], r["days"]) == ("already past it", "0")
-        elif dh <= d0:
-            assert (r["crosses the limit"], r["days"]) == ("not at this growth", "—")
+        for column, edge in (("earliest", "high"), ("likely", "forecast"), ("latest", "low")):
+            _check_crossing(src, r[column], pool, dim, d0, limit, edge, until, span)
+        real = sorted((c for b, c in src.after_capacities(pool, dim) if b != "new"), reverse=True)
+        if src.plan["brokers_to_add"].get(pool, 0):
+            _check_crossing(src, r["likely, without the brokers to buy"], pool, dim, d0,
+                            row["headroom"] * sum(real[src.failures:]), "forecast", until, span)
         else:
-            days = math.floor(src.horizon * math.log(limit / d0) / math.log(dh / d0))
-            assert r["days"] == f"{days:,d}"
-            assert r["crosses the limit"] == (src.as_of + timedelta(days=days)).isoformat()
+            assert r["likely, without the brokers to buy"] == "no brokers to buy"
+        dated = re.fullmatch(r"\d{4}-\d\d-\d\d", r["likely"])
+        assert r["days (likely)"] == (f"{(date.fromisoformat(r['likely']) - src.as_of).days:,d}" if dated else "—")
+
+
+def _check_crossing(src, text: str, pool: str, dim: str, now: float, limit: float, edge: str, until: date,
+                    span: int) -> None:
+    """A crossing cell against an upper bound of the pool's demand on the history's last supported day: every
+    topic's demand follows its bytes-in or storage forecast edge (capped by retention, which only lowers it), so
+    the pool's demand is at most its demand now × the largest level/now ratio × the fastest edge's growth."""
+    if now > limit:
+        assert text == "already past it"
+        return
+    if dim == "replicas":
+        assert text == "not at this growth"
+        return
+    topics = [t for t, p in src.plan["topics"].items() if p == pool and t in src.profile]
+    ratio, factor = 1.0, 1.0
+    for t in topics:
+        r = src.profile[t]
+        for now_key, fc, low, high, growth in (
+                ("bytes_in_p99", "forecast_bytes_in_p99", "forecast_bytes_in_p99_low", "forecast_bytes_in_p99_high",
+                 "bytes_in_p99_growth_per_day"),
+                ("storage_bytes", "forecast_storage_bytes", "forecast_storage_low", "forecast_storage_high",
+                 "storage_growth_per_day")):
+            if r[now_key] <= 0 or r[fc] <= 0:
+                continue
+            level = r[fc] / (1 + r[growth]) ** r["forecast_horizon_days"]
+            value = {"forecast": r[fc], "low": r[low], "high": r[high]}[edge]
+            ratio = max(ratio, level / r[now_key])
+            factor = max(factor, (value / level) ** (1 / r["forecast_horizon_days"]))
+    if now * ratio * factor ** span <= limit:
+        assert text in (f"after {until.isoformat()}", "not at this growth"), text
+    elif text != f"after {until.isoformat()}":
+        assert src.as_of < date.fromisoformat(text) <= until, text
+
+
+def test_order_by(page):
+    src, shown, _ = page
+    runway = _rows(shown, "runway")
+    lead = src.policy.get("new_broker", {}).get("lead_time_days")
+    rows = _rows(shown, "order-by")
+    assert [r["pool"] for r in rows] == sorted({r["pool"] for r in runway})
+    for r in rows:
+        added = src.plan["brokers_to_add"].get(r["pool"], 0)
+        assert r["brokers still to buy"] == str(added)
+        assert r["lead time"] == ("—" if lead is None else f"{lead:,d} day{'s' if lead != 1 else ''}")
+        column = "likely, without the brokers to buy" if added else "likely"
+        crossings = [(x[column], x["dimension"]) for x in runway if x["pool"] == r["pool"]]
+        dated = sorted((c, d) for c, d in crossings if re.fullmatch(r"\d{4}-\d\d-\d\d", c))
+        if any(c == "already past it" for c, _ in crossings):
+            assert (r["crosses"], r["order by"]) == ("already past it", "overdue: already past the limit")
+        elif dated:
+            assert (r["crosses"], r["first limit crossed without them"]) == dated[0]
+            order = date.fromisoformat(dated[0][0]) - timedelta(days=lead or 0)
+            assert r["order by"] == (f"overdue since {order}" if order < src.as_of else order.isoformat())
+        elif any(c.startswith("after ") for c, _ in crossings):
+            until = date.fromisoformat(next(c for c, _ in crossings if c.startswith("after "))[len("after "):])
+            assert r["crosses"] == f"after {until}" and r["first limit crossed without them"] == "—"
+            assert r["order by"] == f"after {until - timedelta(days=lead or 0)}"
+        else:
+            assert r["order by"] == "no crossing ahead"
 
 
 def test_n_minus_1(page):
@@ -435,15 +497,23 @@ def test_recommendation_quotes_only_numbers_checked_elsewhere(page):
     checked = [c for t in page_["tables"].values() for row in t["rows"] for c in row]
     checked += [v for v, _ in page_["kpis"]] + [page_["subtitle"], page_["paras"]["risks"][0]]
     checked += [p for p in page_["paras"]["cost"] if p.startswith("The policy's new broker type:")]
+    checked += [p for p in page_["paras"]["runway"] if p.startswith("When each pool first needs")]
     known = {n for c in checked for n in _numbers(c)}
     assert _numbers(text) and not _numbers(text) - known, _numbers(text) - known
     serious = [f for f in src.findings["findings"] if f["severity"] in ("critical", "error")]
     if serious:
         worst = serious[0]["severity"]
         assert f"Fix first the {sum(f['severity'] == worst for f in serious)} {worst} finding" in text
-    if not any(src.plan["brokers_to_add"].values()):
-        first = min(_rows(shown, "runway"), key=lambda r: int(r["days"].replace(",", "")) if r["days"] != "—" else 1e9)
-        assert f"on {first['crosses the limit']}, {first['days']} days after {src.as_of.isoformat()}" in text
+    orders = _rows(shown, "order-by")
+    overdue = [r for r in orders if r["order by"].startswith("overdue")]
+    if overdue:
+        assert text.startswith("Order now: ")
+    elif not any(src.plan["brokers_to_add"].values()):
+        dated = sorted((r["crosses"], r["pool"]) for r in orders if re.fullmatch(r"\d{4}-\d\d-\d\d", r["crosses"]))
+        if dated:
+            assert f"likely crosses its limit on {dated[0][0]}" in text
+        else:
+            assert "nothing to buy" in text
 
 
 # --- reading what the page shows ---------------------------------------------------------------------------
