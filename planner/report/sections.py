@@ -259,30 +259,42 @@ def _risks(model: ReportModel) -> Section:
         serious = risks.at_least(Severity.ERROR)
         lead = (f"{format_count(len(touched))} of the plan's {format_plural(risks.moves, 'move')} "
                 f"({format_bytes(risks.touched_bytes)} of {format_bytes(risks.moved_bytes)} to copy) "
-                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding: copying from "
-                f"it or onto it, or making it a preferred leader; {format_count(len(serious))} of them "
-                f"({format_bytes(sum(serious.values()))}) {_verb(len(serious), 'touches', 'touch')} findings of "
-                f"severity error or worse.")
+                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding the move "
+                f"does not itself fix: copying from it or onto it, or making it a preferred leader; "
+                f"{format_count(len(serious))} of them ({format_bytes(sum(serious.values()))}) "
+                f"{_verb(len(serious), 'touches', 'touch')} findings of severity error or worse.")
     else:
-        lead = f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a finding."
+        lead = (f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a "
+                f"finding it does not itself fix.")
     blocks: list = [Para(lead)]
     if risks.risks:
         rows = tuple(
             (cell(r.finding.severity.value, f"sev-{r.finding.severity.value}"), cell(r.finding.kind),
+             cell(", ".join(DIMENSION_LABELS[d] for d in r.dimensions) or None),
              cell(where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)),
-             cell(_touching(r)), cell(format_bytes(r.moved_bytes)))
+             cell(_touching(r)), cell(format_bytes(r.moved_bytes)), cell(r.fixed_by))
             for r in risks.risks[:MAX_RISK_ROWS]
         )
-        blocks.append(Table("risks", ("severity", "finding", "where", "planned moves that touch it", "to copy"),
-                            rows, frozenset({0, 1, 2, 3})))
+        blocks.append(Table("risks", ("severity", "finding", "dimension", "where", "planned moves at risk through it",
+                                      "to copy", "moves that fix it"), rows, frozenset({0, 1, 2, 3, 4})))
         if len(risks.risks) > MAX_RISK_ROWS:
             blocks.append(Para(f"{format_plural(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
-                               f"touch planned moves."))
+                               f"put planned moves at risk."))
+    if risks.fixed:
+        shown = [f"{r.finding.kind} on {where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)}"
+                 + (f" ({format_plural(r.count, 'move')} {_verb(r.count, 'fixes', 'fix')} it)" if r.count else "")
+                 for r in risks.fixed[:MAX_RISK_ROWS]]
+        more = len(risks.fixed) - len(shown)
+        blocks.append(Items(f"{format_plural(len(risks.fixed), 'finding')} the plan's own moves fix (not a risk to "
+                            f"them):", tuple(shown) + ((f"and {more} more",) if more else ())))
     if risks.pools:
-        rows = tuple((cell(p.pool), cell(p.moves), cell(format_bytes(p.moved_bytes)),
+        rows = tuple((cell(p.pool or "(no pool)"), cell(p.moves), cell(format_bytes(p.moved_bytes)),
                       *(cell(n, f"sev-{s}" if n else "") for s, n in p.findings.items())) for p in risks.pools)
         blocks.append(Table("risk-pools", ("pool", "planned moves", "to copy", *(s.value for s in SEVERITIES)),
                             rows, frozenset({0})))
+        blocks.append(Para("Per pool: the moves into it, and by severity the findings about it that put at least one "
+                           "planned move at risk" + ("; \"(no pool)\": topics and findings of no pool."
+                                                     if any(not p.pool for p in risks.pools) else ".")))
     return Section("risks", title, tuple(blocks))
 
 

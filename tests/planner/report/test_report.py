@@ -169,12 +169,46 @@ def test_risks_link_findings_to_the_moves_that_touch_them():
     assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "offline_partition", "broker_mixed_pools",
                                                      "rack_shared"]
     assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 1)), 100, 2, 100)
-    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 1}
+    # per pool: only the findings that put a move at risk (leader_not_preferred on u-1 touches none)
+    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 0}
+    # the move dropping broker 3's replica repairs broker_mixed_pools there; the reordering is still at risk
+    mixed = next(r for r in risks.risks if r.finding.kind == "broker_mixed_pools")
+    assert (mixed.count, mixed.fixed_by) == (1, 1)
+
+
+def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
+    from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
+    cap = Capacity(1, 1, 1, 1)
+    snap = ClusterSnapshot("c", tuple(Broker(b, f"r{b % 2}", cap) for b in range(1, 6)), (), (
+        PartitionState("t", 0, (1, 2, 5), leader=1, isr=(1, 2, 5)), PartitionState("u", 0, (5, 4), leader=5)))
+    moves = (PartitionMove("t", 0, (1, 2, 5), (1, 2, 3), 100),)  # takes t-0 off broker 5 (pool q) onto 3
+    plan = Plan("c", {b: "p" for b in (1, 2, 3)} | {4: "q", 5: "q"}, {b: "p" for b in (1, 2, 3)} | {4: "q", 5: "q"},
+                {"t": "p", "u": "q", "v": None}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    findings = [
+        Finding("replica_outside_pool", Severity.ERROR, pool="p", broker=5, topic="t", partition=0),
+        Finding("broker_mixed_pools", Severity.ERROR, pool="q", broker=5),  # only q's replicas left on 5
+        Finding("rack_shared", Severity.WARNING, pool="p", topic="t", partition=0, evidence={"distinct_racks": 1}),
+        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=1,
+                evidence={"scope": "broker", "dimension": "nw_out"}),
+        Finding("log_dir_error", Severity.CRITICAL, broker=1),  # no pool: still gets a row
+    ]
+    risks = plan_risks(plan, findings, snap)
+    assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "utilisation_over_headroom"]
+    assert [(r.finding.kind, r.fixed_by) for r in risks.fixed] == [
+        ("broker_mixed_pools", 1), ("replica_outside_pool", 1), ("rack_shared", 1)]
+    assert risks.risks[1].dimensions == ("nw_out",)
+    assert [(p.pool, p.findings["critical"], p.findings["error"]) for p in risks.pools] == [("p", 0, 1), ("", 1, 0)]
+    model = build_model(load_run(build_run(tmp_path / "run")))
+    text = render_report(replace(model, risks=risks), has_policy=False).markdown
+    assert "| error | utilisation_over_headroom | Network out | broker 1 | t-0 (100 B): copies from broker 1 | " \
+           "100 B | 0 |" in text
+    assert "- replica_outside_pool on t-0 (1 move fixes it)" in text
+    assert "| (no pool) | 0 | 0 B | 1 | 0 | 0 | 0 |" in text
 
 
 def test_risks_name_the_largest_moves_and_count_the_rest():
     moves = tuple(PartitionMove("t", i, (1, 2), (1, 3 + i), 10 * (i + 1)) for i in range(25))
-    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    plan = Plan("c", {}, {}, {"t": None}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
                               Finding("topic_without_pool", Severity.WARNING, topic="t")])
     disk, topic = risks.risks

@@ -370,12 +370,52 @@ def test_risks_join_findings_and_planned_moves(page):
             return out
         return {k for k in moves if f["broker"] in roles[k]}
 
-    wanted = [(f, expected(f)) for f in src.findings["findings"] if expected(f)]
+    racks = {b["id"]: b.get("rack") for b in src.snapshot["brokers"]}
+    final = {(p["topic"], p["partition"]): moves.get((p["topic"], p["partition"]), {"replicas": p["replicas"]})[
+        "replicas"] for p in src.snapshot["partitions"]}
+    pools_on: dict[int, set] = {}
+    for (topic, _), replicas in final.items():
+        for b in replicas:
+            if src.plan["topics"].get(topic):
+                pools_on.setdefault(b, set()).add(src.plan["topics"][topic])
+
+    def resolved(f) -> bool:  # the plan as a whole resolves a misplacement (docs/formats.md, Report)
+        if f["kind"] == "replica_outside_pool":
+            key = (f["topic"], f["partition"])
+            return (key in moves and f["broker"] not in moves[key]["replicas"]) or \
+                src.plan["brokers"].get(str(f["broker"])) == src.plan["topics"].get(f["topic"])
+        if f["kind"] == "broker_mixed_pools":
+            return len(pools_on.get(f["broker"], ())) <= 1
+        if f["kind"] == "broker_without_pool":
+            return src.plan["brokers"].get(str(f["broker"])) is not None
+        if f["kind"] == "topic_without_pool":
+            return src.plan["topics"].get(f["topic"]) is not None
+        return False
+
+    def fixes(f, key) -> bool:  # the move itself repairs the finding
+        m = moves[key]
+        removed = set(m["old_replicas"]) - set(m["replicas"])
+        if f["kind"] == "replica_outside_pool":
+            return key == (f["topic"], f["partition"]) and f["broker"] in removed
+        if f["kind"] == "rack_shared":
+            return key == (f["topic"], f["partition"]) and all(racks.get(b) for b in m["replicas"]) and \
+                len({racks[b] for b in m["replicas"]}) > f["evidence"]["distinct_racks"]
+        if f["kind"] in ("broker_mixed_pools", "replica_count_over_limit", "utilisation_over_headroom"):
+            return f["topic"] is None and f["broker"] in removed
+        return False
+
+    def at_risk(f) -> set:
+        return set() if resolved(f) else {k for k in expected(f) if not fixes(f, k)}
+
+    wanted = [(f, at_risk(f)) for f in src.findings["findings"] if at_risk(f)]
     rows = _rows(shown, "risks")
     assert rows and [(r["finding"], r["where"]) for r in rows] == [(f["kind"], _where(f)) for f, _ in wanted]
     for r, (f, links) in zip(rows, wanted):
         assert r["severity"] == f["severity"]
-        items = r["planned moves that touch it"].split("; ")
+        dims = {f["evidence"].get("dimension")} | set(f["evidence"].get("dimensions") or ())
+        assert r["dimension"] == (", ".join(k for k, d in DIMS.items() if d in dims) or "—")
+        assert r["moves that fix it"] == str(sum(fixes(f, k) for k in moves))
+        items = r["planned moves at risk through it"].split("; ")
         more = re.fullmatch(r"and (\d+) more moves? \((.+)\)", items[-1])
         named = items[:-1] if more else items
         assert len(named) + (int(more[1]) if more else 0) == len(links)
@@ -392,16 +432,21 @@ def test_risks_join_findings_and_planned_moves(page):
     lead = shown["page"]["paras"]["risks"][0]
     k, n, part, whole, j, jbytes = re.fullmatch(
         r"(\d+) of the plan's (\d+) moves? \((.+) of (.+) to copy\) touch(?:es)? a broker or partition with an audit "
-        r"finding: .*; (\d+) of them \((.+)\) touch(?:es)? findings of severity error or worse\.", lead).groups()
+        r"finding the move does not itself fix: .*; (\d+) of them \((.+)\) touch(?:es)? findings of severity error or worse\.", lead).groups()
     assert (int(k), int(n), int(j)) == (len(touched), len(moves), len(serious))
     _close(part, sum(map(copied, touched))), _close(whole, src.plan["moved_bytes"])
     _close(jbytes, sum(map(copied, serious)))
-    for r in _rows(shown, "risk-pools"):
-        mine = [key for key in moves if src.plan["topics"][key[0]] == r["pool"]]
+    pools = _rows(shown, "risk-pools")
+    expected_pools = {src.plan["topics"].get(k[0]) or "(no pool)" for k in moves} | {
+        f["pool"] or "(no pool)" for f, _ in wanted}
+    assert {r["pool"] for r in pools} == expected_pools
+    for r in pools:
+        pool = None if r["pool"] == "(no pool)" else r["pool"]
+        mine = [key for key in moves if src.plan["topics"].get(key[0]) == pool]
         assert int(r["planned moves"]) == len(mine)
         _close(r["to copy"], sum(map(copied, mine)))
-        for s in SEVERITIES:
-            assert int(r[s]) == sum(f["pool"] == r["pool"] and f["severity"] == s for f in src.findings["findings"])
+        for s in SEVERITIES:  # only the findings that put a planned move at risk
+            assert int(r[s]) == sum(f["pool"] == pool and f["severity"] == s for f, _ in wanted)
 
 
 def test_comparison_with_the_previous_run(page):
