@@ -227,12 +227,17 @@ def _headline(run: RunInputs) -> dict[str, Any]:
         out |= {"brokers": len(s.brokers), "topics": len(s.topics), "partitions": len(s.partitions),
                 "racks": len(s.racks)}
     if run.plan:
+        copies = [m for m in run.plan.moves if m.adding]
         out |= {"moved_bytes": run.plan.moved_bytes, "partitions_moved": len(run.plan.moves),
+                "partitions_copied": len(copies),
+                "leader_only": sum(set(m.old_replicas) == set(m.replicas) for m in run.plan.moves),
                 "brokers_to_add": dict(sorted(run.plan.brokers_to_add.items())),
                 "solver_status": run.plan.solver.status, "solver_gap": run.plan.solver.gap}
     if run.bundle:
+        throttle = run.bundle.get("throttle")
         out |= {"batches": len(run.bundle.get("batches", [])),
-                "estimated_seconds": _number(run.bundle.get("estimated_seconds"))}
+                "estimated_seconds": _number(run.bundle.get("estimated_seconds")),
+                "throttle_floor_Bps": _number(throttle.get("floor_Bps")) if isinstance(throttle, Mapping) else None}
     if run.findings is not None:
         out["findings"] = {s.value: sum(f.severity is s for f in run.findings) for s in SEVERITIES}
     return out

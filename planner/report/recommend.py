@@ -6,15 +6,69 @@ sentence whose inputs the run lacks is left out rather than guessed.
 
 from __future__ import annotations
 
+import math
+
 from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
 from pools.audit.findings import Finding, Severity
-from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural
+from pools.throttle import MIN_THROTTLE_BPS
+from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural, format_rate
 
-__all__ = ["recommendation", "money", "MAX_NAMED"]
+__all__ = ["recommendation", "money", "duration_problem", "moves_text", "format_days", "MAX_NAMED", "MAX_CREDIBLE_SECONDS"]
 
 #: How many pools, findings or moves a sentence names before it says "and N more".
 MAX_NAMED = 3
+
+#: A reassignment estimated to take longer than this (30 days) is a problem to fix, not a schedule.
+MAX_CREDIBLE_SECONDS = 30 * 86_400
+
+
+def duration_problem(model: ReportModel) -> str | None:
+    """Why the bundle's duration estimate is no schedule, with its cause (``None`` within `MAX_CREDIBLE_SECONDS`).
+
+    The cause is the batches whose throttle sits at its floor (``throttle.floor_Bps`` of the bundle, else
+    `pools.throttle.MIN_THROTTLE_BPS`: a broker they involve has no spare network capacity at the forecast), else
+    the slowest batch's bytes and throttle.
+    """
+    total = model.headline.get("estimated_seconds")
+    if total is None or total <= MAX_CREDIBLE_SECONDS:
+        return None
+    floor = model.headline.get("throttle_floor_Bps") or MIN_THROTTLE_BPS
+    crawling = [b.batch for b in model.batches if b.throttle_bps is not None and b.throttle_bps <= floor]
+    if crawling:
+        named = ", ".join(map(str, crawling[:MAX_NAMED])) + (f" and {len(crawling) - MAX_NAMED} more"
+                                                             if len(crawling) > MAX_NAMED else "")
+        cause = (f"the throttle of {_plural(len(crawling), 'batch', 'batches')} {named} is at its floor of "
+                 f"{format_rate(floor)}, as a broker {_plural(len(crawling), 'it involves', 'they involve')} has no "
+                 f"spare network capacity at the forecast")
+    elif model.batches:
+        slow = max(model.batches, key=lambda b: (b.estimated_seconds, -b.batch))
+        cause = (f"batch {slow.batch} copies {format_bytes(slow.moved_bytes)} at {format_rate(slow.throttle_bps)} "
+                 f"({format_days(slow.estimated_seconds)})")
+    else:
+        cause = "the bundle's throttles are too low for the bytes it copies"
+    return (f"the estimate of {format_days(total)} is more than {format_days(MAX_CREDIBLE_SECONDS)} and no "
+            f"schedule: {cause}; free network capacity or raise the throttle (`poolplan emit --throttle-fraction`) "
+            f"and emit again")
+
+
+def moves_text(headline) -> str:
+    """``"45 partitions copy 988 GB, 4 leader-only reorderings"``: moves that copy bytes and moves that only
+    reorder a partition's replicas (a new preferred leader, nothing copied), counted apart."""
+    copied, reordered = headline["partitions_copied"], headline["leader_only"]
+    text = (f"{format_plural(copied, 'partition')} {_plural(copied, 'copies', 'copy')} "
+            f"{format_bytes(headline['moved_bytes'])}")
+    if reordered:
+        text += f", {format_plural(reordered, 'leader-only reordering')}"
+    rest = headline["partitions_moved"] - copied - reordered
+    if rest:
+        text += f", {format_plural(rest, 'partition')} only {_plural(rest, 'drops', 'drop')} replicas"
+    return text
+
+
+def format_days(seconds: float) -> str:
+    """Whole days, rounded up: ``"2 days"``."""
+    return format_plural(math.ceil(seconds / 86_400), "day")
 
 
 def recommendation(model: ReportModel) -> str:
@@ -128,7 +182,10 @@ def _apply(model: ReportModel) -> str:
         return ""
     if not h["partitions_moved"]:
         return "The plan moves nothing: there is nothing to apply."
-    size = f"{format_plural(h['partitions_moved'], 'partition')}, {format_bytes(h['moved_bytes'])} to copy"
+    size = moves_text(h)
+    problem = duration_problem(model)
+    if problem is not None:
+        return f"Do not apply the plan ({size}) as emitted: {problem}."
     if "batches" in h:
         size += f", about {format_duration(h['estimated_seconds'])} at the planned throttles"
     if model.cost is not None and model.cost.brokers:

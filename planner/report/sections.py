@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
 from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
-from planner.report.recommend import money, recommendation
+from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
 from pools.units import format_bytes, format_count, format_duration, format_load, format_percent, format_plural
@@ -53,7 +53,7 @@ def _summary(model: ReportModel) -> Section:
                                                             ("topics", "topics"), ("partitions", "partitions"))
             if key in h]
     if model.planned:
-        kpis.append(("to move", f"{format_bytes(h['moved_bytes'])} in {format_plural(h['partitions_moved'], 'partition')}"))
+        kpis.append(("to move", moves_text(h)))
         added = {p: n for p, n in h["brokers_to_add"].items() if n}
         kpis.append(("brokers to add", ", ".join(f"{p}: {n}" for p, n in added.items()) or "none"))
         if model.cost is not None and model.cost.total is not None and model.cost.brokers:
@@ -61,8 +61,9 @@ def _summary(model: ReportModel) -> Section:
         gap = h.get("solver_gap")
         kpis.append(("solver", f"{h['solver_status']}" + ("" if gap is None else f", gap {format_percent(gap)}")))
     if "batches" in h:
-        kpis.append(("reassignment", f"{format_plural(h['batches'], 'batch', 'batches')}, "
-                                     f"{format_duration(h['estimated_seconds'])}"))
+        took = format_duration(h["estimated_seconds"]) if duration_problem(model) is None else \
+            f"{format_days(h['estimated_seconds'])}: no schedule, fix the throttle (see Reassignment batches)"
+        kpis.append(("reassignment", f"{format_plural(h['batches'], 'batch', 'batches')}, {took}"))
     if "findings" in h:
         counts = [f"{n} {s}" for s, n in h["findings"].items() if n]
         kpis.append(("audit findings", ", ".join(counts) or "none"))

@@ -17,7 +17,8 @@ from planner.report.risks import plan_risks
 from planner.report.runway import Crossing, first_crossing
 from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
-from pools.plan import PartitionMove, Plan, SolverReport
+from pools.atomic import write_json
+from pools.plan import PartitionMove, Plan, SolverReport, load_plan, save_plan
 
 from .conftest import build_run
 
@@ -246,13 +247,42 @@ def test_recommendation_follows_the_numbers(full, tmp_path):
     text = render_report(calm, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
     assert text.startswith("No pool crosses a limit by 2027-01-29, as far ahead as the 90 days of history support a "
                            "forecast: nothing to buy yet.")
-    assert "only after those fixes" in text
+    assert "Apply the plan: 1 partition copies 1.00 kB" in text  # its move fixes the findings it touches
     # a pool without brokers to buy that crosses within the history: the next broker's order-by date
     busy, _ = render(build_run(tmp_path / "busy", rates=(20e6, 33e6)))
     busy = replace(busy, cost=replace(busy.cost, rows=()))
     text = render_report(busy, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
     assert text.startswith("b's network out likely crosses its limit on 2026-12-29: order b's next broker (one broker: "
                            "EUR 1,500 per month) by 2026-11-29.")
+
+
+def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
+    run = build_run(tmp_path / "run")
+    write_json(run / "bundle" / "summary.json", {
+        "cluster": "test", "moved_bytes": 8e9, "estimated_seconds": 7_812_500 + 60,
+        "throttle": {"floor_Bps": 1024, "fraction_of_spare": 0.5},
+        "batches": [{"batch": 1, "phase": "move", "partitions": 1, "moved_bytes": 8e9, "throttle_Bps": 1024,
+                     "estimated_seconds": 7_812_500}, {"batch": 2, "phase": "move", "partitions": 1,
+                                                       "moved_bytes": 3e6, "throttle_Bps": 5e7, "estimated_seconds": 60}]})
+    _, out = render(run)
+    text = out.markdown
+    assert "| reassignment | 2 batches, 91 days: no schedule, fix the throttle (see Reassignment batches) |" in text
+    cause = ("the estimate of 91 days is more than 30 days and no schedule: the throttle of batch 1 is at its floor "
+             "of 1.02 kB/s, as a broker it involves has no spare network capacity at the forecast")
+    assert f"A problem to fix before applying: {cause}" in text
+    assert f"Do not apply the plan (1 partition copies 1.00 kB) as emitted: {cause}" in text
+    assert "2 h 10 min" not in text  # never shown as a schedule
+
+
+def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):
+    run = build_run(tmp_path / "run")
+    plan = load_plan(run / "plan" / "plan.json")
+    reorder = PartitionMove("b-y", 0, (4, 5, 6), (5, 4, 6), 0)
+    partitions = tuple(reorder if (m.topic, m.partition) == ("b-y", 0) else m for m in plan.partitions)
+    save_plan(replace(plan, partitions=partitions), run / "plan" / "plan.json")
+    model, out = render(run)
+    assert (model.headline["partitions_copied"], model.headline["leader_only"]) == (1, 1)
+    assert "| to move | 1 partition copies 1.00 kB, 1 leader-only reordering |" in out.markdown
 
 
 def test_summary_lists_severities_most_severe_first(full):
