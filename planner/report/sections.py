@@ -97,12 +97,15 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                             "placement, and at the forecast after the plan. Dashed: the maximum utilisation the "
                             "policy allows (its `headroom`)."))
     blocks.append(Table("pools", ("pool", "dimension", "brokers before → after", "capacity before the plan",
-                                  "capacity after the plan", "now", "at forecast, today's placement",
+                                  "capacity after the plan", "now, load on today's brokers",
+                                  "at forecast, today's placement",
                                   "at forecast, after the plan", "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
     blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
                        "pool's brokers today); after the plan, of the capacity after it (its brokers after the "
-                       "plan, new ones included). Red: above the maximum utilisation."))
+                       "plan, new ones included). Red: above the maximum utilisation. Two bases for \"now\": here, "
+                       "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
+                       "count the demand of the pool's topics (after the plan), wherever they are placed."))
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
 
 
@@ -142,7 +145,8 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                       cell(format_load(r.limit, r.dimension)), *(cell(*crossing[n]) for n in crossing),
                       cell(None if r.likely.day is None else format_count(r.likely.day)),
                       cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit else cell("no brokers to buy")))
-    blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon} days)",
+    blocks.append(Table("runway", ("pool", "dimension", "demand now, the pool's topics",
+                                   f"demand at forecast ({horizon} days)",
                                    "usable capacity", "limit", "earliest", "likely", "latest", "days (likely)",
                                    "likely, without the brokers to buy"),
                         tuple(table), frozenset({0, 1, 6, 7, 8, 10})))
@@ -213,7 +217,8 @@ def _loss(model: ReportModel) -> Section:
         Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
              f"policy's `tolerated_broker_failures`, at least one; \"new\": a broker the plan adds): the share of what "
              f"is left that the pool's demand would use, now and at the forecast."),
-        Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left", "now",
+        Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left",
+                            "now, the pool's topics" if model.planned else "now, load on today's brokers",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
               tuple(table), frozenset({0, 1, 3, 8})),
     ))

@@ -211,7 +211,7 @@ def test_pool_table_capacity_before_and_after(page):
         row = src.pool_row(pool, dim)
         _close(r["capacity before the plan"], cap_before)
         _close(r["capacity after the plan"], row["capacity_with_added"])
-        _close(r["now"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
+        _close(r["now, load on today's brokers"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
         _close(r["at forecast, today's placement"], sum(src.cell(src.plan, b, dim)["before"] for b in before) / cap_before)
         _close(r["at forecast, after the plan"], row["demand_forecast"] / row["capacity_with_added"])
         _close(r["max utilisation (policy)"], row["headroom"])
@@ -230,7 +230,7 @@ def test_runway(page):
         pool, dim = r["pool"], DIMS[r["dimension"]]
         row = src.pool_row(pool, dim)
         d0, dh = row["demand_now"], row["demand_forecast"]
-        _close(r["demand now"], d0)
+        _close(r["demand now, the pool's topics"], d0)
         _close(r[f"demand at forecast ({src.horizon} days)"], dh)
         caps = sorted((c for _, c in src.after_capacities(pool, dim)), reverse=True)
         usable = sum(caps[src.failures:])
@@ -320,7 +320,7 @@ def test_n_minus_1(page):
         assert r["broker lost"] == ", ".join(f"broker {b}" if b.isdigit() else "a new broker" for b, _ in lost)
         left = sum(c for _, c in brokers) - sum(c for _, c in lost)
         _close(r["capacity left"], left)
-        _close(r["now"], row["demand_now"] / left)
+        _close(r["now, the pool's topics"], row["demand_now"] / left)
         _close(r["at forecast"], row["demand_forecast"] / left)
         _close(r["max utilisation (policy)"], row["headroom"])
         over = row["demand_forecast"] / left - row["headroom"]
