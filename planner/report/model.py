@@ -191,7 +191,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
     model = replace(model, runway=_runway(run, model, topic_pool))
     if previous is None:
         return model
-    old = build_model(previous)
+    old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy
     return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
 
 
@@ -217,6 +217,8 @@ def _side(model: ReportModel, run: RunInputs) -> RunSide:
         brokers=h.get("brokers"),
         brokers_to_add=None if added is None else sum(added.values()),
         findings=h.get("findings"),
+        runway=model.runway,
+        cost=model.cost.total if model.cost is not None else None,
     )
 
 

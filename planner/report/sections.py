@@ -9,7 +9,8 @@ from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
-from pools.units import format_bytes, format_count, format_duration, format_load, format_percent, format_plural
+from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
+                         format_rate)
 
 __all__ = ["decision_sections", "MISSING", "where", "growth"]
 
@@ -309,37 +310,44 @@ def _compare(model: ReportModel) -> Section:
     taken = f" (snapshot taken {c.previous_taken_at})" if c.previous_taken_at else ""
     facts = []
     for label, (a, b) in (("brokers", c.brokers), ("brokers to add", c.brokers_to_add)):
-        if a is not None or b is not None:
+        if (a is not None or b is not None) and a != b:
             facts.append(f"{label} {format_count(a)} → {format_count(b)}")
+    if c.cost != (None, None) and c.cost[0] != c.cost[1]:
+        facts.append(f"cost of the brokers to add {money(c.cost[0], model.cost)} → {money(c.cost[1], model.cost)}")
     if c.findings[0] is not None and c.findings[1] is not None:
-        facts.append("findings " + ", ".join(f"{s.value} {c.findings[0].get(s.value, 0)} → "
-                                             f"{c.findings[1].get(s.value, 0)}" for s in SEVERITIES))
-    blocks: list = [Para(f"Compared with run `{c.previous_run}`{taken}: " + ("; ".join(facts) or "no counts") + ".")]
-    rows = []
-    for p in c.pools:
-        a, b = p.previous, p.current
-        dim = p.dimension
-        rows.append((cell(p.pool), cell(DIMENSION_LABELS[dim]),
-                     cell(_pair(a and format_load(a.capacity_before, dim), b and format_load(b.capacity_before, dim))),
-                     cell(_pair(a and format_load(a.load_now, dim), b and format_load(b.load_now, dim))),
-                     cell(format_load(_sub(b and b.load_now, a and a.load_now), dim, signed=True)),
-                     cell(_pair(a and format_percent(a.now), b and format_percent(b.now))),
-                     cell(format_percent(_sub(b and b.now, a and a.now), signed=True, points=True))))
+        moved = [f"{s.value} {c.findings[0].get(s.value, 0)} → {c.findings[1].get(s.value, 0)}" for s in SEVERITIES
+                 if c.findings[0].get(s.value, 0) != c.findings[1].get(s.value, 0)]
+        if moved:
+            facts.append("findings " + ", ".join(moved))
+    blocks: list = [Para(f"Compared with run `{c.previous_run}`{taken}: " + ("; ".join(facts) if facts else
+                                                                              "no count changed") + ".")]
+    rows = [row for p in c.pools for row in _pool_changes(p, c.runways)]
     if rows:
-        blocks.append(Table("compare-pools", ("pool", "dimension", "capacity", "load now", "change",
-                                              "utilisation now", "change"), tuple(rows), frozenset({0, 1})))
+        blocks.append(Table("compare-pools", ("pool", "dimension", "figure", "before", "now", "change"), tuple(rows),
+                            frozenset({0, 1, 2, 3, 4})))
+        blocks.append(Para("Only the figures that changed. Runway: the likely crossing of the limit (see Runway); "
+                           "N−1: the share of what is left after losing the largest broker at the forecast."))
+    else:
+        blocks.append(Para("No pool's capacity, load, utilisation, N−1 share or runway changed."))
     if c.topics:
-        blocks.append(Table("compare-topics", (
-            "topic", "pool", "bytes in, p99 (before → now)", "change", "storage (before → now)", "change"),
-            tuple((cell(t.topic), cell(_pair(t.pool_before or "—", t.pool_now or "—")),
-                   cell(_pair(format_load(t.bytes_in_before, "nw_in"), format_load(t.bytes_in_now, "nw_in"))),
-                   cell(format_load(t.bytes_in_delta, "nw_in", signed=True)),
-                   cell(_pair(format_bytes(t.storage_before), format_bytes(t.storage_now))),
-                   cell(format_bytes(t.storage_delta, signed=True))) for t in c.topics),
-            frozenset({0, 1})))
+        trows = []
+        for t in c.topics:
+            pool = _pair(t.pool_before or "—", t.pool_now or "—") if t.pool_before != t.pool_now else t.pool_now
+            if t.bytes_in_delta:
+                trows.append((cell(t.topic), cell(pool), cell("bytes in, p99"), cell(format_rate(t.bytes_in_before)),
+                              cell(format_rate(t.bytes_in_now)), cell(format_load(t.bytes_in_delta, "nw_in",
+                                                                                   signed=True))))
+            if t.storage_delta:
+                trows.append((cell(t.topic), cell(pool), cell("storage"), cell(format_bytes(t.storage_before)),
+                              cell(format_bytes(t.storage_now)), cell(format_bytes(t.storage_delta, signed=True))))
+        blocks.append(Table("compare-topics", ("topic", "pool", "figure", "before", "now", "change"), tuple(trows),
+                            frozenset({0, 1, 2})))
         rest = "topics in only one run are listed below" if c.new_topics or c.gone_topics else \
             "every topic is in both runs' profiles"
-        blocks.append(Para(f"The {format_plural(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
+        blocks.append(Para(f"The {format_plural(len(c.topics), 'topic')} whose bytes in changed most (of those whose "
+                           f"bytes in or storage changed at all); {rest}."))
+    else:
+        blocks.append(Para("No topic in both runs changed its bytes in or storage."))
     lists = [(f"New topics ({len(c.new_topics)})", c.new_topics), (f"Gone topics ({len(c.gone_topics)})",
                                                                    c.gone_topics),
              (f"Topics in another pool ({len(c.repooled)})",
@@ -349,6 +357,44 @@ def _compare(model: ReportModel) -> Section:
             blocks.append(Items(head + ":", tuple(names[:50]) + ((f"and {len(names) - 50} more",)
                                                                   if len(names) > 50 else ())))
     return Section("compare", "Since the previous run", tuple(blocks))
+
+
+def _pool_changes(p, runways) -> list[tuple]:
+    """The rows of one pool and dimension whose shown figure differs between the runs: (pool, dimension, figure,
+    before, now, change)."""
+    a, b, dim = p.previous, p.current, p.dimension
+    figures = [
+        ("capacity", a and a.capacity_before, b and b.capacity_before, lambda v: format_load(v, dim),
+         lambda d: format_load(d, dim, signed=True)),
+        ("load now, on today's brokers", a and a.load_now, b and b.load_now, lambda v: format_load(v, dim),
+         lambda d: format_load(d, dim, signed=True)),
+        ("utilisation now", a and a.now, b and b.now, format_percent,
+         lambda d: format_percent(d, signed=True, points=True)),
+        ("N−1 at forecast", a and a.after_loss_forecast, b and b.after_loss_forecast, format_percent,
+         lambda d: format_percent(d, signed=True, points=True)),
+    ]
+    out = []
+    for name, x, y, shown, delta in figures:
+        before, now = (None if x is None else shown(x)), (None if y is None else shown(y))
+        if before != now:
+            change = delta(y - x) if x is not None and y is not None else None
+            out.append((cell(p.pool), cell(DIMENSION_LABELS[dim]), cell(name), cell(before), cell(now), cell(change)))
+    crossings = [_likely(r, p.pool, dim) for r in runways]
+    if crossings[0] != crossings[1]:
+        (x, dx), (y, dy) = crossings
+        change = f"{dy - dx:+,d} days".replace("-", "−") if dx is not None and dy is not None else None
+        out.append((cell(p.pool), cell(DIMENSION_LABELS[dim]), cell("runway (likely crossing)"), cell(x), cell(y),
+                    cell(change)))
+    return out
+
+
+def _likely(runway: Runway | None, pool: str, dim: str) -> tuple[str | None, int | None]:
+    """A pool's likely crossing as shown (``None``: no runway) and its date as a day number (``None``: undated)."""
+    row = next((r for r in runway.rows if (r.pool, r.dimension) == (pool, dim)), None) if runway else None
+    if row is None:
+        return None, None
+    day = runway.date(row.likely)
+    return _crossing(runway, row.likely)[0], None if day is None else day.toordinal()
 
 
 def _touching(r) -> str:

@@ -326,11 +326,34 @@ def test_comparison_with_a_previous_run(tmp_path):
     c = model.comparison
     a = next(p for p in c.pools if (p.pool, p.dimension) == ("a", "disk"))
     assert (a.previous.load_now, a.current.load_now) == (pytest.approx(0.3e12), pytest.approx(0.6e12))
-    assert [(t.topic, t.bytes_in_delta) for t in c.topics] == [("a-x", 10e6), ("b-y", 0.0)]
     assert c.new_topics == c.gone_topics == c.repooled == ()
-    assert "| a | Disk | 3.00 TB → 3.00 TB | 300 GB → 600 GB | +300 GB | 10.0 % → 20.0 % | +10.0 pp |" in out.markdown
-    assert "| a-x | a → a | 10.0 MB/s → 20.0 MB/s | +10.0 MB/s | 3.00 kB → 3.00 kB | 0 B |" in out.markdown
-    assert "Compared with run `q3`" in out.markdown and 'id="compare"' in out.html
+    assert [(t.topic, t.bytes_in_delta) for t in c.topics] == [("a-x", 10e6)]  # b-y did not change
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "| a | Disk | load now, on today's brokers | 300 GB | 600 GB | +300 GB |" in text
+    assert "| a | Disk | utilisation now | 10.0 % | 20.0 % | +10.0 pp |" in text
+    assert "| a | Disk | capacity |" not in text  # unchanged: not listed
+    assert "| a | Network in | runway (likely crossing) | after 2027-01-29 | after 2027-01-29 |" not in text
+    assert "| a-x | a | bytes in, p99 | 10.0 MB/s | 20.0 MB/s | +10.0 MB/s |" in text
+    assert "| a-x | a | storage |" not in text and "| b-y |" not in text
+    assert "no count changed." in text and 'id="compare"' in out.html
+
+
+def test_comparison_lists_only_what_changed(tmp_path):
+    previous = build_run(tmp_path / "q3", rates=(20e6, 30e6))
+    current = build_run(tmp_path / "q4", rates=(20e6, 34e6))
+    plan = load_plan(current / "plan" / "plan.json")
+    save_plan(replace(plan, brokers_to_add={"a": 2, "b": 0}), current / "plan" / "plan.json")
+    model, out = render(current, previous=previous)
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "Compared with run `q3` (snapshot taken 2026-11-01T00:00:00Z): brokers to add 1 → 2; cost of the brokers to add EUR 1,500 per month → " \
+           "EUR 3,000 per month." in text
+    # b's network out: 4 × 30 MB/s crosses 140 MB/s on day 155 (after the 90 days of history); 4 × 34 MB/s on day 30
+    assert "| b | Network out | runway (likely crossing) | after 2027-01-29 | 2026-11-30 | — |" in text
+    assert "| b-y | b | bytes in, p99 | 30.0 MB/s | 34.0 MB/s | +4.00 MB/s |" in text
+    _, out = render(build_run(tmp_path / "again", rates=(20e6, 30e6)), previous=previous)  # nothing changed
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "no count changed." in text and "No pool's capacity, load, utilisation, N−1 share or runway changed." in text
+    assert "No topic in both runs changed its bytes in or storage." in text and "|" not in text
 
 
 @pytest.mark.parametrize(

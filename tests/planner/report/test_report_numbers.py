@@ -463,34 +463,67 @@ def test_comparison_with_the_previous_run(page):
     src, shown, _ = page
     lead = shown["page"]["paras"]["compare"][0]
     assert lead.startswith("Compared with run previous")
-    assert f"brokers {len(src.previous_snapshot['brokers'])} → {len(src.snapshot['brokers'])}" in lead
-    before = sum(src.previous_plan["brokers_to_add"].values())
-    assert f"brokers to add {before} → {sum(src.plan['brokers_to_add'].values())}" in lead
-    for r in _rows(shown, "compare-pools"):
-        pool, dim = r["pool"], DIMS[r["dimension"]]
-        sides = []
+    counts = [("brokers", len(src.previous_snapshot["brokers"]), len(src.snapshot["brokers"])),
+              ("brokers to add", sum(src.previous_plan["brokers_to_add"].values()),
+               sum(src.plan["brokers_to_add"].values()))]
+    for label, a, b in counts:  # only what changed
+        assert (f"{label} {a} → {b}" in lead) == (a != b), (label, lead)
+    if all(a == b for _, a, b in counts):
+        assert "brokers" not in lead
+    def n_minus_1(plan, pool, dim):  # the pool's demand at the forecast over what is left after the N−1 loss
+        row = plan["utilisation"]["pools"][pool][dim]
+        caps = [src.cell(plan, b, dim)["capacity"] for b in src.brokers(plan, "brokers", pool)]
+        extra = row["capacity_with_added"] - sum(caps)
+        added = plan["brokers_to_add"].get(pool, 0)
+        caps = sorted(caps + ([extra / added] * added if added else []), reverse=True)
+        left = sum(caps[max(src.failures, 1):])
+        return row["demand_forecast"] / left if left else None
+
+    def sides(pool, dim):
+        out = []
         for plan in (src.previous_plan, src.plan):
             members = src.brokers(plan, "brokers_before", pool)
             cap = sum(src.cell(plan, b, dim)["capacity"] for b in members)
-            sides.append((cap, sum(src.cell(plan, b, dim)["now"] for b in members)))
-        (cap0, load0), (cap1, load1) = sides
-        _pair(r["capacity"], cap0, cap1)
-        _pair(r["load now"], load0, load1)
-        _close(r["change"], load1 - load0)
-        _pair(r["utilisation now"], load0 / cap0, load1 / cap1)
-        _close(r["change_2"], load1 / cap1 - load0 / cap0)
+            load = sum(src.cell(plan, b, dim)["now"] for b in members)
+            out.append({"capacity": cap, "load now, on today's brokers": load, "utilisation now": load / cap if cap else None,
+                        "N−1 at forecast": n_minus_1(plan, pool, dim)})
+        return out
+
+    rows = _rows(shown, "compare-pools")
+    listed = {(r["pool"], DIMS[r["dimension"]], r["figure"]) for r in rows}
+    for pool in src.plan["utilisation"]["pools"]:
+        for dim in ("nw_in", "nw_out", "disk", "replicas"):
+            before, now = sides(pool, dim)
+            for figure in before:
+                if before[figure] is None or now[figure] is None:
+                    continue
+                ratio = figure in ("utilisation now", "N−1 at forecast")
+                differs = abs(now[figure] - before[figure]) > (5e-4 if ratio else 5e-3 * max(now[figure], 1e-9))
+                if differs:  # a change that shows at the rounding the table uses is listed
+                    assert (pool, dim, figure) in listed, (pool, dim, figure)
+    for r in rows:
+        pool, dim = r["pool"], DIMS[r["dimension"]]
+        if r["figure"].startswith("runway"):
+            assert r["before"] != r["now"]
+            continue
+        before, now = sides(pool, dim)
+        _close(r["before"], before[r["figure"]]), _close(r["now"], now[r["figure"]])
+        _close(r["change"], now[r["figure"]] - before[r["figure"]])
     rows = _rows(shown, "compare-topics")
     deltas = sorted(((t, src.profile[t]["bytes_in_p99"] - src.previous_profile[t]["bytes_in_p99"],
                       src.profile[t]["storage_bytes"] - src.previous_profile[t]["storage_bytes"])
                      for t in src.profile if t in src.previous_profile), key=lambda x: (-abs(x[1]), -abs(x[2]), x[0]))
-    assert [r["topic"] for r in rows] == [t for t, _, _ in deltas[: len(rows)]] and len(rows) == min(15, len(deltas))
+    deltas = [d for d in deltas if d[1] or d[2]][:15]  # only topics that changed
+    expected = [(t, figure) for t, d_in, d_st in deltas for figure, d in (("bytes in, p99", d_in), ("storage", d_st))
+                if d]
+    assert [(r["topic"], r["figure"]) for r in rows] == expected
     for r in rows:
         t = r["topic"]
-        assert r["pool"] == f"{src.previous_plan['topics'][t]} → {src.plan['topics'][t]}"
-        _pair(r["bytes in, p99 (before → now)"], src.previous_profile[t]["bytes_in_p99"], src.profile[t]["bytes_in_p99"])
-        _close(r["change"], src.profile[t]["bytes_in_p99"] - src.previous_profile[t]["bytes_in_p99"])
-        _pair(r["storage (before → now)"], src.previous_profile[t]["storage_bytes"], src.profile[t]["storage_bytes"])
-        _close(r["change_2"], src.profile[t]["storage_bytes"] - src.previous_profile[t]["storage_bytes"])
+        old, new = src.previous_plan["topics"][t], src.plan["topics"][t]
+        assert r["pool"] == (new if old == new else f"{old} → {new}")
+        key = "bytes_in_p99" if r["figure"] == "bytes in, p99" else "storage_bytes"
+        _close(r["before"], src.previous_profile[t][key]), _close(r["now"], src.profile[t][key])
+        _close(r["change"], src.profile[t][key] - src.previous_profile[t][key])
 
 
 def test_topics_tenants_and_pools(page):
