@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.report.backtest import Score, pool_scores, topic_scores
 from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
@@ -132,6 +133,8 @@ class ReportModel:
     comparison: Comparison | None = None
     history_end: date | None = None
     runway: Runway | None = None
+    backtest_pools: tuple[Score, ...] | None = None
+    backtest_topics: tuple[Score, ...] = ()
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -189,6 +192,9 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
     )
     model = replace(model, runway=_runway(run, model, topic_pool))
+    if run.backtest is not None:
+        model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
+                        backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]))
     if previous is None:
         return model
     old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy

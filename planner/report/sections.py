@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
-from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
+from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, ReportModel
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
+from spark_jobs.growth import MIN_FIT_DAYS
 from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
                          format_rate)
 
@@ -30,6 +31,7 @@ def decision_sections(model: ReportModel, charts: set[str]) -> tuple[Section, ..
         _summary(model),
         _pools(model, charts),
         _runway(model, charts),
+        _forecast_quality(model),
         _loss(model),
         _cost(model),
         _risks(model),
@@ -193,6 +195,41 @@ def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
     if runway.overdue(o):
         return f"overdue since {day.isoformat()}", "over"
     return day.isoformat(), ""
+
+
+def _forecast_quality(model: ReportModel) -> Section:
+    title = "How good the forecast has been"
+    if model.backtest_pools is None:
+        return Section("backtest", title, (Para("No backtest: the profile has no `backtest.parquet` (`poolplan "
+                                                "ingest` writes it from the metric history).", MISSING),))
+    if not model.backtest_pools and not model.backtest_topics:
+        return Section("backtest", title, (Para(
+            f"The history is too short to test the forecast on: a backtest origin needs {MIN_FIT_DAYS} days of "
+            f"history and a later day to compare with. Until then the forecast's error is not known.", MISSING),))
+    blocks: list = [Para(
+        "The forecast tested on the history itself: from past days (origins) the growth was fitted on the history up "
+        "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
+        "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
+        "meant to hold about 80 % of the time). A pool's forecast is the sum of its topics' forecasts (pools after "
+        "the plan).")]
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+    blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error", "band held"),
+                        tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
+                               cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),
+                        frozenset({0, 1})))
+    if model.backtest_topics:
+        pools = {t.topic: t.pool for t in model.topics}
+        blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error", "band held"),
+                            tuple((cell(s.name), cell(pools.get(s.name)), cell(s.horizon_days),
+                                   cell(format_count(s.forecasts)), cell(format_percent(s.mape)), _held(s.band_held))
+                                  for s in model.backtest_topics), frozenset({0, 1})))
+        blocks.append(Para(f"The topics with the most bytes in (up to {TOP_TOPICS}), their bytes-in series."))
+    return Section("backtest", title, tuple(blocks))
+
+
+def _held(share: float):
+    """The band's hit rate, marked when far from the 80 % it is meant to hold (below 60 %)."""
+    return cell(format_percent(share), "over" if share < 0.6 else "")
 
 
 def _loss(model: ReportModel) -> Section:

@@ -121,6 +121,49 @@ def test_runway_without_growth_or_past_the_limit(full, tmp_path):
     assert "| a | 1 | Network in | already past it | 30 days | overdue: already past the limit |" in out.markdown
 
 
+def _write_backtest(run, days=28):
+    """A backtest of a-x and b-y on a noisy weekly history of ``days`` days, as ingest writes it."""
+    from datetime import timedelta
+
+    from pools.profile import BacktestRow, save_backtest
+    from spark_jobs.growth import backtest
+
+    week = (1.0, 1.05, 1.1, 1.08, 1.02, 0.7, 0.6)
+    rows = []
+    for topic, rate, growth in (("a-x", 20e6, 0.004), ("b-y", 35e6, 0.001)):
+        series = [rate * (1 + growth) ** d * week[d % 7] * (1 + 0.05 * ((d * 7919) % 11 - 5) / 5) for d in range(days)]
+        for p in backtest(list(range(20000, 20000 + days)), series):
+            rows.append(BacktestRow(topic, "bytes_in_p99", date(1970, 1, 1) + timedelta(days=p.origin), p.horizon,
+                                    p.actual, p.forecast, p.low, p.high))
+    save_backtest(run / "profile", rows)
+    return rows
+
+
+def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
+    run = build_run(tmp_path / "run")
+    rows = _write_backtest(run)
+    model, out = render(run)
+    for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
+        for h in (1, 7, 14):
+            mine = [r for r in rows if r.topic == topic and r.horizon_days == h]
+            error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
+            held = sum(r.low <= r.actual <= r.high for r in mine) / len(mine)
+            s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
+            assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
+            t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
+            assert (t.forecasts, t.mape, t.band_held) == (s.forecasts, s.mape, s.band_held)
+    s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
+    assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
+    assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
+
+
+def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
+    run = build_run(tmp_path / "run")
+    _write_backtest(run, days=7)  # no origin has a later day
+    _, out = render(run)
+    assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
+
+
 def test_first_crossing_edges():
     assert first_crossing([1.0, 2.0, 3.0], None, 1.0) == Crossing("unknown")
     assert first_crossing([1.0, 2.0, 3.0], 2.5, 1.0) == Crossing("day", 2)

@@ -37,7 +37,7 @@ pytestmark = [
 DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replicas": "replicas"}
 UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 SEVERITIES = ("critical", "error", "warning", "info")
-CHECKED_TABLES = {"pools", "runway", "order-by", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
+CHECKED_TABLES = {"pools", "runway", "order-by", "backtest-pools", "backtest-topics", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
                   "pool-rows", "tenants", "batches", "findings"}
 
 READ_PAGE = r"""(() => {
@@ -153,7 +153,8 @@ class Sources:
 def test_every_table_on_the_page_is_checked(page):
     _, shown, _ = page
     assert set(shown["page"]["tables"]) <= CHECKED_TABLES, set(shown["page"]["tables"]) - CHECKED_TABLES
-    assert shown["page"]["sections"] == ["recommendation", "summary", "pools", "runway", "n-minus-1", "cost", "risks",
+    assert shown["page"]["sections"] == ["recommendation", "summary", "pools", "runway", "backtest", "n-minus-1",
+                                         "cost", "risks",
                                          "compare", "heatmap", "topics", "tenants", "batches", "findings"]
 
 
@@ -306,6 +307,40 @@ def test_order_by(page):
             assert r["order by"] == f"after {until - timedelta(days=lead or 0)}"
         else:
             assert r["order by"] == "no crossing ahead"
+
+
+def test_backtest(page):
+    """Scored from profile/backtest.parquet as docs/formats.md says: per pool, series and days ahead, the pool's
+    summed forecasts per origin against the summed actual values."""
+    src, shown, _ = page
+    path = src.run / "profile" / "backtest.parquet"
+    tables = shown["page"]["tables"]
+    if not path.exists():
+        assert "backtest-pools" not in tables
+        assert shown["page"]["paras"]["backtest"][0].startswith("No backtest")
+        return
+    import pyarrow.parquet as pq
+    rows = pq.read_table(path).to_pylist()
+    sums: dict = {}
+    for r in rows:
+        pool = src.plan["topics"].get(r["topic"])
+        if pool:
+            acc = sums.setdefault((pool, r["metric"], r["horizon_days"]), {}).setdefault(r["origin"], [0.0] * 4)
+            for i, k in enumerate(("actual", "forecast", "low", "high")):
+                acc[i] += r[k]
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+    expected = []
+    for (pool, metric, h), origins in sorted(sums.items()):
+        points = [v for v in origins.values() if v[0] > 0]
+        if points:
+            expected.append((pool, labels[metric], str(h), len(points),
+                             sum(abs(f - a) / a for a, f, _, _ in points) / len(points),
+                             sum(lo <= a <= hi for a, _, lo, hi in points) / len(points)))
+    shown_rows = _rows(shown, "backtest-pools")
+    assert [(r["pool"], r["series"], r["days ahead"]) for r in shown_rows] == [e[:3] for e in expected]
+    for r, e in zip(shown_rows, expected):
+        assert r["forecasts"] == f"{e[3]:,d}"
+        _close(r["error"], e[4]), _close(r["band held"], e[5])
 
 
 def test_n_minus_1(page):
