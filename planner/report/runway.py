@@ -160,14 +160,20 @@ def pool_runway(snapshot: ClusterSnapshot, profile: Mapping[str, TopicProfile], 
     span = history_days(profile)
     grid = np.arange(0, max(span, horizon_days) + 1, dtype=float)
     measured = topic_demand(snapshot, profile, None, "now")  # every topic of the snapshot; unprofiled: by sizes
+    names = sorted({p.pool for p in pools})
+    members = {pool: sorted(t for t in measured if topic_pool.get(t) == pool) for pool in names}
+    growing = {t: profile[t] for pool in names for t in members[pool] if t in profile}
+    sums: dict[str, dict[str, np.ndarray]] = {pool: {} for pool in names}
+    for edge in ("low", "forecast", "high"):  # one split of every topic per edge, summed per pool at once
+        paths = demand_over_days(snapshot, growing, grid, edge=edge)
+        for pool in names:
+            steady = _sum(measured[t] for t in members[pool] if t not in profile)  # no forecast: the same each day
+            sums[pool][edge] = steady + _path_sum({t: paths[t] for t in members[pool] if t in paths}, len(grid))
+        del paths
     rows: list[PoolRunway] = []
-    for pool in sorted({p.pool for p in pools}):
-        topics = sorted(t for t in measured if topic_pool.get(t) == pool)
-        now = _sum(measured[t] for t in topics)
-        steady = _sum(measured[t] for t in topics if t not in profile)  # no forecast: the same every day
-        growing = {t: profile[t] for t in topics if t in profile}
-        paths = {edge: steady + _path_sum(demand_over_days(snapshot, growing, grid, edge=edge), len(grid))
-                 for edge in ("low", "forecast", "high")}
+    for pool in names:
+        now = _sum(measured[t] for t in members[pool])
+        paths = sums[pool]
         for p in (p for p in pools if p.pool == pool):
             d = DIMENSIONS.index(p.dimension)
             cut = {edge: path[: span + 1, d] for edge, path in paths.items()}
