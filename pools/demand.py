@@ -48,6 +48,8 @@ __all__ = [
     "demand_warnings",
     "PartitionLoads",
     "partition_loads",
+    "demand_over_days",
+    "EDGES",
 ]
 
 Load = dict[str, float]
@@ -272,6 +274,82 @@ def topic_demand(
     return out
 
 
+#: The forecast and its band's edges, as `demand_over_days` takes them.
+EDGES = ("low", "forecast", "high")
+
+
+def demand_over_days(
+    snapshot: ClusterSnapshot,
+    profile: Mapping[str, TopicProfile],
+    days: Sequence[float],
+    *,
+    edge: Literal["low", "forecast", "high"] = "forecast",
+    fanout: Mapping[str, float] | float | None = None,
+    partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+) -> dict[str, np.ndarray]:
+    """Each profiled topic's forecast demand ``days`` after its last sample: topic → array (len(days), 4) in
+    `DIMENSIONS` order.
+
+    Row ``i`` is what `topic_demand` gives at ``"forecast"`` for the profile re-derived at ``days[i]``
+    (`at_horizon`), each topic on its own growth: bytes-in and storage follow the forecast (``edge``
+    ``"forecast"``) or the band's low or high edge, which `at_horizon` extends at its own implied growth; bytes-out
+    follows bytes-in, storage is capped by retention at each day. Topics absent from the profile are left out
+    (their demand does not grow). Vectorised over days: one `topic_demand` split per topic, not one per day.
+
+    Examples
+    --------
+    >>> from dataclasses import fields
+    >>> from pools.snapshot import Broker, Capacity, PartitionState
+    >>> row = TopicProfile(**{f.name: 0 for f in fields(TopicProfile)} | {"topic": "t", "forecast_horizon_days": 10,
+    ...                    "bytes_in_p99": 100.0, "bytes_in_p99_growth_per_day": 0.1, "forecast_bytes_in_p99": 200.0})
+    >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)), Broker(2, None, Capacity(1, 1, 1, 1))),
+    ...                        (), (PartitionState("t", 0, (1, 2), leader=1),))
+    >>> path = demand_over_days(snap, {"t": row}, [10, 11])["t"]
+    >>> path[:, 0].round(6).tolist()  # nw_in = bytes-in × RF
+    [400.0, 440.0]
+    """
+    if edge not in EDGES:
+        raise InputError(f"demand: edge: expected one of {', '.join(EDGES)}, got {edge!r}")
+    t = np.asarray(days, dtype=float)
+    listed = {topic: row for topic, row in profile.items() if topic in snapshot.partitions_by_topic}
+    unit = {topic: replace(row, bytes_in_p99=1.0, bytes_out_p99=0.0, storage_bytes=1) for topic, row in listed.items()}
+    out_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=1.0, storage_bytes=0)
+                for topic, row in listed.items()}
+    split = topic_demand(snapshot, unit, 0.0, "now", partition_profile=partition_profile)
+    split_out = topic_demand(snapshot, out_unit, 0.0, "now", partition_profile=partition_profile)
+    out: dict[str, np.ndarray] = {}
+    for topic, row in sorted(listed.items()):
+        field = "forecast_bytes_in_p99" if edge == "forecast" else f"forecast_bytes_in_p99_{edge}"
+        s_field = "forecast_storage_bytes" if edge == "forecast" else f"forecast_storage_{edge}"
+        b = _edge_path(getattr(row, field), row.forecast_bytes_in_p99, row.bytes_in_p99_growth_per_day,
+                       row.forecast_horizon_days, t)
+        if row.bytes_out_p99 is None:
+            b_out = b * _fanout(fanout, topic)
+        else:
+            b_out = row.bytes_out_p99 * (b / row.bytes_in_p99 if row.bytes_in_p99 > 0 else np.ones_like(t))
+        stored = _edge_path(getattr(row, s_field), row.forecast_storage_bytes, row.storage_growth_per_day,
+                            row.forecast_horizon_days, t)
+        state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
+        stored = _retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
+        w, w_out = split[topic], split_out[topic]
+        out[topic] = np.column_stack((w.nw_in * b, w_out.nw_out * b_out + w.nw_out * b, w.disk * stored,
+                                      np.full_like(t, w.replicas)))
+    return out
+
+
+def _edge_path(value: float, forecast: float, per_day: float, stored: int, days: np.ndarray) -> np.ndarray:
+    """A forecast (or band edge) ``value`` stored at ``stored`` days, re-derived at each of ``days`` as
+    `at_horizon` does: the forecast compounds at ``per_day``, a band edge at its own implied growth."""
+    if value <= 0:
+        return np.zeros_like(days)
+    if value == forecast or stored <= 0 or forecast <= 0:
+        slope = math.log1p(per_day)
+    else:
+        level = math.log(forecast) - stored * math.log1p(per_day)
+        slope = (math.log(value) - level) / stored
+    return np.exp(np.minimum(math.log(value) + (days - stored) * slope, _MAX_LOG))
+
+
 def replica_load(share: PartitionShare, replication_factor: int, *, leader: bool) -> tuple[float, float, float, float]:
     """Load of one replica of a partition, in `DIMENSIONS` order.
 
@@ -461,18 +539,19 @@ def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: 
     return bytes_in, bytes_out, storage
 
 
-def _retention_capped(storage: float, bytes_in: float, state: TopicState, partitions: int) -> float:
+def _retention_capped(storage, bytes_in, state: TopicState, partitions: int):
     """Forecast storage, capped by what retention lets the topic keep on the brokers' disks (delete policy only;
-    a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like ``retention.ms``)."""
+    a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like ``retention.ms``); floats or
+    arrays."""
     policy = state.configs.get("cleanup.policy", "delete")
     if "delete" not in policy:
         return storage
     for ms in (state.retention_ms, state.local_retention_ms):
         if ms is not None:
-            storage = min(storage, bytes_in * ms / 1000.0)
+            storage = np.minimum(storage, bytes_in * ms / 1000.0)
     for per_partition in (state.retention_bytes, state.local_retention_bytes):
         if per_partition is not None:
-            storage = min(storage, float(per_partition) * partitions)
+            storage = np.minimum(storage, float(per_partition) * partitions)
     return storage
 
 

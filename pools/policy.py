@@ -17,6 +17,7 @@ File format (TOML, commented example in ``conf/pools.toml``)::
     price = 1200.0                  # optional: what one such broker costs, for the report
     currency = "USD"                # of the price (default USD)
     period = "month"                # optional: the price recurs per hour, day, month, quarter or year
+    lead_time_days = 60             # optional: days from ordering such a broker to its joining the cluster
 
     [[tenant]]
     name = "payments"
@@ -126,7 +127,8 @@ class NewBrokerType:
     """The broker type the planner adds when a pool lacks capacity, and what one costs.
 
     ``price`` is per broker (``None``: not priced), in ``currency``, once or per ``period`` (``None``: a one-off
-    purchase).
+    purchase). ``lead_time_days`` is the procurement lead time: days from ordering one to its joining the cluster
+    (``None``: not known); the report's order-by date is a pool's crossing date less it.
     """
 
     capacity: Capacity
@@ -134,6 +136,7 @@ class NewBrokerType:
     price: float | None = None
     currency: str = DEFAULT_CURRENCY
     period: str | None = None
+    lead_time_days: int | None = None
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,7 @@ class _NewBrokerModel(_Strict):
     price: float | None = Field(None, ge=0)
     currency: str | None = None
     period: Literal[PRICE_PERIODS] | None = None  # type: ignore[valid-type]
+    lead_time_days: int | None = Field(None, ge=0, le=MAX_HORIZON_DAYS, strict=True)
 
     @field_validator("price", mode="before")
     @classmethod
@@ -393,7 +397,8 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
             if getattr(nb, key) is not None and nb.price is None:
                 raise InputError(f"{source}: new_broker.{key}: set new_broker.price too (a {key} prices nothing alone)")
         new_broker = NewBrokerType(Capacity(nb.nw_in, nb.nw_out, nb.disk, nb.replicas), tuple(nb.racks),
-                                   price=nb.price, currency=nb.currency or DEFAULT_CURRENCY, period=nb.period)
+                                   price=nb.price, currency=nb.currency or DEFAULT_CURRENCY, period=nb.period,
+                                   lead_time_days=nb.lead_time_days)
     return PoolPolicy(
         defaults=Defaults(
             headroom=_headroom_map(d.headroom) or {},
@@ -448,6 +453,8 @@ def dump_policy(policy: PoolPolicy) -> str:
             doc["new_broker"] |= {"price": nb.price, "currency": nb.currency}
             if nb.period is not None:
                 doc["new_broker"]["period"] = nb.period
+        if nb.lead_time_days is not None:
+            doc["new_broker"]["lead_time_days"] = nb.lead_time_days
     if policy.tenants:
         doc["tenant"] = [
             {"name": t.name, "topics": list(t.topics), "must_not_share_with": list(t.must_not_share_with)}

@@ -5,6 +5,7 @@ A profile directory holds::
     topic_profile.parquet       one row per topic, columns `TOPIC_COLUMNS` (the Arrow schema `TOPIC_SCHEMA`)
     topic_profile.json          the same rows as JSON (sorted by topic), for people and diffs
     partition_profile.parquet   one row per partition, columns `PARTITION_COLUMNS`
+    backtest.parquet            the forecast's rolling-origin backtest on the history, columns `BACKTEST_COLUMNS`
 
 Rates are bytes (or messages) per second summed over brokers (leader traffic only: replication is not in
 Kafka's per-topic meters). Growth is relative per day (``0.01`` = +1 %/day, compounding). Forecasts are at
@@ -17,7 +18,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,21 @@ __all__ = [
     "TOPIC_PROFILE_FILE",
     "TOPIC_PROFILE_JSON",
     "PARTITION_PROFILE_FILE",
+    "BACKTEST_FILE",
+    "BACKTEST_COLUMNS",
+    "BACKTEST_METRICS",
+    "BacktestRow",
+    "save_backtest",
+    "load_backtest",
 ]
 
 TOPIC_PROFILE_FILE = "topic_profile.parquet"
 TOPIC_PROFILE_JSON = "topic_profile.json"
 PARTITION_PROFILE_FILE = "partition_profile.parquet"
+BACKTEST_FILE = "backtest.parquet"
+
+#: The daily series the backtest scores: the topic's daily p99 bytes-in/s and its storage bytes.
+BACKTEST_METRICS = ("bytes_in_p99", "storage_bytes")
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -89,6 +100,20 @@ PARTITION_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("size_bytes", pa.int64(), False, "largest replica's size at the latest snapshot (isFuture excluded)"),
     ("bytes_in_rate", pa.float64(), True, "mean bytes-in/s of this partition where the logs have it"),
 )
+
+#: (name, Arrow type, nullable, meaning) for every backtest column (`spark_jobs.growth.backtest`).
+BACKTEST_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
+    ("topic", pa.string(), False, "topic name"),
+    ("metric", pa.string(), False, "the daily series: bytes_in_p99 (B/s) or storage_bytes"),
+    ("origin", pa.date32(), False, "the last day of history the forecast was fitted on"),
+    ("horizon_days", pa.int32(), False, "days after the origin the forecast is for"),
+    ("actual", pa.float64(), False, "the series' value on origin + horizon_days"),
+    ("forecast", pa.float64(), False, "the forecast made at the origin"),
+    ("low", pa.float64(), False, "lower edge of its band"),
+    ("high", pa.float64(), False, "upper edge of its band"),
+)
+
+BACKTEST_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in BACKTEST_COLUMNS])
 
 TOPIC_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in TOPIC_COLUMNS])
 PARTITION_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in PARTITION_COLUMNS])
@@ -140,6 +165,44 @@ class PartitionProfile:
     partition: int
     size_bytes: int
     bytes_in_rate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestRow:
+    """One backtest forecast of a topic's daily series; fields are `BACKTEST_COLUMNS`."""
+
+    topic: str
+    metric: str
+    origin: date
+    horizon_days: int
+    actual: float
+    forecast: float
+    low: float
+    high: float
+
+
+def save_backtest(out_dir: str | os.PathLike[str], rows: list[BacktestRow]) -> Path:
+    """Write ``backtest.parquet`` into ``out_dir`` atomically, sorted by topic, metric, origin and horizon."""
+    ordered = sorted(rows, key=lambda r: (r.topic, r.metric, r.origin, r.horizon_days))
+    path = Path(out_dir) / BACKTEST_FILE
+    write_bytes(path, _parquet_bytes(pa.Table.from_pylist([asdict(r) for r in ordered], schema=BACKTEST_SCHEMA)))
+    return path
+
+
+def load_backtest(profile_dir: str | os.PathLike[str]) -> list[BacktestRow] | None:
+    """Read ``backtest.parquet`` of a profile directory (``None`` when the profile has none), validated as
+    `load_profile`; ``metric`` must be one of `BACKTEST_METRICS`."""
+    path = Path(profile_dir) / BACKTEST_FILE
+    if not path.exists():
+        return None
+    table = _read_table(path, BACKTEST_SCHEMA)
+    _check_rows(path, table, BACKTEST_COLUMNS, ("topic", "metric", "origin", "horizon_days"))
+    rows = table.to_pylist()
+    for i, row in enumerate(rows):
+        if row["metric"] not in BACKTEST_METRICS:
+            raise InputError(f"{path}: row {i}: metric: expected one of {', '.join(BACKTEST_METRICS)}, "
+                             f"got {row['metric']!r}")
+    return [BacktestRow(**row) for row in rows]
 
 
 def _json_value(value: Any) -> Any:

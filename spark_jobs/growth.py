@@ -5,6 +5,10 @@ two weeks is biased by about 1 %/day depending on which weekday the window start
 ``log(y)`` is the median of the slopes between days the same weekday apart (``j - i`` a multiple of
 `PERIOD`), which cancels the cycle exactly, and the band is their 10th–90th percentile (Theil–Sen restricted
 to seasonal pairs). Series shorter than a period fall back to all pairs.
+
+`backtest` scores the method on the history itself (rolling origin): from each past day with at least
+`MIN_FIT_DAYS` of history before it, the series up to that day is fitted and forecast `BACKTEST_HORIZONS` days
+ahead; each forecast that lands on a day with data is compared with what happened.
 """
 
 from __future__ import annotations
@@ -15,12 +19,19 @@ from dataclasses import dataclass
 
 from pools.demand import grow
 
-__all__ = ["Growth", "robust_growth", "PERIOD", "BAND"]
+__all__ = ["Growth", "robust_growth", "PERIOD", "BAND", "BacktestPoint", "backtest", "BACKTEST_HORIZONS",
+           "MIN_FIT_DAYS", "MAX_ORIGINS"]
 
 #: The seasonal period in days.
 PERIOD = 7
 #: Percentiles of the pairwise slopes that bound the band.
 BAND = (0.10, 0.90)
+#: Days ahead the backtest forecasts from each origin.
+BACKTEST_HORIZONS = (1, 7, 14, 30, 60, 90)
+#: The fewest days (first to origin, inclusive) a backtest origin fits on: one seasonal period.
+MIN_FIT_DAYS = PERIOD
+#: The most origins a backtest uses per series: evenly spaced back from the last eligible day.
+MAX_ORIGINS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +101,49 @@ def robust_growth(days: Sequence[int], values: Sequence[float], *, period: int =
         high=math.expm1(_quantile(slopes, BAND[1])),
         level=level,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestPoint:
+    """One backtest forecast: fitted on the series up to ``origin`` (a day number), ``horizon`` days ahead, against
+    the ``actual`` value of day ``origin + horizon``; ``forecast``, ``low``, ``high`` as `Growth.forecast`."""
+
+    origin: int
+    horizon: int
+    actual: float
+    forecast: float
+    low: float
+    high: float
+
+
+def backtest(days: Sequence[int], values: Sequence[float], *,
+             horizons: Sequence[int] = BACKTEST_HORIZONS) -> list[BacktestPoint]:
+    """Rolling-origin backtest of `robust_growth` on a daily series (``days`` strictly increasing).
+
+    Origins are the series' days ``d`` with ``d − days[0] + 1 ≥ MIN_FIT_DAYS`` and a later day, thinned to at
+    most `MAX_ORIGINS` (every ``ceil(n / MAX_ORIGINS)``-th of the ``n``, counted back from the last). From each origin the
+    values of days ≤ origin are fitted and forecast ``h`` days ahead for every ``h`` in ``horizons``; a forecast
+    counts when day ``origin + h`` has a positive value.
+
+    Examples
+    --------
+    >>> pts = backtest(list(range(10)), [100 * 1.01 ** d for d in range(10)], horizons=(1, 2))
+    >>> [(p.origin, p.horizon, round(p.actual, 3), round(p.forecast, 3)) for p in pts][:3]
+    [(6, 1, 107.214, 107.214), (6, 2, 108.286, 108.286), (7, 1, 108.286, 108.286)]
+    """
+    if not days:
+        return []
+    actual = dict(zip(days, values, strict=True))
+    eligible = [d for d in days[:-1] if d - days[0] + 1 >= MIN_FIT_DAYS]
+    step = max(1, math.ceil(len(eligible) / MAX_ORIGINS))
+    origins = sorted(eligible[::-1][::step])
+    out = []
+    for origin in origins:
+        known = [(d, v) for d, v in zip(days, values) if d <= origin]
+        fit = robust_growth([d for d, _ in known], [v for _, v in known])
+        for h in horizons:
+            value = actual.get(origin + h)
+            if value is not None and value > 0:
+                forecast, low, high = fit.forecast(h)
+                out.append(BacktestPoint(origin, h, float(value), forecast, low, high))
+    return out

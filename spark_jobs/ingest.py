@@ -16,7 +16,7 @@ import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 from pools.atomic import write_json
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
-from pools.profile import PartitionProfile, TopicProfile, save_profile
-from spark_jobs.growth import robust_growth
+from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
+from spark_jobs.growth import backtest, robust_growth
 from spark_jobs.history import check_history, commit_days, day_column, read_history, stage_merged_days
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
@@ -46,6 +46,9 @@ __all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALI
 
 _log = logging.getLogger(__name__)
 QUALITY_FILE = "quality.json"
+
+#: Day 0 of the day numbers the daily series use (days since the Unix epoch).
+_EPOCH = date(1970, 1, 1)
 QUARANTINE_DIR = "quarantine"
 HISTORY_DIR = "history"
 #: The source name of rows pulled from a Prometheus server.
@@ -214,7 +217,7 @@ def _run(
     if days:
         rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))
     progress("computing the topic profile")
-    topics, partitions, extra = _profile(rows, records, inputs, params, counts)
+    topics, partitions, extra, scored = _profile(rows, records, inputs, params, counts)
     if not topics:
         raise InputError(
             f"no topic has traffic or a size in the inputs{_history_note(history)}: {_summary(counts)} "
@@ -226,7 +229,8 @@ def _run(
     # paths inside OUT are stored relative to it, like "quarantine": a run directory is renamed into place
     inside = Path(history).resolve().is_relative_to(out.resolve())
     stored = os.path.relpath(Path(history).resolve(), out.resolve()) if inside else os.path.abspath(history)
-    quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": stored}
+    quality = {**_quality(counts), **extra, "cluster": params.cluster, "history": stored,
+               "backtest": backtest_summary(scored)}
     if unmapped:
         quality["unmapped_instances"] = {k: unmapped[k] for k in sorted(unmapped)}
     commit_days(spark, merged_path, history, days)
@@ -235,6 +239,7 @@ def _run(
         shutil.rmtree(target)
     os.replace(quarantine, target)
     save_profile(out, topics, partitions)
+    save_backtest(out, scored)
     write_json(out / QUALITY_FILE, quality)
     return IngestResult(out, len(topics), len(partitions), quality, pulled_days)
 
@@ -416,7 +421,7 @@ def _utc(micros: int) -> datetime:
 
 def _profile(
     rows: DataFrame, records: DataFrame, inputs: IngestInputs, params: IngestParams, counts: list[Any]
-) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any]]:
+) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any], list[BacktestRow]]:
     profile = aggregate_topic_profile(aggregate_topic_minutes(rows))
     stats = {
         r["topic"]: r.asDict()
@@ -445,11 +450,16 @@ def _profile(
         storage[r["topic"]] = storage.get(r["topic"], 0) + r["size_bytes"]
         size_parts[r["topic"]] = size_parts.get(r["topic"], 0) + 1
         size_ts[r["topic"]] = max(size_ts.get(r["topic"], 0), r["ts_ms"] * 1000)
-    topics = []
+    topics, scored = [], []
     for topic in sorted(set(stats) | set(storage)):
         s = stats.get(topic)
-        bytes_in = robust_growth(*_series(daily.get(topic, [])))
-        stored = robust_growth(*_series(sorted(storage_daily.get(topic, {}).items())))
+        series = {"bytes_in_p99": _series(daily.get(topic, [])),
+                  "storage_bytes": _series(sorted(storage_daily.get(topic, {}).items()))}
+        bytes_in = robust_growth(*series["bytes_in_p99"])
+        stored = robust_growth(*series["storage_bytes"])
+        for metric in BACKTEST_METRICS:
+            scored += [BacktestRow(topic, metric, _EPOCH + timedelta(days=p.origin), p.horizon, p.actual, p.forecast,
+                                   p.low, p.high) for p in backtest(*series[metric])]
         f_in = bytes_in.forecast(params.horizon_days)
         f_st = stored.forecast(params.horizon_days)
         first_us = s["first_us"] if s else size_ts[topic]
@@ -495,7 +505,22 @@ def _profile(
         "topics_without_traffic": sorted(t.topic for t in topics if t.topic not in stats),
         "snapshot_topics_without_data": sorted(set(params.partition_counts) - {t.topic for t in topics}),
     }
-    return topics, partitions, extra
+    return topics, partitions, extra, scored
+
+
+def backtest_summary(rows: Sequence[BacktestRow]) -> dict[str, Any]:
+    """``quality.json``'s ``backtest``: per metric and horizon, the forecasts scored, their mean absolute
+    percentage error (``mape``: mean of ``|forecast − actual| / actual``) and the share whose band held
+    (``band_held``: ``low ≤ actual ≤ high``; the band is the 10th–90th percentile, so about 0.8 is calibrated)."""
+    groups: dict[tuple[str, int], list[BacktestRow]] = {}
+    for r in rows:
+        groups.setdefault((r.metric, r.horizon_days), []).append(r)
+    return {
+        metric: {str(h): {"forecasts": len(g), "mape": sum(abs(r.forecast - r.actual) / r.actual for r in g) / len(g),
+                          "band_held": sum(r.low <= r.actual <= r.high for r in g) / len(g)}
+                 for (m, h), g in sorted(groups.items()) if m == metric}
+        for metric in BACKTEST_METRICS
+    }
 
 
 def _series(points: Sequence[tuple[int, float]]) -> tuple[list[int], list[float]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 
 from planner.cli import audit, consumers, emit, explain, ingest, place, plan, report, run, sample, snapshot
-from planner.cli import brokers, rebalance, replication
+from planner.cli import brokers, rebalance, replication, whatif
 
 __all__ = ["COMMANDS"]
 
@@ -31,4 +31,5 @@ COMMANDS: list[click.Command] = [
     rebalance.command,
     brokers.command,
     replication.command,
+    whatif.command,
 ]

@@ -78,6 +78,7 @@ class PoolCapacity:
     horizon_days: int | None
     as_of: date | None
     planned: bool
+    unbought: CapacityLimits | None = None
 
     @property
     def max_utilisation(self) -> float | None:
@@ -102,6 +103,12 @@ class PoolCapacity:
     def limit(self) -> float | None:
         """The most load the rules allow: max utilisation × usable capacity."""
         return None if self.max_utilisation is None else self.max_utilisation * self.limits.usable
+
+    @property
+    def unbought_limit(self) -> float | None:
+        """The limit without the brokers the plan adds (``unbought``; the same as ``limit`` when it adds none)."""
+        limits = self.unbought or self.limits
+        return None if limits.max_utilisation is None else limits.max_utilisation * limits.usable
 
     @property
     def after_loss_now(self) -> float | None:
@@ -235,8 +242,9 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
             demand_fc = _number(row.get("demand_forecast")) if planned else load_fc
             limits = pool_rules(run, pool, dim, caps)
             loss = limits if limits.lost or not caps else pool_rules(run, pool, dim, caps, at_least=1)
+            unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new}) if n_added else limits
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
-                                    demand_now, demand_fc, limits, loss, horizon, as_of, planned))
+                                    demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought))
     return tuple(out)
 
 

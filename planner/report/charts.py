@@ -19,6 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from planner.report.capacity import PoolCapacity  # noqa: E402
 from planner.report.model import DIMENSION_LABELS, BatchRow, BrokerHeat, TopicRow  # noqa: E402
+from planner.report.runway import Runway  # noqa: E402
 from pools.audit.findings import Finding, Severity  # noqa: E402
 from pools.snapshot import DIMENSIONS  # noqa: E402
 
@@ -88,24 +89,24 @@ def pool_utilisation_chart(rows: Sequence[PoolCapacity]) -> str:
 
 
 @_styled
-def runway_chart(rows: Sequence[PoolCapacity], *, days: int) -> str:
-    """Per pool, each dimension's demand growing at its pool's rate as a share of the pool's limit, over ``days``."""
+def runway_chart(runway: Runway) -> str:
+    """Per pool, each dimension's likely demand (its band shaded) as a share of the pool's limit, day by day."""
+    rows = [r for r in runway.rows if r.limit]
     pools = sorted({r.pool for r in rows})
     cols = min(len(pools), 2)
     fig = _figure(10, 0.6 + 3.0 * math.ceil(len(pools) / cols))
     axes = np.atleast_1d(fig.subplots(math.ceil(len(pools) / cols), cols, squeeze=False).flatten())
-    t = np.linspace(0, days, 200)
     for ax, pool in zip(axes, pools):
         for r in (r for r in rows if r.pool == pool):
-            if r.limit is None or not r.limit or r.demand_now is None:
-                continue
-            growth = r.growth_per_day or 0.0
-            ax.plot(t, 100 * r.demand_now * np.power(1 + growth, t) / r.limit, color=_DIM_COLOURS[r.dimension],
-                    label=DIMENSION_LABELS[r.dimension])
-            crossing = r.runway_days
-            if crossing is not None and 0 < crossing <= days:
-                ax.plot([crossing], [100], "o", color=_DIM_COLOURS[r.dimension])
+            t = np.arange(len(r.path))
+            colour = _DIM_COLOURS[r.dimension]
+            ax.fill_between(t, 100 * np.array(r.low) / r.limit, 100 * np.array(r.high) / r.limit, color=colour,
+                            alpha=0.15, linewidth=0)
+            ax.plot(t, 100 * np.array(r.path) / r.limit, color=colour, label=DIMENSION_LABELS[r.dimension])
+            if r.likely.kind == "day":
+                ax.plot([r.likely.day], [100 * r.path[r.likely.day] / r.limit], "o", color=colour)
         ax.axhline(100, color="black", linestyle="dashed", linewidth=1, label="limit")
+        ax.axvline(runway.history_days, color="grey", linestyle="dotted", linewidth=1, label="history's support")
         ax.set_ylim(bottom=0)
         ax.set_title(f"pool {pool}")
         ax.set_xlabel("days from the end of the metric history")
@@ -113,7 +114,7 @@ def runway_chart(rows: Sequence[PoolCapacity], *, days: int) -> str:
         ax.legend(loc="upper left", fontsize=8)
     for ax in axes[len(pools):]:
         ax.set_visible(False)
-    fig.suptitle("Runway: demand at the forecast growth as % of each pool's limit", y=0.995)
+    fig.suptitle("Runway: each pool's demand, topic by topic, as % of its limit", y=0.995)
     fig.tight_layout()
     return _svg(fig, "runway")
 

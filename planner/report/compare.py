@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from planner.report.capacity import PoolCapacity
+from planner.report.runway import Runway
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["PoolChange", "TopicChange", "Comparison", "RunSide", "compare_runs", "TOP_CHANGES"]
@@ -59,6 +60,8 @@ class Comparison:
     brokers: tuple[int | None, int | None]
     brokers_to_add: tuple[int | None, int | None]
     findings: tuple[Mapping[str, int] | None, Mapping[str, int] | None]
+    runways: tuple[Runway | None, Runway | None] = (None, None)
+    cost: tuple[float | None, float | None] = (None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +75,13 @@ class RunSide:
     brokers: int | None
     brokers_to_add: int | None
     findings: Mapping[str, int] | None
+    runway: Runway | None = None
+    cost: float | None = None
 
 
 def compare_runs(previous: RunSide, current: RunSide) -> Comparison:
-    """Pair pools, dimensions and topics of two runs; topics listed by the size of their bytes-in change.
+    """Pair pools, dimensions and topics of two runs; the topics whose bytes in or storage changed, largest
+    bytes-in change first.
 
     Examples
     --------
@@ -84,6 +90,8 @@ def compare_runs(previous: RunSide, current: RunSide) -> Comparison:
     >>> c = compare_runs(a, b)
     >>> c.new_topics, c.gone_topics, c.topics[0].bytes_in_delta
     (('new',), ('old',), 2000000.0)
+    >>> compare_runs(a, a).topics  # nothing changed: nothing listed
+    ()
     """
     prev = {(p.pool, p.dimension): p for p in previous.pools}
     cur = {(p.pool, p.dimension): p for p in current.pools}
@@ -95,7 +103,8 @@ def compare_runs(previous: RunSide, current: RunSide) -> Comparison:
         n = current.topics.get(topic, (None, None, None))
         changes.append(TopicChange(topic, b[0], n[0], b[1], n[1], b[2], n[2]))
     both = [c for c in changes if c.topic in previous.topics and c.topic in current.topics]
-    top = sorted(both, key=lambda c: (-abs(c.bytes_in_delta or 0.0), -abs(c.storage_delta or 0.0), c.topic))
+    changed = [c for c in both if c.bytes_in_delta or c.storage_delta]
+    top = sorted(changed, key=lambda c: (-abs(c.bytes_in_delta or 0.0), -abs(c.storage_delta or 0.0), c.topic))
     return Comparison(
         previous_run=previous.run,
         previous_taken_at=previous.taken_at,
@@ -107,6 +116,8 @@ def compare_runs(previous: RunSide, current: RunSide) -> Comparison:
         brokers=(previous.brokers, current.brokers),
         brokers_to_add=(previous.brokers_to_add, current.brokers_to_add),
         findings=(previous.findings, current.findings),
+        runways=(previous.runway, current.runway),
+        cost=(previous.cost, current.cost),
     )
 
 

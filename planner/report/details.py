@@ -5,6 +5,7 @@ from __future__ import annotations
 from planner.report.charts import NO_POOL
 from planner.report.document import Chart, Para, Section, Table, cell
 from planner.report.model import ReportModel
+from planner.report.recommend import MAX_CREDIBLE_SECONDS, duration_problem
 from planner.report.sections import MISSING, growth, where
 from pools.units import format_bytes, format_count, format_duration, format_rate
 
@@ -84,6 +85,9 @@ def _batches(model: ReportModel, charts: set[str]) -> Section:
     lead = (f"{n} batch{'' if n == 1 else 'es'}, {format_bytes(total)} in all, about {format_duration(seconds)} at "
             f"the planned throttles.")
     blocks: list = []
+    problem = duration_problem(model)
+    if problem is not None:
+        blocks.append(Para(f"A problem to fix before applying: {problem}.", "over"))
     if "batches" in charts:
         blocks.append(Chart("batches", "Data moved per batch", lead))
     else:
@@ -91,7 +95,9 @@ def _batches(model: ReportModel, charts: set[str]) -> Section:
     blocks.append(Table("batches", ("batch", "phase", "partitions", "to copy", "throttle", "estimated"),
                         tuple((cell(b.batch), cell(b.phase), cell(format_count(b.partitions)),
                                cell(format_bytes(b.moved_bytes)), cell(format_rate(b.throttle_bps)),
-                               cell(format_duration(b.estimated_seconds))) for b in model.batches),
+                               cell(format_duration(b.estimated_seconds),
+                                    "over" if b.estimated_seconds > MAX_CREDIBLE_SECONDS else ""))
+                              for b in model.batches),
                         frozenset({1})))
     return Section("batches", title, tuple(blocks))
 

@@ -12,7 +12,7 @@ from pools.errors import InputError
 from pools.files import load_json
 from pools.plan import Plan, load_plan
 from pools.policy import PoolPolicy, load_policy
-from pools.profile import TOPIC_PROFILE_FILE, TopicProfile, load_profile_dir
+from pools.profile import BACKTEST_FILE, TOPIC_PROFILE_FILE, BacktestRow, TopicProfile, load_backtest, load_profile_dir
 from pools.snapshot import ClusterSnapshot, load_snapshot
 
 __all__ = ["RunInputs", "load_run", "load_previous_run", "RUN_FILES"]
@@ -40,6 +40,7 @@ class RunInputs:
     policy: PoolPolicy | None = None
     notes: dict[str, str] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
+    backtest: list[BacktestRow] | None = None
 
 
 def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] | None = None) -> RunInputs:
@@ -73,6 +74,13 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         except InputError as exc:
             notes[stage] = f"{RUN_FILES[stage]} could not be read: {str(exc).replace(str(root) + '/', '')}"
             unreadable[stage] = str(exc)
+    backtest = None
+    if "profile" in values:
+        try:
+            backtest = load_backtest(root / RUN_FILES["profile"])
+        except InputError as exc:
+            notes["backtest"] = f"{RUN_FILES['profile']}/{BACKTEST_FILE} could not be read: " \
+                                f"{str(exc).replace(str(root) + '/', '')}"
     return RunInputs(
         run_dir=str(root),
         snapshot=values.get("snapshot"),
@@ -83,6 +91,7 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         policy=load_policy(policy) if policy is not None else None,
         notes=notes,
         unreadable=unreadable,
+        backtest=backtest,
     )
 
 

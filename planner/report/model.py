@@ -10,11 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from planner.report.backtest import Score, pool_scores, topic_scores
 from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
 from planner.report.risks import Risks, plan_risks
 from pools.audit.durability import topics_below_min_isr
+from planner.report.runway import Runway, pool_runway
 from pools.audit.findings import Finding, Severity
 from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
@@ -132,6 +134,9 @@ class ReportModel:
     comparison: Comparison | None = None
     history_end: date | None = None
     read_only: tuple[Finding, ...] | None = None
+    runway: Runway | None = None
+    backtest_pools: tuple[Score, ...] | None = None
+    backtest_topics: tuple[Score, ...] = ()
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -190,10 +195,25 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1))
         if snapshot and run.policy else None,
     )
+    model = replace(model, runway=_runway(run, model, topic_pool))
+    if run.backtest is not None:
+        model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
+                        backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]))
     if previous is None:
         return model
-    old = build_model(previous)
+    old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy
     return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
+
+
+def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None]) -> Runway | None:
+    """Per-topic runway (`planner.report.runway`); ``None`` without a snapshot, a profile or a horizon."""
+    if not (run.snapshot and run.profile and model.pools and model.as_of and model.horizon_days is not None):
+        return None
+    broker = run.policy.new_broker if run.policy else None
+    added = dict(run.plan.brokers_to_add) if run.plan else {}
+    return pool_runway(run.snapshot, run.profile, topic_pool, model.pools, as_of=model.as_of,
+                       horizon_days=model.horizon_days, lead_time_days=broker.lead_time_days if broker else None,
+                       added=added)
 
 
 def _side(model: ReportModel, run: RunInputs) -> RunSide:
@@ -207,6 +227,8 @@ def _side(model: ReportModel, run: RunInputs) -> RunSide:
         brokers=h.get("brokers"),
         brokers_to_add=None if added is None else sum(added.values()),
         findings=h.get("findings"),
+        runway=model.runway,
+        cost=model.cost.total if model.cost is not None else None,
     )
 
 
@@ -217,12 +239,17 @@ def _headline(run: RunInputs) -> dict[str, Any]:
         out |= {"brokers": len(s.brokers), "topics": len(s.topics), "partitions": len(s.partitions),
                 "racks": len(s.racks)}
     if run.plan:
+        copies = [m for m in run.plan.moves if m.adding]
         out |= {"moved_bytes": run.plan.moved_bytes, "partitions_moved": len(run.plan.moves),
+                "partitions_copied": len(copies),
+                "leader_only": sum(set(m.old_replicas) == set(m.replicas) for m in run.plan.moves),
                 "brokers_to_add": dict(sorted(run.plan.brokers_to_add.items())),
                 "solver_status": run.plan.solver.status, "solver_gap": run.plan.solver.gap}
     if run.bundle:
+        throttle = run.bundle.get("throttle")
         out |= {"batches": len(run.bundle.get("batches", [])),
-                "estimated_seconds": _number(run.bundle.get("estimated_seconds"))}
+                "estimated_seconds": _number(run.bundle.get("estimated_seconds")),
+                "throttle_floor_Bps": _number(throttle.get("floor_Bps")) if isinstance(throttle, Mapping) else None}
     if run.findings is not None:
         out["findings"] = {s.value: sum(f.severity is s for f in run.findings) for s in SEVERITIES}
     return out

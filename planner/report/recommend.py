@@ -6,16 +6,69 @@ sentence whose inputs the run lacks is left out rather than guessed.
 
 from __future__ import annotations
 
+import math
+
 from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
 from pools.audit.findings import Finding, Severity
-from pools.snapshot import DIMENSIONS
-from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural
+from pools.throttle import MIN_THROTTLE_BPS
+from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural, format_rate
 
-__all__ = ["recommendation", "money", "MAX_NAMED"]
+__all__ = ["recommendation", "money", "duration_problem", "moves_text", "format_days", "MAX_NAMED", "MAX_CREDIBLE_SECONDS"]
 
 #: How many pools, findings or moves a sentence names before it says "and N more".
 MAX_NAMED = 3
+
+#: A reassignment estimated to take longer than this (30 days) is a problem to fix, not a schedule.
+MAX_CREDIBLE_SECONDS = 30 * 86_400
+
+
+def duration_problem(model: ReportModel) -> str | None:
+    """Why the bundle's duration estimate is no schedule, with its cause (``None`` within `MAX_CREDIBLE_SECONDS`).
+
+    The cause is the batches whose throttle sits at its floor (``throttle.floor_Bps`` of the bundle, else
+    `pools.throttle.MIN_THROTTLE_BPS`: a broker they involve has no spare network capacity at the forecast), else
+    the slowest batch's bytes and throttle.
+    """
+    total = model.headline.get("estimated_seconds")
+    if total is None or total <= MAX_CREDIBLE_SECONDS:
+        return None
+    floor = model.headline.get("throttle_floor_Bps") or MIN_THROTTLE_BPS
+    crawling = [b.batch for b in model.batches if b.throttle_bps is not None and b.throttle_bps <= floor]
+    if crawling:
+        named = ", ".join(map(str, crawling[:MAX_NAMED])) + (f" and {len(crawling) - MAX_NAMED} more"
+                                                             if len(crawling) > MAX_NAMED else "")
+        cause = (f"the throttle of {_plural(len(crawling), 'batch', 'batches')} {named} is at its floor of "
+                 f"{format_rate(floor)}, as a broker {_plural(len(crawling), 'it involves', 'they involve')} has no "
+                 f"spare network capacity at the forecast")
+    elif model.batches:
+        slow = max(model.batches, key=lambda b: (b.estimated_seconds, -b.batch))
+        cause = (f"batch {slow.batch} copies {format_bytes(slow.moved_bytes)} at {format_rate(slow.throttle_bps)} "
+                 f"({format_days(slow.estimated_seconds)})")
+    else:
+        cause = "the bundle's throttles are too low for the bytes it copies"
+    return (f"the estimate of {format_days(total)} is more than {format_days(MAX_CREDIBLE_SECONDS)} and no "
+            f"schedule: {cause}; free network capacity or raise the throttle (`poolplan emit --throttle-fraction`) "
+            f"and emit again")
+
+
+def moves_text(headline) -> str:
+    """``"45 partitions copy 988 GB, 4 leader-only reorderings"``: moves that copy bytes and moves that only
+    reorder a partition's replicas (a new preferred leader, nothing copied), counted apart."""
+    copied, reordered = headline["partitions_copied"], headline["leader_only"]
+    text = (f"{format_plural(copied, 'partition')} {_plural(copied, 'copies', 'copy')} "
+            f"{format_bytes(headline['moved_bytes'])}")
+    if reordered:
+        text += f", {format_plural(reordered, 'leader-only reordering')}"
+    rest = headline["partitions_moved"] - copied - reordered
+    if rest:
+        text += f", {format_plural(rest, 'partition')} only {_plural(rest, 'drops', 'drop')} replicas"
+    return text
+
+
+def format_days(seconds: float) -> str:
+    """Whole days, rounded up: ``"2 days"``."""
+    return format_plural(math.ceil(seconds / 86_400), "day")
 
 
 def recommendation(model: ReportModel) -> str:
@@ -43,39 +96,51 @@ def money(amount: float | None, costing: Costing | None) -> str:
 
 
 def _buy(model: ReportModel) -> str:
-    cost = model.cost
-    horizon = model.horizon_days
+    """Overdue orders first, then the brokers the plan needs and their order-by dates, else the first crossing."""
+    cost, runway = model.cost, model.runway
+    sentences = []
+    if runway is not None:
+        overdue = [o for o in runway.orders if runway.overdue(o)]
+        if overdue:
+            sentences.append("Order now: " + "; ".join(_order(runway, o) for o in overdue[:MAX_NAMED])
+                             + (f", and {len(overdue) - MAX_NAMED} more" if len(overdue) > MAX_NAMED else "") + ".")
     if cost is not None and cost.brokers:
         pools = ", ".join(f"{r.pool}: {r.brokers}" for r in cost.rows)
         price = f" for {money(cost.total, cost)}" if cost.total is not None else \
             " (the policy's [new_broker] has no price)"
-        at = f"the {horizon}-day forecast" if horizon else "the forecast"
-        return (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
+        at = f"the {model.horizon_days}-day forecast" if model.horizon_days else "the forecast"
+        text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
                 f"within the policy's limits at {at}.")
-    if model.history_end is None:
-        return ""  # no growth measured: nothing to say about when to buy
-    known = [p for p in model.pools if p.limit is not None and p.demand_now is not None]
-    runways = [p for p in known if p.runway_days is not None]
-    if not runways:
-        return "No pool reaches its limit at the measured growth: nothing to buy." if known else ""
-    first = min(runways, key=lambda p: (p.runway_days, p.pool, DIMENSIONS.index(p.dimension)))
+        if runway is not None:
+            dated = [o for o in runway.orders if o.brokers and not runway.overdue(o) and runway.order_by(o)]
+            if dated:
+                text += " Order by: " + ", ".join(f"{o.pool} {runway.order_by(o).isoformat()}" for o in dated) + "."
+        return " ".join([*sentences, text])
+    if runway is None or sentences:
+        return " ".join(sentences)
+    dated = sorted((o for o in runway.orders if o.crossing.kind == "day"), key=lambda o: (o.crossing.day, o.pool))
+    if not dated:
+        if any(o.crossing.kind == "after" for o in runway.orders):
+            return (f"No pool crosses a limit by {runway.supported_until.isoformat()}, as far ahead as the "
+                    f"{format_plural(runway.history_days, 'day')} of history support a forecast: nothing to buy yet.")
+        return "No pool reaches its limit at the measured growth: nothing to buy."
+    first = dated[0]
     what = f"{first.pool}'s {DIMENSION_LABELS[first.dimension].lower()}"
-    if first.runway_days == 0:
-        return f"{what} is already past its limit: add brokers to {first.pool} before anything else."
-    if first.runway_date is None:
-        if first.runway_whole_days is None:
-            return "No pool reaches its limit within 10 years at the measured growth: nothing to buy."
-        return f"The first limit ahead is {what}, in {format_count(first.runway_whole_days)} days."
     one = f" (one broker: {money(cost.price, cost)})" if cost is not None and cost.price is not None else ""
-    when = f"on {first.runway_date.isoformat()}, {format_count(first.runway_whole_days)} days after " \
-           f"{first.as_of.isoformat()}"
-    if horizon is not None and first.runway_days <= horizon:
-        return (f"{what} crosses its limit {when} and within the {horizon}-day forecast horizon: add a broker to "
-                f"{first.pool}{one} before then.")
-    within = f"within the {horizon}-day forecast horizon" if horizon else "at the forecast"
-    return (f"No pool needs more brokers {within}; the first limit ahead is {what} {when}: order "
-            f"{first.pool}'s next broker{one} before then.")
+    return (f"{what} likely crosses its limit on {runway.date(first.crossing).isoformat()}: order "
+            f"{first.pool}'s next broker{one} by {runway.order_by(first).isoformat()}.")
+
+
+def _order(runway, o) -> str:
+    """``pool's <dimension> ...`` for an overdue order."""
+    what = f"{o.pool}'s {DIMENSION_LABELS[o.dimension].lower()}"
+    without = f" without the {format_plural(o.brokers, 'broker')} still to buy" if o.brokers else ""
+    if o.crossing.kind == "past":
+        return f"{what} is already past its limit{without}"
+    lead = f"{format_plural(runway.lead_time_days or 0, 'day')} of lead time"
+    return (f"{what} crosses its limit{without} on {runway.date(o.crossing).isoformat()}, {lead} before that was "
+            f"{runway.order_by(o).isoformat()}")
 
 
 def _loss(model: ReportModel) -> str:
@@ -117,7 +182,10 @@ def _apply(model: ReportModel) -> str:
         return ""
     if not h["partitions_moved"]:
         return "The plan moves nothing: there is nothing to apply."
-    size = f"{format_plural(h['partitions_moved'], 'partition')}, {format_bytes(h['moved_bytes'])} to copy"
+    size = moves_text(h)
+    problem = duration_problem(model)
+    if problem is not None:
+        return f"Do not apply the plan ({size}) as emitted: {problem}."
     if "batches" in h:
         size += f", about {format_duration(h['estimated_seconds'])} at the planned throttles"
     if model.cost is not None and model.cost.brokers:

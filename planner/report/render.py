@@ -92,9 +92,8 @@ def _charts(model: ReportModel) -> dict[str, str]:
     out: dict[str, str] = {}
     if model.pools:
         out["pools"] = draw.pool_utilisation_chart(model.pools)
-        runway = [p for p in model.pools if p.limit and p.demand_now is not None]
-        if runway:
-            out["runway"] = draw.runway_chart(runway, days=_runway_span(model))
+    if model.runway is not None and any(r.limit for r in model.runway.rows):
+        out["runway"] = draw.runway_chart(model.runway)
     if model.heat is not None:
         out["heatmap"] = draw.broker_heatmap(model.heat)
     if model.topics:
@@ -105,14 +104,6 @@ def _charts(model: ReportModel) -> dict[str, str]:
     if model.findings:
         out["findings"] = draw.findings_chart(model.findings)
     return out
-
-
-def _runway_span(model: ReportModel) -> int:
-    """Days the runway chart shows: twice the horizon, stretched to the first crossing up to two years out."""
-    horizon = model.horizon_days or 90
-    crossings = [p.runway_days for p in model.pools if p.runway_days]
-    first = min(crossings, default=0.0)
-    return int(max(2 * horizon, min(first * 1.2, 730)))
 
 
 def _inline_html(text: str) -> Markup:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from planner.report.capacity import RUNWAY_CAP_DAYS, PoolCapacity
+from datetime import timedelta
+
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
-from planner.report.model import DIMENSION_LABELS, SEVERITIES, ReportModel
-from planner.report.recommend import money, recommendation
+from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, ReportModel
+from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
+from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
-from pools.units import format_bytes, format_count, format_duration, format_load, format_percent, format_plural
+from spark_jobs.growth import MIN_FIT_DAYS
+from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
+                         format_rate)
 
 __all__ = ["decision_sections", "MISSING", "where", "growth"]
 
@@ -27,6 +31,7 @@ def decision_sections(model: ReportModel, charts: set[str]) -> tuple[Section, ..
         _summary(model),
         _pools(model, charts),
         _runway(model, charts),
+        _forecast_quality(model),
         _loss(model),
         _cost(model),
         _risks(model),
@@ -51,7 +56,7 @@ def _summary(model: ReportModel) -> Section:
                                                             ("topics", "topics"), ("partitions", "partitions"))
             if key in h]
     if model.planned:
-        kpis.append(("to move", f"{format_bytes(h['moved_bytes'])} in {format_plural(h['partitions_moved'], 'partition')}"))
+        kpis.append(("to move", moves_text(h)))
         added = {p: n for p, n in h["brokers_to_add"].items() if n}
         kpis.append(("brokers to add", ", ".join(f"{p}: {n}" for p, n in added.items()) or "none"))
         if model.cost is not None and model.cost.total is not None and model.cost.brokers:
@@ -59,8 +64,9 @@ def _summary(model: ReportModel) -> Section:
         gap = h.get("solver_gap")
         kpis.append(("solver", f"{h['solver_status']}" + ("" if gap is None else f", gap {format_percent(gap)}")))
     if "batches" in h:
-        kpis.append(("reassignment", f"{format_plural(h['batches'], 'batch', 'batches')}, "
-                                     f"{format_duration(h['estimated_seconds'])}"))
+        took = format_duration(h["estimated_seconds"]) if duration_problem(model) is None else \
+            f"{format_days(h['estimated_seconds'])}: no schedule, fix the throttle (see Reassignment batches)"
+        kpis.append(("reassignment", f"{format_plural(h['batches'], 'batch', 'batches')}, {took}"))
     if "findings" in h:
         counts = [f"{n} {s}" for s, n in h["findings"].items() if n]
         kpis.append(("audit findings", ", ".join(counts) or "none"))
@@ -94,45 +100,136 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                             "placement, and at the forecast after the plan. Dashed: the maximum utilisation the "
                             "policy allows (its `headroom`)."))
     blocks.append(Table("pools", ("pool", "dimension", "brokers before → after", "capacity before the plan",
-                                  "capacity after the plan", "now", "at forecast, today's placement",
+                                  "capacity after the plan", "now, load on today's brokers",
+                                  "at forecast, today's placement",
                                   "at forecast, after the plan", "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
     blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
                        "pool's brokers today); after the plan, of the capacity after it (its brokers after the "
-                       "plan, new ones included). Red: above the maximum utilisation."))
+                       "plan, new ones included). Red: above the maximum utilisation. Two bases for \"now\": here, "
+                       "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
+                       "count the demand of the pool's topics (after the plan), wherever they are placed."))
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
 
 
 def _runway(model: ReportModel, charts: set[str]) -> Section:
-    title = "Runway"
-    rows = [p for p in model.pools if p.demand_now is not None]
-    if not rows or model.horizon_days is None or model.history_end is None:
-        return Section("runway", title, (Para("No runway: the run has no topic profile to measure demand and its "
-                                              "growth.", MISSING),))
-    failures = len(rows[0].limits.lost)
+    title = "Runway and when to order"
+    runway = model.runway
+    if runway is None or not runway.rows:
+        lacks = "topic profile" if model.history_end is None else "snapshot (each topic's partitions and replicas)"
+        return Section("runway", title, (Para(f"No runway: the run has no {lacks} to measure demand and its "
+                                              f"growth topic by topic.", MISSING),))
+    failures = len(model.pools[0].limits.lost) if model.pools else 0
     lost = _largest(failures, "the") if failures else "no broker"
-    horizon = model.horizon_days
-    since = f" from {model.as_of.isoformat()} (the end of the metric history)"
-    demand = "the pool's topics after the plan" if model.planned else "the load on the pool's brokers today"
-    blocks: list = [Para(
-        f"When each pool first needs more than its limit: demand ({demand}), compounding at the daily rate between "
-        f"its value now and at the {horizon}-day forecast, against the maximum utilisation × the capacity "
-        f"left when the tolerated failures take {lost} (`tolerated_broker_failures`). Counted{since}.")]
+    horizon, span = runway.horizon_days, runway.history_days
+    topics = "the pool's topics after the plan" if model.planned else "the topics the policy places in the pool"
+    blocks: list = []
+    overdue = [o for o in runway.orders if runway.overdue(o)]
+    if overdue:
+        blocks.append(Para("Already past the order-by date: " + "; ".join(
+            f"{o.pool} ({_order_text(runway, o)[0]})" for o in overdue) + ".", "over"))
+    blocks.append(Para(
+        f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
+        f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
+        f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge. Counted "
+        f"from {runway.as_of.isoformat()} (the end of the metric history). The history covers "
+        f"{format_plural(span, 'day')}, so no forecast is extended past {runway.supported_until.isoformat()}: a "
+        f"crossing later than that is shown as \"after\" that day, not as a date."))
     if "runway" in charts:
-        blocks.append(Chart("runway", "Runway per pool", "Each dimension's demand as a share of its limit; a dot "
-                                                         "marks the day it crosses 100 %."))
+        blocks.append(Chart("runway", "Runway per pool", "Each dimension's likely demand as a share of its limit, "
+                                                         "the band shaded; a dot marks the day it crosses 100 %; "
+                                                         "dotted: the last day the history supports."))
     table = []
-    for p in rows:
-        crossing, cls = _crossing(p)
-        table.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(format_load(p.demand_now, p.dimension)),
-                      cell(format_load(p.demand_forecast, p.dimension)),
-                      cell(growth(p.growth_per_day)),
-                      cell(format_load(p.limits.usable, p.dimension)), cell(format_load(p.limit, p.dimension)),
-                      cell(crossing, cls), cell(_days(p))))
-    blocks.append(Table("runway", ("pool", "dimension", "demand now", f"demand at forecast ({horizon} days)",
-                                   "growth per day", "usable capacity", "limit", "crosses the limit", "days"),
-                        tuple(table), frozenset({0, 1, 7})))
+    for r in runway.rows:
+        crossing = {name: _crossing(runway, getattr(r, name)) for name in ("earliest", "likely", "latest")}
+        table.append((cell(r.pool), cell(DIMENSION_LABELS[r.dimension]), cell(format_load(r.demand_now, r.dimension)),
+                      cell(format_load(r.demand_forecast, r.dimension)), cell(format_load(r.usable, r.dimension)),
+                      cell(format_load(r.limit, r.dimension)), *(cell(*crossing[n]) for n in crossing),
+                      cell(None if r.likely.day is None else format_count(r.likely.day)),
+                      cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit else cell("no brokers to buy")))
+    blocks.append(Table("runway", ("pool", "dimension", "demand now, the pool's topics",
+                                   f"demand at forecast ({horizon} days)",
+                                   "usable capacity", "limit", "earliest", "likely", "latest", "days (likely)",
+                                   "likely, without the brokers to buy"),
+                        tuple(table), frozenset({0, 1, 6, 7, 8, 10})))
+    lead = runway.lead_time_days
+    orders = []
+    for o in runway.orders:
+        text, cls = _order_text(runway, o)
+        orders.append((cell(o.pool), cell(o.brokers), cell(DIMENSION_LABELS[o.dimension] if o.dimension else None),
+                       cell(*_crossing(runway, o.crossing)), cell(None if lead is None else format_plural(lead, "day")),
+                       cell(text, cls)))
+    blocks.append(Para("Order by: the day each pool first crosses a limit without the brokers the plan adds (the "
+                       "likely crossing), less the procurement lead time (`[new_broker] lead_time_days`); "
+                       "\"overdue\" when that day is before the end of the metric history."))
+    blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
+                                     "lead time", "order by"), tuple(orders), frozenset({0, 2, 3, 5})))
+    if lead is None:
+        blocks.append(Para("The policy gives no procurement lead time (`[new_broker] lead_time_days`): each "
+                           "order-by date is the crossing date itself.", MISSING))
     return Section("runway", title, tuple(blocks))
+
+
+def _crossing(runway: Runway, c: Crossing) -> tuple[str, str]:
+    if c.kind == "unknown":
+        return "no limit known", ""
+    if c.kind == "flat":
+        return "not at this growth", "ok"
+    if c.kind == "past":
+        return "already past it", "over"
+    if c.kind == "after":
+        return f"after {runway.supported_until.isoformat()}", "ok"
+    return runway.date(c).isoformat(), "over" if c.day <= runway.horizon_days else ""
+
+
+def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
+    """The order-by cell: a date, "overdue since" a date, "after" a date, or no order needed."""
+    if o.crossing.kind == "after":
+        return f"after {(runway.supported_until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
+    day = runway.order_by(o)
+    if day is None:
+        return "no crossing ahead", "ok"
+    if o.crossing.kind == "past":
+        return "overdue: already past the limit", "over"
+    if runway.overdue(o):
+        return f"overdue since {day.isoformat()}", "over"
+    return day.isoformat(), ""
+
+
+def _forecast_quality(model: ReportModel) -> Section:
+    title = "How good the forecast has been"
+    if model.backtest_pools is None:
+        return Section("backtest", title, (Para("No backtest: the profile has no `backtest.parquet` (`poolplan "
+                                                "ingest` writes it from the metric history).", MISSING),))
+    if not model.backtest_pools and not model.backtest_topics:
+        return Section("backtest", title, (Para(
+            f"The history is too short to test the forecast on: a backtest origin needs {MIN_FIT_DAYS} days of "
+            f"history and a later day to compare with. Until then the forecast's error is not known.", MISSING),))
+    blocks: list = [Para(
+        "The forecast tested on the history itself: from past days (origins) the growth was fitted on the history up "
+        "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
+        "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
+        "meant to hold about 80 % of the time). A pool's forecast is the sum of its topics' forecasts (pools after "
+        "the plan).")]
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+    blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error", "band held"),
+                        tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
+                               cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),
+                        frozenset({0, 1})))
+    if model.backtest_topics:
+        pools = {t.topic: t.pool for t in model.topics}
+        blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error", "band held"),
+                            tuple((cell(s.name), cell(pools.get(s.name)), cell(s.horizon_days),
+                                   cell(format_count(s.forecasts)), cell(format_percent(s.mape)), _held(s.band_held))
+                                  for s in model.backtest_topics), frozenset({0, 1})))
+        blocks.append(Para(f"The topics with the most bytes in (up to {TOP_TOPICS}), their bytes-in series."))
+    return Section("backtest", title, tuple(blocks))
+
+
+def _held(share: float):
+    """The band's hit rate, marked when far from the 80 % it is meant to hold (below 60 %)."""
+    return cell(format_percent(share), "over" if share < 0.6 else "")
 
 
 def _loss(model: ReportModel) -> Section:
@@ -159,7 +256,8 @@ def _loss(model: ReportModel) -> Section:
         Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
              f"policy's `tolerated_broker_failures`, at least one; \"new\": a broker the plan adds): the share of what "
              f"is left that the pool's demand would use, now and at the forecast."),
-        Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left", "now",
+        Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left",
+                            "now, the pool's topics" if model.planned else "now, load on today's brokers",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
               tuple(table), frozenset({0, 1, 3, 8})),
         *_read_only(model),
@@ -228,30 +326,42 @@ def _risks(model: ReportModel) -> Section:
         serious = risks.at_least(Severity.ERROR)
         lead = (f"{format_count(len(touched))} of the plan's {format_plural(risks.moves, 'move')} "
                 f"({format_bytes(risks.touched_bytes)} of {format_bytes(risks.moved_bytes)} to copy) "
-                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding: copying from "
-                f"it or onto it, or making it a preferred leader; {format_count(len(serious))} of them "
-                f"({format_bytes(sum(serious.values()))}) {_verb(len(serious), 'touches', 'touch')} findings of "
-                f"severity error or worse.")
+                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding the move "
+                f"does not itself fix: copying from it or onto it, or making it a preferred leader; "
+                f"{format_count(len(serious))} of them ({format_bytes(sum(serious.values()))}) "
+                f"{_verb(len(serious), 'touches', 'touch')} findings of severity error or worse.")
     else:
-        lead = f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a finding."
+        lead = (f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a "
+                f"finding it does not itself fix.")
     blocks: list = [Para(lead)]
     if risks.risks:
         rows = tuple(
             (cell(r.finding.severity.value, f"sev-{r.finding.severity.value}"), cell(r.finding.kind),
+             cell(", ".join(DIMENSION_LABELS[d] for d in r.dimensions) or None),
              cell(where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)),
-             cell(_touching(r)), cell(format_bytes(r.moved_bytes)))
+             cell(_touching(r)), cell(format_bytes(r.moved_bytes)), cell(r.fixed_by))
             for r in risks.risks[:MAX_RISK_ROWS]
         )
-        blocks.append(Table("risks", ("severity", "finding", "where", "planned moves that touch it", "to copy"),
-                            rows, frozenset({0, 1, 2, 3})))
+        blocks.append(Table("risks", ("severity", "finding", "dimension", "where", "planned moves at risk through it",
+                                      "to copy", "moves that fix it"), rows, frozenset({0, 1, 2, 3, 4})))
         if len(risks.risks) > MAX_RISK_ROWS:
             blocks.append(Para(f"{format_plural(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "
-                               f"touch planned moves."))
+                               f"put planned moves at risk."))
+    if risks.fixed:
+        shown = [f"{r.finding.kind} on {where(r.finding.topic, r.finding.partition, r.finding.broker, r.finding.pool)}"
+                 + (f" ({format_plural(r.count, 'move')} {_verb(r.count, 'fixes', 'fix')} it)" if r.count else "")
+                 for r in risks.fixed[:MAX_RISK_ROWS]]
+        more = len(risks.fixed) - len(shown)
+        blocks.append(Items(f"{format_plural(len(risks.fixed), 'finding')} the plan's own moves fix (not a risk to "
+                            f"them):", tuple(shown) + ((f"and {more} more",) if more else ())))
     if risks.pools:
-        rows = tuple((cell(p.pool), cell(p.moves), cell(format_bytes(p.moved_bytes)),
+        rows = tuple((cell(p.pool or "(no pool)"), cell(p.moves), cell(format_bytes(p.moved_bytes)),
                       *(cell(n, f"sev-{s}" if n else "") for s, n in p.findings.items())) for p in risks.pools)
         blocks.append(Table("risk-pools", ("pool", "planned moves", "to copy", *(s.value for s in SEVERITIES)),
                             rows, frozenset({0})))
+        blocks.append(Para("Per pool: the moves into it, and by severity the findings about it that put at least one "
+                           "planned move at risk" + ("; \"(no pool)\": topics and findings of no pool."
+                                                     if any(not p.pool for p in risks.pools) else ".")))
     return Section("risks", title, tuple(blocks))
 
 
@@ -260,37 +370,44 @@ def _compare(model: ReportModel) -> Section:
     taken = f" (snapshot taken {c.previous_taken_at})" if c.previous_taken_at else ""
     facts = []
     for label, (a, b) in (("brokers", c.brokers), ("brokers to add", c.brokers_to_add)):
-        if a is not None or b is not None:
+        if (a is not None or b is not None) and a != b:
             facts.append(f"{label} {format_count(a)} → {format_count(b)}")
+    if c.cost != (None, None) and c.cost[0] != c.cost[1]:
+        facts.append(f"cost of the brokers to add {money(c.cost[0], model.cost)} → {money(c.cost[1], model.cost)}")
     if c.findings[0] is not None and c.findings[1] is not None:
-        facts.append("findings " + ", ".join(f"{s.value} {c.findings[0].get(s.value, 0)} → "
-                                             f"{c.findings[1].get(s.value, 0)}" for s in SEVERITIES))
-    blocks: list = [Para(f"Compared with run `{c.previous_run}`{taken}: " + ("; ".join(facts) or "no counts") + ".")]
-    rows = []
-    for p in c.pools:
-        a, b = p.previous, p.current
-        dim = p.dimension
-        rows.append((cell(p.pool), cell(DIMENSION_LABELS[dim]),
-                     cell(_pair(a and format_load(a.capacity_before, dim), b and format_load(b.capacity_before, dim))),
-                     cell(_pair(a and format_load(a.load_now, dim), b and format_load(b.load_now, dim))),
-                     cell(format_load(_sub(b and b.load_now, a and a.load_now), dim, signed=True)),
-                     cell(_pair(a and format_percent(a.now), b and format_percent(b.now))),
-                     cell(format_percent(_sub(b and b.now, a and a.now), signed=True, points=True))))
+        moved = [f"{s.value} {c.findings[0].get(s.value, 0)} → {c.findings[1].get(s.value, 0)}" for s in SEVERITIES
+                 if c.findings[0].get(s.value, 0) != c.findings[1].get(s.value, 0)]
+        if moved:
+            facts.append("findings " + ", ".join(moved))
+    blocks: list = [Para(f"Compared with run `{c.previous_run}`{taken}: " + ("; ".join(facts) if facts else
+                                                                              "no count changed") + ".")]
+    rows = [row for p in c.pools for row in _pool_changes(p, c.runways)]
     if rows:
-        blocks.append(Table("compare-pools", ("pool", "dimension", "capacity", "load now", "change",
-                                              "utilisation now", "change"), tuple(rows), frozenset({0, 1})))
+        blocks.append(Table("compare-pools", ("pool", "dimension", "figure", "before", "now", "change"), tuple(rows),
+                            frozenset({0, 1, 2, 3, 4})))
+        blocks.append(Para("Only the figures that changed. Runway: the likely crossing of the limit (see Runway); "
+                           "N−1: the share of what is left after losing the largest broker at the forecast."))
+    else:
+        blocks.append(Para("No pool's capacity, load, utilisation, N−1 share or runway changed."))
     if c.topics:
-        blocks.append(Table("compare-topics", (
-            "topic", "pool", "bytes in, p99 (before → now)", "change", "storage (before → now)", "change"),
-            tuple((cell(t.topic), cell(_pair(t.pool_before or "—", t.pool_now or "—")),
-                   cell(_pair(format_load(t.bytes_in_before, "nw_in"), format_load(t.bytes_in_now, "nw_in"))),
-                   cell(format_load(t.bytes_in_delta, "nw_in", signed=True)),
-                   cell(_pair(format_bytes(t.storage_before), format_bytes(t.storage_now))),
-                   cell(format_bytes(t.storage_delta, signed=True))) for t in c.topics),
-            frozenset({0, 1})))
+        trows = []
+        for t in c.topics:
+            pool = _pair(t.pool_before or "—", t.pool_now or "—") if t.pool_before != t.pool_now else t.pool_now
+            if t.bytes_in_delta:
+                trows.append((cell(t.topic), cell(pool), cell("bytes in, p99"), cell(format_rate(t.bytes_in_before)),
+                              cell(format_rate(t.bytes_in_now)), cell(format_load(t.bytes_in_delta, "nw_in",
+                                                                                   signed=True))))
+            if t.storage_delta:
+                trows.append((cell(t.topic), cell(pool), cell("storage"), cell(format_bytes(t.storage_before)),
+                              cell(format_bytes(t.storage_now)), cell(format_bytes(t.storage_delta, signed=True))))
+        blocks.append(Table("compare-topics", ("topic", "pool", "figure", "before", "now", "change"), tuple(trows),
+                            frozenset({0, 1, 2})))
         rest = "topics in only one run are listed below" if c.new_topics or c.gone_topics else \
             "every topic is in both runs' profiles"
-        blocks.append(Para(f"The {format_plural(len(c.topics), 'topic')} whose bytes in changed most; {rest}."))
+        blocks.append(Para(f"The {format_plural(len(c.topics), 'topic')} whose bytes in changed most (of those whose "
+                           f"bytes in or storage changed at all); {rest}."))
+    else:
+        blocks.append(Para("No topic in both runs changed its bytes in or storage."))
     lists = [(f"New topics ({len(c.new_topics)})", c.new_topics), (f"Gone topics ({len(c.gone_topics)})",
                                                                    c.gone_topics),
              (f"Topics in another pool ({len(c.repooled)})",
@@ -300,6 +417,44 @@ def _compare(model: ReportModel) -> Section:
             blocks.append(Items(head + ":", tuple(names[:50]) + ((f"and {len(names) - 50} more",)
                                                                   if len(names) > 50 else ())))
     return Section("compare", "Since the previous run", tuple(blocks))
+
+
+def _pool_changes(p, runways) -> list[tuple]:
+    """The rows of one pool and dimension whose shown figure differs between the runs: (pool, dimension, figure,
+    before, now, change)."""
+    a, b, dim = p.previous, p.current, p.dimension
+    figures = [
+        ("capacity", a and a.capacity_before, b and b.capacity_before, lambda v: format_load(v, dim),
+         lambda d: format_load(d, dim, signed=True)),
+        ("load now, on today's brokers", a and a.load_now, b and b.load_now, lambda v: format_load(v, dim),
+         lambda d: format_load(d, dim, signed=True)),
+        ("utilisation now", a and a.now, b and b.now, format_percent,
+         lambda d: format_percent(d, signed=True, points=True)),
+        ("N−1 at forecast", a and a.after_loss_forecast, b and b.after_loss_forecast, format_percent,
+         lambda d: format_percent(d, signed=True, points=True)),
+    ]
+    out = []
+    for name, x, y, shown, delta in figures:
+        before, now = (None if x is None else shown(x)), (None if y is None else shown(y))
+        if before != now:
+            change = delta(y - x) if x is not None and y is not None else None
+            out.append((cell(p.pool), cell(DIMENSION_LABELS[dim]), cell(name), cell(before), cell(now), cell(change)))
+    crossings = [_likely(r, p.pool, dim) for r in runways]
+    if crossings[0] != crossings[1]:
+        (x, dx), (y, dy) = crossings
+        change = f"{dy - dx:+,d} days".replace("-", "−") if dx is not None and dy is not None else None
+        out.append((cell(p.pool), cell(DIMENSION_LABELS[dim]), cell("runway (likely crossing)"), cell(x), cell(y),
+                    cell(change)))
+    return out
+
+
+def _likely(runway: Runway | None, pool: str, dim: str) -> tuple[str | None, int | None]:
+    """A pool's likely crossing as shown (``None``: no runway) and its date as a day number (``None``: undated)."""
+    row = next((r for r in runway.rows if (r.pool, r.dimension) == (pool, dim)), None) if runway else None
+    if row is None:
+        return None, None
+    day = runway.date(row.likely)
+    return _crossing(runway, row.likely)[0], None if day is None else day.toordinal()
 
 
 def _touching(r) -> str:
@@ -312,26 +467,6 @@ def _touching(r) -> str:
 
 def _pct(value: float | None, limit: float | None):
     return cell(format_percent(value), "over" if value is not None and limit is not None and value > limit else "")
-
-
-def _crossing(p: PoolCapacity) -> tuple[str, str]:
-    days = p.runway_days
-    if p.limit is None:
-        return "no limit known", ""
-    if days is None:
-        return "not at this growth", "ok"
-    if days == 0:
-        return "already past it", "over"
-    if days > RUNWAY_CAP_DAYS:
-        return "in more than 10 years", "ok"
-    if p.runway_date is None:
-        return f"in {format_count(p.runway_whole_days)} days", ""
-    over = p.horizon_days is not None and days <= p.horizon_days
-    return p.runway_date.isoformat(), "over" if over else ""
-
-
-def _days(p: PoolCapacity) -> str | None:
-    return None if p.runway_whole_days is None else format_count(p.runway_whole_days)
 
 
 def growth(value: float | None) -> str | None:

@@ -39,7 +39,7 @@ def test_compare_adds_the_changes_since_an_earlier_run(tmp_path, run_cli):
     code, _, err = run_cli("report", run, "--policy", run / "pools.toml", "--compare", previous)
     assert code == 0, err
     text = (run / "report" / "report.md").read_text()
-    assert "## Since the previous run" in text and "| a-x | a → a | 10.0 MB/s → 20.0 MB/s | +10.0 MB/s |" in text
+    assert "## Since the previous run" in text and "| a-x | a | bytes in, p99 | 10.0 MB/s | 20.0 MB/s | +10.0 MB/s |" in text
 
 
 def test_an_unreadable_previous_run_is_one_line_and_exit_2(tmp_path, run_cli):

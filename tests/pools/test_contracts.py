@@ -159,6 +159,14 @@ def test_conf_policy_round_trips_byte_for_byte() -> None:
     text = dump_policy(load_policy(Path(__file__).resolve().parents[2] / "conf" / "pools.toml"))
     again = parse_policy(text)
     assert dump_policy(again) == text and again.new_broker.price == 1200.0 and again.new_broker.period == "month"
+    assert again.new_broker.lead_time_days == 60
+
+
+@pytest.mark.parametrize(("extra", "message"), [("lead_time_days = -1\n", r"expected an integer >= 0, got -1"),
+                                                ("lead_time_days = 1.5\n", r"lead_time_days: .*integer")])
+def test_bad_lead_time_names_the_key(extra, message) -> None:
+    with pytest.raises(InputError, match=r"new_broker\.lead_time_days: " + message.split(": ", 1)[-1]):
+        parse_policy(_NEW_BROKER + extra + "[[pool]]\nname = 'a'\n", source="p.toml")
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pools.demand import broker_load, demand_warnings, replica_load, topic_demand
+from pools.demand import at_horizon, broker_load, demand_over_days, demand_warnings, replica_load, topic_demand
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
@@ -194,3 +195,28 @@ def test_forecast_at_another_horizon_is_the_growth_model_at_that_horizon(rates, 
             assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9), name
     assert got.forecast_horizon_days == horizon
     assert at_horizon({"t": want}, horizon)["t"] is want  # the same horizon: the row itself, bit for bit
+
+
+@pytest.mark.parametrize("configs", [{}, {"retention.ms": "600000"}, {"retention.bytes": "5000"}])
+@pytest.mark.parametrize("edge", ["low", "forecast", "high"])
+def test_demand_over_days_is_topic_demand_at_each_horizon(configs, edge) -> None:
+    """Each day of the path is `topic_demand` for the profile re-derived at that horizon, the band's edge in place
+    of the forecast: each topic on its own growth, retention capping storage day by day."""
+    row = _row("orders", bytes_in=100, forecast_in=180, bytes_out=None, storage=4000, forecast_storage=9000)
+    row = replace(row, bytes_in_p99_growth_per_day=(180 / 100) ** (1 / 90) - 1, forecast_bytes_in_p99_low=150.0,
+                  forecast_bytes_in_p99_high=260.0, storage_growth_per_day=(9000 / 4000) ** (1 / 90) - 1,
+                  forecast_storage_low=5000.0, forecast_storage_high=20000.0)
+    logs = replace(_row("logs", bytes_in=50, forecast_in=40, bytes_out=70, storage=100, forecast_storage=90),
+                   bytes_in_p99_growth_per_day=(40 / 50) ** (1 / 90) - 1)
+    profile, snap, days = {"orders": row, "logs": logs}, _snapshot(configs), [0, 1, 30, 90, 400]
+    paths = demand_over_days(snap, profile, days, edge=edge, fanout=2.0)
+    for i, day in enumerate(days):
+        shifted = at_horizon(profile, day)
+        if edge != "forecast":
+            shifted = {t: replace(r, forecast_bytes_in_p99=getattr(r, f"forecast_bytes_in_p99_{edge}"),
+                                  forecast_storage_bytes=getattr(r, f"forecast_storage_{edge}"))
+                       for t, r in shifted.items()}
+        expected = topic_demand(snap, shifted, 2.0)
+        for topic in profile:
+            assert paths[topic][i].tolist() == pytest.approx([expected[topic].get(d) for d in DIMENSIONS],
+                                                             rel=1e-9), (topic, day)

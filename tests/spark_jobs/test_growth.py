@@ -63,3 +63,31 @@ def test_band_contains_the_forecast(values: list[float], horizon: int) -> None:
     low, mid, high = fit.forecast(horizon)[1], fit.forecast(horizon)[0], fit.forecast(horizon)[2]
     assert fit.low <= fit.per_day <= fit.high
     assert low <= mid * (1 + 1e-12) and mid <= high * (1 + 1e-12)
+
+
+def test_backtest_forecasts_from_each_origin_with_only_the_history_before_it() -> None:
+    from spark_jobs.growth import MIN_FIT_DAYS, backtest
+
+    days, values = _series(28, 0.01)
+    points = backtest(days, values, horizons=(1, 7))
+    origins = sorted({p.origin for p in points})
+    assert origins[0] == days[0] + MIN_FIT_DAYS - 1 and origins[-1] == days[-2]
+    for p in points:
+        known = [(d, v) for d, v in zip(days, values) if d <= p.origin]
+        fit = robust_growth([d for d, _ in known], [v for _, v in known])
+        assert (p.forecast, p.low, p.high) == fit.forecast(p.horizon)  # nothing after the origin is used
+        assert p.actual == values[days.index(p.origin + p.horizon)]
+    assert {(p.origin, p.horizon) for p in points} == {(o, h) for o in origins for h in (1, 7) if o + h <= days[-1]}
+
+
+def test_backtest_origins_are_thinned_to_the_latest_and_skip_missing_days() -> None:
+    from spark_jobs.growth import MAX_ORIGINS, backtest
+
+    days, values = _series(200, 0.002)
+    origins = sorted({p.origin for p in backtest(days, values, horizons=(1,))})
+    eligible = 200 - 7  # days 106 .. 298 have a week of history and a later day
+    assert len(origins) == math.ceil(eligible / math.ceil(eligible / MAX_ORIGINS)) <= MAX_ORIGINS
+    assert origins[-1] == days[-2]
+    assert len({b - a for a, b in zip(origins, origins[1:])}) == 1  # evenly spaced
+    gappy = backtest([0, 1, 2, 3, 4, 5, 6, 8], [1.0] * 8, horizons=(1, 2))
+    assert [(p.origin, p.horizon) for p in gappy] == [(6, 2)]  # day 7 has no value

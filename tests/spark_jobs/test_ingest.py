@@ -132,6 +132,9 @@ def test_bad_rows_are_quarantined_counted_and_reconciled(prom_run, spark) -> Non
     assert sorted(r["reason"] for r in quarantine) == ["malformed_line", "nan_value"]
     assert load_profile(out)["orders"].rejected_rows == 1
     assert quality["rejected_without_topic"] == 1
+    # one day of history: nothing to backtest yet, said so by an empty file and summary
+    from pools.profile import load_backtest
+    assert load_backtest(out) == [] and quality["backtest"] == {"bytes_in_p99": {}, "storage_bytes": {}}
 
 
 @pytest.mark.slow
@@ -145,7 +148,7 @@ def test_output_is_byte_identical_whatever_the_partitioning(prom_run, spark, tmp
         run(spark, inputs, tmp_path / "again", params)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", old)
-    for name in ("topic_profile.parquet", "topic_profile.json", "partition_profile.parquet"):
+    for name in ("topic_profile.parquet", "topic_profile.json", "partition_profile.parquet", "backtest.parquet"):
         assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes(), name
 
 

@@ -26,6 +26,7 @@ replicas = 100
 price = 1500.0
 currency = "EUR"
 period = "month"
+lead_time_days = 30
 
 [[tenant]]
 name = "ads"

@@ -14,9 +14,11 @@ import pytest
 
 from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
 from planner.report.risks import plan_risks
+from planner.report.runway import Crossing, first_crossing
 from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
-from pools.plan import PartitionMove, Plan, SolverReport
+from pools.atomic import write_json
+from pools.plan import PartitionMove, Plan, SolverReport, load_plan, save_plan
 
 from .conftest import build_run
 
@@ -69,31 +71,103 @@ def test_the_policy_decides_how_many_brokers_a_failure_takes(tmp_path, tolerated
     assert (a.limits.lost, a.limits.usable, a.loss.lost) == (lost, usable, loss)  # the N−1 view loses one at least
 
 
-def test_runway_compounds_from_demand_now_to_the_forecast(full):
+def _first_day(path, limit, days=90):
+    """The first whole day 1 … ``days`` on which ``path(t)`` exceeds ``limit`` (``None``: none)."""
+    return next((t for t in range(1, days + 1) if path(t) > limit), None)
+
+
+def test_runway_sums_each_topics_own_forecast_with_its_band(tmp_path):
+    # pool a holds a-x (3 partitions × RF 3): nw_out = consumers (2 × bytes-in) + replication (2 × bytes-in),
+    # compounding at 0.4 %/day from 33 MB/s; the band's edges (0.8 × and 1.25 × the forecast at 90 days) grow at
+    # their own implied rates
+    model, out = render(build_run(tmp_path / "run", rates=(33e6, 30e6)))
+    runway = model.runway
+    assert (runway.as_of, runway.horizon_days, runway.history_days, runway.lead_time_days) == (
+        date(2026, 10, 31), 90, 90, 30)
+    row = next(r for r in runway.rows if (r.pool, r.dimension) == ("a", "nw_out"))
+    assert row.demand_now == pytest.approx(4 * 33e6)
+    assert row.demand_forecast == pytest.approx(4 * 33e6 * 1.004 ** 90)
+    limit, unbought = 0.7 * 3e8, 0.7 * 2e8  # 4 brokers (one to buy) or 3, less the largest
+    assert (row.limit, row.unbought_limit) == (pytest.approx(limit), pytest.approx(unbought))
+    likely = lambda t: 4 * 33e6 * 1.004 ** t  # noqa: E731
+    high = lambda t: 4 * 33e6 * (1.25 * 1.004 ** 90) ** (t / 90)  # noqa: E731
+    low = lambda t: 4 * 33e6 * (0.8 * 1.004 ** 90) ** (t / 90)  # noqa: E731
+    assert row.unbought.day == _first_day(likely, unbought) == 15
+    assert row.earliest.day == _first_day(high, limit) == 72
+    assert row.likely.kind == row.latest.kind == "after"  # the forecast crosses on day 117, past 90 days of history
+    assert _first_day(likely, limit, 200) == 117 and _first_day(low, limit) is None
+    assert "| a | Network out | 132 MB/s | 189 MB/s | 300 MB/s | 210 MB/s | 2027-01-11 | after 2027-01-29 | after " \
+           "2027-01-29 | — | 2026-11-15 |" in out.markdown
+    # the order for a's broker was due 30 days before day 15: overdue, and said first
+    order = next(o for o in runway.orders if o.pool == "a")
+    assert (order.brokers, order.dimension, runway.order_by(order), runway.overdue(order)) == (
+        1, "nw_out", date(2026, 10, 16), True)
+    assert "| a | 1 | Network out | 2026-11-15 | 30 days | overdue since 2026-10-16 |" in out.markdown
+    recommendation = out.markdown.split("## Recommendation\n\n")[1]
+    assert recommendation.startswith("Order now: a's network out crosses its limit without the 1 broker still to "
+                                     "buy on 2026-11-15, 30 days of lead time before that was 2026-10-16.")
+
+
+def test_runway_without_growth_or_past_the_limit(full, tmp_path):
     model, out = full
-    a, b = pool(model, "a", "disk"), pool(model, "b", "disk")
-    assert model.as_of == date(2026, 10, 31) and model.horizon_days == 90
-    assert a.growth_per_day == pytest.approx(2 ** (1 / 90) - 1)
-    # demand doubles in 90 days; the limit is 70 % of what is left after losing the largest broker
-    assert a.runway_days == pytest.approx(90 * math.log(0.7 * 3e12 / 1e12) / math.log(2))
-    assert (a.runway_whole_days, a.runway_date) == (96, date(2027, 2, 4))
-    assert (b.runway_whole_days, b.runway_date) == (43, date(2026, 12, 13))
-    assert "| b | Disk | 1.00 TB | 2.00 TB | +0.77 %/day | 2.00 TB | 1.40 TB | 2026-12-13 | 43 |" in out.markdown
+    replicas = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "replicas"))
+    assert replicas.likely.kind == "flat" and "| not at this growth |" in out.markdown
+    # pool a's growing dimensions cross after the 90 days of history: shown as "after", never as a date
+    assert {r.likely.kind for r in model.runway.rows if r.pool == "a"} == {"after", "flat"}
+    assert "after 2027-01-29" in out.markdown
+    model, out = render(build_run(tmp_path / "run", rates=(80e6, 35e6)))  # a-x: 240 MB/s > 210 MB/s now
+    row = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "nw_in"))
+    assert (row.earliest, row.likely, row.latest) == ((Crossing("past", 0),) * 3)
+    assert "| a | 1 | Network in | already past it | 30 days | overdue: already past the limit |" in out.markdown
 
 
-@pytest.mark.parametrize(
-    ("now", "forecast", "expected", "shown"),
-    [(2.5e12, 3e12, 0.0, "already past it"), (1e12, 1e12, None, "not at this growth"),
-     (1e12, 0.5e12, None, "not at this growth"), (1e9, 1.0001e9, None, "in more than 10 years")],
-)
-def test_runway_edges(full, now, forecast, expected, shown):
-    model, _ = full
-    p = replace(pool(model, "a", "disk"), demand_now=now, demand_forecast=forecast)
-    if shown != "in more than 10 years":
-        assert p.runway_days == expected
-    assert p.runway_date == (p.as_of if expected == 0.0 else None)
-    out = render_report(replace(model, pools=(p,)), has_policy=True).markdown
-    assert f"| {shown} |" in out
+def _write_backtest(run, days=28):
+    """A backtest of a-x and b-y on a noisy weekly history of ``days`` days, as ingest writes it."""
+    from datetime import timedelta
+
+    from pools.profile import BacktestRow, save_backtest
+    from spark_jobs.growth import backtest
+
+    week = (1.0, 1.05, 1.1, 1.08, 1.02, 0.7, 0.6)
+    rows = []
+    for topic, rate, growth in (("a-x", 20e6, 0.004), ("b-y", 35e6, 0.001)):
+        series = [rate * (1 + growth) ** d * week[d % 7] * (1 + 0.05 * ((d * 7919) % 11 - 5) / 5) for d in range(days)]
+        for p in backtest(list(range(20000, 20000 + days)), series):
+            rows.append(BacktestRow(topic, "bytes_in_p99", date(1970, 1, 1) + timedelta(days=p.origin), p.horizon,
+                                    p.actual, p.forecast, p.low, p.high))
+    save_backtest(run / "profile", rows)
+    return rows
+
+
+def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
+    run = build_run(tmp_path / "run")
+    rows = _write_backtest(run)
+    model, out = render(run)
+    for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
+        for h in (1, 7, 14):
+            mine = [r for r in rows if r.topic == topic and r.horizon_days == h]
+            error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
+            held = sum(r.low <= r.actual <= r.high for r in mine) / len(mine)
+            s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
+            assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
+            t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
+            assert (t.forecasts, t.mape, t.band_held) == (s.forecasts, s.mape, s.band_held)
+    s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
+    assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
+    assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
+
+
+def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
+    run = build_run(tmp_path / "run")
+    _write_backtest(run, days=7)  # no origin has a later day
+    _, out = render(run)
+    assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
+
+
+def test_first_crossing_edges():
+    assert first_crossing([1.0, 2.0, 3.0], None, 1.0) == Crossing("unknown")
+    assert first_crossing([1.0, 2.0, 3.0], 2.5, 1.0) == Crossing("day", 2)
+    assert first_crossing([1.0, 0.5, 0.4], 2.5, 1.0) == Crossing("flat")
 
 
 def test_cost_prices_the_brokers_to_add_in_the_policy_currency(full):
@@ -139,12 +213,46 @@ def test_risks_link_findings_to_the_moves_that_touch_them():
     assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "offline_partition", "broker_mixed_pools",
                                                      "rack_shared"]
     assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 1)), 100, 2, 100)
-    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 1}
+    # per pool: only the findings that put a move at risk (leader_not_preferred on u-1 touches none)
+    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 0}
+    # the move dropping broker 3's replica repairs broker_mixed_pools there; the reordering is still at risk
+    mixed = next(r for r in risks.risks if r.finding.kind == "broker_mixed_pools")
+    assert (mixed.count, mixed.fixed_by) == (1, 1)
+
+
+def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
+    from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
+    cap = Capacity(1, 1, 1, 1)
+    snap = ClusterSnapshot("c", tuple(Broker(b, f"r{b % 2}", cap) for b in range(1, 6)), (), (
+        PartitionState("t", 0, (1, 2, 5), leader=1, isr=(1, 2, 5)), PartitionState("u", 0, (5, 4), leader=5)))
+    moves = (PartitionMove("t", 0, (1, 2, 5), (1, 2, 3), 100),)  # takes t-0 off broker 5 (pool q) onto 3
+    plan = Plan("c", {b: "p" for b in (1, 2, 3)} | {4: "q", 5: "q"}, {b: "p" for b in (1, 2, 3)} | {4: "q", 5: "q"},
+                {"t": "p", "u": "q", "v": None}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    findings = [
+        Finding("replica_outside_pool", Severity.ERROR, pool="p", broker=5, topic="t", partition=0),
+        Finding("broker_mixed_pools", Severity.ERROR, pool="q", broker=5),  # only q's replicas left on 5
+        Finding("rack_shared", Severity.WARNING, pool="p", topic="t", partition=0, evidence={"distinct_racks": 1}),
+        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=1,
+                evidence={"scope": "broker", "dimension": "nw_out"}),
+        Finding("log_dir_error", Severity.CRITICAL, broker=1),  # no pool: still gets a row
+    ]
+    risks = plan_risks(plan, findings, snap)
+    assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "utilisation_over_headroom"]
+    assert [(r.finding.kind, r.fixed_by) for r in risks.fixed] == [
+        ("broker_mixed_pools", 1), ("replica_outside_pool", 1), ("rack_shared", 1)]
+    assert risks.risks[1].dimensions == ("nw_out",)
+    assert [(p.pool, p.findings["critical"], p.findings["error"]) for p in risks.pools] == [("p", 0, 1), ("", 1, 0)]
+    model = build_model(load_run(build_run(tmp_path / "run")))
+    text = render_report(replace(model, risks=risks), has_policy=False).markdown
+    assert "| error | utilisation_over_headroom | Network out | broker 1 | t-0 (100 B): copies from broker 1 | " \
+           "100 B | 0 |" in text
+    assert "- replica_outside_pool on t-0 (1 move fixes it)" in text
+    assert "| (no pool) | 0 | 0 B | 1 | 0 | 0 | 0 |" in text
 
 
 def test_risks_name_the_largest_moves_and_count_the_rest():
     moves = tuple(PartitionMove("t", i, (1, 2), (1, 3 + i), 10 * (i + 1)) for i in range(25))
-    plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    plan = Plan("c", {}, {}, {"t": None}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
                               Finding("topic_without_pool", Severity.WARNING, topic="t")])
     disk, topic = risks.risks
@@ -169,21 +277,55 @@ def test_risk_copy_source_is_the_current_leader():
 def test_recommendation_follows_the_numbers(full, tmp_path):
     model, out = full
     text = out.markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("Buy 1 broker (a: 1) for EUR 1,500 per month: the plan needs it to keep that pool")
+    # b's network out is at its limit now and crosses it on day 1: the order is overdue, and said first
+    assert text.startswith("Order now: b's network out crosses its limit on 2026-11-01, 30 days of lead time before "
+                           "that was 2026-10-02. Buy 1 broker (a: 1) for EUR 1,500 per month: the plan needs it to "
+                           "keep that pool")
     assert "b's network in would run at 100.0 % (limit 70.0 %)" in text
     assert "Fix first the 2 error findings: broker_mixed_pools on broker 6, replica_outside_pool on a-x-0." in text
     assert "plan again before applying" in text
-    # without brokers to add: when the first limit is crossed, and the price of the next broker
-    calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}})
+    # without brokers to add and pool b: nothing the history supports crosses a limit
+    calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}},
+                   runway=replace(model.runway, orders=tuple(o for o in model.runway.orders if o.pool == "a")))
     text = render_report(calm, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("b's network in crosses its limit on 2026-12-13, 43 days after 2026-10-31 and within the "
-                           "90-day forecast horizon: add a broker to b (one broker: EUR 1,500 per month) before then.")
-    assert "only after those fixes" in text
-    later = replace(calm, pools=tuple(replace(p, demand_forecast=p.demand_now * 1.2) for p in calm.pools))
-    text = render_report(later, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("No pool needs more brokers within the 90-day forecast horizon; the first limit ahead is "
-                           "b's network in on 2027-04-15, 166 days after 2026-10-31: order b's next broker (one broker: "
-                           "EUR 1,500 per month) before then.")
+    assert text.startswith("No pool crosses a limit by 2027-01-29, as far ahead as the 90 days of history support a "
+                           "forecast: nothing to buy yet.")
+    assert "Apply the plan: 1 partition copies 1.00 kB" in text  # its move fixes the findings it touches
+    # a pool without brokers to buy that crosses within the history: the next broker's order-by date
+    busy, _ = render(build_run(tmp_path / "busy", rates=(20e6, 33e6)))
+    busy = replace(busy, cost=replace(busy.cost, rows=()))
+    text = render_report(busy, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert text.startswith("b's network out likely crosses its limit on 2026-12-29: order b's next broker (one broker: "
+                           "EUR 1,500 per month) by 2026-11-29.")
+
+
+def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
+    run = build_run(tmp_path / "run")
+    write_json(run / "bundle" / "summary.json", {
+        "cluster": "test", "moved_bytes": 8e9, "estimated_seconds": 7_812_500 + 60,
+        "throttle": {"floor_Bps": 1024, "fraction_of_spare": 0.5},
+        "batches": [{"batch": 1, "phase": "move", "partitions": 1, "moved_bytes": 8e9, "throttle_Bps": 1024,
+                     "estimated_seconds": 7_812_500}, {"batch": 2, "phase": "move", "partitions": 1,
+                                                       "moved_bytes": 3e6, "throttle_Bps": 5e7, "estimated_seconds": 60}]})
+    _, out = render(run)
+    text = out.markdown
+    assert "| reassignment | 2 batches, 91 days: no schedule, fix the throttle (see Reassignment batches) |" in text
+    cause = ("the estimate of 91 days is more than 30 days and no schedule: the throttle of batch 1 is at its floor "
+             "of 1.02 kB/s, as a broker it involves has no spare network capacity at the forecast")
+    assert f"A problem to fix before applying: {cause}" in text
+    assert f"Do not apply the plan (1 partition copies 1.00 kB) as emitted: {cause}" in text
+    assert "2 h 10 min" not in text  # never shown as a schedule
+
+
+def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):
+    run = build_run(tmp_path / "run")
+    plan = load_plan(run / "plan" / "plan.json")
+    reorder = PartitionMove("b-y", 0, (4, 5, 6), (5, 4, 6), 0)
+    partitions = tuple(reorder if (m.topic, m.partition) == ("b-y", 0) else m for m in plan.partitions)
+    save_plan(replace(plan, partitions=partitions), run / "plan" / "plan.json")
+    model, out = render(run)
+    assert (model.headline["partitions_copied"], model.headline["leader_only"]) == (1, 1)
+    assert "| to move | 1 partition copies 1.00 kB, 1 leader-only reordering |" in out.markdown
 
 
 def test_summary_lists_severities_most_severe_first(full):
@@ -227,11 +369,34 @@ def test_comparison_with_a_previous_run(tmp_path):
     c = model.comparison
     a = next(p for p in c.pools if (p.pool, p.dimension) == ("a", "disk"))
     assert (a.previous.load_now, a.current.load_now) == (pytest.approx(0.3e12), pytest.approx(0.6e12))
-    assert [(t.topic, t.bytes_in_delta) for t in c.topics] == [("a-x", 10e6), ("b-y", 0.0)]
     assert c.new_topics == c.gone_topics == c.repooled == ()
-    assert "| a | Disk | 3.00 TB → 3.00 TB | 300 GB → 600 GB | +300 GB | 10.0 % → 20.0 % | +10.0 pp |" in out.markdown
-    assert "| a-x | a → a | 10.0 MB/s → 20.0 MB/s | +10.0 MB/s | 3.00 kB → 3.00 kB | 0 B |" in out.markdown
-    assert "Compared with run `q3`" in out.markdown and 'id="compare"' in out.html
+    assert [(t.topic, t.bytes_in_delta) for t in c.topics] == [("a-x", 10e6)]  # b-y did not change
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "| a | Disk | load now, on today's brokers | 300 GB | 600 GB | +300 GB |" in text
+    assert "| a | Disk | utilisation now | 10.0 % | 20.0 % | +10.0 pp |" in text
+    assert "| a | Disk | capacity |" not in text  # unchanged: not listed
+    assert "| a | Network in | runway (likely crossing) | after 2027-01-29 | after 2027-01-29 |" not in text
+    assert "| a-x | a | bytes in, p99 | 10.0 MB/s | 20.0 MB/s | +10.0 MB/s |" in text
+    assert "| a-x | a | storage |" not in text and "| b-y |" not in text
+    assert "no count changed." in text and 'id="compare"' in out.html
+
+
+def test_comparison_lists_only_what_changed(tmp_path):
+    previous = build_run(tmp_path / "q3", rates=(20e6, 30e6))
+    current = build_run(tmp_path / "q4", rates=(20e6, 34e6))
+    plan = load_plan(current / "plan" / "plan.json")
+    save_plan(replace(plan, brokers_to_add={"a": 2, "b": 0}), current / "plan" / "plan.json")
+    model, out = render(current, previous=previous)
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "Compared with run `q3` (snapshot taken 2026-11-01T00:00:00Z): brokers to add 1 → 2; cost of the brokers to add EUR 1,500 per month → " \
+           "EUR 3,000 per month." in text
+    # b's network out: 4 × 30 MB/s crosses 140 MB/s on day 155 (after the 90 days of history); 4 × 34 MB/s on day 30
+    assert "| b | Network out | runway (likely crossing) | after 2027-01-29 | 2026-11-30 | — |" in text
+    assert "| b-y | b | bytes in, p99 | 30.0 MB/s | 34.0 MB/s | +4.00 MB/s |" in text
+    _, out = render(build_run(tmp_path / "again", rates=(20e6, 30e6)), previous=previous)  # nothing changed
+    text = out.markdown.split("## Since the previous run")[1].split("\n## ")[0]
+    assert "no count changed." in text and "No pool's capacity, load, utilisation, N−1 share or runway changed." in text
+    assert "No topic in both runs changed its bytes in or storage." in text and "|" not in text
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,220 @@
+"""What-if: a run's inputs changed by a scenario, planned and reported again, compared with the run.
+
+A scenario changes the inputs, never the method: the run's snapshot, profile and policy are copied with the changes
+into ``OUT`` (``snapshot.json``, ``profile/``, ``pools.toml``, ``scenario.toml``), planned by the plan stage
+(``OUT/plan``) and reported by the report stage compared with the run (``OUT/report``). Its figures are therefore
+those of a full run made with the changed inputs.
+
+Scenario file (TOML; each table optional and repeatable)::
+
+    [[demand]]              # a tenant's or a pool's topics at k times their measured and forecast traffic and size
+    tenant = "ads"          # or pool = "stream" (the topics the run's plan puts there)
+    factor = 2.0
+    [[add_brokers]]         # N brokers of the policy's [new_broker] type join a pool
+    pool = "stream"
+    count = 2
+    [[move_tenant]]         # a tenant's topics go to another pool (the pools listing it stop listing it)
+    tenant = "ads"
+    pool = "core"
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from pools.atomic import write_text
+from pools.errors import InputError
+from pools.files import read_text
+from pools.plan import load_plan
+from pools.policy import PoolPolicy, load_policy, save_policy
+from pools.profile import TopicProfile, load_partition_profile, load_profile, save_profile
+from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot
+
+__all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "SCALED_FIELDS"]
+
+#: The profile columns a demand factor multiplies: rates, sizes and forecasts (growth per day is unchanged).
+SCALED_FIELDS = ("bytes_in_p50", "bytes_in_p95", "bytes_in_p99", "bytes_in_max", "bytes_out_p95", "bytes_out_p99",
+                 "bytes_out_max", "messages_in_p99", "storage_bytes", "forecast_bytes_in_p99",
+                 "forecast_bytes_in_p99_low", "forecast_bytes_in_p99_high", "forecast_storage_bytes",
+                 "forecast_storage_low", "forecast_storage_high")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The changes: ``demand`` (``("tenant" | "pool", name, factor)``), ``add_brokers`` (``(pool, count)``) and
+    ``move_tenant`` (``(tenant, pool)``)."""
+
+    demand: tuple[tuple[str, str, float], ...] = ()
+    add_brokers: tuple[tuple[str, int], ...] = ()
+    move_tenant: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def to_toml(self) -> str:
+        doc: dict[str, Any] = {}
+        if self.demand:
+            doc["demand"] = [{kind: name, "factor": k} for kind, name, k in self.demand]
+        if self.add_brokers:
+            doc["add_brokers"] = [{"pool": p, "count": n} for p, n in self.add_brokers]
+        if self.move_tenant:
+            doc["move_tenant"] = [{"tenant": t, "pool": p} for t, p in self.move_tenant]
+        return tomli_w.dumps(doc)
+
+    def __bool__(self) -> bool:
+        return bool(self.demand or self.add_brokers or self.move_tenant)
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    """Read a scenario file (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        Naming the file and the field: not TOML, an unknown table or key, a factor that is not a positive finite
+        number, a count that is not a positive integer, a name that is not a non-empty string.
+    """
+    try:
+        doc = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from None
+    unknown = sorted(set(doc) - {"demand", "add_brokers", "move_tenant"})
+    if unknown:
+        raise InputError(f"{path}: {unknown[0]}: unknown table (expected demand, add_brokers or move_tenant)")
+    out: dict[str, list] = {"demand": [], "add_brokers": [], "move_tenant": []}
+    for table, entries in doc.items():
+        if not isinstance(entries, list):
+            raise InputError(f"{path}: {table}: expected an array of tables ([[{table}]])")
+        for i, entry in enumerate(entries):
+            where = f"{path}: {table}[{i}]"
+            if table == "demand":
+                kinds = [k for k in ("tenant", "pool") if k in entry]
+                _keys(where, entry, {"tenant", "pool", "factor"})
+                if len(kinds) != 1:
+                    raise InputError(f"{where}: expected exactly one of tenant or pool")
+                out["demand"].append((kinds[0], _name(where, entry, kinds[0]), _factor(where, entry.get("factor"))))
+            elif table == "add_brokers":
+                _keys(where, entry, {"pool", "count"})
+                out["add_brokers"].append((_name(where, entry, "pool"), _count(where, entry.get("count"))))
+            else:
+                _keys(where, entry, {"tenant", "pool"})
+                out["move_tenant"].append((_name(where, entry, "tenant"), _name(where, entry, "pool")))
+    return Scenario(tuple(out["demand"]), tuple(out["add_brokers"]), tuple(out["move_tenant"]))
+
+
+def scale_row(row: TopicProfile, factor: float) -> TopicProfile:
+    """A profile row with its rates, sizes and forecasts (`SCALED_FIELDS`) ``factor`` times as large.
+
+    Examples
+    --------
+    >>> from dataclasses import fields
+    >>> row = TopicProfile(**{f.name: 1 for f in fields(TopicProfile)} | {"topic": "t", "bytes_out_p99": None})
+    >>> scaled = scale_row(row, 2.5)
+    >>> scaled.bytes_in_p99, scaled.storage_bytes, scaled.bytes_out_p99, scaled.bytes_in_p99_growth_per_day
+    (2.5, 2, None, 1)
+    """
+    changes: dict[str, Any] = {}
+    for name in SCALED_FIELDS:
+        value = getattr(row, name)
+        if value is not None:
+            changes[name] = round(value * factor) if name == "storage_bytes" else float(value) * factor
+    return replace(row, **changes)
+
+
+def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLike[str], scenario: Scenario,
+                   out_dir: str | os.PathLike[str]) -> tuple[Path, Path, Path]:
+    """Write the run's snapshot, profile and policy with ``scenario`` applied into ``out_dir``; return the paths of
+    the snapshot, the profile directory and the policy.
+
+    Raises
+    ------
+    InputError
+        For a run without snapshot.json or profile/, an unknown tenant or pool, or brokers to add without a
+        ``[new_broker]`` type in the policy.
+    """
+    run, out = Path(run_dir), Path(out_dir)
+    for name in ("snapshot.json", "profile"):
+        if not (run / name).exists():
+            raise InputError(f"{run / name}: missing (a what-if needs the run's snapshot and profile)")
+    snapshot = load_snapshot(run / "snapshot.json")
+    profile = load_profile(run / "profile")
+    partitions = load_partition_profile(run / "profile") if (run / "profile" / "partition_profile.parquet").exists() \
+        else None
+    policy = load_policy(policy_path)
+    plan = load_plan(run / "plan" / "plan.json") if (run / "plan" / "plan.json").exists() else None
+    pools = set(policy.pool_names)
+    tenants = {t.name for t in policy.tenants}
+    for kind, name, k in scenario.demand:
+        known = tenants if kind == "tenant" else pools
+        if name not in known:
+            raise InputError(f"scenario: demand: unknown {kind} {name!r} (the policy has {', '.join(sorted(known))})")
+        for topic, row in sorted(profile.items()):
+            if _member(topic, kind, name, policy, plan):
+                profile[topic] = scale_row(row, k)
+    for pool, count in scenario.add_brokers:
+        if pool not in pools:
+            raise InputError(f"scenario: add_brokers: unknown pool {pool!r}")
+        snapshot = _add_brokers(snapshot, policy, pool, count)
+    for tenant, pool in scenario.move_tenant:
+        if tenant not in tenants or pool not in pools:
+            raise InputError(f"scenario: move_tenant: unknown tenant {tenant!r} or pool {pool!r}")
+        policy = replace(policy, pools=tuple(
+            replace(p, tenants=tuple(t for t in p.tenants if t != tenant) + ((tenant,) if p.name == pool else ()))
+            for p in policy.pools))
+    save_snapshot(snapshot, out / "snapshot.json")
+    save_profile(out / "profile", profile, list((partitions or {}).values()))
+    save_policy(policy, out / "pools.toml")
+    write_text(out / "scenario.toml", scenario.to_toml())
+    return out / "snapshot.json", out / "profile", out / "pools.toml"
+
+
+def _member(topic: str, kind: str, name: str, policy: PoolPolicy, plan) -> bool:
+    if kind == "tenant":
+        return policy.tenant_of(topic) == name
+    if plan is not None and topic in plan.topics:
+        return plan.topics[topic] == name
+    return (policy.resolve(topic).candidates or (None,))[0] == name
+
+
+def _add_brokers(snapshot: ClusterSnapshot, policy: PoolPolicy, pool: str, count: int) -> ClusterSnapshot:
+    """``count`` brokers of the policy's new type in ``pool``: ids after the largest, racks in turn."""
+    if policy.new_broker is None:
+        raise InputError("scenario: add_brokers: the policy has no [new_broker] type to add")
+    racks = list(policy.new_broker.racks) or sorted({b.rack for b in snapshot.brokers if b.rack}) or [None]
+    first = max((b.id for b in snapshot.brokers), default=0) + 1
+    added = tuple(Broker(first + i, racks[i % len(racks)], policy.new_broker.capacity, pool) for i in range(count))
+    return replace(snapshot, brokers=snapshot.brokers + added)
+
+
+def _keys(where: str, entry: Any, allowed: set[str]) -> None:
+    if not isinstance(entry, Mapping):
+        raise InputError(f"{where}: expected a table")
+    extra = sorted(set(entry) - allowed)
+    if extra:
+        raise InputError(f"{where}.{extra[0]}: unknown key (expected {', '.join(sorted(allowed))})")
+
+
+def _name(where: str, entry: Mapping[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{where}.{key}: expected a name, got {value!r}")
+    return value
+
+
+def _factor(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{where}.factor: expected a positive number, got {value!r}")
+    return float(value)
+
+
+def _count(where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{where}.count: expected a whole number >= 1, got {value!r}")
+    return value
+
+
