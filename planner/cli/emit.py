@@ -57,6 +57,7 @@ __all__ = ["command", "STAGE"]
               help="Cut the plan into waves of about this many hours each at the planned throttles.")
 @click.option("--profile", "profile_dir", type=click.Path(), default=None,
               help="Topic profile for the waves' broker loads (default: size as disk, one replica, no traffic).")
+@click.option(
     "--kafka-version", default=None,
     help="The cluster's Kafka version (e.g. 4.3.1): from 4.3 a drain's runbook cordons the drained brokers first; "
          "unknown: the step is marked 'Kafka 4.3 or later'.",
