@@ -20,14 +20,13 @@ captures over ``interval``; the ETA is what is left at that rate. Throttles are 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pools.errors import InputError
-from pools.files import read_text
+from pools.files import parse_json, read_text
 from pools.kafka_formats.log_dirs import LogDirsReport, parse_log_dirs
 from pools.kafka_formats.reassignment import parse_reassignment_json
 
@@ -177,12 +176,18 @@ def _rate(copies: list[dict], interval: float, moving: bool) -> tuple[float | No
 
 
 def _replicas(path: Path) -> dict[tuple[str, int], tuple[int, ...]]:
-    return {(e.topic, e.partition): e.replicas for e in parse_reassignment_json(read_text(path))}
+    """Target replicas per partition of a reassignment file, read as ``--execute`` reads it."""
+    text = read_text(path)
+    try:
+        entries = parse_reassignment_json(text)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return {(e.topic, e.partition): e.replicas for e in entries}
 
 
 def _steps(root: Path, origin: Mapping[tuple[str, int], tuple[int, ...]]) -> list[tuple[int, list]]:
     """Per batch (index, [(partition, replicas before the batch, after it)]), the batches run in order."""
-    index = json.loads(read_text(root / "batches" / "index.json"))
+    index = parse_json(read_text(root / "batches" / "index.json"), str(root / "batches" / "index.json"))
     if not isinstance(index, list):
         raise InputError(f"{root / 'batches' / 'index.json'}: expected a list of batches")
     state = dict(origin)
