@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import audit, consumers, emit, explain, ingest, place, plan, report, run, sample, snapshot
+from planner.cli import audit, consumers, emit, explain, ingest, place, plan, progress, report, run, sample, snapshot
 from planner.cli import brokers, rebalance, replication, whatif
 
 __all__ = ["COMMANDS"]
@@ -26,6 +26,7 @@ COMMANDS: list[click.Command] = [
     ingest.command,
     place.command,
     plan.command,
+    progress.command,
     sample.command,
     snapshot.command,
     rebalance.command,

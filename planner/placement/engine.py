@@ -373,11 +373,9 @@ class _Band:
 
     def excess(self, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Load above the upper bounds and below the lower ones, in row units."""
-        down = np.where(np.isfinite(self.upper), np.maximum(load - self.upper, 0.0), 0.0) / self.norm
-        up = np.where(self.banded, np.maximum(self.low - load, 0.0), 0.0) / self.norm
-        return down, up
+        return self.excess_of(load, slice(None))
 
-    def excess_of(self, load: np.ndarray, brokers: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def excess_of(self, load: np.ndarray, brokers: list[int] | slice) -> tuple[np.ndarray, np.ndarray]:
         """`excess` of the rows ``load`` of ``brokers`` only."""
         upper, low, norm = self.upper[brokers], self.low[brokers], self.norm[brokers]
         down = np.where(np.isfinite(upper), np.maximum(load - upper, 0.0), 0.0) / norm

@@ -57,6 +57,8 @@ def _operations(inputs, snap):
     members = inputs.members(pool)
     spare = snap.brokers[-1].id
     yield "rebalance", lambda: rebalance(inputs)
+    yield "rebalance within a budget", lambda: rebalance(inputs, max_moved_bytes=sum(
+        p.size_bytes for p in snap.partitions) // 50)
     yield "add", lambda: add_brokers(inputs, pool, [spare])
     yield "decommission", lambda: decommission_brokers(inputs, [members[-1]])
     yield "replace", lambda: replace_broker(inputs, members[-1], spare)
