@@ -31,7 +31,7 @@ The topic is the ``topic`` label and the broker the first of ``instance``, ``pod
     [labels]
     topic = "topic_name"            # the label holding the topic
     instance = ["kubernetes_pod_name", "instance"]   # labels naming the broker, looked up in the broker map
-    [select]                        # label matchers every series must have (one cluster of a shared server)
+    [select]                        # label matchers every pulled series must have (one cluster of a shared server)
     job = "kafka-prod"
 
 Examples
@@ -209,7 +209,7 @@ DEFAULT = MetricNames()
 
 
 def closest(wanted: str, names: list[str], n: int = 5) -> list[str]:
-    """The ``n`` names of ``names`` closest to ``wanted`` (Kafka's meters first: names with ``topic`` or ``kafka``).
+    """The ``n`` names of ``names`` most like ``wanted`` (case and underscores aside), most alike first.
 
     >>> closest("kafka_server_brokertopicmetrics_bytesin_total", ["up", "kafka_broker_bytes_in", "go_gc"], 2)
     ['kafka_broker_bytes_in', 'go_gc']
