@@ -31,7 +31,7 @@ The topic is the ``topic`` label and the broker the first of ``instance``, ``pod
     [labels]
     topic = "topic_name"            # the label holding the topic
     instance = ["kubernetes_pod_name", "instance"]   # labels naming the broker, looked up in the broker map
-    [select]                        # label matchers every series must have (one cluster of a shared server)
+    [select]                        # label matchers every pulled series must have (one cluster of a shared server)
     job = "kafka-prod"
 
 Examples
@@ -48,11 +48,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pools.errors import InputError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 __all__ = [
     "Meter", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
@@ -68,6 +72,8 @@ _METER = {"bytesin": "bytes_in", "bytesout": "bytes_out", "messagesin": "message
 SQUASHED_PATTERN = r"^kafka(?:serverbrokertopicmetrics|topic)(bytesin|bytesout|messagesin)?(?:persec)?(total|count|oneminuterate|rate)?$"
 _SQUASHED = re.compile(SQUASHED_PATTERN)
 _LOG_SIZE = re.compile(r"^kafkaloglog(size|value)$")
+#: A meter label's value (``BytesInPerSec``) lower-cased with its underscores removed.
+_METER_LABEL_VALUE = r"^(bytesin|bytesout|messagesin)persec$"
 #: Labels that carry the meter when the name does not (jmx_exporter's default export; ``kafka_topic_*{metric=}``).
 METER_LABELS = ("name", "metric")
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -119,9 +125,9 @@ class MetricNames:
             if attribute is None:
                 return None
             for label in METER_LABELS:
-                value = _squash(labels.get(label, ""))
-                meter = value.removesuffix("persec") if value.endswith("persec") else None
-                if meter in _METER:
+                found = re.match(_METER_LABEL_VALUE, _squash(labels.get(label, "")))
+                if found:
+                    meter = found.group(1)
                     break
             else:
                 return None
@@ -129,6 +135,26 @@ class MetricNames:
         if metric is None or metric in self.names:
             return None
         return Meter(metric, _attribute_type(attribute))
+
+    def counter_column(self, name: Column, label: Callable[[str], Column]) -> Column:
+        """`meter` as a Spark column, for counters only (a rate gauge gives null): the metric of the series named
+        ``name`` (a column), whose label values ``label(label_name)`` gives (columns), or null."""
+        from pyspark.sql import functions as F
+
+        squashed = F.regexp_replace(F.lower(name), "_", "")
+        meter = F.regexp_extract(squashed, SQUASHED_PATTERN, 1)
+        attribute = F.regexp_extract(squashed, SQUASHED_PATTERN, 2)
+        in_label = [F.nullif(F.regexp_extract(F.regexp_replace(F.lower(label(k)), "_", ""), _METER_LABEL_VALUE, 1), F.lit("")) for k in METER_LABELS]
+        meter = F.when(meter != "", meter).when(attribute != "", F.coalesce(*in_label))
+        metric = F.create_map(*[F.lit(x) for kv in sorted(_METER.items()) for x in kv])[meter]
+        builtin = F.when(squashed.rlike(SQUASHED_PATTERN) & attribute.isin("", "total", "count"), metric)
+        if self.names:  # a metric the user named is read only from the series named
+            builtin = F.when(~builtin.isin(*sorted(self.names)), builtin)
+        size = F.when(squashed == "kafkaloglogsize", F.lit(LOG_SIZE)).when(
+            (squashed == "kafkaloglogvalue") & (F.lower(label("name")) == "size"), F.lit(LOG_SIZE)
+        )
+        given = [F.when(name == n, F.lit(m)) for m, (n, kind) in sorted(self.names.items()) if kind == COUNTER]
+        return F.coalesce(*given, size, builtin)
 
     def meter_label_values(self, name: str) -> tuple[str, ...]:
         """When ``name`` names no meter itself (``kafka_server_BrokerTopicMetrics_Count``): the label that carries
@@ -183,7 +209,7 @@ DEFAULT = MetricNames()
 
 
 def closest(wanted: str, names: list[str], n: int = 5) -> list[str]:
-    """The ``n`` names of ``names`` closest to ``wanted`` (Kafka's meters first: names with ``topic`` or ``kafka``).
+    """The ``n`` names of ``names`` most like ``wanted`` (case and underscores aside), most alike first.
 
     >>> closest("kafka_server_brokertopicmetrics_bytesin_total", ["up", "kafka_broker_bytes_in", "go_gc"], 2)
     ['kafka_broker_bytes_in', 'go_gc']

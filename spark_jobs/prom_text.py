@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, METER_LABELS, SQUASHED_PATTERN, MetricNames
+from spark_jobs.metric_names import DEFAULT, MetricNames
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -47,27 +47,6 @@ _SEP = "\n"
 def _label(labels: F.Column, name: str) -> F.Column:
     value = F.regexp_extract(labels, r'(?:^|,)[ \t]*+' + name + r'[ \t]*+=[ \t]*+"((?:[^"\\]++|\\.)*+)"', 1)
     return F.when(value != "", value)
-
-
-def _counter_metric(name: F.Column, labels: F.Column, names: MetricNames) -> F.Column:
-    """The normalized metric of a counter series (`spark_jobs.metric_names`, the same rules as
-    `MetricNames.meter`), or null: ``name`` is the metric name as written, ``labels`` the label block."""
-    squashed = F.regexp_replace(F.lower(name), "_", "")
-    meter = F.regexp_extract(squashed, SQUASHED_PATTERN, 1)
-    attribute = F.regexp_extract(squashed, SQUASHED_PATTERN, 2)
-    from_label = F.coalesce(*[F.nullif(F.regexp_extract(F.regexp_replace(F.lower(_label(labels, k)), "_", ""), r"^(bytesin|bytesout|messagesin)persec$", 1), F.lit("")) for k in METER_LABELS])
-    meter = F.when(meter != "", meter).when(attribute != "", from_label)
-    builtin = F.when(
-        squashed.rlike(SQUASHED_PATTERN) & attribute.isin("", "total", "count"),
-        F.create_map(F.lit("bytesin"), F.lit("bytes_in"), F.lit("bytesout"), F.lit("bytes_out"), F.lit("messagesin"), F.lit("messages_in"))[meter],
-    )
-    if names.names:  # a metric the user named is read only from the series named
-        builtin = F.when(~builtin.isin(*sorted(names.names)), builtin)
-    size = F.when(squashed == "kafkaloglogsize", F.lit(LOG_SIZE)).when(
-        (squashed == "kafkaloglogvalue") & (F.lower(_label(labels, "name")) == "size"), F.lit(LOG_SIZE)
-    )
-    given = [F.when(name == n, F.lit(m)) for m, (n, kind) in sorted(names.names.items()) if kind == COUNTER]
-    return F.coalesce(*given, size, builtin)
 
 
 def read_prom_text(
@@ -108,7 +87,7 @@ def read_prom_text(
     value = F.regexp_replace(F.col("value_text"), r"^\+?Inf$", "Infinity").try_cast("double")
     parsed = parsed.select(
         "*",
-        _counter_metric(F.col("name"), labels, names).alias("metric"),
+        names.counter_column(F.col("name"), lambda label: _label(labels, label)).alias("metric"),
         value.alias("value"),
         F.col("ts_text").try_cast("long").alias("ts_ms"),
         _label(labels, names.topic_label).alias("topic"),

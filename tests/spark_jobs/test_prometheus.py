@@ -488,3 +488,46 @@ def test_the_end_is_exclusive(tmp_path: Path) -> None:
     (request,) = _requests(source, source.days(), tmp_path, series)
     assert float(request.params["time"]) == DAY0 + 86_400 - 0.001  # the sample at --end is not read
     assert request.params["query"] == '{__name__="x_total",topic!=""}[87000000ms]'
+
+
+def test_retries_of_a_failing_server_end_with_the_budget(run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that answers 503 to every query: retried with backoff until the request is `RETRY_BUDGET_S` old,
+    then exit 3 naming the server, whatever ``--retries`` allows."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import spark_jobs.prometheus as prometheus
+
+    class Overloaded(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the label values: one meter with one topic
+            body = b'{"status":"success","data":["kafka_server_brokertopicmetrics_bytesin_total"]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(503)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "10")
+            self.end_headers()
+            self.wfile.write(b"overloaded")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    monkeypatch.setattr(prometheus, "RETRY_BUDGET_S", 3.0)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Overloaded)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        started = time.monotonic()
+        code, _, err = run_cli("ingest", "--prometheus", url, "--days", "3", "--retries", "100", "--out", tmp_path / "p")
+        assert code == 3 and time.monotonic() - started < 15, err
+        assert f"Prometheus at {url} answered /api/v1/query with HTTP 503: overloaded; gave up after" in err
+        assert not [p for p in (tmp_path / "p").rglob("*") if p.is_file()]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
