@@ -4,6 +4,7 @@ The first rule that applies names a move:
 
 1. ``replication_factor``: the replica list changes length;
 2. ``evacuate``: a replica leaves a broker the operation drains or that is unhealthy (`pools.health`);
+   ``demote``: the replicas stay and leadership leaves a broker the operation demotes;
 3. ``isolate``: a replica leaves a broker outside the topic's pool;
 4. what the placement engine found (`planner.placement.engine.prune_moves`): ``rack_spread``, or a broker that
    undoing the move would put over its limit (``relieve``), above (``balance``) or below (``fill``) its band;
@@ -64,6 +65,8 @@ def _reason(m: PartitionMove, plan: Plan, found: MoveReason | None, gone: set[in
     evacuated = tuple(b for b in left if b in gone)
     if evacuated:
         return Reason("evacuate", brokers=evacuated)
+    if leader_only and m.old_replicas[0] in plan.demoted and m.replicas[0] != m.old_replicas[0]:
+        return Reason("demote", brokers=(m.old_replicas[0],), leader_only=True)
     pool = plan.topics.get(m.topic)
     outside = tuple(b for b in left if plan.brokers.get(b) != pool)
     if outside:

@@ -398,7 +398,7 @@ def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
 #: Every rule, in report order.
 def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Every move carries a reason (`pools.plan.Reason`), and what it says of the plan holds: ``evacuate`` names
-    brokers drained by the operation or unhealthy, ``isolate`` brokers outside the topic's pool, and
+    brokers drained by the operation or unhealthy, ``demote`` a former leader the operation demotes, ``isolate`` brokers outside the topic's pool, and
     ``replication_factor`` a partition whose factor the plan changes. Soft: a move's reason explains, it does
     not make the plan unsafe (a plan written before reasons has none)."""
     gone = set(plan.drained) | set(cluster_health(snapshot).brokers)
@@ -412,7 +412,8 @@ def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
         if r is None:
             continue
         pool = plan.topics.get(m.topic)
-        wrong = any(b not in m.removing for b in r.brokers) or \
+        wrong = (r.rule != "demote" and any(b not in m.removing for b in r.brokers)) or \
+                (r.rule == "demote" and (m.old_replicas[0] not in plan.demoted or m.replicas[0] in plan.demoted)) or \
                 (r.rule == "evacuate" and any(b not in gone for b in r.brokers)) or \
                 (r.rule == "isolate" and any(plan.brokers.get(b) == pool for b in r.brokers)) or \
                 (r.rule == "replication_factor" and len(m.replicas) == len(m.old_replicas))

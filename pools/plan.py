@@ -58,7 +58,7 @@ __all__ = ["copy_source", "REASON_RULES", "Reason", "PartitionMove", "SolverRepo
 
 PLAN_VERSION = 1
 #: Why a partition moves (`Reason.rule`), in the order the first that applies names a move.
-REASON_RULES = ("replication_factor", "evacuate", "isolate", "rack_spread", "relieve", "balance", "fill")
+REASON_RULES = ("replication_factor", "evacuate", "demote", "isolate", "rack_spread", "relieve", "balance", "fill")
 #: The dimensions a load reason names: `DIMENSIONS`, leader count and leaders' bytes-in (the engine's
 #: `planner.placement.engine.ENGINE_DIMENSIONS`).
 REASON_DIMENSIONS = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -86,6 +86,7 @@ class Reason:
 
     - ``replication_factor``: the operation changes the partition's replication factor;
     - ``evacuate``: ``brokers`` (drained by the operation, or unhealthy) give up their replica;
+    - ``demote``: ``brokers`` (one: the former preferred leader, demoted by the operation) give up leadership;
     - ``isolate``: ``brokers`` are outside the topic's pool;
     - ``rack_spread``: the current replicas span fewer than min(RF, racks of the pool) racks;
     - ``relieve``: ``broker`` would be over its capacity × headroom (``bound``) in ``dimension``;
@@ -131,6 +132,7 @@ class Reason:
         text = {
             "replication_factor": "changes the replication factor",
             "evacuate": f"evacuates broker{many} {ids} (drained or unhealthy)",
+            "demote": f"moves leadership off broker {ids} (demoted)",
             "isolate": f"isolates the topic: broker{many} {ids} {'are' if many else 'is'} outside its pool",
             "rack_spread": "repairs the rack spread: the current replicas share racks",
             "relieve": f"relieves broker {self.broker}: without it its {self.dimension} would be "
@@ -226,6 +228,11 @@ class Plan:
     def drained(self) -> tuple[int, ...]:
         """Brokers every replica leaves (a ``decommission`` or ``replace`` operation's ``drained``), sorted."""
         return tuple(sorted(self.operation.get("drained", ())))
+
+    @property
+    def demoted(self) -> tuple[int, ...]:
+        """Brokers leadership leaves (a ``demote`` operation's ``demoted``), sorted."""
+        return tuple(sorted(self.operation.get("demoted", ())))
 
     @property
     def moved_bytes(self) -> int:
@@ -431,13 +438,14 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
             raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
                              "(its brokers table)")
         partitions.append(move)
-    drained = header.operation.get("drained", [])
-    if not _ids(drained) and drained != []:
-        raise InputError(f"{source}: operation.drained: expected a list of distinct broker ids, got {drained!r}")
-    unknown = [b for b in drained if b not in brokers]
-    if unknown:
-        raise InputError(f"{source}: operation.drained: broker {unknown[0]} is not a broker of the plan "
-                         "(its brokers table)")
+    for key in ("drained", "demoted"):
+        ids = header.operation.get(key, [])
+        if not _ids(ids) and ids != []:
+            raise InputError(f"{source}: operation.{key}: expected a list of distinct broker ids, got {ids!r}")
+        unknown = [b for b in ids if b not in brokers]
+        if unknown:
+            raise InputError(f"{source}: operation.{key}: broker {unknown[0]} is not a broker of the plan "
+                             "(its brokers table)")
     s = header.solver
     return Plan(
         cluster=header.cluster,
@@ -480,9 +488,13 @@ def _reason(entry: _Partition, source: str, i: int) -> Reason | None:
     if load and r.broker not in {*old, *new}:
         raise InputError(f"{at}.reason.broker: expected a broker of old_replicas or replicas, got {r.broker}")
     left = [b for b in old if b not in new]
-    if (r.rule in ("evacuate", "isolate")) != bool(r.brokers) or any(b not in left for b in r.brokers):
-        raise InputError(f"{at}.reason.brokers: expected, for evacuate and isolate only, brokers of old_replicas "
-                         f"that replicas leaves ({left}), got {r.brokers}")
+    if r.rule == "demote":
+        if list(r.brokers) != [old[0]] or new[0] == old[0]:
+            raise InputError(f"{at}.reason.brokers: expected, for demote, the former preferred leader [{old[0]}] "
+                             f"that the move replaces as first replica, got {r.brokers}")
+    elif (r.rule in ("evacuate", "isolate")) != bool(r.brokers) or any(b not in left for b in r.brokers):
+        raise InputError(f"{at}.reason.brokers: expected, for evacuate, demote and isolate only, brokers of "
+                         f"old_replicas that replicas leaves ({left}), got {r.brokers}")
     if r.rule == "replication_factor" and len(old) == len(new):
         raise InputError(f"{at}.reason.rule: replication_factor, but the partition keeps {len(new)} replicas")
     if r.leader_only != (set(old) == set(new)):

@@ -316,7 +316,7 @@ def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation
     pools = sorted({inputs.brokers[b] for b in demoted})  # type: ignore[type-var]
     return operation_plan(inputs, "demote", arguments={"brokers": demoted}, brokers_after=inputs.brokers,
                           assignment=assignment, pools=pools, band=FAIR_SHARE_BAND, forced_bytes=0,
-                          warnings=warnings)
+                          warnings=warnings, extra={"demoted": demoted})
 
 
 def _demoted(p: PartitionState, demoted: set[int], unhealthy: set[int],
