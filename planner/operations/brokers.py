@@ -235,6 +235,11 @@ def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_ch
                              f"{new} would take {took} of broker {old}'s {total} replica(s) and {len(rerouted)} would "
                              f"go to other brokers of pool {pool!r} to keep their rack spread; pass "
                              f"--allow-rack-change to do that, or replace it by a broker of rack {rack[old]!r}")
+        topics = [t for t, p in inputs.topics.items() if p == pool]
+        short = _rack_shortfall(inputs, pool, [snap.broker_by_id[b] for b, p in sorted(after.items()) if p == pool],
+                                topics)
+        if short:
+            raise InfeasibleError(f"cannot replace broker {old} by {new}: " + "; ".join(short))
         warnings.append(f"cross-rack replace (--allow-rack-change): broker {new} (rack {rack[new]}) takes {took} of "
                         f"broker {old}'s (rack {rack[old]}) {total} replica(s), {len(rerouted)} go to other brokers of "
                         f"pool {pool!r} to keep their rack spread")

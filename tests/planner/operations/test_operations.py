@@ -109,6 +109,11 @@ def test_decommission_refuses_when_a_rack_left_with_fewer_brokers_cannot_hold_it
     assert "disk" not in message and "pool 'a' nw_in demand" not in message
     with pytest.raises(InfeasibleError, match="rack 'r0' of pool 'a' would keep broker\\(s\\) 1"):
         decommission_brokers(inputs, [4])
+    moved = tuple(dataclasses.replace(b, rack="r1") if b.id == 8 else b for b in s.snapshot.brokers)
+    s8 = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=moved))
+    with pytest.raises(InfeasibleError, match="cannot replace broker 4 by 8: rack 'r0' of pool 'a' would keep "
+                                              "broker\\(s\\) 1,"):
+        replace_broker(_inputs(s8), 4, 8, allow_rack_change=True)  # the same drain, with a broker of rack r1 in
     tight = _inputs(dataclasses.replace(s, profile=shape_profile(s, {"a.orders": 70e6})))
     assert decommission_brokers(tight, [6]).plan.brokers[6] is None
 
