@@ -1,23 +1,25 @@
-"""``poolplan brokers add|decommission|replace``: change a pool's brokers, moving as little as possible.
+"""``poolplan brokers add|decommission|demote|replace``: change a pool's brokers, moving as little as possible.
 
 - **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and end within
   `planner.placement.minimal_move.FAIR_SHARE_BAND` of their fair share (`planner.placement.engine.fair_share`)
-  in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes.
+  in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes. A broker the
+  inventory already tags with the pool joins the same way.
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
   racks (`pools.pool_rules.pool_racks_required`), its forecast demand within headroom × usable capacity
   (`pools.pool_rules.usable_capacity`, less the tolerated failures), and each rack's share of it: a partition
   whose RF reaches the pool's racks keeps a replica in every rack, so a rack left with fewer brokers must carry
   one replica of each within headroom × their capacity (Cruise Control refuses such a removal too); when it
-  falls short the operation is
-  refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then the seed (`pools.fill`) puts each
-  drained replica on the least-loaded broker on a rack the partition lacks and the engine relieves what is
-  over headroom.
+  falls short the operation is refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then
+  the seed (`pools.fill`) puts each drained replica on the least-loaded broker on a rack the partition lacks
+  (only on the ``destinations`` when given) and the engine relieves what is over headroom.
+- **demote** (Cruise Control's ``demote_broker``): leadership leaves the brokers, nothing is copied.
 - **replace** (Yelp's ``replace-broker``, kafka-kit's substitution affinity): the new broker takes the old
   one's place in every replica list, leadership included, so each replica is copied exactly once. Where the
   swap would break a partition's rack spread (or the new broker already holds it) that replica goes to the
-  least-loaded broker of the pool that keeps the spread instead. No solver runs; a new broker over headroom is
-  a warning (``poolplan rebalance`` relieves it).
+  least-loaded broker of the pool that keeps the spread instead. A new broker on another rack needs
+  ``allow_rack_change`` (and passes the rack check of decommission). No solver runs; a new broker over
+  headroom is a warning (``poolplan rebalance`` relieves it).
 
 Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on an unhealthy broker) keep
 their replicas, with one exception that makes a dead broker drainable: a held partition whose only trouble
