@@ -270,7 +270,8 @@ def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation
     """Move leadership off ``brokers`` (Cruise Control's ``demote_broker``): in every partition of a pooled topic
     whose preferred (first) replica is one of them, they move to the end of the replica list and the other
     replica that is in sync, healthy and least loaded once it leads (busiest dimension over headroom × capacity,
-    loads updated as leads move, heaviest partitions first) becomes the preferred leader; the runbook's
+    loads updated as leads move, heaviest partitions first; one in the topic's pool first) becomes the preferred
+    leader; the runbook's
     preferred-leader election then moves the lead. Nothing is copied and no replica changes broker.
 
     A partition with no other in-sync healthy replica, or held by `pools.health`, keeps its order (a warning
@@ -302,9 +303,11 @@ def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation
         share = shares.get((p.topic, p.partition))
         extra = _replica_share(p, share, True) - _replica_share(p, share, False)
 
-        def busiest(b: int, extra: np.ndarray = extra) -> float:
+        def busiest(b: int, extra: np.ndarray = extra, pool: str = inputs.topics[p.topic]) -> float:
+            if inputs.brokers.get(b) != pool:  # a replica outside its topic's pool leads only when none is inside
+                return np.inf
             load = loads[b][:4] + extra[:4]
-            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9))) if b in limit else np.inf
+            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9)))
 
         new = None if (p.topic, p.partition) in inputs.health.partitions else \
             _demoted(p, set(demoted), set(inputs.health.brokers), busiest)
