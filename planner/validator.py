@@ -115,7 +115,8 @@ def _partition_problems(m, state, known: set[int], wanted: Mapping[str, int]) ->
 def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Each topic in one of its candidate pools (any pool when none claims it); each replica in its topic's pool
     (a partition `pools.health` holds may keep its current replicas). A day-2 operation leaves a topic in no pool
-    where it is and says so itself: such a topic, unmoved, is not judged here."""
+    where it is and says so itself: such a topic, unmoved, is not judged here; nor is a partition whose replicas
+    it only reorders (a demotion, an excluded topic): where they sit is the audit's finding, not the plan's."""
     out = []
     held = _kept_held(snapshot, plan)
     moved = {m.topic for m in plan.moves}
@@ -126,7 +127,8 @@ def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
         if pool not in candidates:
             out.append(Violation("pools", True, f"topic {topic!r} is in pool {pool!r}, not one of {list(candidates)}"))
     for m in _flagged(snapshot, plan, _outside_rows):
-        if (m.topic, m.partition) in held or m.topic in left:
+        if (m.topic, m.partition) in held or m.topic in left or (plan.operation and
+                                                                   set(m.replicas) == set(m.old_replicas)):
             continue
         pool = plan.topics.get(m.topic)
         outside = [b for b in m.replicas if plan.brokers.get(b) != pool]

@@ -1,23 +1,25 @@
-"""``poolplan brokers add|decommission|replace``: change a pool's brokers, moving as little as possible.
+"""``poolplan brokers add|decommission|demote|replace``: change a pool's brokers, moving as little as possible.
 
 - **add** (Cruise Control's ``add_broker``, kafka-kit's ``scale``): the brokers join the pool and end within
   `planner.placement.minimal_move.FAIR_SHARE_BAND` of their fair share (`planner.placement.engine.fair_share`)
-  in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes.
+  in every dimension, leaders and leaders' bytes-in included, at the fewest moved bytes. A broker the
+  inventory already tags with the pool joins the same way.
 - **decommission** (``remove_broker``, Yelp's ``decommission``): every replica leaves the brokers. First the
   rest of the pool is checked: enough brokers for its largest replication factor and ``min_brokers``, enough
   racks (`pools.pool_rules.pool_racks_required`), its forecast demand within headroom × usable capacity
   (`pools.pool_rules.usable_capacity`, less the tolerated failures), and each rack's share of it: a partition
   whose RF reaches the pool's racks keeps a replica in every rack, so a rack left with fewer brokers must carry
   one replica of each within headroom × their capacity (Cruise Control refuses such a removal too); when it
-  falls short the operation is
-  refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then the seed (`pools.fill`) puts each
-  drained replica on the least-loaded broker on a rack the partition lacks and the engine relieves what is
-  over headroom.
+  falls short the operation is refused (`pools.errors.InfeasibleError`, exit 1) naming what is missing. Then
+  the seed (`pools.fill`) puts each drained replica on the least-loaded broker on a rack the partition lacks
+  (only on the ``destinations`` when given) and the engine relieves what is over headroom.
+- **demote** (Cruise Control's ``demote_broker``): leadership leaves the brokers, nothing is copied.
 - **replace** (Yelp's ``replace-broker``, kafka-kit's substitution affinity): the new broker takes the old
   one's place in every replica list, leadership included, so each replica is copied exactly once. Where the
   swap would break a partition's rack spread (or the new broker already holds it) that replica goes to the
-  least-loaded broker of the pool that keeps the spread instead. No solver runs; a new broker over headroom is
-  a warning (``poolplan rebalance`` relieves it).
+  least-loaded broker of the pool that keeps the spread instead. A new broker on another rack needs
+  ``allow_rack_change`` (and passes the rack check of decommission). No solver runs; a new broker over
+  headroom is a warning (``poolplan rebalance`` relieves it).
 
 Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on an unhealthy broker) keep
 their replicas, with one exception that makes a dead broker drainable: a held partition whose only trouble
@@ -237,6 +239,11 @@ def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_ch
                              f"{new} would take {took} of broker {old}'s {total} replica(s) and {len(rerouted)} would "
                              f"go to other brokers of pool {pool!r} to keep their rack spread; pass "
                              f"--allow-rack-change to do that, or replace it by a broker of rack {rack[old]!r}")
+        topics = [t for t, p in inputs.topics.items() if p == pool]
+        short = _rack_shortfall(inputs, pool, [snap.broker_by_id[b] for b, p in sorted(after.items()) if p == pool],
+                                topics)
+        if short:
+            raise InfeasibleError(f"cannot replace broker {old} by {new}: " + "; ".join(short))
         warnings.append(f"cross-rack replace (--allow-rack-change): broker {new} (rack {rack[new]}) takes {took} of "
                         f"broker {old}'s (rack {rack[old]}) {total} replica(s), {len(rerouted)} go to other brokers of "
                         f"pool {pool!r} to keep their rack spread")
@@ -265,7 +272,8 @@ def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation
     """Move leadership off ``brokers`` (Cruise Control's ``demote_broker``): in every partition of a pooled topic
     whose preferred (first) replica is one of them, they move to the end of the replica list and the other
     replica that is in sync, healthy and least loaded once it leads (busiest dimension over headroom × capacity,
-    loads updated as leads move, heaviest partitions first) becomes the preferred leader; the runbook's
+    loads updated as leads move, heaviest partitions first; one in the topic's pool first) becomes the preferred
+    leader; the runbook's
     preferred-leader election then moves the lead. Nothing is copied and no replica changes broker.
 
     A partition with no other in-sync healthy replica, or held by `pools.health`, keeps its order (a warning
@@ -297,9 +305,11 @@ def demote_brokers(inputs: OperationInputs, brokers: Sequence[int]) -> Operation
         share = shares.get((p.topic, p.partition))
         extra = _replica_share(p, share, True) - _replica_share(p, share, False)
 
-        def busiest(b: int, extra: np.ndarray = extra) -> float:
+        def busiest(b: int, extra: np.ndarray = extra, pool: str = inputs.topics[p.topic]) -> float:
+            if inputs.brokers.get(b) != pool:  # a replica outside its topic's pool leads only when none is inside
+                return np.inf
             load = loads[b][:4] + extra[:4]
-            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9))) if b in limit else np.inf
+            return float(np.max(load / np.where(limit[b] > 0, limit[b], 1e-9)))
 
         new = None if (p.topic, p.partition) in inputs.health.partitions else \
             _demoted(p, set(demoted), set(inputs.health.brokers), busiest)

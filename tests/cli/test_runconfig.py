@@ -67,6 +67,23 @@ def test_a_rebalance_table_makes_a_day2_run(tmp_path: Path) -> None:
         stage_call(load_run_config(_config(tmp_path, "[rebalance]\nband = 'wide'\n")), "rebalance", run)
 
 
+def test_the_new_operation_options_are_run_keys(tmp_path: Path) -> None:
+    cfg = load_run_config(_config(tmp_path, "[rebalance]\nleaders-only = true\ndimension-band = ['disk=0.05']\n"
+                                            "exclude-topic = ['a[.].*']\nexclude-broker = [3]\n"))
+    call = stage_call(cfg, "rebalance", tmp_path / "run")
+    assert call.options.leaders_only and call.options.dimension_bands == (("disk", 0.05),)
+    assert call.options.exclude_topics == ("a[.].*",) and call.options.exclude_brokers == (3,)
+    with pytest.raises(InputError, match=r"rebalance\.dimension-band: expected DIMENSION=FRACTION"):
+        stage_call(load_run_config(_config(tmp_path, "[rebalance]\ndimension-band = ['cpu=1']\n")), "rebalance",
+                   tmp_path / "run")
+    cfg = load_run_config(_config(tmp_path, "[brokers-replace]\nold = 1\nnew = 2\nallow-rack-change = true\n"))
+    assert stage_call(cfg, "brokers-replace", tmp_path / "run").options.allow_rack_change
+    cfg = load_run_config(_config(tmp_path, "[brokers-decommission]\nbroker = [1]\nto = [2, 3]\n"))
+    assert stage_call(cfg, "brokers-decommission", tmp_path / "run").options.to == (2, 3)
+    cfg = load_run_config(_config(tmp_path, "[brokers-demote]\nbroker = [1]\n"))
+    assert stage_call(cfg, "brokers-demote", tmp_path / "run").options.brokers == (1,)
+
+
 def test_an_operation_table_makes_a_day2_run_its_profile_the_runs_only_with_ingest(tmp_path: Path) -> None:
     (tmp_path / "pools.toml").write_text("")
     cfg = load_run_config(_config(tmp_path, "[brokers-decommission]\nbroker = [5, 6]\n"

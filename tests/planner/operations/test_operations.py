@@ -109,6 +109,11 @@ def test_decommission_refuses_when_a_rack_left_with_fewer_brokers_cannot_hold_it
     assert "disk" not in message and "pool 'a' nw_in demand" not in message
     with pytest.raises(InfeasibleError, match="rack 'r0' of pool 'a' would keep broker\\(s\\) 1"):
         decommission_brokers(inputs, [4])
+    moved = tuple(dataclasses.replace(b, rack="r1") if b.id == 8 else b for b in s.snapshot.brokers)
+    s8 = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=moved))
+    with pytest.raises(InfeasibleError, match="cannot replace broker 4 by 8: rack 'r0' of pool 'a' would keep "
+                                              "broker\\(s\\) 1,"):
+        replace_broker(_inputs(s8), 4, 8, allow_rack_change=True)  # the same drain, with a broker of rack r1 in
     tight = _inputs(dataclasses.replace(s, profile=shape_profile(s, {"a.orders": 70e6})))
     assert decommission_brokers(tight, [6]).plan.brokers[6] is None
 
@@ -178,18 +183,21 @@ def test_demote_moves_leadership_off_a_broker_copying_nothing() -> None:
     from planner.operations import demote_brokers
 
     s = hot_tenant()  # broker 1 leads every a.clicks partition
-    parts = tuple(dataclasses.replace(p, isr=(1, 2)) if (p.topic, p.partition) == ("a.clicks", 2) else p
-                  for p in s.snapshot.partitions)  # a.clicks-2 = [1, 2, 6]: 6 is out of sync (under-replicated)
+    parts = tuple(dataclasses.replace(p, isr=(1, 2)) if (p.topic, p.partition) == ("a.clicks", 2) else
+                  dataclasses.replace(p, replicas=(1, 2, 9), isr=(1, 2, 9)) if (p.topic, p.partition) == ("a.orders", 0)
+                  else p for p in s.snapshot.partitions)
+    # a.clicks-2 = [1, 2, 6]: 6 is out of sync (under-replicated); a.orders-0 has a replica on 9, in pool b
     s = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, partitions=parts))
     led = [p for p in parts if p.replicas[0] == 1 and (p.topic, p.partition) != ("a.clicks", 2)]
     op = demote_brokers(_inputs(s), [1])
-    _check(s, op)
+    assert not [w for w in op.plan.warnings if w.startswith("validator:")], op.plan.warnings
     assert op.moved_bytes == 0 and op.plan.operation["name"] == "demote"
     after = {(m.topic, m.partition): m.replicas for m in op.plan.partitions}
     for p in led:
         new = after[p.topic, p.partition]
         assert set(new) == set(p.replicas) and new[0] != 1 and new[-1] == 1, (p, new)
     assert after["a.clicks", 2] == (1, 2, 6)  # held until repaired, and said so
+    assert after["a.orders", 0] == (2, 9, 1)  # demoted, led inside its pool; where 9 sits is the audit's finding
     assert "1 partition(s) keep broker(s) 1 as preferred leader: no other replica is in sync and healthy, or the " \
         "partition must be repaired first: a.clicks-2" in op.plan.warnings
     assert [m for m in op.plan.partitions if m.replicas[0] == 1] == [m for m in op.plan.partitions
