@@ -59,7 +59,10 @@ class PoolCapacity:
     including the ``added`` ones). ``limits`` applies the failures the policy tolerates; ``loss`` loses at least
     one broker (the N−1 view, the same as ``limits`` unless the policy tolerates none). ``runway_days`` counts
     from ``as_of`` until the demand (compounding at ``growth_per_day``) first exceeds ``max_utilisation ×
-    usable``: 0 when it already does, ``None`` when it never does at this growth.
+    usable``: 0 when it already does, ``None`` when it never does at this growth. That pool-average runway is
+    kept for callers of this API; the report's runway sums each topic's own forecast (`planner.report.runway`).
+    ``unbought`` are the limits without the brokers the plan adds, ``capacity_placed`` the capacity of the
+    brokers the plan places replicas on and ``busiest_after`` the largest share of one of them after the plan.
     """
 
     pool: str
