@@ -165,7 +165,8 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                        cell(text, cls)))
     blocks.append(Para("Order by: the day each pool first crosses a limit without the brokers the plan adds (the "
                        "likely crossing), less the procurement lead time (`[new_broker] lead_time_days`); "
-                       "\"overdue\" when that day is before the end of the metric history."))
+                       "\"overdue\" when that day is before the end of the metric history; \"may be due now\" when "
+                       "the crossing is past the history's span but less than the lead time after its end."))
     blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
                                      "lead time", "order by"), tuple(orders), frozenset({0, 2, 3, 5})))
     if lead is None:
@@ -188,6 +189,8 @@ def _crossing(runway: Runway, c: Crossing) -> tuple[str, str]:
 
 def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
     """The order-by cell: a date, "overdue since" a date, "after" a date, or no order needed."""
+    if runway.may_be_due(o):
+        return "may be due now: the lead time reaches back past the history's span", "over"
     if o.crossing.kind == "after":
         return f"after {(runway.supported_until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
     day = runway.order_by(o)

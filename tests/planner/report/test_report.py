@@ -168,6 +168,19 @@ def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
     assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
 
 
+def test_an_order_whose_crossing_is_past_the_history_but_within_the_lead_time_may_be_due(tmp_path):
+    run = build_run(tmp_path / "run", rates=(24e6, 20e6))  # a's network out crosses 140 MB/s on day 95
+    (run / "pools.toml").write_text((run / "pools.toml").read_text().replace("lead_time_days = 30",
+                                                                             "lead_time_days = 120"))
+    model, out = render(run)
+    order = next(o for o in model.runway.orders if o.pool == "a")
+    assert order.crossing.kind == "after" and model.runway.may_be_due(order) and not model.runway.overdue(order)
+    assert "| a | 1 | — | after 2027-01-29 | 120 days | may be due now: the lead time reaches back past the " \
+           "history's span |" in out.markdown
+    assert "The order for a may be due now: its crossing is past the 90 days of history, but less than the 120 " \
+           "days of lead time after 2026-10-31." in out.markdown
+
+
 def test_first_crossing_edges():
     assert first_crossing([1.0, 2.0, 3.0], None, 1.0) == Crossing("unknown")
     assert first_crossing([1.0, 2.0, 3.0], 2.5, 1.0) == Crossing("day", 2)
