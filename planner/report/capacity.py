@@ -59,7 +59,10 @@ class PoolCapacity:
     including the ``added`` ones). ``limits`` applies the failures the policy tolerates; ``loss`` loses at least
     one broker (the N−1 view, the same as ``limits`` unless the policy tolerates none). ``runway_days`` counts
     from ``as_of`` until the demand (compounding at ``growth_per_day``) first exceeds ``max_utilisation ×
-    usable``: 0 when it already does, ``None`` when it never does at this growth.
+    usable``: 0 when it already does, ``None`` when it never does at this growth. That pool-average runway is
+    kept for callers of this API; the report's runway sums each topic's own forecast (`planner.report.runway`).
+    ``unbought`` are the limits without the brokers the plan adds, ``capacity_placed`` the capacity of the
+    brokers the plan places replicas on and ``busiest_after`` the largest share of one of them after the plan.
     """
 
     pool: str
@@ -79,6 +82,8 @@ class PoolCapacity:
     as_of: date | None
     planned: bool
     unbought: CapacityLimits | None = None
+    capacity_placed: float | None = None
+    busiest_after: float | None = None
 
     @property
     def max_utilisation(self) -> float | None:
@@ -96,8 +101,13 @@ class PoolCapacity:
 
     @property
     def after(self) -> float | None:
-        """Utilisation at the forecast horizon after the plan, on the brokers after the plan (``None``: no plan)."""
-        return _ratio(self.demand_forecast, self.capacity_after) if self.planned else None
+        """Utilisation at the forecast horizon after the plan, on the brokers it places replicas on: its brokers
+        after the plan without the ones it adds (``capacity_placed``), which carry nothing until they join and the
+        pool is planned again (``None``: no plan)."""
+        if not self.planned:
+            return None
+        return _ratio(self.demand_forecast, self.capacity_after if self.capacity_placed is None else
+                      self.capacity_placed)
 
     @property
     def limit(self) -> float | None:
@@ -243,8 +253,11 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
             limits = pool_rules(run, pool, dim, caps)
             loss = limits if limits.lost or not caps else pool_rules(run, pool, dim, caps, at_least=1)
             unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new}) if n_added else limits
+            busiest = max((_ratio(brokers[b][dim]["after"], brokers[b][dim].get("capacity")) or 0.0
+                           for b in new if "after" in brokers.get(b, {}).get(dim, {})), default=None) if planned else None
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
-                                    demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought))
+                                    demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought,
+                                    cap_real if planned else None, busiest))
     return tuple(out)
 
 

@@ -104,6 +104,12 @@ def _buy(model: ReportModel) -> str:
         if overdue:
             sentences.append("Order now: " + "; ".join(_order(runway, o) for o in overdue[:MAX_NAMED])
                              + (f", and {len(overdue) - MAX_NAMED} more" if len(overdue) > MAX_NAMED else "") + ".")
+        unsure = [o.pool for o in runway.orders if o.brokers and runway.may_be_due(o)]
+        if unsure:
+            sentences.append(f"The order for {', '.join(unsure)} may be due now: {_plural(len(unsure), 'its', 'their')} "
+                             f"crossing is past the {format_plural(runway.history_days, 'day')} of history, but "
+                             f"less than the {format_plural(runway.lead_time_days or 0, 'day')} of lead time after "
+                             f"{runway.as_of.isoformat()}.")
     if cost is not None and cost.brokers:
         pools = ", ".join(f"{r.pool}: {r.brokers}" for r in cost.rows)
         price = f" for {money(cost.total, cost)}" if cost.total is not None else \

@@ -135,6 +135,12 @@ class Runway:
         day = self.date(order.crossing)
         return None if day is None else day - timedelta(days=self.lead_time_days or 0)
 
+    def may_be_due(self, order: OrderBy) -> bool:
+        """The crossing is past the history's span, but the lead time reaches back before ``as_of``: the order may
+        already be due."""
+        lead = timedelta(days=self.lead_time_days or 0)
+        return order.crossing.kind == "after" and self.supported_until - lead <= self.as_of
+
     def overdue(self, order: OrderBy) -> bool:
         """The order-by date is before ``as_of``, or the limit is already crossed without the brokers."""
         day = self.order_by(order)

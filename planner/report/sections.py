@@ -92,7 +92,8 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                      cell(format_load(p.capacity_before, p.dimension)),
                      cell(format_load(p.capacity_after, p.dimension) if p.planned else None),
                      _pct(p.now, p.max_utilisation), _pct(p.forecast, p.max_utilisation),
-                     _pct(p.after, p.max_utilisation), cell(format_percent(p.max_utilisation))))
+                     _pct(p.after, p.max_utilisation), _pct(p.busiest_after, p.max_utilisation),
+                     cell(format_percent(p.max_utilisation))))
     blocks: list = []
     if "pools" in charts:
         blocks.append(Chart("pools", "Pool utilisation per dimension",
@@ -102,11 +103,13 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
     blocks.append(Table("pools", ("pool", "dimension", "brokers before → after", "capacity before the plan",
                                   "capacity after the plan", "now, load on today's brokers",
                                   "at forecast, today's placement",
-                                  "at forecast, after the plan", "max utilisation (policy)"),
+                                  "at forecast, after the plan", "busiest broker after the plan",
+                                  "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
     blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
-                       "pool's brokers today); after the plan, of the capacity after it (its brokers after the "
-                       "plan, new ones included). Red: above the maximum utilisation. Two bases for \"now\": here, "
+                       "pool's brokers today); after the plan, of the brokers the plan places replicas on (the "
+                       "brokers it adds carry nothing until they join and the pool is planned again), and the "
+                       "busiest of them. Red: above the maximum utilisation. Two bases for \"now\": here, "
                        "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
                        "count the demand of the pool's topics (after the plan), wherever they are placed."))
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
@@ -162,7 +165,8 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                        cell(text, cls)))
     blocks.append(Para("Order by: the day each pool first crosses a limit without the brokers the plan adds (the "
                        "likely crossing), less the procurement lead time (`[new_broker] lead_time_days`); "
-                       "\"overdue\" when that day is before the end of the metric history."))
+                       "\"overdue\" when that day is before the end of the metric history; \"may be due now\" when "
+                       "the crossing is past the history's span but less than the lead time after its end."))
     blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
                                      "lead time", "order by"), tuple(orders), frozenset({0, 2, 3, 5})))
     if lead is None:
@@ -185,6 +189,8 @@ def _crossing(runway: Runway, c: Crossing) -> tuple[str, str]:
 
 def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
     """The order-by cell: a date, "overdue since" a date, "after" a date, or no order needed."""
+    if runway.may_be_due(o):
+        return "may be due now: the lead time reaches back past the history's span", "over"
     if o.crossing.kind == "after":
         return f"after {(runway.supported_until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
     day = runway.order_by(o)

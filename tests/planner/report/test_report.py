@@ -42,10 +42,14 @@ def pool(model, name, dim):
 def test_capacity_before_and_after_the_plan_are_both_shown(full):
     model, out = full
     a = pool(model, "a", "disk")
-    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast on 3 TB; after the plan 2 TB on 3 + 1 new
+    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast on 3 TB; after the plan 2 TB on the 3
+    # brokers it places on (the new one carries nothing until it joins and the pool is planned again), the busiest
+    # of them, broker 1, at 0.11 × 6 = 66 %
     assert (a.brokers_before, a.brokers_after, a.added, a.capacity_before, a.capacity_after) == (3, 3, 1, 3e12, 4e12)
-    assert (round(a.now, 6), round(a.forecast, 6), a.after, a.max_utilisation) == (0.2, 0.24, 0.5, 0.7)
-    assert "| a | Disk | 3 → 3 + 1 new | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 50.0 % | 70.0 % |" in out.markdown
+    assert (round(a.now, 6), round(a.forecast, 6), round(a.after, 6), a.max_utilisation) == (0.2, 0.24, 0.666667, 0.7)
+    assert round(a.busiest_after, 6) == 0.66
+    assert "| a | Disk | 3 → 3 + 1 new | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 66.7 % | 66.0 % | 70.0 % |" \
+        in out.markdown
     assert "max utilisation (policy)" in out.markdown and "headroom 70" not in out.markdown
     assert model.heat.brokers == (1, 2, 3, 4, 5, 6) and model.heat.pools == ("a",) * 3 + ("b",) * 3
     assert [round(v, 6) for v in model.heat.now[0]] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
@@ -162,6 +166,19 @@ def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
     _write_backtest(run, days=7)  # no origin has a later day
     _, out = render(run)
     assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
+
+
+def test_an_order_whose_crossing_is_past_the_history_but_within_the_lead_time_may_be_due(tmp_path):
+    run = build_run(tmp_path / "run", rates=(24e6, 20e6))  # a's network out crosses 140 MB/s on day 95
+    (run / "pools.toml").write_text((run / "pools.toml").read_text().replace("lead_time_days = 30",
+                                                                             "lead_time_days = 120"))
+    model, out = render(run)
+    order = next(o for o in model.runway.orders if o.pool == "a")
+    assert order.crossing.kind == "after" and model.runway.may_be_due(order) and not model.runway.overdue(order)
+    assert "| a | 1 | — | after 2027-01-29 | 120 days | may be due now: the lead time reaches back past the " \
+           "history's span |" in out.markdown
+    assert "The order for a may be due now: its crossing is past the 90 days of history, but less than the 120 " \
+           "days of lead time after 2026-10-31." in out.markdown
 
 
 def test_first_crossing_edges():

@@ -215,7 +215,11 @@ def test_pool_table_capacity_before_and_after(page):
         _close(r["capacity after the plan"], row["capacity_with_added"])
         _close(r["now, load on today's brokers"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
         _close(r["at forecast, today's placement"], sum(src.cell(src.plan, b, dim)["before"] for b in before) / cap_before)
-        _close(r["at forecast, after the plan"], row["demand_forecast"] / row["capacity_with_added"])
+        after = src.brokers(src.plan, "brokers", pool)  # the brokers it places on; added ones carry nothing
+        _close(r["at forecast, after the plan"], row["demand_forecast"] / sum(src.cell(src.plan, b, dim)["capacity"]
+                                                                             for b in after))
+        _close(r["busiest broker after the plan"], max(src.cell(src.plan, b, dim)["after"]
+                                                       / src.cell(src.plan, b, dim)["capacity"] for b in after))
         _close(r["max utilisation (policy)"], row["headroom"])
 
 
@@ -305,7 +309,10 @@ def test_order_by(page):
         elif any(c.startswith("after ") for c, _ in crossings):
             until = date.fromisoformat(next(c for c, _ in crossings if c.startswith("after "))[len("after "):])
             assert r["crosses"] == f"after {until}" and r["first limit crossed without them"] == "—"
-            assert r["order by"] == f"after {until - timedelta(days=lead or 0)}"
+            if until - timedelta(days=lead or 0) <= src.as_of:  # the lead time reaches back past the history's end
+                assert r["order by"] == "may be due now: the lead time reaches back past the history's span"
+            else:
+                assert r["order by"] == f"after {until - timedelta(days=lead or 0)}"
         else:
             assert r["order by"] == "no crossing ahead"
 
