@@ -106,8 +106,9 @@ def place_in_pools(
         `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`). Called as
         ``optimiser(state, goal)``, with ``time_limit=seconds`` when ``time_limit`` is given.
     time_limit : float, optional
-        Wall-clock seconds for the whole placement: each pool gets what is left over the pools still to place
-        (a pool cut short is named in the warnings). Default: the optimiser's own limit.
+        Wall-clock seconds for the whole placement: each pool gets the share of what is left that its
+        (partition, broker) pairs are of the pools still to place (a pool cut short is named in the warnings).
+        Default: the optimiser's own limit.
 
     Returns
     -------
@@ -141,6 +142,10 @@ def place_in_pools(
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
     deadline = None if time_limit is None else time.monotonic() + time_limit
+    # each pool's share of the time left: its (partition, broker) pairs over those of the pools still to place
+    pairs = np.array([np.count_nonzero((part_pool == j) & ~fixed) * len(brokers[j]) for j in range(len(pools))],
+                     dtype=float)
+    later = np.cumsum(pairs[::-1])[::-1]
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -159,7 +164,8 @@ def place_in_pools(
             if deadline is None:
                 result = optimiser(state, goal)
             else:
-                result = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) / (len(pools) - j))
+                share = pairs[j] / later[j] if later[j] > 0 else 1.0
+                result = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) * share)
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,
                                           result.leader_changes, result.status, result.gap, result.candidates)
