@@ -207,7 +207,7 @@ def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
     """On an `InputError`, leave ``out`` as it was: remove the directories this run created (``out`` and any
     missing parent), or in a directory the user had, remove what the run added at its top level and put back
     the Spark log it replaced. Other failures (exit 3) keep ``OUT/spark.log``: their message points to it."""
-    from spark_jobs.spark_log import LOG_FILE
+    from spark_jobs.spark_log import LOG_FILE, release_log
 
     created = out
     while not created.parent.exists() and created.parent != created:
@@ -221,6 +221,7 @@ def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
     try:
         yield
     except InputError:
+        release_log(log)
         if not existed:
             shutil.rmtree(created, ignore_errors=True)
         else:

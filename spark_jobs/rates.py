@@ -78,10 +78,10 @@ THROUGHPUT_SCHEMA = T.StructType(
         T.StructField("bytes_in", T.LongType(), True),
         T.StructField("bytes_out", T.LongType(), True),
         T.StructField("messages_in", T.LongType(), True),
-        T.StructField("source", T.StringType(), False),
-        T.StructField("flags", T.IntegerType(), False),
         T.StructField("bytes_out_interval_s", T.IntegerType(), True),
         T.StructField("messages_in_interval_s", T.IntegerType(), True),
+        T.StructField("source", T.StringType(), False),
+        T.StructField("flags", T.IntegerType(), False),
     ]
 )
 #: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
@@ -246,9 +246,9 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         F.coalesce(F.round("bytes_in"), F.when(F.col("covered") == 0, F.lit(0))).cast("long").alias("bytes_in"),
         F.round("bytes_out").cast("long").alias("bytes_out"),
         F.round("messages_in").cast("long").alias("messages_in"),
+        *[F.when(seconds[m] != interval, seconds[m]).alias(f"{m}_interval_s") for m in names[1:]],
         "source",
         flags.cast("int").alias("flags"),
-        *[F.when(seconds[m] != interval, seconds[m]).alias(f"{m}_interval_s") for m in names[1:]],
     )
 
 

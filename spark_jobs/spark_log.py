@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pools.errors import InputError, JobError, PoolplanError
 
-__all__ = ["LOG_FILE", "spark_log", "job_failure"]
+__all__ = ["LOG_FILE", "spark_log", "release_log", "job_failure"]
 
 #: The log file's name in an output directory.
 LOG_FILE = "spark.log"
@@ -106,10 +106,28 @@ def spark_log(spark, path: str | Path, *, echo: bool = False) -> Iterator[Path]:
                 pass
         config.unlink(missing_ok=True)
         if not failed:
-            # after a failure py4j keeps logging into the file: a dead JVM's broken connections are noise there
             logging.getLogger().removeFilter(diverted)
             handler.close()
             py4j.handlers[:], py4j.propagate = saved
+        else:  # py4j keeps logging into the file: a dead JVM's broken connections are noise there
+            _KEPT[log.resolve()] = (handler, diverted)
+
+
+#: Log files py4j keeps writing into after a failed `spark_log` block, with their handler and root filter.
+_KEPT: dict[Path, tuple[logging.Handler, _FromPy4j]] = {}
+
+
+def release_log(path: str | Path) -> None:
+    """Stop py4j writing into ``path`` after a failed `spark_log` block (its records are dropped instead), so
+    the file can be removed or put back as it was without py4j re-creating or appending to it at exit."""
+    kept = _KEPT.pop(Path(path).resolve(), None)
+    if kept is None:
+        return
+    handler, diverted = kept
+    handler.close()
+    dropped = logging.NullHandler()
+    logging.getLogger("py4j").handlers[:] = [dropped]
+    diverted.handler = dropped
 
 
 class _FromPy4j(logging.Filter):

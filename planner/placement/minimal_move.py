@@ -112,8 +112,9 @@ def place_in_pools(
         `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`). Called as
         ``optimiser(state, goal)``, with ``time_limit=seconds`` when ``time_limit`` is given.
     time_limit : float, optional
-        Wall-clock seconds for the whole placement: each pool gets what is left over the pools still to place
-        (a pool cut short is named in the warnings). Default: the optimiser's own limit.
+        Wall-clock seconds for the whole placement: each pool gets the share of what is left that its
+        (partition, broker) pairs are of the pools still to place (a pool cut short is named in the warnings).
+        Default: the optimiser's own limit.
 
     Returns
     -------
@@ -148,6 +149,10 @@ def place_in_pools(
     outcome: dict[str, PoolPlacement] = {}
     deadline = None if time_limit is None else time.monotonic() + time_limit
     reasons: dict[tuple[str, int], MoveReason] = {}
+    # each pool's share of the time left: its (partition, broker) pairs over those of the pools still to place
+    pairs = np.array([np.count_nonzero((part_pool == j) & ~fixed) * len(brokers[j]) for j in range(len(pools))],
+                     dtype=float)
+    later = np.cumsum(pairs[::-1])[::-1]
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -166,7 +171,8 @@ def place_in_pools(
             if deadline is None:
                 found = optimiser(state, goal)
             else:
-                found = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) / (len(pools) - j))
+                share = pairs[j] / later[j] if later[j] > 0 else 1.0
+                found = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) * share)
             pruned, why = prune_moves(state, goal, found.target)  # no move that relieves, fills or repairs nothing
             result = replace(evaluate(state, goal, pruned, found.status), gap=found.gap,
                              candidates=found.candidates, rounds=found.rounds)

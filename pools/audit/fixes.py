@@ -87,10 +87,9 @@ class FixTargets:
         >>> fixes.repairs(0, (1, 3)), fixes.repairs(0, (1, 2)), fixes.repairs(0, (1, 4))
         (False, True, False)
         """
-        pool = int(self.part_pool[part])
-        if pool < 0:
+        pool, a = int(self.part_pool[part]), self.a
+        if pool < 0 or not a.n_brokers:
             return False
-        a = self.a
         pos = np.searchsorted(a.broker_ids, target)
         known = (pos < a.n_brokers) & (a.broker_ids[np.minimum(pos, a.n_brokers - 1)] == np.asarray(target))
         if not known.all() or (self.broker_pool[pos] != pool).any():

@@ -68,3 +68,25 @@ def test_a_dead_jvm_is_exit_3_with_one_line_and_nothing_written(tmp_path: Path) 
     assert (out / "spark.log").exists()
     assert not (out / "topic_profile.parquet").exists() and not (out / "quality.json").exists()
     assert not history.exists() or not any(history.rglob("*.parquet"))
+
+
+@pytest.mark.spark
+def test_a_released_log_is_never_written_again(spark, tmp_path: Path) -> None:
+    import logging
+
+    from spark_jobs.spark_log import release_log, spark_log
+
+    log = tmp_path / "out" / "spark.log"
+    with pytest.raises(RuntimeError), spark_log(spark, log):
+        raise RuntimeError("bad input found inside the block")
+    logging.getLogger("py4j").warning("a failed block leaves py4j writing here")
+    assert "a failed block leaves py4j writing here" in log.read_text()
+    release_log(log)
+    log.unlink()
+    log.parent.rmdir()  # the run removes the directory it created
+    handlers = logging.getLogger("py4j").handlers
+    assert [h for h in handlers if getattr(h, "baseFilename", None) == str(log.resolve())] == []
+    for h in handlers:  # what logging.shutdown does at exit, before py4j's last records
+        h.close()
+    logging.getLogger("py4j.clientserver").warning("Closing down clientserver connection")
+    assert not log.parent.exists()
