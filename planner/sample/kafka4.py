@@ -141,13 +141,10 @@ def lost_min_isr(cluster: SampleCluster) -> list[Problem]:
     """``min_isr_after_broker_loss`` for each topic with a partition (leader, every replica in sync) whose replication
     factor minus one broker is below the topic's ``min.insync.replicas`` (the sample's pools tolerate one failure):
     the durable topic, and any the default sample made durable on RF 2 for its ``under_min_isr`` plant."""
-    out = []
-    for t in cluster.topics:
-        need = t.min_insync_replicas
-        if any(p.topic == t.topic and p.leader is not None and set(p.isr) >= set(p.replicas)
-               and need <= len(p.replicas) < need + 1 for p in cluster.partitions):
-            out.append(Problem("min_isr_after_broker_loss", topic=t.topic, pool=t.pool))
-    return out
+    need = {t.topic: t.min_insync_replicas for t in cluster.topics}
+    hit = {p.topic for p in cluster.partitions if p.leader is not None and set(p.isr) >= set(p.replicas)
+           and need[p.topic] <= len(p.replicas) < need[p.topic] + 1}
+    return [Problem("min_isr_after_broker_loss", topic=t.topic, pool=t.pool) for t in cluster.topics if t.topic in hit]
 
 
 def _spread(final: Sizes, broker: int, share: float) -> dict[tuple[str, int], str]:

@@ -21,33 +21,7 @@ from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["check_min_isr_after_broker_loss", "partitions_below_min_isr", "topics_below_min_isr"]
-
-
-def partitions_below_min_isr(snapshot: ClusterSnapshot, lost: set[int], topics: set[str] | None = None
-                             ) -> dict[str, list[int]]:
-    """Per topic (of ``topics``, default all), the partitions whose in-sync replicas outside ``lost`` are fewer
-    than the topic's ``min.insync.replicas`` while they meet it today (ISR as reported, else all replicas).
-
-    >>> from pools.snapshot import Broker, Capacity, PartitionState, TopicState
-    >>> parts = (PartitionState("a", 0, (1, 2, 3), 1, (1, 2, 3)), PartitionState("b", 0, (1, 2, 3), 1, (1, 2, 3)))
-    >>> topics = (TopicState("a", configs={"min.insync.replicas": "3"}), TopicState("b", configs={"min.insync.replicas": "2"}))
-    >>> snap = ClusterSnapshot("c", tuple(Broker(i, None, Capacity(1, 1, 1, 1)) for i in (1, 2, 3)), topics, parts)
-    >>> partitions_below_min_isr(snap, {2})
-    {'a': [0]}
-    """
-    out: dict[str, list[int]] = {}
-    for p in snapshot.partitions:
-        if topics is not None and p.topic not in topics:
-            continue
-        state = snapshot.topic_by_name.get(p.topic)
-        need = state.min_insync_replicas if state is not None else 1
-        isr = p.isr or p.replicas
-        if p.leader is None or len(isr) < need:
-            continue  # offline or already under min ISR: the partition-health rules report it
-        if sum(b not in lost for b in isr) < need:
-            out.setdefault(p.topic, []).append(p.partition)
-    return out
+__all__ = ["check_min_isr_after_broker_loss", "topics_below_min_isr"]
 
 
 def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
@@ -58,7 +32,18 @@ def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolic
 
 def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_least: int = 0) -> list[Finding]:
     """`check_min_isr_after_broker_loss` losing at least ``at_least`` brokers per pool (the report's N−1 view
-    loses one even where the policy tolerates none)."""
+    loses one even where the policy tolerates none).
+
+    >>> from pools.policy import parse_policy
+    >>> from pools.snapshot import Broker, Capacity, PartitionState, TopicState
+    >>> parts = (PartitionState("a", 0, (1, 2, 3), 1, (1, 2, 3)), PartitionState("b", 0, (1, 2, 3), 1, (1, 2, 3)))
+    >>> topics = (TopicState("a", configs={"min.insync.replicas": "3"}),
+    ...           TopicState("b", configs={"min.insync.replicas": "2"}))
+    >>> snap = ClusterSnapshot("c", tuple(Broker(i, None, Capacity(1, 1, 1, 1)) for i in (1, 2, 3)), topics, parts)
+    >>> policy = parse_policy('[[pool]]\\nname = "p"\\ndefault = true\\n')
+    >>> [(f.topic, f.evidence["lost_brokers"]) for f in topics_below_min_isr(snap, policy)]
+    [('a', [1])]
+    """
     rules = PoolRules.from_policy(policy)
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
     topic_pool = {t: pool_name(p, int(p.topic_pool[i])) for i, t in enumerate(a.topics)}
@@ -75,7 +60,7 @@ def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_le
         hits = Counter(b for q in at_risk for b in (q.isr or q.replicas))
         worst = min(hits, key=lambda b: (-hits[b], b))
         lost = {worst} | _next_largest(hits, worst, k - 1)
-        blocked = partitions_below_min_isr(snapshot, lost, {topic}).get(topic, [])
+        blocked = [q.partition for q in at_risk if sum(b not in lost for b in (q.isr or q.replicas)) < need]
         rf = max(len(q.replicas) for q in parts)
         fixes = []
         if rf - k >= 1:
