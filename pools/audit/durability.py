@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from pools.audit.common import finding, pool_name
 from pools.audit.findings import Finding
 from pools.audit.index import cluster_arrays, pool_arrays
@@ -46,17 +48,20 @@ def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_le
     """
     rules = PoolRules.from_policy(policy)
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    topic_pool = {t: pool_name(p, int(p.topic_pool[i])) for i, t in enumerate(a.topics)}
+    pools = [pool_name(p, int(p.topic_pool[i])) for i in range(len(a.topics))]
+    needs = np.array([_min_isr(snapshot, t) for t in a.topics], dtype=np.int64)
+    losses = np.array([max(rules.limits(pool).tolerated_failures, at_least) for pool in pools], dtype=np.int64)
+    need_p, k_p = needs[a.part_topic], losses[a.part_topic]
+    in_sync = (a.part_isr == 0) | (a.part_isr >= a.part_rf)  # every replica in sync (or the ISR not reported)
+    risky = ~a.part_offline & in_sync & (need_p <= a.part_rf) & (a.part_rf < need_p + k_p)
+    flagged: dict[int, list[int]] = {}
+    for i in np.flatnonzero(risky).tolist():
+        flagged.setdefault(int(a.part_topic[i]), []).append(i)
     out = []
-    for topic, parts in snapshot.partitions_by_topic.items():
-        pool = topic_pool.get(topic)
-        k = max(rules.limits(pool).tolerated_failures, at_least)
-        state = snapshot.topic_by_name.get(topic)
-        need = state.min_insync_replicas if state is not None else 1
-        at_risk = [q for q in parts if q.leader is not None and set(q.isr or q.replicas) >= set(q.replicas)
-                   and need <= len(q.replicas) < need + k]
-        if k <= 0 or not at_risk:
-            continue
+    for t, rows in sorted(flagged.items(), key=lambda item: a.topics[item[0]]):
+        topic, pool, need, k = a.topics[t], pools[t], int(needs[t]), int(losses[t])
+        parts = snapshot.partitions_by_topic[topic]
+        at_risk = [snapshot.partitions[i] for i in rows]
         hits = Counter(b for q in at_risk for b in (q.isr or q.replicas))
         worst = min(hits, key=lambda b: (-hits[b], b))
         lost = {worst} | _next_largest(hits, worst, k - 1)
@@ -78,6 +83,11 @@ def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_le
             fix=fix,
         ))
     return out
+
+
+def _min_isr(snapshot: ClusterSnapshot, topic: str) -> int:
+    state = snapshot.topic_by_name.get(topic)
+    return state.min_insync_replicas if state is not None else 1
 
 
 def _next_largest(hits: Counter, worst: int, n: int) -> set[int]:
