@@ -16,7 +16,7 @@ Layout::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import tomli_w
@@ -93,7 +93,7 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
     yield "kafka/consumer-members.txt", format_consumer_members([
         (g.group, [(m.consumer_id, m.host, m.client_id, m.assignment) for m in g.members]) for g in groups
     ])
-    yield "brokers.toml", _inventory(cluster, capacity)
+    yield "brokers.toml", _inventory(cluster, capacity, {variant.jbod_broker: variant.jbod_disk_bytes} if variant else {})
     yield "pools.toml", _policy(cluster, capacity)
     yield "broker-map.toml", _broker_map(cluster)
     yield from _prom_files(cluster, traffic, prom_from)
@@ -216,13 +216,16 @@ def _nice(value: float, unit: int) -> int:
     return max(unit, int(math.ceil(value / unit)) * unit)
 
 
-def _inventory(cluster: SampleCluster, capacity: dict[str, int]) -> str:
+def _inventory(cluster: SampleCluster, capacity: dict[str, int], disk_bytes: Mapping[int, int]) -> str:
+    """``brokers.toml``: the common capacity in ``[defaults]``; ``disk_bytes`` overrides a broker's disk."""
     lines = ["# Broker inventory of the synthetic cluster (poolplan sample).", "", "[defaults]"]
     lines += [f"{key} = {value}" for key, value in capacity.items()]
     for b in cluster.brokers:
         lines += ["", "[[broker]]", f"id = {b.id}", f'rack = "{b.rack}"']
         if b.pool is not None:
             lines.append(f'pool = "{b.pool}"')
+        if b.id in disk_bytes:
+            lines.append(f"disk_bytes = {disk_bytes[b.id]}")
     return "\n".join(lines) + "\n"
 
 

@@ -41,7 +41,7 @@ from planner.sample.cluster import (
     SampleTopic,
 )
 
-__all__ = ["plant_problems"]
+__all__ = ["plant_problems", "problem_key"]
 
 _Fits = Callable[[SamplePartition, SampleTopic], bool]
 
@@ -78,7 +78,7 @@ def plant_problems(cluster: SampleCluster, rng: np.random.Generator) -> SampleCl
         cluster,
         brokers=tuple(replace(b, log_dirs=(DATA_DIR, FAILED_DIR)) if b.id == failed else b for b in cluster.brokers),
         partitions=tuple(pl.parts[k] for k in sorted(pl.parts)),
-        planted=tuple(sorted(set(pl.planted), key=_problem_key)),
+        planted=tuple(sorted(set(pl.planted), key=problem_key)),
         events=events,
         failed_log_dir=(failed, FAILED_DIR),
         restarts=_restarts(cluster, spare, rng),
@@ -214,6 +214,7 @@ def _restarts(cluster: SampleCluster, spare: int, rng: np.random.Generator) -> t
     return tuple(out)
 
 
-def _problem_key(p: Problem) -> tuple:
+def problem_key(p: Problem) -> tuple:
+    """The order of ``truth.json``'s ``planted`` list (absent fields first)."""
     return (p.kind, p.topic or "", -1 if p.partition is None else p.partition, -1 if p.broker is None else p.broker,
             p.pool or "", p.log_dir or "")

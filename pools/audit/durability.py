@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from pools.audit.common import finding, pool_name
 from pools.audit.findings import Finding
 from pools.audit.index import cluster_arrays, pool_arrays
@@ -21,33 +23,7 @@ from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["check_min_isr_after_broker_loss", "partitions_below_min_isr", "topics_below_min_isr"]
-
-
-def partitions_below_min_isr(snapshot: ClusterSnapshot, lost: set[int], topics: set[str] | None = None
-                             ) -> dict[str, list[int]]:
-    """Per topic (of ``topics``, default all), the partitions whose in-sync replicas outside ``lost`` are fewer
-    than the topic's ``min.insync.replicas`` while they meet it today (ISR as reported, else all replicas).
-
-    >>> from pools.snapshot import Broker, Capacity, PartitionState, TopicState
-    >>> parts = (PartitionState("a", 0, (1, 2, 3), 1, (1, 2, 3)), PartitionState("b", 0, (1, 2, 3), 1, (1, 2, 3)))
-    >>> topics = (TopicState("a", configs={"min.insync.replicas": "3"}), TopicState("b", configs={"min.insync.replicas": "2"}))
-    >>> snap = ClusterSnapshot("c", tuple(Broker(i, None, Capacity(1, 1, 1, 1)) for i in (1, 2, 3)), topics, parts)
-    >>> partitions_below_min_isr(snap, {2})
-    {'a': [0]}
-    """
-    out: dict[str, list[int]] = {}
-    for p in snapshot.partitions:
-        if topics is not None and p.topic not in topics:
-            continue
-        state = snapshot.topic_by_name.get(p.topic)
-        need = state.min_insync_replicas if state is not None else 1
-        isr = p.isr or p.replicas
-        if p.leader is None or len(isr) < need:
-            continue  # offline or already under min ISR: the partition-health rules report it
-        if sum(b not in lost for b in isr) < need:
-            out.setdefault(p.topic, []).append(p.partition)
-    return out
+__all__ = ["check_min_isr_after_broker_loss", "topics_below_min_isr"]
 
 
 def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
@@ -58,24 +34,38 @@ def check_min_isr_after_broker_loss(snapshot: ClusterSnapshot, policy: PoolPolic
 
 def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_least: int = 0) -> list[Finding]:
     """`check_min_isr_after_broker_loss` losing at least ``at_least`` brokers per pool (the report's N−1 view
-    loses one even where the policy tolerates none)."""
+    loses one even where the policy tolerates none).
+
+    >>> from pools.policy import parse_policy
+    >>> from pools.snapshot import Broker, Capacity, PartitionState, TopicState
+    >>> parts = (PartitionState("a", 0, (1, 2, 3), 1, (1, 2, 3)), PartitionState("b", 0, (1, 2, 3), 1, (1, 2, 3)))
+    >>> topics = (TopicState("a", configs={"min.insync.replicas": "3"}),
+    ...           TopicState("b", configs={"min.insync.replicas": "2"}))
+    >>> snap = ClusterSnapshot("c", tuple(Broker(i, None, Capacity(1, 1, 1, 1)) for i in (1, 2, 3)), topics, parts)
+    >>> policy = parse_policy('[[pool]]\\nname = "p"\\ndefault = true\\n')
+    >>> [(f.topic, f.evidence["lost_brokers"]) for f in topics_below_min_isr(snap, policy)]
+    [('a', [1])]
+    """
     rules = PoolRules.from_policy(policy)
     a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
-    topic_pool = {t: pool_name(p, int(p.topic_pool[i])) for i, t in enumerate(a.topics)}
+    pools = [pool_name(p, int(p.topic_pool[i])) for i in range(len(a.topics))]
+    needs = np.array([_min_isr(snapshot, t) for t in a.topics], dtype=np.int64)
+    losses = np.array([max(rules.limits(pool).tolerated_failures, at_least) for pool in pools], dtype=np.int64)
+    need_p, k_p = needs[a.part_topic], losses[a.part_topic]
+    in_sync = (a.part_isr == 0) | (a.part_isr >= a.part_rf)  # every replica in sync (or the ISR not reported)
+    risky = ~a.part_offline & in_sync & (need_p <= a.part_rf) & (a.part_rf < need_p + k_p)
+    flagged: dict[int, list[int]] = {}
+    for i in np.flatnonzero(risky).tolist():
+        flagged.setdefault(int(a.part_topic[i]), []).append(i)
     out = []
-    for topic, parts in snapshot.partitions_by_topic.items():
-        pool = topic_pool.get(topic)
-        k = max(rules.limits(pool).tolerated_failures, at_least)
-        state = snapshot.topic_by_name.get(topic)
-        need = state.min_insync_replicas if state is not None else 1
-        at_risk = [q for q in parts if q.leader is not None and set(q.isr or q.replicas) >= set(q.replicas)
-                   and need <= len(q.replicas) < need + k]
-        if k <= 0 or not at_risk:
-            continue
+    for t, rows in sorted(flagged.items(), key=lambda item: a.topics[item[0]]):
+        topic, pool, need, k = a.topics[t], pools[t], int(needs[t]), int(losses[t])
+        parts = snapshot.partitions_by_topic[topic]
+        at_risk = [snapshot.partitions[i] for i in rows]
         hits = Counter(b for q in at_risk for b in (q.isr or q.replicas))
         worst = min(hits, key=lambda b: (-hits[b], b))
         lost = {worst} | _next_largest(hits, worst, k - 1)
-        blocked = partitions_below_min_isr(snapshot, lost, {topic}).get(topic, [])
+        blocked = [q.partition for q in at_risk if sum(b not in lost for b in (q.isr or q.replicas)) < need]
         rf = max(len(q.replicas) for q in parts)
         fixes = []
         if rf - k >= 1:
@@ -93,6 +83,11 @@ def topics_below_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, *, at_le
             fix=fix,
         ))
     return out
+
+
+def _min_isr(snapshot: ClusterSnapshot, topic: str) -> int:
+    state = snapshot.topic_by_name.get(topic)
+    return state.min_insync_replicas if state is not None else 1
 
 
 def _next_largest(hits: Counter, worst: int, n: int) -> set[int]:

@@ -1,5 +1,6 @@
 """Readers and writers for Kafka's own file formats, exactly as Kafka's tools print and read them."""
 
+from pools.kafka_formats.broker_configs import BrokerCordon, cordons_from_configs, parse_broker_configs
 from pools.kafka_formats.consumer_groups import parse_consumer_group_members, parse_consumer_groups_describe
 from pools.kafka_formats.cruise_control import (
     DEFAULT_BROKER_ID,
@@ -36,6 +37,7 @@ __all__ = [
     "ANY_LOG_DIR",
     "DEFAULT_BROKER_ID",
     "BrokerCapacity",
+    "BrokerCordon",
     "BrokerLogDirs",
     "LogDirInfo",
     "LogDirsReport",
@@ -47,11 +49,13 @@ __all__ = [
     "TopicDescription",
     "calculate_throttles",
     "capacity_for",
+    "cordons_from_configs",
     "format_current_assignment",
     "format_leader_election_json",
     "format_reassignment_json",
     "format_topics_to_move_json",
     "log_dir_moving_brokers",
+    "parse_broker_configs",
     "parse_broker_sets_json",
     "parse_capacity_json",
     "parse_consumer_group_members",

@@ -99,3 +99,21 @@ def test_the_default_sample_has_no_kafka_4_state(tiny):
     assert "kafka/broker-configs.txt" not in tiny
     assert "remote.storage.enable" not in tiny["kafka/topics-describe.txt"]
     assert not {p["kind"] for p in json.loads(tiny["truth.json"])["planted"]} & NEW_KINDS
+
+
+@pytest.mark.parametrize("args", [("--seed", "2", "--brokers", "6", "--topics", "12"), ("--seed", "7")])
+def test_other_sizes_plant_exactly_what_the_audit_finds(tmp_path, run_cli, args):
+    sample = tmp_path / "sample"
+    assert run_cli("sample", "--out", sample, "--days", "2", "--step", "900", "--kafka-4", *args)[0] == 0
+    assert run_cli("snapshot", "--describe", sample / "kafka" / "topics-describe.txt", "--log-dirs",
+                   sample / "kafka" / "log-dirs", "--inventory", sample / "brokers.toml", "--broker-configs",
+                   sample / "kafka" / "broker-configs.txt", "--out", tmp_path / "snapshot.json")[0] == 0
+    assert run_cli("audit", "--snapshot", tmp_path / "snapshot.json", "--policy", sample / "pools.toml",
+                   "--out", tmp_path / "audit")[0] == 1
+    truth = json.loads((sample / "truth.json").read_text())
+    assert _found(json.loads((tmp_path / "audit" / "findings.json").read_text()), truth) == planted(truth)
+
+
+def test_too_small_a_sample_for_the_variant_is_bad_input(tmp_path, run_cli):
+    code, _, err = run_cli("sample", "--out", tmp_path / "s", "--days", "2", "--topics", "6", "--kafka-4")
+    assert code == 2 and "--kafka-4:" in err and "use more --" in err and not (tmp_path / "s").exists()
