@@ -49,6 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = cli.main(args=args, prog_name="poolplan", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # a bare `poolplan` or group: its help, as click shows it
+        exc.show()
+        return EXIT_INPUT
     except click.exceptions.UsageError as exc:
         return _usage_error(exc)
     except click.exceptions.Abort:

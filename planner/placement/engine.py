@@ -866,8 +866,8 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     A move is undone (whole, else replica by replica, else its leader change) when the result keeps every
     partition's rack spread and leaves no broker further outside its limit or band (`Goal`) in any dimension
     than ``target`` does; the largest moves are tried first, and passes repeat until none is undone. Replica
-    lists end leader first, then the kept replicas in their current order, then the new ones: reordering
-    followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
+    lists change in place: a new replica takes the slot of the one it replaces and the leader swaps into the
+    first slot (`_canonical`); reordering followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
     bytes (an empty partition moved costs the objective ~1e-9): this pass makes the number of moves exact.
 
     Returns the pruned target and, per partition that still moves (row index), its `MoveReason`.
@@ -888,8 +888,9 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     out = np.array(target, dtype=np.int64)
     racks = np.unique(state.rack[state.rack >= 0])
     load = state_loads(state, out)
-    lists = [[b for b in row if b >= 0] for row in state.holders.tolist()]
-    rows = [_canonical([b for b in row if b >= 0], now) for row, now in zip(out.tolist(), lists)]
+    slots = state.holders.tolist()  # -1: a replica outside the pool (or padding), a slot a new replica can take
+    lists = [[b for b in row if b >= 0] for row in slots]
+    rows = [_canonical([b for b in row if b >= 0], now) for row, now in zip(out.tolist(), slots)]
     moving = [i for i, (row, now) in enumerate(zip(rows, lists)) if row != now]
     copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
     moving.sort(key=lambda i: (-copied[i], i))
@@ -897,7 +898,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
         undone = False
         for i in moving:
             now = lists[i]
-            for candidate in _undo_candidates(rows[i], now):
+            for candidate in _undo_candidates(rows[i], now, slots[i]):
                 if not _spread_ok(state, racks, candidate):
                     continue
                 after = _shift(state, load, i, rows[i], candidate)
@@ -917,23 +918,34 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
 
 
 def _canonical(row: list[int], now: list[int]) -> list[int]:
-    """``row`` with its leader first, then the replicas it keeps from ``now`` in their current order, then the new."""
+    """``row``'s replicas laid over ``now`` in place: each new replica takes the slot of one that leaves (a -1 in
+    ``now`` is a replica outside the pool; in slot order, extra ones last), then the leader ``row[0]`` swaps into
+    the first slot.
+
+    >>> _canonical([3, 2, 4], [3, 7, 2]), _canonical([2, 3, 4], [3, 7, 2]), _canonical([1, 2, 5, 6], [1, 2, 3])
+    ([3, 4, 2], [2, 4, 3], [1, 2, 5, 6])
+    """
     if not row:
         return row
-    kept = [b for b in now if b in row[1:]]
-    return [row[0], *kept, *(b for b in row[1:] if b not in now)]
+    fresh = iter([b for b in row if b not in now])
+    out = [b if b in row else next(fresh, -1) for b in now]
+    out = [b for b in out if b >= 0] + list(fresh)
+    k = out.index(row[0])
+    out[0], out[k] = out[k], out[0]
+    return out
 
 
-def _undo_candidates(row: list[int], now: list[int]):
-    """Ways to undo ``row`` towards ``now``, the whole move first: the current list, then each new replica back
-    on a broker it left, then the current preferred leader back in the lead."""
+def _undo_candidates(row: list[int], now: list[int], slots: list[int]):
+    """Ways to undo ``row`` towards ``now`` (its pool brokers; ``slots`` the whole current list, -1 outside the
+    pool), the whole move first: the current list, then each new replica back on a broker it left, then the
+    current preferred leader back in the lead."""
     if len(now) == len(row) and all(b >= 0 for b in now):
         yield now
     for new in [b for b in row if b not in now]:
         for old in [b for b in now if b not in row]:
-            yield _canonical([old if b == new else b for b in row], now)
+            yield _canonical([old if b == new else b for b in row], slots)
     if now and now[0] in row and row[0] != now[0]:
-        yield _canonical([now[0], *(b for b in row if b != now[0])], now)
+        yield _canonical([now[0], *(b for b in row if b != now[0])], slots)
 
 
 def _spread_ok(state: PoolState, racks: np.ndarray, row: list[int]) -> bool:

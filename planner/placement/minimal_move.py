@@ -244,7 +244,8 @@ def _warnings(pool: str, ids: np.ndarray, result: PoolResult, joining: set[int])
     out = []
     if result.status == TIME_LIMITED:
         out.append(f"pool {pool!r}: the placement stopped at its time limit with the best placement found by then; "
-                   "a placement cut short by time may differ between runs and machines: raise --time-limit")
+                   "a placement cut short by time may differ between runs and machines (poolplan plan: raise "
+                   "--time-limit)")
     over = np.flatnonzero(result.overload.sum(axis=1) > 0)
     if len(over):
         names = ", ".join(str(int(ids[b])) for b in over)

@@ -61,7 +61,9 @@ def _operations(inputs, snap):
         p.size_bytes for p in snap.partitions) // 50)
     yield "add", lambda: add_brokers(inputs, pool, [spare])
     yield "decommission", lambda: decommission_brokers(inputs, [members[-1]])
-    yield "replace", lambda: replace_broker(inputs, members[-1], spare)
+    rack = {b.id: b.rack for b in snap.brokers}
+    same = [b for b in members if rack[b] == rack[spare]] or members  # a straight swap: the spare's rack
+    yield "replace", lambda: replace_broker(inputs, same[-1], spare, allow_rack_change=rack[same[-1]] != rack[spare])
     yield "replication-factor", lambda: set_replication_factor(inputs, [sorted(inputs.pool_topics({pool}))[0]], 2)
 
 

@@ -114,7 +114,12 @@ def test_a_misplaced_replica_is_fixed_onto_an_open_broker_never_a_cordoned_one()
                  PartitionState("b-y", 0, (5, 6, 7), 5, (5, 6, 7), sizes=(10, 10, 10))]
         snap = ClusterSnapshot("c", tuple(brokers), (TopicState("a-x"), TopicState("b-y")), tuple(parts))
         [f] = [f for f in audit(snap, policy()) if f.kind == "replica_outside_pool"]
+        if "<(echo" not in f.fix:  # no reassignment repairs it: the fix is a re-plan
+            assert f.fix.startswith("poolplan plan ")
+            return []
         return json.loads(_inline_json(f.fix))["partitions"][0]["replicas"]
 
     assert 3 in fix_target(set())  # the rack the partition lacks
-    assert fix_target({3}) == [1, 2, 4]  # broker 3 cordoned: the other open broker of the pool
+    # broker 3 cordoned: [1, 2, 4] would leave the partition on two of the pool's three racks (a rack_shared
+    # finding), so no reassignment repairs it; whatever the fix, it never targets broker 3
+    assert 3 not in fix_target({3})
