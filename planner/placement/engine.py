@@ -894,7 +894,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     moving = [i for i, (row, now) in enumerate(zip(rows, lists)) if row != now]
     copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
     moving.sort(key=lambda i: (-copied[i], i))
-    for _ in range(4):  # passes: an undone move can make room for another
+    while True:  # passes: an undone move can make room for another (each undo brings a row nearer its current)
         undone = False
         for i in moving:
             now = lists[i]
