@@ -97,7 +97,8 @@ def test_no_import_circles() -> None:
 def test_java_semantics_live_in_one_module() -> None:
     names = {"string_hash", "utf16_key", "topic_partition_hash", "uuid_hash", "int32", "wrap32", "hash_order",
              "hashmap_order", "hashmap_capacity", "table_size_for", "hashset_copy_capacity", "copy_capacity",
-             "JavaRandom", "java_shuffle", "parse_java_int"}
+             "JavaRandom", "java_shuffle", "parse_java_int", "next_int", "next_ints", "next_bits",
+             "scramble"}
     assert {n: m for n, m in _definitions(names).items() if m != {"pools.java_semantics"}} == {}
 
 

@@ -15,6 +15,7 @@ from planner.report.document import Chart, Document, Items, Kpis, Para, Table
 from planner.report.model import ReportModel
 from planner.report.sections import decision_sections
 from planner.report.templates import HTML_TEMPLATE
+from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 
 __all__ = ["RenderedReport", "render_report", "report_document", "render_markdown", "CHART_NAMES"]
 
@@ -108,8 +109,9 @@ def _charts(model: ReportModel) -> dict[str, str]:
 
 
 def _runway_span(model: ReportModel) -> int:
-    """Days the runway chart shows: twice the horizon, stretched to the first crossing up to two years out."""
-    horizon = model.horizon_days or 90
+    """Days the runway chart shows: twice the horizon (the default horizon when the run states none), stretched to
+    the first crossing up to two years out."""
+    horizon = model.horizon_days or DEFAULT_FORECAST_HORIZON_DAYS
     crossings = [p.runway_days for p in model.pools if p.runway_days]
     first = min(crossings, default=0.0)
     return int(max(2 * horizon, min(first * 1.2, 730)))

@@ -210,9 +210,12 @@ def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
 
 
 def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions with a leader whose ISR is smaller than the topic's ``min.insync.replicas``."""
-    a = cluster_arrays(snapshot)
-    bad = ~a.part_offline & (a.part_isr < _min_isr(snapshot, a))
+    """Partitions with a leader whose reported ISR is smaller than the topic's ``min.insync.replicas``
+    (`pools.health.partition_states`: an empty ISR with a leader is not reported, so not under min ISR)."""
+    from pools.health import partition_states  # pools.health imports pools.audit.index: until it moves out
+
+    a, states = cluster_arrays(snapshot), partition_states(snapshot)
+    bad = ~states.offline & states.isr_reported & (states.in_sync < _min_isr(snapshot, a))
     return [
         _partition_finding(
             "under_min_isr", snapshot, policy, part,
@@ -224,14 +227,16 @@ def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
 
 
 def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions with a leader and at least min ISR but fewer in-sync replicas than the replication factor.
+    """Partitions with a leader and at least min ISR whose reported ISR lacks a replica: the planner's
+    under-replicated (`pools.health.partition_states`), so a partition the audit reports is one the plan holds.
 
-    The replication factor of a partition being reassigned excludes its adding replicas, as `kafka-topics.sh`
-    counts it.
+    A reassignment's adding replicas are not expected in the ISR yet, as `kafka-topics.sh` leaves them out of the
+    replication factor.
     """
-    a = cluster_arrays(snapshot)
-    rf = a.part_rf - a.part_adding
-    bad = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a)) & (a.part_isr < rf)
+    from pools.health import partition_states  # pools.health imports pools.audit.index: until it moves out
+
+    a, states = cluster_arrays(snapshot), partition_states(snapshot)
+    bad = states.under_replicated & (states.in_sync >= _min_isr(snapshot, a))
     return [
         _partition_finding(
             "under_replicated", snapshot, policy, part,

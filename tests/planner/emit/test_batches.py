@@ -105,3 +105,11 @@ def test_apply_batches_rejects_out_of_order_state() -> None:
 def test_limits_validation() -> None:
     with pytest.raises(ValueError):
         BatchLimits(moves_per_broker=0)
+
+
+def test_topics_are_ordered_as_java_orders_strings_even_with_a_lone_surrogate() -> None:
+    # a topic name read from JSON ("\ud800") may hold a lone surrogate, which Java compares as one code unit
+    names = ["t\ud800", "t\U0001f680", "t\uffff", "ta"]
+    moves = [PartitionMove(name, 0, (1, 2), (3, 4), 10) for name in names]
+    (batch,) = plan_batches(moves, limits=BatchLimits(10, None, None))
+    assert [m.topic for m in batch.moves] == ["ta", "t\ud800", "t\U0001f680", "t\uffff"]
