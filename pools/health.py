@@ -31,7 +31,7 @@ from functools import cached_property
 
 import numpy as np
 
-from pools.audit.index import cluster_arrays
+from pools.cluster_arrays import cluster_arrays
 from pools.snapshot import ClusterSnapshot
 
 __all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "evacuation_keeps", "partition_states"]
@@ -169,7 +169,7 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
 
     Notes
     -----
-    Vectorised over the snapshot's flat arrays (`pools.audit.index.cluster_arrays`): O(P + R).
+    Vectorised over the snapshot's flat arrays (`pools.cluster_arrays.cluster_arrays`): O(P + R).
 
     Examples
     --------

@@ -15,8 +15,8 @@ from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
 from planner.report.risks import Risks, plan_risks
 from pools.audit.findings import Finding, Severity
-from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.cluster_arrays import cluster_arrays
 from pools.demand import at_horizon
 from pools.snapshot import DIMENSIONS
 

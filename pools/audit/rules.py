@@ -1,7 +1,7 @@
 """The audit rules: stateless checks ``check_<kind>(snapshot, policy, loads) -> list[Finding]``, one per kind.
 
 This module holds the isolation, partition-health and leadership rules and the registry `RULES`; the capacity
-rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.audit.index` and is vectorised over partitions and replicas.
+rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.cluster_arrays` and is vectorised over partitions and replicas.
 Partition health is a ladder: a partition is reported once, at its worst state (offline, then under min ISR,
 then under-replicated); a preferred-leader finding needs a healthy partition.
 """
@@ -22,8 +22,9 @@ from pools.audit.capacity import (
 from pools.audit.common import SEVERITY, finding, pool_name
 from pools.audit.findings import Finding, Severity
 from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
-from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.cluster_arrays import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
+from pools.health import partition_states
 from pools.policy import PoolPolicy
 from pools.pool_rules import racks_required
 from pools.snapshot import ClusterSnapshot
@@ -212,8 +213,6 @@ def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
 def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
     """Partitions with a leader whose reported ISR is smaller than the topic's ``min.insync.replicas``
     (`pools.health.partition_states`: an empty ISR with a leader is not reported, so not under min ISR)."""
-    from pools.health import partition_states  # pools.health imports pools.audit.index: until it moves out
-
     a, states = cluster_arrays(snapshot), partition_states(snapshot)
     bad = ~states.offline & states.isr_reported & (states.in_sync < _min_isr(snapshot, a))
     return [
@@ -233,8 +232,6 @@ def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads:
     A reassignment's adding replicas are not expected in the ISR yet, as `kafka-topics.sh` leaves them out of the
     replication factor.
     """
-    from pools.health import partition_states  # pools.health imports pools.audit.index: until it moves out
-
     a, states = cluster_arrays(snapshot), partition_states(snapshot)
     bad = states.under_replicated & (states.in_sync >= _min_isr(snapshot, a))
     return [
