@@ -29,9 +29,9 @@ from planner.placement.minimal_move import place_in_pools
 from planner.solvers import Solver
 from planner.reasons import with_reasons
 from planner.validator import validate_plan
+from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
-from pools.audit.index import cluster_arrays
 from pools.health import cluster_health
 from pools.plan import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools

@@ -17,7 +17,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from pools.audit.index import cluster_arrays
+from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, broker_load
 from pools.health import cluster_health, evacuation_keeps
 from pools.plan import Plan

@@ -25,16 +25,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, overload
+from typing import Literal, overload
 
 import numpy as np
 
+from pools.cluster_arrays import cluster_arrays
 from pools.errors import InputError
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot, TopicState
 
-if TYPE_CHECKING:
-    from pools.audit.index import ClusterArrays
 
 __all__ = [
     "grow",
@@ -235,7 +234,7 @@ def topic_demand(
     """
     if at not in ("forecast", "now"):
         raise InputError(f"demand: at: expected 'forecast' or 'now', got {at!r}")
-    a = _arrays(snapshot)
+    a = cluster_arrays(snapshot)
     by_topic = snapshot.partitions_by_topic  # in snapshot order: topics sorted, each one's partitions contiguous
     topics = list(by_topic)
     counts = np.array([len(parts) for parts in by_topic.values()], dtype=np.int64)
@@ -390,10 +389,10 @@ def broker_load(
 
     Notes
     -----
-    Vectorised over the snapshot's arrays (`pools.audit.index.cluster_arrays`); O(P · width) plus one Python
+    Vectorised over the snapshot's arrays (`pools.cluster_arrays.cluster_arrays`); O(P · width) plus one Python
     lookup per partition with an ``assignment``.
     """
-    a = _arrays(snapshot)
+    a = cluster_arrays(snapshot)
     b_in, b_out, storage, known = _share_arrays(snapshot, demands)
     if target is None:
         target, lead = _assigned_rows(snapshot, assignment)
@@ -423,7 +422,7 @@ def _assigned_rows(snapshot: ClusterSnapshot,
                    assignment: Mapping[tuple[str, int], tuple[int, ...]] | None) -> tuple[np.ndarray, np.ndarray]:
     """Every partition's replicas as broker ids (-1 padding) and its leader (-1 = none): ``assignment``'s when it
     names the partition (its first replica leads), else the current ones (`ClusterArrays.current_leader_id`)."""
-    a = _arrays(snapshot)
+    a = cluster_arrays(snapshot)
     rows = [assignment.get((p.topic, p.partition)) for p in snapshot.partitions] if assignment else []
     named = [i for i, r in enumerate(rows) if r is not None]
     assigned = [rows[i] for i in named]
@@ -445,7 +444,7 @@ def _assigned_rows(snapshot: ClusterSnapshot,
 def _share_arrays(snapshot: ClusterSnapshot,
                   demands: Mapping[str, Demand]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, and whether a demand covers it."""
-    part_id = _arrays(snapshot).part_id
+    part_id = cluster_arrays(snapshot).part_id
     n = len(part_id)
     b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
     known = np.zeros(n, dtype=bool)
@@ -469,13 +468,6 @@ def _share_arrays(snapshot: ClusterSnapshot,
     return b_in, b_out, storage, known
 
 
-def _arrays(snapshot: ClusterSnapshot) -> ClusterArrays:
-    """`pools.audit.index.cluster_arrays` (imported here, not above: pools.audit imports this module)."""
-    from pools.audit.index import cluster_arrays
-
-    return cluster_arrays(snapshot)
-
-
 @dataclass(frozen=True, eq=False)
 class PartitionLoads:
     """Per partition, aligned with ``snapshot.partitions``: bytes-in, consumer bytes-out and storage per replica."""
@@ -497,7 +489,7 @@ def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) ->
     [7.0]
     """
     b_in, b_out, storage, known = _share_arrays(snapshot, demands)
-    storage[~known] = _arrays(snapshot).part_size[~known]
+    storage[~known] = cluster_arrays(snapshot).part_size[~known]
     return PartitionLoads(b_in, b_out, storage)
 
 

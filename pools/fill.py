@@ -32,7 +32,7 @@ import numpy as np
 
 from collections.abc import Collection, Sequence
 
-from pools.audit.index import ClusterArrays, cluster_arrays
+from pools.cluster_arrays import ClusterArrays, cluster_arrays
 from pools.demand import PartitionLoads
 from pools.health import ClusterHealth
 from pools.pool_rules import headroom_limit
@@ -196,7 +196,7 @@ def fill_pool(
     Parameters
     ----------
     a : ClusterArrays
-        The snapshot's arrays (`pools.audit.index.cluster_arrays`).
+        The snapshot's arrays (`pools.cluster_arrays.cluster_arrays`).
     parts : ndarray of int
         Positions of the partitions to place (none of them held).
     brokers : ndarray of int

@@ -16,6 +16,8 @@ One rule for the planner, the validator, the runbook and the audit:
   log dir takes a new one, which Kafka places in an open dir (a reassignment's ``"any"``).
 
 An empty ISR with a leader is "not reported" (Kafka always lists the leader in the ISR), not under-replicated.
+`partition_states` is that reading of each partition's leader and ISR; the audit's partition-health rules
+(`pools.audit.rules`) read it too, so the audit and the planner agree on every partition.
 
 **Evacuation** (the one exception, for an operation that drains brokers: ``brokers decommission`` or
 ``replace``, the usual answer to a dead broker): a held partition whose only trouble lies on the drained
@@ -34,10 +36,10 @@ from functools import cached_property
 
 import numpy as np
 
-from pools.audit.index import cluster_arrays
+from pools.cluster_arrays import cluster_arrays
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["HOLD_REASONS", "ClusterHealth", "cluster_health", "evacuation_keeps"]
+__all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "evacuation_keeps", "partition_states"]
 
 #: Why a partition is held, worst first (a partition is named once, for the first that applies).
 HOLD_REASONS: tuple[str, ...] = (
@@ -153,12 +155,50 @@ class ClusterHealth:
         return lines
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionStates:
+    """Each partition's leader and ISR as one rule reads them (arrays in snapshot order).
+
+    ``offline``: no leader. ``isr_reported``: the ISR is known (an empty ISR with a leader is not reported).
+    ``in_sync``: the ISR's size. ``under_replicated``: the reported ISR lacks a replica that is not being added
+    (`kafka-topics.sh` leaves a reassignment's adding replicas out of the replication factor too); offline
+    partitions are not counted here. ``rep_out_of_sync``: per flat replica (`ClusterArrays` order), out of a
+    reported ISR and not being added.
+    """
+
+    offline: np.ndarray
+    isr_reported: np.ndarray
+    in_sync: np.ndarray
+    under_replicated: np.ndarray
+    rep_out_of_sync: np.ndarray
+
+
+def partition_states(snapshot: ClusterSnapshot) -> PartitionStates:
+    """The `PartitionStates` of ``snapshot``, vectorised over its flat arrays: O(P + R).
+
+    Examples
+    --------
+    >>> from pools.snapshot import Broker, Capacity, PartitionState
+    >>> parts = (PartitionState("t", 0, (1, 2), leader=1, isr=(1,)), PartitionState("t", 1, (1, 2), leader=1, isr=()),
+    ...          PartitionState("t", 2, (1, 2), leader=None, isr=()))
+    >>> s = partition_states(ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (), parts))
+    >>> s.under_replicated.tolist(), s.isr_reported.tolist(), s.offline.tolist()
+    ([True, False, False], [True, False, False], [False, False, True])
+    """
+    a = cluster_arrays(snapshot)
+    reported = a.part_isr > 0
+    out_of_sync = reported[a.rep_part] & ~a.rep_in_isr & ~_adding(snapshot, a)
+    under = np.zeros(len(a.part_rf), dtype=bool)
+    under[a.rep_part[out_of_sync]] = True
+    return PartitionStates(a.part_offline, reported, a.part_isr, under & ~a.part_offline, out_of_sync)
+
+
 def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     """The unhealthy brokers and held partitions of ``snapshot`` (see the module docstring).
 
     Notes
     -----
-    Vectorised over the snapshot's flat arrays (`pools.audit.index.cluster_arrays`): O(P + R).
+    Vectorised over the snapshot's flat arrays (`pools.cluster_arrays.cluster_arrays`): O(P + R).
 
     Examples
     --------
@@ -170,10 +210,9 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     ({('t', 0): 'under-replicated'}, {})
     """
     a = cluster_arrays(snapshot)
+    states = partition_states(snapshot)
     n_parts = len(a.part_rf)
-    reported = a.part_isr > 0
-    adding = _adding(snapshot, a)
-    rep_reported = reported[a.rep_part]
+    rep_reported = states.isr_reported[a.rep_part]
     rep_ids = a.rep_id
     unhealthy: dict[int, str] = {}
     for e in snapshot.log_dir_errors:
@@ -186,12 +225,9 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     on_unhealthy = np.zeros(n_parts, dtype=bool)
     on_unhealthy[a.rep_part[np.isin(rep_ids, np.fromiter(unhealthy, np.int64, len(unhealthy)))]] = True
 
-    out_of_sync = rep_reported & ~a.rep_in_isr & ~adding
-    under = np.zeros(n_parts, dtype=bool)
-    under[a.rep_part[out_of_sync]] = True
-    states = (a.part_offline, under & ~a.part_offline, (a.part_adding > 0) | (a.part_removing > 0), on_unhealthy)
+    masks = (states.offline, states.under_replicated, (a.part_adding > 0) | (a.part_removing > 0), on_unhealthy)
     held: dict[tuple[str, int], str] = {}
-    for reason, mask in zip(HOLD_REASONS, states, strict=True):
+    for reason, mask in zip(HOLD_REASONS, masks, strict=True):
         for i in np.flatnonzero(mask).tolist():
             p = snapshot.partitions[i]
             held.setdefault((p.topic, p.partition), reason)

@@ -2,17 +2,15 @@
 
 ``run`` wires the readers, the counter-to-rate step, the history table and the profile aggregates; it
 collects only small per-topic results and writes the profile with `pools.profile.save_profile`, so the
-profile is byte-identical for the same input whatever the cluster or partitioning. ``main(argv)`` parses
-arguments, builds the session and calls ``run`` (``python -m spark_jobs.ingest`` / ``spark-submit``).
+profile is byte-identical for the same input whatever the cluster or partitioning. Its one front door is
+``poolplan ingest`` (`planner.cli.ingest`), which `spark_jobs.ingest_stage` turns into a session and a ``run``.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import shutil
-import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +40,7 @@ from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_R
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import read_telegraf
 
-__all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "main", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
+__all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
 
 _log = logging.getLogger(__name__)
 QUALITY_FILE = "quality.json"
@@ -526,34 +524,3 @@ def backtest_summary(rows: Sequence[BacktestRow]) -> dict[str, Any]:
 def _series(points: Sequence[tuple[int, float]]) -> tuple[list[int], list[float]]:
     ordered = sorted(points)
     return [int(d) for d, _ in ordered], [float(v) for _, v in ordered]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``spark-submit spark_jobs/ingest.py --prom 'metrics/prom/*/*.prom' --out profile/``: run the job."""
-    from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
-    from spark_jobs.session import build_session, parse_conf
-
-    p = argparse.ArgumentParser(prog="spark_jobs.ingest", description=__doc__.splitlines()[0])
-    for name in ("prom", "query-range", "telegraf", "log-dirs", "normalized-json"):
-        p.add_argument(f"--{name}", action="append", default=[], help="input glob (repeatable)")
-    for name in ("history", "broker-map", "snapshot", "cluster", "remote"):
-        p.add_argument(f"--{name}")
-    p.add_argument("--horizon-days", type=int, default=DEFAULT_FORECAST_HORIZON_DAYS)
-    p.add_argument("--out", required=True)
-    p.add_argument("--master", default="local[*]")
-    p.add_argument("--conf", action="append", default=[])
-    a = p.parse_args(argv)
-    snap_cluster, counts = partition_counts(a.snapshot)
-    inputs = IngestInputs(
-        *(expand_globs(getattr(a, n), option=f"--{n}") for n in ("prom", "query_range", "telegraf", "log_dirs", "normalized_json")),
-        history=a.history,
-    )
-    params = IngestParams(a.cluster or snap_cluster or "default", load_broker_map(a.broker_map), a.horizon_days, counts)
-    spark = build_session(a.master, a.remote, parse_conf(a.conf))
-    result = run(spark, inputs, a.out, params)
-    print(f"{result.topics} topics, {result.partitions} partitions -> {result.out_dir}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - spark-submit entry point
-    sys.exit(main())

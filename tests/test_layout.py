@@ -5,6 +5,7 @@ for each rule: the Java semantics in pools/java_semantics.py, the pool rules in 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -71,9 +72,18 @@ def _definitions(names: set[str]) -> dict[str, set[str]]:
     return found
 
 
+def _ancestors(module: str) -> list[str]:
+    """The packages above ``module``, outermost first: ``a.b.c`` → ``a``, ``a.b``."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def test_no_import_circles() -> None:
     """Every import, lazy ones included (a function-level import still closes a circle), the CLI layer too:
-    `poolplan run` calls the stages' library functions (`planner.stages`), never the command group."""
+    `poolplan run` calls the stages' library functions (`planner.stages`), never the command group.
+
+    Package level too: importing ``a.b.c`` runs ``a/b/__init__.py`` first, so it is an edge to the package ``a.b``
+    as well, unless ``a.b`` contains the importer (a package is always set up before its own modules)."""
     modules = _modules()
     graph = nx.DiGraph()
     for module, path in modules.items():
@@ -90,14 +100,37 @@ def test_no_import_circles() -> None:
                 # `from package import submodule` imports the submodule, anything else the module itself
                 targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
                            for a in node.names]
-            graph.add_edges_from((module, t) for t in targets if t in modules and t != module)
+            own = set(_ancestors(module)) | {module}
+            for t in targets:
+                graph.add_edges_from((module, p) for p in [*_ancestors(t), t]
+                                     if p in modules and p not in own)
     assert sorted(nx.simple_cycles(graph)) == []
+
+
+def test_a_package_level_circle_is_seen(tmp_path, monkeypatch) -> None:
+    """``pkg.low`` imports ``pkg.sub.x``, whose package ``pkg/sub/__init__.py`` imports ``pkg.low``: no module
+    imports another that imports it back, yet importing ``pkg.low`` first fails half-initialised."""
+    for path, text in {"pkg/__init__.py": "", "pkg/low.py": "from pkg.sub.x import X\n",
+                       "pkg/sub/__init__.py": "from pkg.sub.y import Y\n", "pkg/sub/x.py": "X = 1\n",
+                       "pkg/sub/y.py": "from pkg.low import X\nY = 2\n"}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "_modules",
+                        lambda: {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
+                                 for p in sorted((tmp_path / "pkg").rglob("*.py"))})
+    try:
+        test_no_import_circles()
+    except AssertionError as exc:
+        assert "pkg.low" in str(exc) and "'pkg.sub'" in str(exc)
+    else:
+        raise AssertionError("the package-level circle pkg.low -> pkg.sub -> pkg.sub.y -> pkg.low was not seen")
 
 
 def test_java_semantics_live_in_one_module() -> None:
     names = {"string_hash", "utf16_key", "topic_partition_hash", "uuid_hash", "int32", "wrap32", "hash_order",
              "hashmap_order", "hashmap_capacity", "table_size_for", "hashset_copy_capacity", "copy_capacity",
-             "JavaRandom", "java_shuffle", "parse_java_int"}
+             "JavaRandom", "java_shuffle", "parse_java_int", "next_int", "next_ints", "next_bits",
+             "scramble"}
     assert {n: m for n, m in _definitions(names).items() if m != {"pools.java_semantics"}} == {}
 
 

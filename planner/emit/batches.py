@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pools.java_semantics import utf16_key
 from pools.progress import Progress, no_progress
 
 __all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches",
@@ -209,7 +210,7 @@ def apply_batches(
 def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int,
                  relieve: frozenset[int] = frozenset(), progress: Progress = no_progress) -> tuple[Batch, ...]:
     items = [_Item(m, relieve) for m in moves]
-    items.sort(key=lambda i: (not i.relieves, -i.moved, i.move.topic.encode("utf-16-be"), i.move.partition))
+    items.sort(key=lambda i: (not i.relieves, -i.moved, utf16_key(i.move.topic), i.move.partition))
     queues: dict[int, deque[_Item]] = {}
     for item in items:
         key = item.adding[0] if item.adding else item.move.replicas[0]
@@ -229,7 +230,7 @@ def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, sta
             for b in item.brokers:
                 counts[b] = counts.get(b, 0) + 1
         hot = tuple(sorted(b for b, c in counts.items() if c >= limits.moves_per_broker))
-        ordered = sorted((i.move for i in chosen), key=lambda m: (m.topic.encode("utf-16-be"), m.partition))
+        ordered = sorted((i.move for i in chosen), key=lambda m: (utf16_key(m.topic), m.partition))
         batches.append(Batch(start + len(batches), phase, tuple(ordered), hot))
         hot_before = frozenset(hot)
     return tuple(batches)

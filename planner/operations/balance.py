@@ -19,7 +19,7 @@ import numpy as np
 
 from planner.placement.engine import ENGINE_DIMENSIONS, band_weights, fair_share
 from planner.placement.minimal_move import engine_loads
-from pools.audit.index import cluster_arrays
+from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, partition_loads
 from pools.fill import current_targets, load_on
 from pools.snapshot import DIMENSIONS, ClusterSnapshot

@@ -1,7 +1,7 @@
 """What a day-2 operation starts from: the pools as they are now and the load every partition carries.
 
 A broker is in a pool by its inventory tag when the policy knows that pool, else by the policy's pin
-(`pools.audit.index.pool_arrays`, the audit's reading); a topic is in the pool the policy resolves for it. Loads
+(`pools.cluster_arrays.pool_arrays`, the audit's reading); a topic is in the pool the policy resolves for it. Loads
 are at the forecast horizon, as in a plan (`pools.demand.topic_demand`); without a profile a partition carries
 its size as disk and one replica, and no traffic.
 """
@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pools.audit.index import cluster_arrays, pool_arrays
+from pools.cluster_arrays import cluster_arrays, pool_arrays
 from pools.demand import Demand, at_horizon, demand_warnings, partition_loads, topic_demand
 from pools.health import ClusterHealth, cluster_health
 from pools.errors import InputError

@@ -26,7 +26,7 @@ import numpy as np
 
 from planner.placement.engine import (ENGINE_DIMENSIONS, TIME_LIMITED, Goal, MoveReason, PoolResult, PoolState,
                                       evaluate, optimise, prune_moves)
-from pools.audit.index import ClusterArrays, cluster_arrays
+from pools.cluster_arrays import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
 from pools.fill import current_targets, held_mask, load_on, replica_loads, seed_pools
 from pools.health import ClusterHealth, cluster_health

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pools.java_semantics import hash_order, int32, string_hash, utf16_key
-from planner.placement.draws import next_ints, scramble
+from pools.java_semantics import JavaRandom, hash_order, int32, string_hash, utf16_key
 from planner.placement.errors import IllegalArgumentError, InvalidReplicationFactorError
 from planner.placement.pylists import rows_to_lists
 from planner.placement.striped_cycles import place_cycles, stripes_simply
@@ -144,7 +143,8 @@ class _Placer:
     def __init__(self, cluster: _Cluster, seed: int) -> None:
         self.cluster = cluster
         bounds = cluster.construction_bounds()
-        draws, self.state = next_ints(scramble(seed), np.array(bounds, dtype=np.int64))
+        self.random = JavaRandom(seed)
+        draws = self.random.next_ints(bounds)
         drawn = iter(draws.tolist())
         self.sizes = [len(m) for m in cluster.lists]
         self.offset = [next(drawn) if size else 0 for size in self.sizes]
@@ -190,7 +190,7 @@ class _Placer:
         while done < count:
             k = min(per_chunk, count - done)
             reshuffles = k - 1 if done == 0 else k
-            draws, self.state = next_ints(self.state, np.tile(bounds, reshuffles))
+            draws = self.random.next_ints(np.tile(bounds, reshuffles))
             perms = _fisher_yates(draws.reshape(reshuffles, len(bounds)), sizes, starts)
             states = np.empty((k, len(state)), dtype=np.int64)
             first = k - reshuffles

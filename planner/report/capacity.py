@@ -197,9 +197,10 @@ def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[st
     """The pool rules for ``pool`` in ``dimension``: its maximum utilisation and what losing brokers leaves.
 
     This is the report's one question to the pool rules; every capacity limit the report shows comes from it.
-    The maximum utilisation is the plan's ``headroom`` for the pool (else the policy's); a failure removes the
-    largest of ``capacities`` (the pool's brokers after the plan, ``"new"`` for an added one), as many as the
-    policy's ``tolerated_broker_failures`` (1 without a policy) and at least ``at_least``.
+    The maximum utilisation is the plan's ``headroom`` for the pool, else `PoolRules.limits` of the policy (the
+    pool's own headroom, else the policy default, also for a pool the policy does not name); a failure removes the
+    largest of ``capacities`` (the pool's brokers after the plan, ``"new"`` for an added one), as many as
+    `PoolRules.limits` tolerates (`DEFAULT_TOLERATED_BROKER_FAILURES` without a policy) and at least ``at_least``.
 
     Examples
     --------
@@ -209,10 +210,10 @@ def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[st
     """
     row = _plan_pool_row(run, pool, dimension)
     headroom = _number(row.get("headroom"))
-    rules = PoolRules.from_policy(run.policy) if run.policy is not None else None
-    if headroom is None and rules is not None and pool in rules.pools:
-        headroom = rules.limits(pool).headroom_of(dimension)
-    tolerated = rules.limits(pool).tolerated_failures if rules else DEFAULT_TOLERATED_BROKER_FAILURES
+    limits = PoolRules.from_policy(run.policy).limits(pool) if run.policy is not None else None
+    if headroom is None and limits is not None:
+        headroom = limits.headroom_of(dimension)
+    tolerated = limits.tolerated_failures if limits is not None else DEFAULT_TOLERATED_BROKER_FAILURES
     labels = sorted(capacities, key=_broker_order)
     values = [capacities[label] for label in labels]
     lost = failing_brokers(values, max(tolerated, at_least))

@@ -18,8 +18,8 @@ from planner.report.risks import Risks, plan_risks
 from pools.audit.durability import topics_below_min_isr
 from planner.report.runway import Runway, pool_runway
 from pools.audit.findings import Finding, Severity
-from pools.audit.index import cluster_arrays
 from pools.audit.loads import audit_loads
+from pools.cluster_arrays import cluster_arrays
 from pools.demand import at_horizon
 from pools.snapshot import DIMENSIONS
 

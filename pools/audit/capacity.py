@@ -12,8 +12,8 @@ import numpy as np
 from pools.audit.common import finding, num, pool_name, ratio
 from pools.audit.findings import Finding, Severity
 from pools.audit.fixes import PLAN_FIX
-from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.cluster_arrays import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, failing_brokers, headroom_limit, over_limit, usable_capacity
 from pools.snapshot import DIMENSIONS, ClusterSnapshot

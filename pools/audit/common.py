@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pools.audit.findings import Finding, Severity
-from pools.audit.index import PoolArrays
+from pools.cluster_arrays import PoolArrays
 
 __all__ = ["SEVERITY", "finding", "pool_name", "num", "ratio"]
 

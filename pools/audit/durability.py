@@ -17,8 +17,8 @@ import numpy as np
 
 from pools.audit.common import finding, pool_name
 from pools.audit.findings import Finding
-from pools.audit.index import cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.cluster_arrays import cluster_arrays, pool_arrays
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.snapshot import ClusterSnapshot

@@ -18,8 +18,10 @@ import weakref
 
 import numpy as np
 
-from pools.audit.index import ClusterArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.cluster_arrays import ClusterArrays, cluster_arrays, pool_arrays
+from pools.fill import seed_pools
+from pools.health import cluster_health
 from pools.kafka_formats.reassignment import format_reassignment_json
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, racks_required
@@ -39,10 +41,6 @@ class FixTargets:
     """Every partition's seed target under the current pools, and the throttle for moving it."""
 
     def __init__(self, snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> None:
-        # imported here: pools.fill and pools.health build on this package's arrays (pools.audit.index)
-        from pools.fill import seed_pools
-        from pools.health import cluster_health
-
         a, p = cluster_arrays(snapshot), pool_arrays(snapshot, policy)
         self.a, self.snapshot = a, snapshot
         self.health = cluster_health(snapshot)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pools.audit.index import ClusterArrays, cluster_arrays
+from pools.cluster_arrays import ClusterArrays, cluster_arrays
 from pools.demand import PartitionLoads, partition_loads, topic_demand
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot

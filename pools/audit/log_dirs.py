@@ -13,8 +13,8 @@ import numpy as np
 
 from pools.audit.common import finding, num, pool_name, ratio
 from pools.audit.findings import Finding
-from pools.audit.index import cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
+from pools.cluster_arrays import cluster_arrays, pool_arrays
 from pools.kafka_formats.reassignment import ANY_LOG_DIR, format_reassignment_json
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, log_dir_capacity, over_limit

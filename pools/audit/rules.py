@@ -1,7 +1,7 @@
 """The audit rules: stateless checks ``check_<kind>(snapshot, policy, loads) -> list[Finding]``, one per kind.
 
 This module holds the isolation, partition-health and leadership rules and the registry `RULES`; the capacity
-rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.audit.index` and is vectorised over partitions and replicas.
+rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.cluster_arrays` and is vectorised over partitions and replicas.
 Partition health is a ladder: a partition is reported once, at its worst state (offline, then under min ISR,
 then under-replicated); a preferred-leader finding needs a healthy partition.
 """
@@ -23,9 +23,10 @@ from pools.audit.common import SEVERITY, finding, pool_name
 from pools.audit.durability import check_min_isr_after_broker_loss
 from pools.audit.findings import Finding, Severity
 from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
-from pools.audit.index import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
 from pools.audit.loads import Loads
 from pools.audit.log_dirs import check_log_dir_over_headroom, check_replicas_on_cordoned
+from pools.cluster_arrays import ClusterArrays, PoolArrays, cluster_arrays, pool_arrays
+from pools.health import partition_states
 from pools.policy import PoolPolicy
 from pools.pool_rules import racks_required
 from pools.snapshot import ClusterSnapshot
@@ -215,9 +216,10 @@ def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads
 
 
 def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions with a leader whose ISR is smaller than the topic's ``min.insync.replicas``."""
-    a = cluster_arrays(snapshot)
-    bad = ~a.part_offline & (a.part_isr < _min_isr(snapshot, a))
+    """Partitions with a leader whose reported ISR is smaller than the topic's ``min.insync.replicas``
+    (`pools.health.partition_states`: an empty ISR with a leader is not reported, so not under min ISR)."""
+    a, states = cluster_arrays(snapshot), partition_states(snapshot)
+    bad = ~states.offline & states.isr_reported & (states.in_sync < _min_isr(snapshot, a))
     return [
         _partition_finding(
             "under_min_isr", snapshot, policy, part,
@@ -229,14 +231,14 @@ def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
 
 
 def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions with a leader and at least min ISR but fewer in-sync replicas than the replication factor.
+    """Partitions with a leader and at least min ISR whose reported ISR lacks a replica: the planner's
+    under-replicated (`pools.health.partition_states`), so a partition the audit reports is one the plan holds.
 
-    The replication factor of a partition being reassigned excludes its adding replicas, as `kafka-topics.sh`
-    counts it.
+    A reassignment's adding replicas are not expected in the ISR yet, as `kafka-topics.sh` leaves them out of the
+    replication factor.
     """
-    a = cluster_arrays(snapshot)
-    rf = a.part_rf - a.part_adding
-    bad = ~a.part_offline & (a.part_isr >= _min_isr(snapshot, a)) & (a.part_isr < rf)
+    a, states = cluster_arrays(snapshot), partition_states(snapshot)
+    bad = states.under_replicated & (states.in_sync >= _min_isr(snapshot, a))
     return [
         _partition_finding(
             "under_replicated", snapshot, policy, part,

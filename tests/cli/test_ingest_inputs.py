@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
-# the ingests run on the test session's SparkSession (the stage reuses an active one) instead of starting a JVM each
-pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]
+# A test that runs an ingest job is slow (a minute on a busy machine, whatever the input's size); it runs on the
+# test session's SparkSession, which the stage reuses, instead of starting a JVM of its own. A refusal before Spark
+# starts is fast.
+pytestmark = pytest.mark.spark
+spark_job = pytest.mark.usefixtures("spark")
 
 T0 = 1_740_960_000_000  # 2025-03-03T00:00:00Z
 M = 60_000
@@ -45,6 +48,8 @@ def _quality(out: Path) -> dict:
     return json.loads((out / "quality.json").read_text())
 
 
+@pytest.mark.slow
+@spark_job
 def test_a_line_that_is_not_utf8_is_quarantined_and_counted(run_cli, tmp_path: Path) -> None:
     good = _scrapes(1, {"a": 600}, range(5)).encode()
     prom = _write(tmp_path / "a.prom", good + _line(1, "b", 5, T0).encode().replace(b'topic="b"', b'topic="b\xe9"'))
@@ -64,6 +69,8 @@ def test_a_broker_map_that_is_not_utf8_is_exit_2(run_cli, tmp_path: Path) -> Non
     assert not (tmp_path / "p").exists()
 
 
+@pytest.mark.slow
+@spark_job
 def test_a_single_scrape_has_no_rate_and_is_exit_2(run_cli, tmp_path: Path) -> None:
     prom = _write(tmp_path / "a.prom", _scrapes(1, {"a": 600, "b": 60}, range(1)))
     code, _, err = run_cli("ingest", "--prom", prom, "--out", tmp_path / "p")
@@ -72,6 +79,8 @@ def test_a_single_scrape_has_no_rate_and_is_exit_2(run_cli, tmp_path: Path) -> N
     assert not (tmp_path / "p" / "topic_profile.json").exists() and not (tmp_path / "p" / "history").exists()
 
 
+@pytest.mark.slow
+@spark_job
 def test_inputs_without_a_usable_record_are_exit_2(run_cli, tmp_path: Path) -> None:
     prom = _write(tmp_path / "a.prom", "garbage\nkafka_other 1 2\n" + _line(1, "a", "NaN", T0))
     code, _, err = run_cli("ingest", "--prom", prom, "--out", tmp_path / "p")
@@ -80,6 +89,8 @@ def test_inputs_without_a_usable_record_are_exit_2(run_cli, tmp_path: Path) -> N
     assert not (tmp_path / "p" / "quality.json").exists()
 
 
+@pytest.mark.slow
+@spark_job
 def test_a_counter_beyond_a_java_long_is_quarantined(run_cli, tmp_path: Path) -> None:
     prom = _write(tmp_path / "a.prom", _scrapes(1, {"a": 600}, range(4)) + _line(1, "a", "1.7E308", T0 + 4 * M))
     code, _, err = run_cli("ingest", "--prom", prom, "--out", tmp_path / "p")
@@ -87,6 +98,8 @@ def test_a_counter_beyond_a_java_long_is_quarantined(run_cli, tmp_path: Path) ->
     assert _quality(tmp_path / "p")["sources"]["prom_text"]["quarantined"] == {"value_out_of_range": 1}
 
 
+@pytest.mark.slow
+@spark_job
 def test_a_damaged_history_file_is_exit_2_and_the_history_is_unchanged(run_cli, tmp_path: Path) -> None:
     history = tmp_path / "history"
     first = _write(tmp_path / "d1.prom", _scrapes(1, {"a": 600}, range(5)))
@@ -102,6 +115,8 @@ def test_a_damaged_history_file_is_exit_2_and_the_history_is_unchanged(run_cli, 
     assert not (tmp_path / "p2" / "topic_profile.json").exists()
 
 
+@pytest.mark.slow
+@spark_job
 def test_sources_ingested_in_separate_runs_merge_into_one_history(run_cli, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
@@ -125,6 +140,8 @@ def test_sources_ingested_in_separate_runs_merge_into_one_history(run_cli, tmp_p
     assert merged == together
 
 
+@pytest.mark.slow
+@spark_job
 def test_a_lost_line_is_not_a_new_meter_and_duplicates_are_quarantined(run_cli, tmp_path: Path) -> None:
     text = _scrapes(1, {"a": 600, "b": 60}, range(8), skip={("b", 3)})
     text += _line(1, "a", 1_000_000 + 600 * 5, T0 + 5 * M)  # exported twice: ignored

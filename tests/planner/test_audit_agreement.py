@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from planner.pool_planner import plan_pools
 from pools.audit import audit
+from pools.health import cluster_health
 from pools.plan import PartitionMove
 from tests.pools.audit.helpers import healthy, policy, profile_row, snapshot, with_partition
 
@@ -54,3 +57,27 @@ def test_given_the_plan_the_audit_fix_is_the_plans_move() -> None:
     fixes = {(f.topic, f.partition): f.fix for f in audit(snap, policy(), plan=plan) if f.kind == "replica_outside_pool"}
     assert _target(fixes["a-x", 0]) == (3, 2, 1)
     assert " --throttle " in fixes["a-x", 0]
+
+
+@pytest.mark.parametrize(("changes", "held"), [
+    ({"isr": ()}, None),  # a leader and an empty ISR: the ISR is not reported (Kafka lists the leader in it)
+    ({"leader": None, "isr": ()}, "offline"),
+    ({"isr": (1,)}, "under-replicated"),  # under min ISR too
+    ({"isr": (1, 2)}, "under-replicated"),
+    ({"isr": (1, 2, 3)}, None),
+    ({"replicas": (1, 2, 3, 4), "isr": (1, 2, 3), "adding_replicas": (4,), "sizes": (), "log_dirs": ()},
+     "reassignment in progress"),
+])
+def test_one_partition_health_rule_for_the_audit_and_the_planner(changes: dict, held: str | None) -> None:
+    snap = snapshot(with_partition(_healthy_parts(), "a-x", 0, **changes))
+    health = cluster_health(snap).partitions.get(("a-x", 0))
+    assert health == held
+    found = {f.kind for f in audit(snap, policy()) if (f.topic, f.partition) == ("a-x", 0)}
+    unhealthy = found & {"offline_partition", "under_min_isr", "under_replicated"}
+    # the audit reports a partition's health exactly when the planner holds it for that health
+    assert bool(unhealthy) == (health in ("offline", "under-replicated"))
+    assert ("offline_partition" in found) == (health == "offline")
+
+
+def _healthy_parts():
+    return healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6))

@@ -118,7 +118,8 @@ def reference(spark, inputs, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _job(args: list[str], out: Path, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "spark_jobs.ingest", *args, "--out", str(out)]
+    """``poolplan ingest`` (the installed script beside this Python) in its own process group."""
+    cmd = [str(Path(sys.executable).with_name("poolplan")), "ingest", *args, "--out", str(out)]
     with log.open("wb") as f:
         return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=_env(), start_new_session=True)
 

@@ -149,3 +149,11 @@ def test_round_robin_spreads_a_batch_over_the_destinations() -> None:
     assert sorted(m.replicas[0] for m in spread.moves) == [1, 2, 3]
     every = plan_batches(moves, limits=BatchLimits(moves_per_broker=5, round_robin=True))
     assert sum(len(b.moves) for b in every) == len(moves)
+
+
+def test_topics_are_ordered_as_java_orders_strings_even_with_a_lone_surrogate() -> None:
+    # a topic name read from JSON ("\ud800") may hold a lone surrogate, which Java compares as one code unit
+    names = ["t\ud800", "t\U0001f680", "t\uffff", "ta"]
+    moves = [PartitionMove(name, 0, (1, 2), (3, 4), 10) for name in names]
+    (batch,) = plan_batches(moves, limits=BatchLimits(10, None, None))
+    assert [m.topic for m in batch.moves] == ["ta", "t\ud800", "t\U0001f680", "t\uffff"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from planner.random_clusters import random_cluster
 from pools.audit import audit
 from pools.audit.fixes import PLAN_FIX
-from pools.audit.index import cluster_arrays, pool_arrays
+from pools.cluster_arrays import cluster_arrays, pool_arrays
 from planner.pool_planner import plan_pools
 from pools.plan import PartitionMove
 from pools.snapshot import ClusterSnapshot

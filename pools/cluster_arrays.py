@@ -1,4 +1,5 @@
-"""Flat numpy views of a snapshot and of its pool membership, built once and shared by the audit rules."""
+"""Flat numpy views of a snapshot and of its pool membership, built once per snapshot (and policy) and shared by
+the audit rules, the health and load models, the placement seed, the planner, the validator and the report."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pools.audit.index import cluster_arrays
+from pools.cluster_arrays import cluster_arrays
 from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
 from tests.plugin import examples
 
