@@ -160,8 +160,8 @@ class PartitionStates:
     """Each partition's leader and ISR as one rule reads them (arrays in snapshot order).
 
     ``offline``: no leader. ``isr_reported``: the ISR is known (an empty ISR with a leader is not reported).
-    ``in_sync``: the ISR's size. ``under_replicated``: the reported ISR lacks a replica that is not being added
-    (`kafka-topics.sh` leaves a reassignment's adding replicas out of the replication factor too); offline
+    ``in_sync``: the ISR's size. ``under_replicated``: the reported ISR is smaller than the replication factor,
+    which leaves a reassignment's adding replicas out (`kafka-topics.sh --under-replicated-partitions`); offline
     partitions are not counted here. ``rep_out_of_sync``: per flat replica (`ClusterArrays` order), out of a
     reported ISR and not being added.
     """
@@ -188,8 +188,8 @@ def partition_states(snapshot: ClusterSnapshot) -> PartitionStates:
     a = cluster_arrays(snapshot)
     reported = a.part_isr > 0
     out_of_sync = reported[a.rep_part] & ~a.rep_in_isr & ~_adding(snapshot, a)
-    under = np.zeros(len(a.part_rf), dtype=bool)
-    under[a.rep_part[out_of_sync]] = True
+    # TopicCommand's rule: the ISR is smaller than the replication factor, which leaves adding replicas out
+    under = reported & (a.part_isr < a.part_rf - a.part_adding)
     return PartitionStates(a.part_offline, reported, a.part_isr, under & ~a.part_offline, out_of_sync)
 
 

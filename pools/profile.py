@@ -47,6 +47,7 @@ __all__ = [
     "BACKTEST_FILE",
     "BACKTEST_COLUMNS",
     "BACKTEST_METRICS",
+    "MIN_FIT_DAYS",
     "BacktestRow",
     "save_backtest",
     "load_backtest",
@@ -59,6 +60,8 @@ BACKTEST_FILE = "backtest.parquet"
 
 #: The daily series the backtest scores: the topic's daily p99 bytes-in/s and its storage bytes.
 BACKTEST_METRICS = ("bytes_in_p99", "storage_bytes")
+#: The fewest days (first to origin, inclusive) a backtest origin fits on: one seasonal period (a week).
+MIN_FIT_DAYS = 7
 
 _TS = pa.timestamp("us", tz="UTC")
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pools.demand import grow
+from pools.profile import MIN_FIT_DAYS
 
 __all__ = ["Growth", "robust_growth", "PERIOD", "BAND", "BacktestPoint", "backtest", "BACKTEST_HORIZONS",
            "MIN_FIT_DAYS", "MAX_ORIGINS"]
@@ -28,8 +29,6 @@ PERIOD = 7
 BAND = (0.10, 0.90)
 #: Days ahead the backtest forecasts from each origin.
 BACKTEST_HORIZONS = (1, 7, 14, 30, 60, 90)
-#: The fewest days (first to origin, inclusive) a backtest origin fits on: one seasonal period.
-MIN_FIT_DAYS = PERIOD
 #: The most origins a backtest uses per series: evenly spaced back from the last eligible day.
 MAX_ORIGINS = 30
 

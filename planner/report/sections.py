@@ -9,7 +9,7 @@ from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, Repor
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
-from spark_jobs.growth import MIN_FIT_DAYS
+from pools.profile import MIN_FIT_DAYS
 from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
                          format_rate)
 
