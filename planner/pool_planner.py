@@ -39,6 +39,7 @@ from pools.pool_rules import (
     RACK_DIMENSIONS,
     PoolRules,
     brokers_to_fit,
+    closed_capacity,
     spans_every_rack,
     usable_capacity,
 )
@@ -123,7 +124,8 @@ def plan_pools(
     if extra:
         warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
     progress("building the pool model")
-    problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp)
+    health = cluster_health(snapshot)
+    problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp, health.closed)
     if new_note:
         warnings.append(new_note)
     solution = pool_milp.solve_pools(problem, solver=solver, time_limit=time_limit, gap=gap, threads=threads,
@@ -142,7 +144,6 @@ def plan_pools(
             pool_brokers[p].append(b)
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     progress("placing every partition's replicas inside its pool")
-    health = cluster_health(snapshot)
     placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
                                joining=_joining(snapshot, policy, solution.brokers), health=health,
                                time_limit=max(0.0, time_limit - (time.monotonic() - started)))
@@ -256,8 +257,13 @@ def _check_tenant_conflicts(policy: PoolPolicy, resolved: Mapping[str, TopicPool
                     )
 
 
-def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str, Demand], pool_milp):
-    """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed."""
+def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str, Demand], pool_milp,
+             closed: frozenset[int] = frozenset()):
+    """The `PoolProblem` for the solver, and a note when the new-broker type had to be assumed.
+
+    A ``closed`` broker (`pools.health.ClusterHealth.closed`) takes no new replica: the model counts only the
+    capacity its own load needs (`pools.pool_rules.closed_capacity`, at its pool's headroom), so the spare room
+    it has does not hide brokers a pool lacks."""
     a = cluster_arrays(snapshot)
     names = sorted({r.group for r in resolved.values()})
     group_of = {g: k for k, g in enumerate(names)}
@@ -288,8 +294,16 @@ def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str,
                                       sums[bounds[k]:bounds[k + 1]].tolist())))
         for k, name in enumerate(names)
     )
+    load = broker_load(snapshot, demands) if closed else {}
+
+    def capacity(b) -> tuple[float, ...]:
+        if b.id not in closed:
+            return tuple(b.capacity.get(d) for d in DIMENSIONS)
+        headroom = rules.limits(policy.pinned_pool.get(b.id) or b.pool).headroom
+        return tuple(closed_capacity(b.capacity.get(d), load[b.id][d], h) for d, h in zip(DIMENSIONS, headroom))
+
     brokers = tuple(
-        pool_milp.BrokerSpec(b.id, b.rack, tuple(b.capacity.get(d) for d in DIMENSIONS), policy.pinned_pool.get(b.id),
+        pool_milp.BrokerSpec(b.id, b.rack, capacity(b), policy.pinned_pool.get(b.id),
                               b.pool if b.pool in policy.pool_by_name else None)
         for b in snapshot.brokers
     )
@@ -298,7 +312,7 @@ def _problem(snapshot, policy, rules: PoolRules, resolved, demands: Mapping[str,
         new = tuple(policy.new_broker.capacity.get(d) for d in DIMENSIONS)
         new_racks = policy.new_broker.racks or snapshot.racks
     else:
-        common = Counter(b.capacity for b in brokers).most_common(1)
+        common = Counter(tuple(b.capacity.get(d) for d in DIMENSIONS) for b in snapshot.brokers).most_common(1)
         new = common[0][0] if common else (0.0, 0.0, 0.0, 0.0)
         new_racks = snapshot.racks
         note = "policy has no [new_broker]; brokers to add are sized like the cluster's most common broker"

@@ -64,8 +64,9 @@ Check = Callable[[ClusterSnapshot, PoolPolicy, Plan, Mapping[str, Demand]], list
 
 
 def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Every partition once; replicas distinct, on existing brokers, replication factor unchanged (or the one a
-    replication-factor operation sets: ``operation.replication_factors``)."""
+    """Every partition once; replicas distinct, on existing brokers (a partition the plan leaves as it is may keep
+    one on a broker the snapshot lacks), replication factor unchanged (or the one a replication-factor operation
+    sets: ``operation.replication_factors``)."""
     view = _view(snapshot, plan)
     known = set(snapshot.broker_ids)
     wanted = plan.operation.get("replication_factors", {})
@@ -106,7 +107,9 @@ def _partition_problems(m, state, known: set[int], wanted: Mapping[str, int]) ->
     if len(m.replicas) != wanted.get(m.topic, len(state.replicas)):
         out.append(Violation("partitions", True, f"partition {name} changes replication factor "
                                                  f"{len(state.replicas)} -> {len(m.replicas)}"))
-    unknown = [b for b in m.replicas if b not in known]
+    # a partition left as it is may keep a replica on a broker gone from the inventory; a reassignment may not name
+    # one (Kafka: "The manual partition assignment includes broker N, but no such broker is registered.")
+    unknown = [b for b in m.replicas if b not in known] if tuple(m.replicas) != tuple(state.replicas) else []
     if unknown:
         out.append(Violation("partitions", True, f"partition {name} names brokers {unknown} the cluster lacks"))
     return out
@@ -389,11 +392,14 @@ def _unhealthy_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.nd
 
 
 def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
-    """Held partitions the plan leaves on their current replicas."""
+    """Held partitions the plan leaves on their current replicas: those `pools.health` holds and those with a
+    replica on a broker the snapshot lacks (stranded when their pool has too few brokers, `pools.fill`)."""
     held = cluster_health(snapshot).partitions
-    if not held:
+    known = set(snapshot.broker_ids)
+    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions
+               if (p.topic, p.partition) in held or not known.issuperset(p.replicas)}
+    if not current:
         return set()
-    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions if (p.topic, p.partition) in held}
     return {(m.topic, m.partition) for m in plan.partitions if current.get((m.topic, m.partition)) == m.replicas}
 
 

@@ -13,6 +13,11 @@ audit's reassignment fixes are this seed, so both send a partition to the same b
   when one has a broker, else on a broker without a rack, else anywhere; never to an excluded (unhealthy)
   broker. A new replica takes the slot of the one it replaces (the rest keep theirs). A pool with fewer brokers
   than the replication factor keeps replicas from outside the pool, in their slots, to fill up.
+- A partition with a replica on a broker the snapshot lacks (gone from the inventory: a lost rack, a removed
+  broker) gets a new replica in its place when the pool has an open broker for it. When its existing brokers
+  (its own replicas on known brokers and the pool's open brokers) are fewer than its replication factor, it is
+  **stranded**: it keeps its replicas as they are, held like `pools.health`'s, since the replication factor
+  never shrinks and Kafka refuses a reassignment that names an unregistered broker.
 - **The leader rule** (one for the plan and the audit): the preferred leader (first replica) stays first when
   it stays, since a non-preferred leader is the transient state an election or ``auto.leader.rebalance.enable``
   undoes; else the current leader when it stays; else the replica on the broker with the lowest network-out
@@ -25,7 +30,7 @@ and one replica; the leader also carries consumer bytes-out and replication to t
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import truediv
 
 import numpy as np
@@ -44,22 +49,27 @@ __all__ = ["Seed", "seed_pools", "PoolFill", "fill_pool", "replica_loads", "curr
 @dataclass(frozen=True, eq=False)
 class PoolFill:
     """The seed of one pool: ``target[i]`` holds the broker positions of partition ``parts[i]``, leader first,
-    padded with -1; ``short`` counts partitions that kept replicas outside the pool for lack of brokers."""
+    padded with -1; ``short`` counts partitions that kept replicas outside the pool for lack of brokers;
+    ``stranded`` lists the positions (in the snapshot) of partitions that keep their replicas, one on a broker the
+    snapshot lacks, for lack of brokers (see the module docstring)."""
 
     parts: np.ndarray
     target: np.ndarray
     short: int
+    stranded: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
 class Seed:
     """Every partition's seed replicas as broker positions, leader first (-1 padding), aligned with the
-    snapshot's partitions; ``held`` partitions and those of topics in no pool keep their current replicas.
-    ``short`` counts, per pool, partitions that kept replicas outside it for lack of brokers."""
+    snapshot's partitions; ``held`` partitions (the stranded ones included) and those of topics in no pool keep
+    their current replicas. ``short`` counts, per pool, partitions that kept replicas outside it for lack of
+    brokers; ``stranded`` lists, per pool, the partitions that keep a replica on a broker the snapshot lacks."""
 
     target: np.ndarray
     held: np.ndarray
     short: dict[int, int]
+    stranded: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 def seed_pools(
@@ -99,6 +109,7 @@ def seed_pools(
     fixed = np.flatnonzero(held | (part_pool < 0))
     follower, extra = replica_loads(loads, fixed, a.part_rf[fixed])
     short: dict[int, int] = {}
+    stranded: dict[int, np.ndarray] = {}
     for j, (brokers, room) in enumerate(zip(pool_brokers, headroom, strict=True)):
         parts = np.flatnonzero((part_pool == j) & ~held)
         if not len(parts):
@@ -109,7 +120,10 @@ def seed_pools(
         target[parts, : fill.target.shape[1]] = fill.target
         if fill.short:
             short[j] = fill.short
-    return Seed(target, held, short)
+        if len(fill.stranded):
+            stranded[j] = fill.stranded
+            held[fill.stranded] = True
+    return Seed(target, held, short, stranded)
 
 
 def current_targets(a: ClusterArrays) -> np.ndarray:
@@ -234,8 +248,10 @@ def fill_pool(
     rack = _local_racks(a, brokers)
     n_racks = len({int(r) for r in rack if r >= 0})
     kept = rep_local >= 0
+    stuck = _stranded(row, rep_pos < a.n_brokers, rep_local, rf, excluded, n_b)
+    known_slot = np.where(rep_pos < a.n_brokers, rep_pos, -1)
     # partitions whose kept replicas repeat a rack go through the rack rule one by one
-    repeat = _repeated_rack(row, np.where(kept, rack[np.maximum(rep_local, 0)], -1), len(parts))
+    repeat = _repeated_rack(row, np.where(kept, rack[np.maximum(rep_local, 0)], -1), len(parts)) & ~stuck
     offsets = np.concatenate(([0], np.cumsum(rf)[:-1])).astype(np.int64)
     for i in np.flatnonzero(repeat).tolist():
         span = slice(int(offsets[i]), int(offsets[i] + rf[i]))
@@ -253,6 +269,10 @@ def fill_pool(
     target = np.full((len(parts), width), -1, dtype=np.int64)
     order_in_row = np.cumsum(kept) - 1 - np.concatenate(([0], np.cumsum(n_kept)[:-1])).astype(np.int64)[row]
     target[row[kept], order_in_row[kept]] = rep_pos[kept]
+    # stranded partitions keep every replica in its slot, the preferred leader leading
+    in_stuck = stuck[row]
+    target[stuck] = -1
+    target[row[in_stuck], (flat - starts[row])[in_stuck]] = known_slot[in_stuck]
     # settled partitions: the preferred leader leads when kept, else the current leader moves to the front
     lead = np.where(first, target[:, 0], leader_pos) if len(parts) else np.zeros(0, dtype=np.int64)
     moved_front = settled & ~first
@@ -262,9 +282,12 @@ def fill_pool(
         target[i, : rf[i]] = [int(lead[i])] + reps
     done = np.flatnonzero(settled)
     np.add.at(load, local[target[done, 0]], extra[done])
+    lead_in = np.flatnonzero(stuck & (target[:, 0] >= 0))
+    lead_in = lead_in[local[target[lead_in, 0]] >= 0]
+    np.add.at(load, local[target[lead_in, 0]], extra[lead_in])
 
     heaps = _RackHeaps(load, np.asarray(limit, dtype=float), rack, excluded)
-    todo = np.flatnonzero(~settled)
+    todo = np.flatnonzero(~settled & ~stuck)
     order = todo[np.lexsort((a.part_id[parts[todo]], a.part_topic[parts[todo]], -a.part_size[parts[todo]]))]
     short = 0
     for i in order.tolist():
@@ -303,13 +326,33 @@ def fill_pool(
             heaps.add(int(local[leader]), extra[i])
         at = chosen.index(leader)  # the leader swaps slots with the replica in the first one
         chosen[0], chosen[at] = chosen[at], chosen[0]
-        target[i, :k] = chosen + [-1] * (k - len(chosen))  # -1: a replica on a broker the snapshot lacks
-    return PoolFill(parts, target, short)
+        target[i, :k] = chosen
+    return PoolFill(parts, target, short, parts[stuck])
 
 
 def _local_racks(a: ClusterArrays, brokers: np.ndarray) -> np.ndarray:
     """Rack code of each pool broker (-1 = no rack)."""
     return a.broker_rack[brokers] if len(brokers) else np.zeros(0, dtype=np.int64)
+
+
+def _stranded(row: np.ndarray, known: np.ndarray, rep_local: np.ndarray, rf: np.ndarray,
+              excluded: np.ndarray | None, n_brokers: int) -> np.ndarray:
+    """Per partition: fewer existing brokers to hold it than its replication factor, i.e. its replicas on known
+    brokers plus the pool's open brokers it does not use yet (a replica on an unknown broker has no stand-in).
+
+    >>> row, rf = np.array([0, 0, 0, 1, 1, 1]), np.array([3, 3])
+    >>> known = np.array([True, True, False, True, True, False])
+    >>> _stranded(row, known, np.array([0, 1, -1, 0, 1, -1]), rf, np.array([False, False, True]), 3).tolist()
+    [True, True]
+    >>> _stranded(row, known, np.array([0, 1, -1, 0, 1, -1]), rf, None, 3).tolist()
+    [False, False]
+    """
+    is_open = np.ones(n_brokers, dtype=bool) if excluded is None else ~np.asarray(excluded, dtype=bool)
+    n = len(rf)
+    n_known = np.bincount(row[known], minlength=n)
+    on_open = (rep_local >= 0) & is_open[np.maximum(rep_local, 0)]
+    reach = n_known + int(is_open.sum()) - np.bincount(row[on_open], minlength=n)
+    return reach < rf
 
 
 def _repeated_rack(row: np.ndarray, rack: np.ndarray, n: int) -> np.ndarray:

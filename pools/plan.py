@@ -433,7 +433,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         if key in seen:
             raise InputError(f"{source}: partitions[{i}]: partition {move.topic}-{move.partition} is listed twice")
         seen.add(key)
-        unknown = [b for b in move.replicas if b not in brokers]
+        unknown = [b for b in move.replicas if b not in brokers] if move.changed else []  # unmoved: may keep a gone one
         if unknown:
             raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
                              "(its brokers table)")

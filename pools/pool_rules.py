@@ -10,7 +10,8 @@ report (`planner.report`):
   down. The requirement holds per dimension, and in each dimension the worst case is losing the brokers largest
   in it, so `usable_capacity` is the pool's capacity minus its ``k`` largest brokers (`failing_brokers`), over
   the brokers the pool really has (brokers a plan adds counted only when it adds them);
-- `headroom_limit` (headroom × capacity: what a broker or pool may carry);
+- `headroom_limit` (headroom × capacity: what a broker or pool may carry) and `closed_capacity` (what a broker
+  that takes no new replica counts for: the capacity its own load needs);
 - `over_limit` (the one comparison, with its float tolerance), `brokers_required`, `racks_required`,
   `pool_racks_required`, `spans_every_rack` with `RACK_DIMENSIONS`, and the pin and tenant checks
   `misplaced_pins` and `shared_tenant_pools`.
@@ -45,6 +46,7 @@ __all__ = [
     "failure_loss",
     "usable_capacity",
     "headroom_limit",
+    "closed_capacity",
     "log_dir_capacity",
     "brokers_to_fit",
     "over_limit",
@@ -229,6 +231,19 @@ def usable_capacity(capacities: Iterable[float], tolerated_failures: int) -> flo
     """
     caps = sorted(capacities, reverse=True)
     return math.fsum(caps[max(tolerated_failures, 0):])
+
+
+def closed_capacity(capacity: float, load: float, headroom: float) -> float:
+    """The capacity a closed broker (`pools.health.ClusterHealth.closed`: unhealthy or cordoned) counts for in its
+    pool: only what its own load needs within ``headroom`` (it keeps its replicas, that load stays on the pool),
+    at most its capacity; nothing for a new replica, which it never takes.
+
+    Examples
+    --------
+    >>> closed_capacity(100.0, 35.0, 0.7), closed_capacity(100.0, 90.0, 0.7), closed_capacity(100.0, 0.0, 0.7)
+    (50.0, 100.0, 0.0)
+    """
+    return min(capacity, load / headroom) if headroom > 0 else min(capacity, load)
 
 
 def headroom_limit(capacity: N, headroom: N) -> N:

@@ -46,7 +46,8 @@ from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
 from pools.health import ClusterHealth
-from pools.pool_rules import brokers_required, over_limit, pool_racks_required, usable_capacity
+from pools.pool_rules import (brokers_required, closed_capacity, over_limit, pool_racks_required,
+                              usable_capacity)
 from pools.snapshot import DIMENSIONS, Broker, PartitionState
 from pools.units import format_bytes
 
@@ -410,8 +411,13 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
         if len(racks) < need_racks:
             out.append(f"pool {pool!r} would span {len(racks)} rack(s), needs {need_racks}")
     out += _rack_shortfall(inputs, pool, members, topics)
+    closed = [b for b in members if b.id in inputs.health.closed]
+    load = broker_loads(snap, inputs.forecast) if closed else {}
     for i, d in enumerate(DIMENSIONS):
-        usable = usable_capacity([b.capacity.get(d) for b in members], limits.tolerated_failures)
+        # a closed broker takes no new replica: it counts only for the capacity its own load needs
+        usable = usable_capacity([closed_capacity(b.capacity.get(d), float(load[b.id][i]), limits.headroom[i])
+                                  if b.id in inputs.health.closed else b.capacity.get(d) for b in members],
+                                 limits.tolerated_failures)
         demand = sum(inputs.forecast[t].get(d) for t in topics if t in inputs.forecast)
         if over_limit(demand, limits.headroom[i] * usable):
             shown = format_bytes(demand) if d == "disk" else f"{demand:.6g}"

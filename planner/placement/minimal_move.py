@@ -189,6 +189,8 @@ def place_in_pools(
                 f"pool {pool!r} has {len(ids)} broker(s), fewer than the replication factor of {seed.short[j]} "
                 "partition(s); their replicas outside the pool were kept"
             )
+        if j in seed.stranded:
+            warnings.append(_stranded_warning(pool, snapshot, seed.stranded[j], int((~closed[brokers[j]]).sum())))
     if health.partitions or health.brokers or health.evacuated:
         warnings += [f"cluster health: {line}" for line in health.summary()]
     warnings += [f"broker {b} is {health.why_closed(b)}: it takes no new replica" for b in sorted(health.cordoned)
@@ -197,7 +199,7 @@ def place_in_pools(
     rows = np.take_along_axis(rows, np.argsort(rows < 0, axis=1, kind="stable"), axis=1)  # -1 padding last
     current = a.replica_ids()
     placed = part_pool >= 0
-    rows = np.where(placed[:, None], rows, current)
+    rows = np.where(placed[:, None] & ~seed.held[:, None], rows, current)  # held: replicas on unknown brokers too
     moved = np.flatnonzero((rows != current).any(axis=1))
     counts = (rows[moved] >= 0).sum(axis=1)
     new = {i: tuple(r[:k]) for i, r, k in zip(moved.tolist(), rows[moved].tolist(), counts.tolist())}
@@ -233,6 +235,19 @@ def _state(a: ClusterArrays, parts: np.ndarray, current: np.ndarray, brokers: np
         holders=holders, preferred=holders[:, 0].copy(), seed=np.where(seed >= 0, local[np.maximum(seed, 0)], -1),
         follower=follower, extra=extra,
     )
+
+
+def _stranded_warning(pool: str, snapshot: ClusterSnapshot, parts: np.ndarray, n_open: int, shown: int = 5) -> str:
+    """What a pool could not re-replicate: its partitions stranded on brokers the snapshot lacks (`pools.fill`)."""
+    known = set(snapshot.broker_ids)
+    picked = [snapshot.partitions[int(i)] for i in parts]
+    gone = sorted({b for p in picked for b in p.replicas if b not in known})
+    names = ", ".join(f"{p.topic}-{p.partition}" for p in picked[:shown])
+    more = f" and {len(picked) - shown} more" if len(picked) > shown else ""
+    return (f"pool {pool!r}: {len(picked)} partition(s) keep their replicas on broker(s) "
+            f"{', '.join(map(str, gone))} that the snapshot lacks: the pool has {n_open} broker(s) open to a new "
+            f"replica, too few for their replication factor (add brokers to the pool to re-replicate them): "
+            f"{names}{more}")
 
 
 def _copied_bytes(state: PoolState, target: np.ndarray) -> int:

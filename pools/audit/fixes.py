@@ -48,7 +48,8 @@ class FixTargets:
         rules = PoolRules.from_policy(policy)
         headroom = [np.array(rules.limits(pool).headroom) for pool in p.pools]
         part_pool = p.topic_pool[a.part_topic] if len(a.part_topic) else np.zeros(0, dtype=np.int64)
-        self.target = seed_pools(snapshot, loads.partitions, part_pool, brokers, headroom, self.health).target
+        seed = seed_pools(snapshot, loads.partitions, part_pool, brokers, headroom, self.health)
+        self.target, self.kept = seed.target, seed.held
         self.part_pool, self.broker_pool = part_pool, p.broker_pool
         self.pool_racks = [set(a.broker_rack[b].tolist()) - {-1} for b in brokers]
         table = loads.forecast if loads.known("forecast", "nw_in") else loads.now
@@ -58,7 +59,10 @@ class FixTargets:
         self.load = {ids[i]: (float(table[i, 0]), float(table[i, 1])) for i in range(len(ids))} if known else {}
 
     def replicas(self, part: int) -> tuple[int, ...] | None:
-        """The seed's replicas of partition position ``part``; None when they equal the current ones."""
+        """The seed's replicas of partition position ``part``; None when they equal the current ones or the seed
+        keeps them (held, or stranded on a broker the snapshot lacks: `pools.fill`)."""
+        if self.kept[part]:
+            return None
         row = self.target[part]
         new = tuple(int(self.a.broker_ids[b]) for b in row[row >= 0])
         return None if new == self.snapshot.partitions[part].replicas else new

@@ -164,3 +164,28 @@ def test_the_policys_horizon_counts_and_the_option_overrides_it(tmp_path: Path, 
     assert set(at) == {30, 90}
     assert at[30] == pytest.approx(expected, rel=1e-6)
     assert at[90] == pytest.approx(at[30] * 1.003 ** 60, rel=1e-6)
+
+
+@pytest.mark.parametrize("rack", ["r0", "r1"])
+def test_a_lost_rack_is_planned_without_shrinking_a_replication_factor(tmp_path: Path, run_cli, rack: str) -> None:
+    """Rack ``rack``'s brokers are gone from the inventory (and their pins from the policy) while partitions still
+    list them: the plan, a rebalance and a drain re-replicate where the pools have brokers and leave the rest
+    as they are, with a warning; no traceback, no replication factor changed, no reassignment to a gone broker."""
+    snapshot, policy, profile = random_cluster(7, 12, 2, seed=1)
+    gone = {b.id for b in snapshot.brokers if b.rack == rack}
+    snapshot = replace(snapshot, brokers=tuple(b for b in snapshot.brokers if b.id not in gone))
+    policy = replace(policy, pools=tuple(replace(p, brokers=tuple(set(p.brokers) - gone)) for p in policy.pools))
+    args = _write(tmp_path, snapshot, policy, profile)
+    demands = topic_demand(snapshot, profile)
+    drained = max(b.id for b in snapshot.brokers)
+    for command, extra in (("plan", ()), ("rebalance", ()), ("brokers", ("decommission", "--broker", drained))):
+        out = tmp_path / command
+        code, _, err = run_cli(command, *extra, *args, "--out", out)
+        assert code in (0, 1) and "Traceback" not in err, err
+        if not (out / "plan.json").exists():  # a refused drain: one line saying why
+            assert command == "brokers" and err.startswith("infeasible:")
+            continue
+        plan = load_plan(out / "plan.json")
+        assert not [v.message for v in validate_plan(snapshot, policy, plan, demands) if v.rule == "partitions"]
+        assert all(len(m.replicas) == len(m.old_replicas) and not gone & set(m.adding) for m in plan.moves)
+    assert "that the snapshot lacks" in (tmp_path / "plan" / "plan.json").read_text()

@@ -198,6 +198,23 @@ def test_a_pool_that_does_not_fit_is_told_what_it_lacks_with_its_failures() -> N
     assert outcome.plan.utilisation["pools"]["core"]["nw_in"]["capacity_usable"] == 300e6
 
 
+@pytest.mark.parametrize("closed", ["cordoned", "unhealthy"])
+def test_a_closed_brokers_spare_capacity_does_not_count_toward_what_a_pool_lacks(closed: str) -> None:
+    # 100 MB/s of nw_in demand fits four 50 MB/s brokers (0.7 x 150 = 105). Broker 4 takes no new replica: it
+    # counts for its own 25 MB/s only (25 / 0.7 = 35.7), so 0.7 x (50 + 50 + 35.7) = 95 falls short by one broker
+    from pools.snapshot import LogDirError
+
+    snapshot, policy, profile = _four_broker_pool(50e6)
+    assert plan_pools(snapshot, policy, profile).plan.brokers_to_add == {"core": 0}
+    if closed == "cordoned":
+        snapshot = replace(snapshot, brokers=tuple(replace(b, cordoned=b.id == 4) for b in snapshot.brokers))
+    else:
+        snapshot = replace(snapshot, log_dir_errors=(LogDirError(4, "/d", "KafkaStorageException"),))
+    outcome = plan_pools(snapshot, policy, profile)
+    assert outcome.plan.brokers_to_add == {"core": 1}
+    assert outcome.shortfall == ("pool core needs 1 more broker(s) for nw_in at 70% headroom with 1 broker(s) down",)
+
+
 def test_the_time_limit_bounds_the_placement_too() -> None:
     import time
 

@@ -16,7 +16,7 @@ from planner.operations import (
     set_replication_factor,
 )
 from planner.validator import check_cordons, validate_plan
-from pools.errors import InputError
+from pools.errors import InfeasibleError, InputError
 
 from .shapes import Shape, broker, new_rack, shape, skewed_pool
 
@@ -90,3 +90,27 @@ def test_raising_the_replication_factor_skips_cordoned_brokers() -> None:
     op = set_replication_factor(_inputs(s), ["a\\..*"], 4)
     assert not _new_on(op.plan, 4) and not _new_on(op.plan, 5)
     assert all(len(m.replicas) == 4 for m in op.plan.partitions)
+
+
+def test_a_drain_counts_a_cordoned_broker_only_for_its_own_load() -> None:
+    # five 50 MB/s brokers, 100 MB/s of nw_in: draining broker 5 leaves 0.7 x (4 - 1 tolerated) x 50 = 105 MB/s.
+    # Cordoned, broker 4 takes none of broker 5's replicas and counts for its own 20 MB/s only (20 / 0.7)
+    from planner.random_clusters import profile_row
+    from pools.policy import parse_policy
+    from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
+
+    cap = Capacity(nw_in=50e6, nw_out=500e6, disk=1e13, replicas=1000)
+    parts = tuple(PartitionState("t", p, (1 + p % 5, 1 + (p + 1) % 5), leader=1 + p % 5, sizes=(10, 10))
+                  for p in range(10))
+    policy = parse_policy('[defaults]\nheadroom = 0.7\ntolerated_broker_failures = 1\nmin_brokers = 2\n\n'
+                          '[[pool]]\nname = "core"\ndefault = true\n')
+    profile = {"t": profile_row("t", 10, 50e6, 0.0, 80.0)}
+
+    def drain(cordoned: bool):
+        brokers = tuple(Broker(b, None, cap, "core", cordoned=cordoned and b == 4) for b in range(1, 6))
+        snap = ClusterSnapshot("c", brokers, (TopicState("t"),), parts)
+        return decommission_brokers(operation_inputs(snap, policy, profile), [5])
+
+    assert drain(False).plan.brokers[5] is None
+    with pytest.raises(InfeasibleError, match="pool 'core' nw_in demand 1e[+]08 exceeds the 9e[+]07 it could carry"):
+        drain(True)

@@ -122,6 +122,14 @@ def test_a_broker_on_an_unused_rack_comes_before_one_without_a_rack():
     assert [_target(f.fix) for f in found] == [(1, 2, 3)]
 
 
+def test_no_fix_drops_a_replica_on_a_broker_gone_from_the_inventory():
+    # broker 3 (pool a, rack r3) is gone; pool a keeps 1 and 2, too few for RF 3: the seed keeps a-x as it is,
+    # so the fix is the plan (which says what the pool lacks), never a reassignment to two replicas
+    snap = snapshot(broker_list=[b for b in brokers() if b.id != 3])
+    found = [f for f in audit(snap, policy()) if f.kind == "replica_outside_pool"]
+    assert len(found) == 3 and all(f.fix == PLAN_FIX for f in found)
+
+
 def test_a_plan_move_that_only_reorders_is_not_a_rack_fix():
     # a-x 0 on [1, 3, 2] with 1 and 3 on rack r1; broker 8 (pool a, r3) is free
     b = brokers({3: {"rack": "r1"}})
