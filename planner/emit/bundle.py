@@ -34,7 +34,7 @@ from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
 from pools.throttle import INTRA_BROKER_THROTTLE_BPS
 
-__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before"]
+__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before", "rollback_replicas"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,9 @@ def build_bundle(
     files: dict[str, str] = {}
     if moves:
         files["reassignment.json"] = _checked(_entries(target, dirs.targets), cluster, "reassignment.json")
-        files["rollback.json"] = _checked(_entries(current), cluster, "rollback.json")
+        known = {b.id for b in snapshot.brokers}
+        restorable = {k: rollback_replicas(old, target[k], known) for k, old in current.items()}
+        files["rollback.json"] = _checked(_entries(restorable), cluster, "rollback.json")
         election = format_leader_election_json(target)
         parse_leader_election_json(election, source="leader-election.json")
         files["leader-election.json"] = election + "\n"
@@ -176,6 +178,18 @@ def _with_size(m: Any, size: int) -> Any:
     from pools.plan import PartitionMove
 
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
+
+
+def rollback_replicas(old: tuple[int, ...], new: tuple[int, ...], known: set[int]) -> tuple[int, ...]:
+    """The replicas rollback.json restores: ``old``, except that a broker the cluster no longer has (Kafka
+    rejects a reassignment that names one) keeps the replica the move put in its place.
+
+    >>> rollback_replicas((1, 9, 2), (1, 4, 2), {1, 2, 4}), rollback_replicas((1, 2), (3, 1), {1, 2, 3})
+    ((1, 4, 2), (1, 2))
+    """
+    fresh = iter([b for b in new if b not in old])
+    kept = [b if b in known else next(fresh, None) for b in old]
+    return tuple(b for b in kept if b is not None)
 
 
 def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]],

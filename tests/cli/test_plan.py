@@ -189,3 +189,10 @@ def test_a_lost_rack_is_planned_without_shrinking_a_replication_factor(tmp_path:
         assert not [v.message for v in validate_plan(snapshot, policy, plan, demands) if v.rule == "partitions"]
         assert all(len(m.replicas) == len(m.old_replicas) and not gone & set(m.adding) for m in plan.moves)
     assert "that the snapshot lacks" in (tmp_path / "plan" / "plan.json").read_text()
+    # the bundle applies: its rollback restores every replica but those on the gone brokers, which keep their
+    # replacement (Kafka rejects a reassignment naming an unregistered broker)
+    code, _, err = run_cli("emit", "--plan", tmp_path / "plan" / "plan.json", "--snapshot", tmp_path / "snapshot.json",
+                           "--out", tmp_path / "bundle")
+    assert code == 0, err
+    rollback = json.loads((tmp_path / "bundle" / "rollback.json").read_text())["partitions"]
+    assert rollback and not gone & {b for e in rollback for b in e["replicas"]}
