@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from planner.cli.stage import Outcome, Stage, run_command
+from planner.sample.inflight import STATES
 from planner.stages.sample import SampleOptions, SampleResult, sample
 from pools.units import format_bytes, format_plural
 
@@ -27,6 +28,10 @@ __all__ = ["command", "STAGE"]
 @click.option("--kafka-4", "kafka_4", is_flag=True,
               help="Kafka 4.x variant: a cordoned broker, a 4-dir JBOD broker (one dir at 90 %, one cordoned), a "
                    "tiered topic and min.insync.replicas=3 on one topic; adds kafka/broker-configs.txt.")
+@click.option("--inflight", type=click.Choice(list(STATES)),
+              help="Also write inflight/: a bundle isolating every topic in its pool, successive log-dirs captures "
+                   "and --verify output of it part-way (running), with one partition stalled (stuck), or finished "
+                   "(done); read them with `poolplan progress`.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def command(**params: Any) -> int:
     """Generate a realistic synthetic cluster: tool outputs, metric logs, inventory, policy and truth.json.

@@ -10,33 +10,37 @@ back (`planner.emit.progress`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import json
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from pathlib import Path
 
 from planner.sample.cluster import DATA_DIR
 from planner.sample.writers import format_log_dirs
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["inflight_captures", "verify_output"]
+__all__ = ["STATES", "inflight_captures", "sample_inflight", "verify_output"]
 
 Moves = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
 
 
 def inflight_captures(snapshot: ClusterSnapshot, moves: Moves, fractions: Sequence[float],
-                      stalled: Collection[tuple[str, int]] = ()) -> list[str]:
+                      stalled: Collection[tuple[str, int]] = (),
+                      complete: Collection[tuple[str, int]] = ()) -> list[str]:
     """One log-dirs capture per fraction of the copy done (see the module docstring); ``moves`` maps each moving
-    partition to its (current, target) replicas."""
+    partition to its (current, target) replicas; a partition in ``complete`` has finished before the first
+    capture (new replicas full, the replicas it leaves deleted)."""
     out = []
     for k, fraction in enumerate(fractions):
         rows: dict[int, list] = {b.id: [] for b in snapshot.brokers}
         for p in snapshot.partitions:
             key = (p.topic, p.partition)
             old, new = moves.get(key, (p.replicas, p.replicas))
-            done = fractions[0] if key in stalled else fraction
+            done = 1.0 if key in complete else fractions[0] if key in stalled else fraction
             for b in sorted(set(old) | set(new)):
                 if b not in rows:
                     continue
                 size = p.size_bytes if b in old else int(p.size_bytes * done)
-                if b in old and b not in new and done >= 1.0 and k == len(fractions) - 1:
+                if b in old and b not in new and done >= 1.0 and (key in complete or k == len(fractions) - 1):
                     continue  # a finished move deletes the replicas it leaves
                 rows[b].append((f"{p.topic}-{p.partition}", size, 0, False))
         out.append(format_log_dirs([(b, [(DATA_DIR, None, sorted(r))]) for b, r in sorted(rows.items())]))
@@ -54,3 +58,71 @@ def verify_output(moves: Moves, done: Collection[tuple[str, int]], *, preserve_t
             map(str, sorted({b for old, new in moves.values() for b in (*old, *new)}))))
         lines.append("Clearing topic-level throttles on topics " + ",".join(sorted({t for t, _ in moves})))
     return "\n".join(lines) + "\n"
+
+
+#: The states ``poolplan sample --inflight`` can plant: the fractions of the copy done at each capture, whether one
+#: partition stalls at the first, and whether ``--verify`` reports every partition complete.
+STATES: dict[str, tuple[tuple[float, ...], bool, bool]] = {
+    "running": ((0.2, 0.45, 0.7), False, False),
+    "stuck": ((0.2, 0.45, 0.7), True, False),
+    "done": ((0.4, 1.0), False, True),
+}
+
+
+def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tuple[str, str]]:
+    """The files of ``inflight/`` for the sample written in ``sample_dir`` (paths relative to it).
+
+    A snapshot of the sample's last capture, a plan that isolates every topic in its pool (each replica on a broker
+    outside the topic's pool, per truth.json, moves to the pool's broker with the fewest replicas), its bundle
+    (``inflight/bundle/``, as `poolplan emit` writes it), one log-dirs capture per fraction of ``STATES[state]``
+    (``inflight/log-dirs-N.txt``, 60 s apart) and ``inflight/verify.txt``. Unless ``done``, the last
+    partitions in (topic, partition) order (fewer than half) are complete from the first capture and the rest copy
+    at the fractions; in ``stuck``, the first moving partition stays at the first fraction.
+    """
+    from planner.emit import EmitOptions, build_bundle
+    from pools.files import load_toml, read_text
+    from pools.kafka_formats.inventory import inventory_from_dict
+    from pools.plan import PartitionMove, Plan, Reason, SolverReport
+    from pools.snapshot_build import build_snapshot
+
+    kafka = sample_dir / "kafka"
+    captures = sorted((kafka / "log-dirs").iterdir())
+    configs = kafka / "broker-configs.txt"
+    snap = build_snapshot(
+        read_text(kafka / "topics-describe.txt"), read_text(captures[-1]),
+        inventory_from_dict(load_toml(sample_dir / "brokers.toml"), source="brokers.toml"), cluster=cluster,
+        broker_configs_text=read_text(configs) if configs.exists() else None)
+    pool_of_topic = {t: row["pool"] for t, row in json.loads(read_text(sample_dir / "truth.json"))["topics"].items()}
+    open_brokers = [b for b in snap.brokers if not b.cordoned]
+    count = {b.id: 0 for b in snap.brokers}
+    for p in snap.partitions:
+        for r in p.replicas:
+            count[r] = count.get(r, 0) + 1
+    moves = []
+    for p in snap.partitions:
+        pool = pool_of_topic.get(p.topic)
+        members = [b.id for b in open_brokers if pool is not None and b.pool == pool]
+        outside = tuple(r for r in p.replicas if r not in members)
+        spare = [b for b in members if b not in p.replicas]
+        if not outside or len(spare) < len(outside) or len(set(p.replicas)) != len(p.replicas):
+            continue
+        target = list(p.replicas)
+        for r in outside:
+            dest = min((b for b in spare if b not in target), key=lambda b: (count[b], b))
+            target[target.index(r)] = dest
+            count[dest] += 1
+        moves.append(PartitionMove(p.topic, p.partition, p.replicas, tuple(target), p.size_bytes,
+                                   Reason("isolate", brokers=outside)))
+    brokers = {b.id: b.pool for b in snap.brokers}
+    plan = Plan(snap.cluster, brokers, brokers, {t: pool for t, pool in pool_of_topic.items() if pool}, tuple(moves),
+                {}, SolverReport("sample", "Optimal", "sample in flight", None, None, None))
+    for rel, text in build_bundle(plan, snap, EmitOptions()).items():
+        yield f"inflight/bundle/{rel}", text
+    fractions, stall, finished = STATES[state]
+    by_key = {(m.topic, m.partition): (m.old_replicas, m.replicas) for m in moves}
+    keys = sorted(by_key)
+    stalled = keys[:1] if stall else []
+    complete = keys if finished else keys[len(keys) // 2 + 1:]
+    for k, text in enumerate(inflight_captures(snap, by_key, fractions, stalled, complete), start=1):
+        yield f"inflight/log-dirs-{k}.txt", text
+    yield "inflight/verify.txt", verify_output(by_key, complete)

@@ -25,6 +25,7 @@ class SampleOptions:
     cluster: str
     force: bool = False
     kafka_4: bool = False
+    inflight: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,4 +66,12 @@ def sample(options: SampleOptions, *, progress: Progress = no_progress) -> Sampl
             write_bytes(Path(tmp) / rel, data)
             count, size = count + 1, size + len(data)
             progress("generating the cluster and its metric logs", note=f"{count} files written")
+        if options.inflight is not None:
+            from planner.sample.inflight import sample_inflight
+
+            progress("writing a reassignment in flight")
+            for rel, text in sample_inflight(Path(tmp), options.cluster, options.inflight):
+                data = text.encode("utf-8")
+                write_bytes(Path(tmp) / rel, data)
+                count, size = count + 1, size + len(data)
     return SampleResult(Path(options.out_dir), count, size, options)

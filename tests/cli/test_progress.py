@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from planner.sample.inflight import inflight_captures
+import pytest
+
+from planner.sample.inflight import STATES, inflight_captures
+from pools.kafka_formats.log_dirs import parse_log_dirs
 from tests.planner.emit.test_progress import make_bundle, write_captures
 
 
@@ -36,3 +39,53 @@ def test_progress_rejects_a_broken_bundle_in_one_line(run_cli, tmp_path: Path) -
     (out / "rollback.json").write_text('{"version": 1, "partitions": [{"topic": "t"}]}')
     code, _, err = run_cli("progress", "--bundle", out, "--log-dirs", capture)
     assert code == 2 and "rollback.json" in err and len(err.strip().splitlines()) == 1, err
+
+
+def _progress_of(run_cli, inflight: Path) -> tuple[int, dict]:
+    captures = sorted(inflight.glob("log-dirs-*.txt"))
+    code, stdout, err = run_cli("progress", "--bundle", inflight / "bundle",
+                                *(x for c in captures for x in ("--log-dirs", c)),
+                                "--verify", inflight / "verify.txt", "--format", "json")
+    assert code in (0, 1, 3), err
+    return code, json.loads(stdout)
+
+
+def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_path: Path) -> None:
+    """`poolplan sample --inflight STATE` then `poolplan progress`: running → 1, stuck → 3 naming the stalled
+    partition, done → 0; the figures are the captures' (rate = growth between the last two over 60 s)."""
+    results = {}
+    for state in STATES:
+        out = tmp_path / state
+        code, _, err = run_cli("sample", "--out", out, "--days", "2", "--inflight", state)
+        assert code == 0, err
+        results[state] = _progress_of(run_cli, out / "inflight")
+    assert {s: code for s, (code, _) in results.items()} == {"running": 1, "stuck": 3, "done": 0}
+    running, stuck, done = (results[s][1] for s in ("running", "stuck", "done"))
+    assert running["total_bytes"] == stuck["total_bytes"] == done["total_bytes"] > 0
+    assert done["done_bytes"] == done["total_bytes"] and done["stuck"] == []
+    assert 0 < running["done_bytes"] < running["total_bytes"] and running["stuck"] == []
+    assert len(stuck["stuck"]) == 1 and stuck["done_bytes"] < running["done_bytes"]
+    # the rate is the growth of the new replicas between the last two captures, 60 s apart
+    inflight = tmp_path / "running" / "inflight"
+    rollback = json.loads((inflight / "bundle" / "rollback.json").read_text())
+    target = json.loads((inflight / "bundle" / "reassignment.json").read_text())
+    before = {(p["topic"], p["partition"]): set(p["replicas"]) for p in rollback["partitions"]}
+    new = {(p["topic"], p["partition"], b) for p in target["partitions"]
+           for b in p["replicas"] if b not in before[(p["topic"], p["partition"])]}
+
+    def copied(capture: Path) -> int:
+        report = parse_log_dirs(capture.read_text(), source=str(capture))
+        return sum(r.size for b in report.brokers for d in b.log_dirs for r in d.replicas
+                   if (r.topic, r.partition, b.broker) in new)
+
+    caps = sorted(inflight.glob("log-dirs-*.txt"))
+    assert running["done_bytes"] == copied(caps[-1])
+    assert running["rate_Bps"] == pytest.approx((copied(caps[-1]) - copied(caps[-2])) / 60, rel=1e-6)
+
+
+def test_sample_inflight_is_byte_identical_for_a_seed(run_cli, tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert run_cli("sample", "--out", tmp_path / name, "--days", "2", "--seed", "3", "--inflight", "stuck")[0] == 0
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a" / "inflight").rglob("*") if p.is_file())
+    assert len(files) > 5
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
