@@ -8,6 +8,7 @@ import click
 
 from planner.cli.options import FINITE
 from planner.emit.progress import reassignment_progress
+from pools.atomic import check_output, dump_json, write_text
 from pools.units import format_bytes, format_duration, format_rate
 
 __all__ = ["command"]
@@ -23,13 +24,21 @@ __all__ = ["command"]
 @click.option("--verify", "verify_path", type=click.Path(dir_okay=False),
               help="Output of kafka-reassign-partitions.sh --verify for the running batch (or the whole bundle).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def command(bundle_dir: str, captures: tuple[str, ...], interval: float, verify_path: str | None, fmt: str) -> int:
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="Also write the JSON form there (atomically); RUN_DIR/progress/progress.json puts it in the "
+                   "report of RUN_DIR.")
+def command(bundle_dir: str, captures: tuple[str, ...], interval: float, verify_path: str | None, fmt: str,
+            out_path: str | None) -> int:
     """Report per batch and per destination broker the bytes copied of the total, the rate, the ETA, partitions
     stuck (no progress between the last two captures) and throttles still set after completion.
 
     Exit codes: 0 done, 1 in progress, 2 bad input, 3 stuck.
     """
+    if out_path is not None:
+        check_output(out_path, directory=False)
     p = reassignment_progress(bundle_dir, captures, interval=interval, verify=verify_path)
+    if out_path is not None:
+        write_text(out_path, dump_json(p.to_dict()))
     if fmt == "json":
         click.echo(json.dumps(p.to_dict(), indent=2, sort_keys=True))
         return p.exit_code

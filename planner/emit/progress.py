@@ -30,7 +30,8 @@ from pools.files import parse_json, read_text
 from pools.kafka_formats.log_dirs import LogDirsReport, parse_log_dirs
 from pools.kafka_formats.reassignment import parse_reassignment_json
 
-__all__ = ["VerifyStatus", "Progress", "parse_verify", "reassignment_progress", "DONE", "IN_PROGRESS", "STUCK"]
+__all__ = ["VerifyStatus", "Progress", "parse_verify", "reassignment_progress", "progress_from_dict", "DONE",
+           "IN_PROGRESS", "STUCK"]
 
 #: Exit codes of ``poolplan progress``: done, in progress, stuck (2 is bad input).
 DONE, IN_PROGRESS, STUCK = 0, 1, 3
@@ -112,6 +113,58 @@ class Progress:
 
 def _r(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def progress_from_dict(doc: object, *, source: str = "progress") -> Progress:
+    """A `Progress` back from its JSON form (``Progress.to_dict``, ``poolplan progress --out``).
+
+    >>> p = Progress(5, 10, 1.0, 5.0, ({"batch": 1, "done_bytes": 5, "total_bytes": 10, "replicas": 1,
+    ...              "rate_Bps": 1.0, "eta_seconds": 5.0},), (), (), (), False, False)
+    >>> progress_from_dict(p.to_dict()) == p
+    True
+
+    Raises
+    ------
+    InputError
+        When a field is missing or of the wrong type (naming ``source`` and the field).
+    """
+    if not isinstance(doc, dict):
+        raise InputError(f"{source}: expected a JSON object (poolplan progress --format json)")
+
+    def number(d: dict, key: str, where: str, *, optional: bool = False, whole: bool = False):
+        value = d.get(key)
+        if value is None and optional and key in d:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < 0:
+            raise InputError(f"{source}: {where}{key}: expected a {'whole ' if whole else ''}number >= 0"
+                             f"{' or null' if optional else ''}, got {value!r}")
+        return value
+
+    def flag(key: str) -> bool:
+        if not isinstance(doc.get(key), bool):
+            raise InputError(f"{source}: {key}: expected true or false, got {doc.get(key)!r}")
+        return doc[key]
+
+    def names(key: str) -> tuple[str, ...]:
+        value = doc.get(key)
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise InputError(f"{source}: {key}: expected a list of topic-partition names")
+        return tuple(value)
+
+    def rows(key: str, name: str) -> tuple[dict, ...]:
+        value = doc.get(key)
+        if not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+            raise InputError(f"{source}: {key}: expected a list of objects")
+        return tuple({name: number(r, name, f"{key}[{k}].", whole=True),
+                      **{f: number(r, f, f"{key}[{k}].", whole=True) for f in ("done_bytes", "total_bytes",
+                                                                                "replicas")},
+                      **{f: number(r, f, f"{key}[{k}].", optional=True) for f in ("rate_Bps", "eta_seconds")}}
+                     for k, r in enumerate(value))
+
+    return Progress(number(doc, "done_bytes", "", whole=True), number(doc, "total_bytes", "", whole=True),
+                    number(doc, "rate_Bps", "", optional=True), number(doc, "eta_seconds", "", optional=True),
+                    rows("batches", "batch"), rows("brokers", "broker"), names("stuck"), names("diverged"),
+                    flag("throttles_left"), flag("complete"))
 
 
 def reassignment_progress(bundle: str | Path, captures: Sequence[str | Path], *, interval: float,

@@ -1,13 +1,15 @@
-"""The detail sections of the report: broker heatmap, top topics, tenants and pools, batches, audit findings."""
+"""The detail sections of the report: broker heatmap, top topics, tenants and pools, batches, reassignment progress
+(when the run holds one), audit findings."""
 
 from __future__ import annotations
 
+from planner.emit.progress import DONE, STUCK
 from planner.report.charts import NO_POOL
-from planner.report.document import Chart, Para, Section, Table, cell
+from planner.report.document import Chart, Items, Para, Section, Table, cell
 from planner.report.model import ReportModel
 from planner.report.recommend import MAX_CREDIBLE_SECONDS, duration_problem
 from planner.report.sections import MISSING, growth, where
-from pools.units import format_bytes, format_count, format_duration, format_rate
+from pools.units import format_bytes, format_count, format_duration, format_percent, format_rate
 
 __all__ = ["detail_sections", "MAX_FINDING_ROWS"]
 
@@ -17,8 +19,9 @@ MAX_FINDING_ROWS = 200
 
 def detail_sections(model: ReportModel, charts: set[str], *, has_policy: bool) -> tuple[Section, ...]:
     """The sections behind the decision, in page order."""
+    progress = (_progress(model),) if model.progress is not None or "progress" in model.notes else ()
     return (_heatmap(model, charts), _topics(model, charts), _tenants(model, has_policy), _batches(model, charts),
-            _findings(model, charts))
+            *progress, _findings(model, charts))
 
 
 def _heatmap(model: ReportModel, charts: set[str]) -> Section:
@@ -100,6 +103,34 @@ def _batches(model: ReportModel, charts: set[str]) -> Section:
                               for b in model.batches),
                         frozenset({1})))
     return Section("batches", title, tuple(blocks))
+
+
+def _progress(model: ReportModel) -> Section:
+    """`poolplan progress --out RUN_DIR/progress/progress.json`: where the running reassignment stands."""
+    title = "Reassignment progress"
+    p = model.progress
+    if p is None:
+        return Section("progress", title, (Para(f"No progress: {model.notes['progress']}.", MISSING),))
+    state = "stuck" if p.exit_code == STUCK else "done" if p.exit_code == DONE else "in progress"
+    share = p.done_bytes / p.total_bytes if p.total_bytes else 1.0
+    rate = format_rate(p.rate) if p.rate is not None else "unknown (one capture)"
+    eta = format_duration(p.eta_seconds) if p.eta_seconds is not None else "unknown"
+    blocks: list = [Para(f"{state.capitalize()}: {format_bytes(p.done_bytes)} of {format_bytes(p.total_bytes)} "
+                         f"copied ({format_percent(share)}); rate {rate} between the last two captures; ETA {eta}.",
+                         "ok" if p.exit_code == DONE else "over" if p.exit_code == STUCK else "")]
+    for name, rows in (("batch", p.batches), ("broker", p.brokers)):
+        blocks.append(Table(f"progress-{name}", (name, "new replicas", "copied", "to copy", "rate", "ETA"), tuple(
+            (cell(r[name]), cell(format_count(r["replicas"])), cell(format_bytes(r["done_bytes"])),
+             cell(format_bytes(r["total_bytes"])), cell(None if r["rate_Bps"] is None else format_rate(r["rate_Bps"])),
+             cell(None if r["eta_seconds"] is None else format_duration(r["eta_seconds"]))) for r in rows)))
+    if p.stuck:
+        blocks.append(Items("Stuck (no progress between the last two captures):", p.stuck, "over"))
+    if p.diverged:
+        blocks.append(Items("Diverged (`--verify` reports another replica set):", p.diverged, "over"))
+    if p.throttles_left:
+        blocks.append(Para("Every partition is complete but the throttles are still set: run "
+                           "`kafka-reassign-partitions.sh --verify` without `--preserve-throttles`.", "over"))
+    return Section("progress", title, tuple(blocks))
 
 
 def _findings(model: ReportModel, charts: set[str]) -> Section:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.emit.progress import Progress, progress_from_dict
 from pools.audit.findings import Finding, findings_from_dict
 from pools.errors import InputError
 from pools.files import load_json
@@ -24,6 +25,7 @@ RUN_FILES = {
     "plan": "plan/plan.json",
     "bundle": "bundle/summary.json",
     "audit": "audit/findings.json",
+    "progress": "progress/progress.json",
 }
 
 
@@ -41,6 +43,7 @@ class RunInputs:
     notes: dict[str, str] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     backtest: list[BacktestRow] | None = None
+    progress: Progress | None = None
 
 
 def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] | None = None) -> RunInputs:
@@ -74,6 +77,14 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         except InputError as exc:
             notes[stage] = f"{RUN_FILES[stage]} could not be read: {str(exc).replace(str(root) + '/', '')}"
             unreadable[stage] = str(exc)
+    progress = None
+    path = root / RUN_FILES["progress"]
+    if path.exists():  # optional: only a run whose reassignment is being watched has one
+        try:
+            progress = progress_from_dict(_json(path), source=str(path))
+        except InputError as exc:
+            notes["progress"] = f"{RUN_FILES['progress']} could not be read: {str(exc).replace(str(root) + '/', '')}"
+            unreadable["progress"] = str(exc)
     backtest = None
     if "profile" in values:
         try:
@@ -92,6 +103,7 @@ def load_run(run_dir: str | os.PathLike[str], *, policy: str | os.PathLike[str] 
         notes=notes,
         unreadable=unreadable,
         backtest=backtest,
+        progress=progress,
     )
 
 

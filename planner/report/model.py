@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.emit.progress import Progress
 from planner.report.backtest import Score, pool_scores, topic_scores
 from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
 from planner.report.compare import Comparison, RunSide, compare_runs
@@ -137,6 +138,7 @@ class ReportModel:
     runway: Runway | None = None
     backtest_pools: tuple[Score, ...] | None = None
     backtest_topics: tuple[Score, ...] = ()
+    progress: Progress | None = None
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -194,6 +196,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
         read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1))
         if snapshot and run.policy else None,
+        progress=run.progress,
     )
     model = replace(model, runway=_runway(run, model, topic_pool))
     if run.backtest is not None:

@@ -89,3 +89,16 @@ def test_sample_inflight_is_byte_identical_for_a_seed(run_cli, tmp_path: Path) -
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a" / "inflight").rglob("*") if p.is_file())
     assert len(files) > 5
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+def test_progress_out_writes_the_json_form_for_the_report(run_cli, tmp_path: Path) -> None:
+    out, snap, moves, _ = make_bundle(tmp_path)
+    captures = write_captures(tmp_path, inflight_captures(snap, moves, [0.2, 0.5]))
+    target = tmp_path / "run" / "progress" / "progress.json"
+    args = ["progress", "--bundle", out, *(x for c in captures for x in ("--log-dirs", c))]
+    code, _, err = run_cli(*args, "--out", target)
+    assert code == 1 and target.exists(), err
+    _, stdout, _ = run_cli(*args, "--format", "json")
+    assert json.loads(target.read_text()) == json.loads(stdout)
+    code, _, err = run_cli(*args, "--out", tmp_path / "run" / "progress")  # a directory: refused before any work
+    assert code == 2 and "progress" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,74 @@
+"""The report's "Reassignment progress" section: shown when the run holds progress/progress.json (from
+`poolplan progress --out`), its figures those of the JSON, the same in the HTML and the Markdown."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from planner.emit.progress import Progress
+from planner.report import build_model, load_run, render_report
+from pools.atomic import write_json
+from pools.units import format_bytes, format_duration, format_percent, format_rate
+
+from .conftest import build_run
+
+
+def _progress(stuck: tuple[str, ...] = ("a-x-0",), throttles_left: bool = False, complete: bool = False) -> Progress:
+    rows = ({"done_bytes": 6_000_000_000, "total_bytes": 20_000_000_000, "replicas": 3, "rate_Bps": 50_000_000.0,
+             "eta_seconds": 280.0},)
+    return Progress(6_000_000_000, 20_000_000_000, 50_000_000.0, 280.0, ({"batch": 1} | rows[0],),
+                    ({"broker": 7} | rows[0],), stuck, (), throttles_left, complete)
+
+
+def _render(run):
+    model = build_model(load_run(run))
+    return model, render_report(model, has_policy=False)
+
+
+def _section(markdown: str) -> str:
+    start = markdown.index("Reassignment progress")
+    return markdown[start:markdown.index("\n#", start)]
+
+
+def test_no_section_without_a_progress_file(tmp_path):
+    model, out = _render(build_run(tmp_path / "run"))
+    assert model.progress is None and "progress" not in model.notes
+    assert "Reassignment progress" not in out.markdown and "Reassignment progress" not in out.html
+
+
+def test_the_section_shows_the_figures_of_progress_json(tmp_path):
+    run = build_run(tmp_path / "run")
+    p = _progress()
+    write_json(run / "progress" / "progress.json", p.to_dict())
+    model, out = _render(run)
+    assert model.progress == p
+    text = _section(out.markdown)
+    assert (f"Stuck: {format_bytes(p.done_bytes)} of {format_bytes(p.total_bytes)} copied "
+            f"({format_percent(p.done_bytes / p.total_bytes)}); rate {format_rate(p.rate)}") in text
+    assert f"ETA {format_duration(p.eta_seconds)}" in text
+    assert "| 1 | 3 | 6.00 GB | 20.0 GB | 50.0 MB/s | 5 min |" in text
+    assert "| 7 | 3 | 6.00 GB | 20.0 GB | 50.0 MB/s | 5 min |" in text
+    assert "a-x-0" in text and "Reassignment progress" in out.html
+    # the page and its Markdown twin carry the same numbers
+    html = re.sub(r"<svg.*?</svg>|<style>.*?</style>", "", out.html, flags=re.S)
+    plain = re.sub(r"<[^>]+>", " ", html).replace("&#39;", "'").replace("&#34;", '"').replace("&amp;", "&")
+    numbers = re.compile(r"\d[\d,.]*")
+    assert Counter(numbers.findall(plain)) == Counter(numbers.findall(out.markdown))
+
+
+def test_done_with_throttles_left_says_so(tmp_path):
+    run = build_run(tmp_path / "run")
+    write_json(run / "progress" / "progress.json", _progress((), throttles_left=True, complete=True).to_dict())
+    text = _section(_render(run)[1].markdown)
+    assert text.splitlines()[2].startswith("Done:") and "throttles are still set" in text
+
+
+def test_an_unreadable_progress_file_is_named_not_fatal(tmp_path):
+    run = build_run(tmp_path / "run")
+    doc = _progress().to_dict()
+    del doc["total_bytes"]
+    write_json(run / "progress" / "progress.json", doc)
+    model, out = _render(run)
+    assert model.progress is None and "progress/progress.json could not be read" in model.notes["progress"]
+    assert "total_bytes" in _section(out.markdown)
