@@ -24,7 +24,8 @@ __all__ = ["command", "STAGE"]
 def command(**params: Any) -> int:
     """Write the quarterly report for RUN_DIR: report.html (self-contained), report.md and charts/*.svg.
 
-    Reads snapshot.json, profile/, plan/plan.json, bundle/summary.json and audit/findings.json; a missing or
+    Reads snapshot.json, profile/, plan/plan.json, bundle/summary.json and audit/findings.json (and, when present,
+    progress/progress.json from `poolplan progress --out`); a missing or
     unreadable stage output is named in the report instead of stopping it. The run given to --compare must be
     readable: an unreadable file in it stops the report (exit 2).
     """
