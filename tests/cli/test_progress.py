@@ -67,6 +67,9 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
     assert len(stuck["stuck"]) == 1 and stuck["done_bytes"] < running["done_bytes"]
     # the rate is the growth of the new replicas between the last two captures, 60 s apart
     inflight = tmp_path / "running" / "inflight"
+    verify = (inflight / "verify.txt").read_text()  # part-way: some partitions complete, others still copying
+    assert "is completed." in verify and "is still in progress." in verify and "Clearing" not in verify
+    assert "Clearing broker-level throttles" in (tmp_path / "done" / "inflight" / "verify.txt").read_text()
     rollback = json.loads((inflight / "bundle" / "rollback.json").read_text())
     target = json.loads((inflight / "bundle" / "reassignment.json").read_text())
     before = {(p["topic"], p["partition"]): set(p["replicas"]) for p in rollback["partitions"]}
