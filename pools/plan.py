@@ -49,7 +49,7 @@ from pydantic import Field
 from pools.atomic import dump_json, write_text
 from pools.errors import InputError
 from pools.files import parse_json, read_text
-from pools.limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.input_limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 from pools.snapshot import DIMENSIONS
 
