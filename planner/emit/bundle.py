@@ -16,7 +16,7 @@ from typing import Any
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
 from planner.emit.log_dirs import LogDirPlan, balance_log_dirs
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
-from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
+from planner.emit.batch_throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
 from pools.health import cluster_health, evacuation_keeps

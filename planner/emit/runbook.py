@@ -8,7 +8,7 @@ from typing import Any
 import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
-from planner.emit.throttle import BatchThrottle
+from planner.emit.batch_throttle import BatchThrottle
 from pools.errors import InputError
 from pools.plan import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
