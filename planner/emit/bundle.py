@@ -28,7 +28,7 @@ from pools.kafka_formats import (
     parse_leader_election_json,
     parse_reassignment_json,
 )
-from pools.plan import Plan
+from pools.plan_file import Plan
 from pools.progress import Progress, no_progress
 from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
@@ -175,7 +175,7 @@ def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, o
 
 
 def _with_size(m: Any, size: int) -> Any:
-    from pools.plan import PartitionMove
+    from pools.plan_file import PartitionMove
 
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
 

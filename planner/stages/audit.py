@@ -66,7 +66,7 @@ def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditRe
     from pools.audit import audit as audit_cluster
     from pools.audit import findings_to_json, render_findings_md
     from planner.stages.plan_inputs import load_plan_inputs
-    from pools.plan import load_plan
+    from pools.plan_file import load_plan
 
     check_output(options.out_dir)
     inputs = load_plan_inputs(options, profile_required=False, progress=progress)

@@ -162,7 +162,7 @@ def _run(options: OperationOptions, progress: Progress,
     from planner.operations import operation_inputs
     from planner.stages.plan_inputs import load_plan_inputs
     from pools.atomic import check_output
-    from pools.plan import save_plan
+    from pools.plan_file import save_plan
 
     check_output(options.out_dir)
     read = load_plan_inputs(options, progress=progress)

@@ -11,7 +11,7 @@ from planner.stages.plan_inputs import PlanInputOptions
 from pools.progress import Progress, no_progress
 
 if TYPE_CHECKING:
-    from pools.plan import Plan
+    from pools.plan_file import Plan
 
 __all__ = ["PlanOptions", "PlanResult", "plan"]
 
@@ -59,7 +59,7 @@ def plan(options: PlanOptions, *, progress: Progress = no_progress) -> PlanResul
     from planner.stages.plan_inputs import load_plan_inputs
     from pools.atomic import check_output
     from pools.errors import InputError
-    from pools.plan import save_plan
+    from pools.plan_file import save_plan
 
     check_output(options.out_dir)
     if options.profile_dir is None:
