@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from planner.emit import BatchLimits, EmitOptions, build_bundle, plan_batches, write_bundle
-from pools.plan import PartitionMove, Plan, SolverReport
+from pools.plan_file import PartitionMove, Plan, SolverReport
 from pools.snapshot import snapshot_from_dict
 
 

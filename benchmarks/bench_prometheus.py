@@ -36,7 +36,7 @@ def _free_port() -> int:
 def backfill(spec, data: Path) -> tuple[int, float]:
     """Write the sample's counters as OpenMetrics and turn them into TSDB blocks under ``data``; return the
     samples and the seconds the backfill took (skipped when ``data`` already holds them)."""
-    from planner.sample.bundle import counters_openmetrics
+    from planner.sample.sample_dir import counters_openmetrics
 
     done = data / "bench.json"
     if done.exists():

@@ -23,7 +23,7 @@ from planner.report import build_model, load_previous_run, load_run, render_repo
 from pools.atomic import write_json, write_text
 from pools.audit import audit, audit_loads, findings_to_json
 from pools.cluster_arrays import cluster_arrays
-from pools.plan import PartitionMove, Plan, SolverReport, save_plan
+from pools.plan_file import PartitionMove, Plan, SolverReport, save_plan
 from pools.policy import parse_policy
 from pools.profile import save_profile
 from pools.snapshot import DIMENSIONS, save_snapshot

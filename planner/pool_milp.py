@@ -52,7 +52,7 @@ import pulp
 from planner.highs import QuietHighs
 from planner.solvers import Solver
 from pools.errors import InputError, SolverError
-from pools.plan import SolverReport
+from pools.plan_file import SolverReport
 from pools.progress import Progress, no_progress
 from pools.pool_rules import (
     RACK_DIMENSIONS,

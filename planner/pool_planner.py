@@ -1,4 +1,4 @@
-"""Pool planning end to end: snapshot + policy + profile → `pools.plan.Plan`.
+"""Pool planning end to end: snapshot + policy + profile → `pools.plan_file.Plan`.
 
 Steps: check the policy against the cluster (contradictions raise `InputError`), resolve every topic to its
 candidate pools and group it, compute the demand at the forecast, solve the pool model, place replicas inside
@@ -33,7 +33,7 @@ from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
 from pools.health import cluster_health
-from pools.plan import PartitionMove, Plan
+from pools.plan_file import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
 from pools.pool_rules import (
     RACK_DIMENSIONS,

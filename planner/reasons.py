@@ -1,4 +1,4 @@
-"""A reason for every move of a plan: what undoing the move alone would break (`pools.plan.Reason`).
+"""A reason for every move of a plan: what undoing the move alone would break (`pools.plan_file.Reason`).
 
 The first rule that applies names a move:
 
@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from planner.placement.engine import MoveReason
 from pools.errors import InputError
-from pools.plan import PartitionMove, Plan, Reason
+from pools.plan_file import PartitionMove, Plan, Reason
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
 

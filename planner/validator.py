@@ -20,7 +20,7 @@ import numpy as np
 from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, broker_load
 from pools.health import cluster_health, evacuation_keeps
-from pools.plan import Plan
+from pools.plan_file import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
     PoolRules,
@@ -405,7 +405,7 @@ def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
 
 #: Every rule, in report order.
 def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """Every move carries a reason (`pools.plan.Reason`), and what it says of the plan holds: ``evacuate`` names
+    """Every move carries a reason (`pools.plan_file.Reason`), and what it says of the plan holds: ``evacuate`` names
     brokers drained by the operation or unhealthy, ``demote`` a former leader the operation demotes, ``isolate`` brokers outside the topic's pool, and
     ``replication_factor`` a partition whose factor the plan changes. Soft: a move's reason explains, it does
     not make the plan unsafe (a plan written before reasons has none)."""

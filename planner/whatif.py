@@ -33,7 +33,7 @@ import tomli_w
 from pools.atomic import write_text
 from pools.errors import InputError
 from pools.files import read_text
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 from pools.policy import PoolPolicy, load_policy, save_policy
 from pools.profile import TopicProfile, load_partition_profile, load_profile, save_profile
 from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot

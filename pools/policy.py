@@ -62,7 +62,7 @@ from pools.pool_rules import (
     DEFAULT_TOLERATED_BROKER_FAILURES,
 )
 from pools.files import load_toml, parse_toml
-from pools.limits import MAX_BROKERS, MAX_HORIZON_DAYS
+from pools.input_limits import MAX_BROKERS, MAX_HORIZON_DAYS
 from pools.schema import BrokerId, PositiveFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 

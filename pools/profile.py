@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 
 from pools.atomic import dump_json, write_bytes, write_text
 from pools.errors import InputError
-from pools.limits import MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.input_limits import MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 
 __all__ = [
     "TOPIC_SCHEMA",

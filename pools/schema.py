@@ -27,7 +27,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from pools.errors import InputError
-from pools.limits import INT32_MAX, INT64_MAX
+from pools.input_limits import INT32_MAX, INT64_MAX
 
 __all__ = [
     "Strict",

@@ -36,7 +36,7 @@ from typing import Any
 from pools.atomic import write_text
 from pools.errors import InputError
 from pools.files import parse_json, read_text
-from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC
+from pools.input_limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC
 from pools.memory import gc_paused
 
 __all__ = [

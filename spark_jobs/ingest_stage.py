@@ -241,7 +241,7 @@ def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
 
 def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
     """`ingest` inside its guard of the output directory."""
-    from spark_jobs.inputs import expand_globs, load_broker_map, partition_counts
+    from spark_jobs.ingest_inputs import expand_globs, load_broker_map, partition_counts
     from spark_jobs.metric_names import load_metric_names
     from spark_jobs.query_range import parse_range_values
     from spark_jobs.session import parse_conf

@@ -32,7 +32,7 @@ from planner.assignors.strategies import Assignor
 from pools.errors import InputError
 from pools.files import load_json, load_toml, read_text
 from pools.kafka_formats.consumer_groups import parse_consumer_group_members, parse_consumer_groups_describe
-from pools.limits import MAX_PARTITIONS_PER_TOPIC
+from pools.input_limits import MAX_PARTITIONS_PER_TOPIC
 from pools.profile import PartitionProfile, TopicProfile
 from pools.schema import PositiveFinite, Strict, validate
 

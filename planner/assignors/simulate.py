@@ -20,7 +20,7 @@ from planner.assignors.server import assign_server
 from planner.assignors.strategies import Assignor
 from pools.java_semantics import utf16_key
 from pools.errors import InputError
-from pools.limits import MAX_PARTITIONS_PER_TOPIC, check_count
+from pools.input_limits import MAX_PARTITIONS_PER_TOPIC, check_count
 
 Assignment = dict[str, dict[str, list[int]]]
 
@@ -141,7 +141,7 @@ def simulate(
     ------
     InputError
         For a malformed event (naming ``events[i]`` and the field), or a partition count past
-        `pools.limits.MAX_PARTITIONS_PER_TOPIC`.
+        `pools.input_limits.MAX_PARTITIONS_PER_TOPIC`.
     """
     for topic, count in topics.items():
         if not isinstance(topic, str) or isinstance(count, bool) or not isinstance(count, int):

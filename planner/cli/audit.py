@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from planner.cli.options import horizon_days_option, plan_input_options
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.audit import AuditOptions, AuditResult, audit
 from pools.audit.findings import Severity
@@ -16,20 +17,15 @@ __all__ = ["command", "STAGE"]
 
 
 @click.command(name="audit")
-@click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
-              help="Cluster snapshot (snapshot.json from `poolplan snapshot`).")
-@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False), help="Pool policy (TOML).")
-@click.option("--profile", "profile_dir", type=click.Path(),
-              help="Topic profile directory; enables traffic and forecast checks (absent or missing: counts and disk only).")
-@click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
-              help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
+@plan_input_options(snapshot_help="Cluster snapshot (snapshot.json from `poolplan snapshot`).", policy_required=True,
+                    profile_help="Topic profile directory; enables traffic and forecast checks (absent or missing: "
+                                 "counts and disk only).")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False),
               help="plan.json of this snapshot: partitions it moves get its target as their reassignment fix.")
 @click.option("--fail-on", default="error", show_default=True,
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
-@click.option("--horizon-days", type=click.IntRange(min=0),
-              help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
+@horizon_days_option
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
 def command(**params: Any) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from planner.cli.options import horizon_days_option, plan_input_options
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.operations import (
     AddBrokersOptions,
@@ -27,24 +28,14 @@ _BROKER_ID = click.IntRange(min=0, max=2**31 - 1)
 
 
 def operation_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The inputs every day-2 operation reads and the directory it writes, as options."""
-    for option in reversed((
-        click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
-                     help="Cluster snapshot (snapshot.json)."),
-        click.option("--policy", "policy_path", default="conf/pools.toml", show_default=True,
-                     type=click.Path(dir_okay=False), help="Pool policy (TOML): which pool each broker and topic is in."),
-        click.option("--profile", "profile_dir", type=click.Path(),
-                     help="Topic profile directory; without it partitions carry their size as disk and no traffic."),
-        click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
-                     help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing "
-                          "bytes-out."),
-        click.option("--horizon-days", type=click.IntRange(min=0),
-                     help="Forecast horizon in days [default: the policy's forecast_horizon_days]."),
-        click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
-                     help="Directory for plan.json (created if missing; plan.json is replaced)."),
-    )):
-        func = option(func)
-    return func
+    """The plan inputs every day-2 operation reads (`planner.cli.options.plan_input_options`) and the directory it
+    writes, as options."""
+    inputs = plan_input_options(
+        policy_help="Pool policy (TOML): which pool each broker and topic is in.",
+        profile_help="Topic profile directory; without it partitions carry their size as disk and no traffic.")
+    out = click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
+                       help="Directory for plan.json (created if missing; plan.json is replaced).")
+    return inputs(horizon_days_option(out(func)))
 
 
 def operation_outcome(result: OperationResult) -> Outcome:

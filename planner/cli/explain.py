@@ -6,7 +6,7 @@ import click
 
 from planner.reasons import explain
 from pools.errors import InputError
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 
 __all__ = ["command"]
 

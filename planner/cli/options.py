@@ -1,13 +1,20 @@
-"""Option types every subcommand shares: numbers must be finite (click's FLOAT reads ``nan`` and ``inf``)."""
+"""Options the subcommands share: finite numbers (click's FLOAT reads ``nan`` and ``inf``) and the plan inputs.
+
+The plan inputs (`planner.stages.plan_inputs`) are declared here once, for ``plan``, ``audit`` and every day-2
+operation; each command says only whether the policy and the profile are required and what its profile is for.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
-__all__ = ["FINITE", "FiniteRange"]
+__all__ = ["FINITE", "FiniteRange", "plan_input_options", "horizon_days_option"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class FiniteRange(click.FloatRange):
@@ -24,3 +31,38 @@ class FiniteRange(click.FloatRange):
 
 #: Any finite float.
 FINITE = FiniteRange()
+
+
+def plan_input_options(*, snapshot_help: str = "Cluster snapshot (snapshot.json).",
+                       policy_required: bool = False, policy_help: str = "Pool policy (TOML).",
+                       profile_required: bool = False, profile_help: str) -> Callable[[F], F]:
+    """``--snapshot``, ``--policy``, ``--profile`` and ``--consumer-groups``, the fields of
+    `planner.stages.plan_inputs.PlanInputOptions` (``--horizon-days`` is `horizon_days_option`).
+
+    A policy that is not required defaults to ``conf/pools.toml``.
+    """
+    policy = (click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False),
+                           help=policy_help) if policy_required else
+              click.option("--policy", "policy_path", default="conf/pools.toml", show_default=True,
+                           type=click.Path(dir_okay=False), help=policy_help))
+    options = (
+        click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
+                     help=snapshot_help),
+        policy,
+        click.option("--profile", "profile_dir", required=profile_required, type=click.Path(), help=profile_help),
+        click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
+                     help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing "
+                          "bytes-out."),
+    )
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+#: ``--horizon-days``: the forecast horizon of the plan inputs (None: the policy's).
+horizon_days_option = click.option("--horizon-days", type=click.IntRange(min=0),
+                                   help="Forecast horizon in days [default: the policy's forecast_horizon_days].")

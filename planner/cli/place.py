@@ -74,10 +74,10 @@ def validate_options(opts: Mapping[str, Any]) -> None:
     """Cross-option rules: a topic name Kafka accepts; one broker source; --pool and --add-partitions need
     --snapshot; counts within limits.
 
-    ``--partitions`` is at most `pools.limits.MAX_PARTITIONS_PER_TOPIC` and ``--replication-factor`` at most
+    ``--partitions`` is at most `pools.input_limits.MAX_PARTITIONS_PER_TOPIC` and ``--replication-factor`` at most
     Kafka's (a Java short); checked before anything is allocated.
     """
-    from pools.limits import MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR, check_count
+    from pools.input_limits import MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR, check_count
     from pools.snapshot import topic_name_problem
 
     problem = topic_name_problem(opts["topic"])
@@ -113,7 +113,7 @@ def parse_brokers(spec: str) -> list[tuple[int, str | None]]:
 
 def parse_ids(spec: str, option: str) -> list[int]:
     """Comma-separated broker ids; errors name the option and the bad item."""
-    from pools.limits import MAX_BROKER_ID
+    from pools.input_limits import MAX_BROKER_ID
 
     ids = []
     for item in filter(None, (s.strip() for s in spec.split(","))):

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from planner.cli.options import FiniteRange
+from planner.cli.options import FiniteRange, horizon_days_option, plan_input_options
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.solvers import Solver
 from planner.stages.plan import PlanOptions, PlanResult, plan
@@ -17,13 +17,7 @@ __all__ = ["command", "STAGE"]
 
 
 @click.command(name="plan")
-@click.option("--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
-              help="Cluster snapshot (snapshot.json).")
-@click.option("--policy", "policy_path", default="conf/pools.toml", show_default=True,
-              type=click.Path(dir_okay=False), help="Pool policy (TOML).")
-@click.option("--profile", "profile_dir", required=True, type=click.Path(), help="Topic profile directory.")
-@click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
-              help="`kafka-consumer-groups.sh --describe --all-groups` output; its fan-out replaces missing bytes-out.")
+@plan_input_options(profile_required=True, profile_help="Topic profile directory.")
 @click.option("--solver", default=Solver.HIGHS.value, show_default=True, type=click.Choice([s.value for s in Solver]),
               help="MILP solver for the pool model.")
 @click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
@@ -33,8 +27,7 @@ __all__ = ["command", "STAGE"]
               help="Relative MIP gap at which the solver stops.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="Solver threads (the plan is reproducible for a given count).")
-@click.option("--horizon-days", type=click.IntRange(min=0),
-              help="Forecast horizon in days [default: the policy's forecast_horizon_days].")
+@horizon_days_option
 @click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
               help="Directory for plan.json (created if missing; plan.json is replaced).")
 def command(**params: Any) -> int:

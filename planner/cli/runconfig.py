@@ -46,17 +46,19 @@ STAGES: tuple[str, ...] = tuple(RUN_STAGES)
 #: A day-2 run has an operation in place of ``plan``.
 PLAN_STAGES: tuple[str, ...] = ("plan", *_OPERATIONS)
 
-_OPERATION_PATHS = {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"}
+#: The plan inputs the run makes (`planner.stages.plan_inputs`): plan, audit and the operations read them.
+_PLAN_INPUT_PATHS = {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile"}
+_OPERATION_PATHS = {**_PLAN_INPUT_PATHS, "out_dir": "{run}/plan"}
 #: Parameters the run supplies itself (by parameter name), so stages find each other's outputs in the run directory.
 #: An operation's profile is the run's only when the run has ``ingest`` (see `stage_call`).
 STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
     "sample": {"out_dir": "{run}/sample"},
     "snapshot": {"out_path": "{run}/snapshot.json"},
     "ingest": {"snapshot": "{run}/snapshot.json", "out": "{run}/profile"},
-    "plan": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/plan"},
+    "plan": _OPERATION_PATHS,
     **{name: _OPERATION_PATHS for name in _OPERATIONS},
     "emit": {"plan_path": "{run}/plan/plan.json", "snapshot_path": "{run}/snapshot.json", "out_dir": "{run}/bundle"},
-    "audit": {"snapshot_path": "{run}/snapshot.json", "profile_dir": "{run}/profile", "out_dir": "{run}/audit"},
+    "audit": {**_PLAN_INPUT_PATHS, "out_dir": "{run}/audit"},
     "report": {"run_dir": "{run}"},
 }
 

@@ -104,7 +104,7 @@ def plan_batches(
     ----------
     moves : iterable
         Objects with ``topic``, ``partition``, ``old_replicas``, ``replicas`` and ``size_bytes`` (e.g.
-        `pools.plan.PartitionMove`); unchanged partitions are skipped.
+        `pools.plan_file.PartitionMove`); unchanged partitions are skipped.
     limits : BatchLimits
         Per-broker, per-batch and byte limits.
     leader_preserving : bool

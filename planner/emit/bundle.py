@@ -16,7 +16,7 @@ from typing import Any
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
 from planner.emit.log_dirs import LogDirPlan, balance_log_dirs
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
-from planner.emit.throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
+from planner.emit.batch_throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
 from pools.health import cluster_health, evacuation_keeps
@@ -28,7 +28,7 @@ from pools.kafka_formats import (
     parse_leader_election_json,
     parse_reassignment_json,
 )
-from pools.plan import Plan
+from pools.plan_file import Plan
 from pools.progress import Progress, no_progress
 from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
@@ -175,7 +175,7 @@ def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, o
 
 
 def _with_size(m: Any, size: int) -> Any:
-    from pools.plan import PartitionMove
+    from pools.plan_file import PartitionMove
 
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
 

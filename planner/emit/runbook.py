@@ -8,9 +8,9 @@ from typing import Any
 import jinja2
 
 from planner.emit.batches import Batch, BatchLimits
-from planner.emit.throttle import BatchThrottle
+from planner.emit.batch_throttle import BatchThrottle
 from pools.errors import InputError
-from pools.plan import REASON_RULES, PartitionMove
+from pools.plan_file import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
 
 __all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "parse_kafka_version", "render_runbook", "bytes_by_reason"]
@@ -99,10 +99,10 @@ def render_runbook(
 
 
 def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
-    """The runbook's "Why these moves" rows: per reason rule (`pools.plan.REASON_RULES` order; ``none`` for moves
+    """The runbook's "Why these moves" rows: per reason rule (`pools.plan_file.REASON_RULES` order; ``none`` for moves
     of a plan written without reasons), the partitions, the leader-only ones among them and the bytes copied.
 
-    >>> from pools.plan import Reason
+    >>> from pools.plan_file import Reason
     >>> rows = bytes_by_reason([PartitionMove("t", 0, (1, 2), (3, 2), 10, Reason("isolate", brokers=(1,))),
     ...                         PartitionMove("t", 1, (1, 2), (2, 1), 10, Reason("relieve", 1, "leaders", 5, 6,
     ...                                                                          leader_only=True))])

@@ -27,7 +27,7 @@ import numpy as np
 from pools.demand import Demand, partition_loads
 from pools.errors import InfeasibleError
 from pools.fill import replica_loads
-from pools.plan import PartitionMove, Plan
+from pools.plan_file import PartitionMove, Plan
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
 

@@ -1,4 +1,4 @@
-"""A day-2 operation's result as a `pools.plan.Plan`: the same contract as ``poolplan plan`` writes.
+"""A day-2 operation's result as a `pools.plan_file.Plan`: the same contract as ``poolplan plan`` writes.
 
 The plan lists every partition (``old_replicas`` now, ``replicas`` after), the brokers' pools before and after
 the operation, per-broker and per-pool utilisation at the forecast, the engine's cost per pool (``placement``)
@@ -22,7 +22,7 @@ from planner.placement.minimal_move import PoolPlacement
 from planner.reasons import with_reasons
 from planner.validator import validate_plan
 from pools.demand import broker_load
-from pools.plan import PartitionMove, Plan, SolverReport
+from pools.plan_file import PartitionMove, Plan, SolverReport
 from pools.pool_rules import usable_capacity
 from pools.snapshot import DIMENSIONS
 

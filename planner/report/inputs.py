@@ -11,7 +11,7 @@ from planner.emit.progress import Progress, progress_from_dict
 from pools.audit.findings import Finding, findings_from_dict
 from pools.errors import InputError
 from pools.files import load_json
-from pools.plan import Plan, load_plan
+from pools.plan_file import Plan, load_plan
 from pools.policy import PoolPolicy, load_policy
 from pools.profile import BACKTEST_FILE, TOPIC_PROFILE_FILE, BacktestRow, TopicProfile, load_backtest, load_profile_dir
 from pools.snapshot import ClusterSnapshot, load_snapshot

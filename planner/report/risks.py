@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from pools.audit.findings import Finding, Severity
-from pools.plan import PartitionMove, Plan, copy_source
+from pools.plan_file import PartitionMove, Plan, copy_source
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["TouchedMove", "Risk", "PoolRisk", "Risks", "plan_risks", "fixes", "plan_fixes", "finding_dimensions", "MOVES_PER_RISK"]
@@ -108,7 +108,7 @@ def plan_risks(plan: Plan, findings: Iterable[Finding], snapshot: ClusterSnapsho
 
     Examples
     --------
-    >>> from pools.plan import Plan, PartitionMove, SolverReport
+    >>> from pools.plan_file import Plan, PartitionMove, SolverReport
     >>> plan = Plan("c", {1: "a", 2: "a", 3: "a"}, {1: "a", 2: "a", 3: "a"}, {"t": "a"},
     ...             (PartitionMove("t", 0, (1, 2), (1, 3), 100),), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     >>> risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, pool="a", broker=1)]).risks[0]

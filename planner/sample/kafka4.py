@@ -53,7 +53,7 @@ class Kafka4:
     jbod_disk_bytes: int
 
     def place(self, sizes: Sizes) -> dict:
-        """``sizes`` (`planner.sample.bundle._replica_sizes`) with the JBOD broker's replicas in their dirs."""
+        """``sizes`` (`planner.sample.sample_dir._replica_sizes`) with the JBOD broker's replicas in their dirs."""
         out = {}
         for key, by_broker in sizes.items():
             entry = dict(by_broker)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from planner.stages.plan_inputs import PlanInputOptions
 from pools.audit.findings import Severity
 from pools.progress import Progress, no_progress
 
@@ -15,18 +16,14 @@ if TYPE_CHECKING:
 __all__ = ["AuditOptions", "AuditResult", "audit"]
 
 
-@dataclass(frozen=True)
-class AuditOptions:
-    """The options of ``poolplan audit`` (``fail_on`` parsed)."""
+@dataclass(frozen=True, kw_only=True)
+class AuditOptions(PlanInputOptions):
+    """The options of ``poolplan audit``: the plan inputs (the profile optional), the plan to check against,
+    ``fail_on`` (parsed) and the output."""
 
-    snapshot_path: str
-    policy_path: str
-    out_dir: str
-    fail_on: Severity
-    profile_dir: str | None = None
-    groups_path: str | None = None
+    out_dir: str = "audit"
+    fail_on: Severity = Severity.ERROR
     plan_path: str | None = None
-    horizon_days: int | None = None
 
 
 @dataclass(frozen=True)
@@ -68,28 +65,18 @@ def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditRe
     from pools.atomic import check_output, write_text
     from pools.audit import audit as audit_cluster
     from pools.audit import findings_to_json, render_findings_md
-    from pools.plan import load_plan
-    from pools.policy import load_policy
-    from pools.profile import load_profile_dir
-    from pools.snapshot import load_snapshot
-    from planner.stages.inputs import read_topic_fanout
+    from planner.stages.plan_inputs import load_plan_inputs
+    from pools.plan_file import load_plan
 
     check_output(options.out_dir)
-    progress("reading the snapshot, the policy and the profile")
-    snapshot = load_snapshot(options.snapshot_path)
-    policy = load_policy(options.policy_path)
-    profile = partitions = None
-    notes: list[str] = []
-    if options.profile_dir is not None:
-        profile, partitions = load_profile_dir(options.profile_dir, required=False)
-        if profile is None:
-            notes.append(f"no profile at {options.profile_dir}: traffic and forecast checks skipped")
+    inputs = load_plan_inputs(options, profile_required=False, progress=progress)
+    snapshot, notes = inputs.snapshot, inputs.notes
     plan = load_plan(options.plan_path) if options.plan_path is not None else None
     progress("checking the cluster against the policy")
-    findings = audit_cluster(snapshot, policy, profile, fanout=read_topic_fanout(options.groups_path),
-                             partition_profile=partitions, horizon_days=options.horizon_days, plan=plan)
+    findings = audit_cluster(snapshot, inputs.policy, inputs.profile, fanout=inputs.fanout,
+                             partition_profile=inputs.partitions, horizon_days=inputs.horizon_days, plan=plan)
     out = Path(options.out_dir)
     write_text(out / "findings.json", findings_to_json(findings, cluster=snapshot.cluster, taken_at=snapshot.taken_at))
     write_text(out / "findings.md", render_findings_md(findings, cluster=snapshot.cluster,
                                                          taken_at=snapshot.taken_at, fail_on=options.fail_on))
-    return AuditResult(out, snapshot.cluster, tuple(findings), options.fail_on, tuple(notes))
+    return AuditResult(out, snapshot.cluster, tuple(findings), options.fail_on, notes)

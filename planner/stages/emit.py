@@ -73,7 +73,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
     from planner.emit.runbook import parse_kafka_version
     from pools.atomic import check_output
-    from pools.plan import load_plan
+    from pools.plan_file import load_plan
     from pools.snapshot import load_snapshot
 
     validate_emit_options(options.max_moves_per_broker, options.max_partitions_per_batch,

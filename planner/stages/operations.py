@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from planner.stages.plan_inputs import PlanInputOptions
 from pools.progress import Progress, no_progress
 
 if TYPE_CHECKING:
@@ -37,14 +38,9 @@ __all__ = [
 
 
 @dataclass(frozen=True, kw_only=True)
-class OperationOptions:
-    """The inputs every day-2 operation reads and the directory it writes (the options they share)."""
+class OperationOptions(PlanInputOptions):
+    """The plan inputs every day-2 operation reads (the profile optional) and the directory it writes."""
 
-    snapshot_path: str
-    policy_path: str = "conf/pools.toml"
-    profile_dir: str | None = None
-    groups_path: str | None = None
-    horizon_days: int | None = None
     out_dir: str = "plan"
 
 
@@ -164,22 +160,14 @@ def _run(options: OperationOptions, progress: Progress,
          operate: Callable[[OperationInputs], Operation]) -> OperationResult:
     """Check the output directory, read the inputs, run ``operate`` and write its plan.json."""
     from planner.operations import operation_inputs
-    from planner.stages.inputs import read_topic_fanout
+    from planner.stages.plan_inputs import load_plan_inputs
     from pools.atomic import check_output
-    from pools.plan import save_plan
-    from pools.policy import load_policy
-    from pools.profile import load_profile_dir
-    from pools.snapshot import load_snapshot
+    from pools.plan_file import save_plan
 
     check_output(options.out_dir)
-    progress("reading the snapshot, the policy and the profile")
-    snapshot = load_snapshot(options.snapshot_path)
-    policy = load_policy(options.policy_path)
-    profile = partitions = None
-    if options.profile_dir is not None:
-        profile, partitions = load_profile_dir(options.profile_dir)
-    inputs = operation_inputs(snapshot, policy, profile, fanout=read_topic_fanout(options.groups_path),
-                              partition_profile=partitions, horizon_days=options.horizon_days)
+    read = load_plan_inputs(options, progress=progress)
+    inputs = operation_inputs(read.snapshot, read.policy, read.profile, fanout=read.fanout,
+                              partition_profile=read.partitions, horizon_days=read.horizon_days)
     progress("placing replicas")
     operation = operate(inputs)
     return OperationResult(operation, save_plan(operation.plan, Path(options.out_dir) / "plan.json"))

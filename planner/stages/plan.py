@@ -7,28 +7,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner.solvers import Solver
+from planner.stages.plan_inputs import PlanInputOptions
 from pools.progress import Progress, no_progress
 
 if TYPE_CHECKING:
-    from pools.plan import Plan
+    from pools.plan_file import Plan
 
 __all__ = ["PlanOptions", "PlanResult", "plan"]
 
 
-@dataclass(frozen=True)
-class PlanOptions:
-    """The options of ``poolplan plan``."""
+@dataclass(frozen=True, kw_only=True)
+class PlanOptions(PlanInputOptions):
+    """The options of ``poolplan plan``: the plan inputs (a profile is required), the solver and the output."""
 
-    snapshot_path: str
-    policy_path: str
-    profile_dir: str
-    out_dir: str
-    solver: Solver
-    time_limit: float
-    gap: float
-    threads: int
-    groups_path: str | None = None
-    horizon_days: int | None = None
+    out_dir: str = "plan"
+    solver: Solver = Solver.HIGHS
+    time_limit: float = 60.0
+    gap: float = 0.01
+    threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -60,22 +56,19 @@ def plan(options: PlanOptions, *, progress: Progress = no_progress) -> PlanResul
         When the solver's result breaks its post-conditions.
     """
     from planner.pool_planner import plan_pools
-    from planner.stages.inputs import read_topic_fanout
+    from planner.stages.plan_inputs import load_plan_inputs
     from pools.atomic import check_output
-    from pools.plan import save_plan
-    from pools.policy import load_policy
-    from pools.profile import load_profile_dir
-    from pools.snapshot import load_snapshot
+    from pools.errors import InputError
+    from pools.plan_file import save_plan
 
     check_output(options.out_dir)
-    progress("reading the snapshot, the policy and the profile")
-    snapshot = load_snapshot(options.snapshot_path)
-    policy = load_policy(options.policy_path)
-    profile, partitions = load_profile_dir(options.profile_dir)
-    assert profile is not None  # a required profile is read or an InputError
-    fanout = read_topic_fanout(options.groups_path)
-    outcome = plan_pools(snapshot, policy, profile, fanout=fanout, partition_profile=partitions,
-                         solver=options.solver, time_limit=options.time_limit, gap=options.gap,
-                         threads=options.threads, horizon_days=options.horizon_days, progress=progress)
+    if options.profile_dir is None:
+        raise InputError("plan: expected a profile directory (--profile)")
+    inputs = load_plan_inputs(options, progress=progress)
+    assert inputs.profile is not None  # a required profile is read or an InputError
+    outcome = plan_pools(inputs.snapshot, inputs.policy, inputs.profile, fanout=inputs.fanout,
+                         partition_profile=inputs.partitions, solver=options.solver, time_limit=options.time_limit,
+                         gap=options.gap, threads=options.threads, horizon_days=inputs.horizon_days,
+                         progress=progress)
     path = save_plan(outcome.plan, Path(options.out_dir) / "plan.json")
     return PlanResult(path, outcome.plan, outcome.shortfall, outcome.solver_seconds)

@@ -101,8 +101,9 @@ def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> Whati
     progress("applying the scenario to the run's inputs")
     snapshot, profile, policy = apply_scenario(options.run_dir, options.policy_path, scenario, out)
     progress("planning the changed inputs")
-    planned = plan(PlanOptions(str(snapshot), str(policy), str(profile), str(out / "plan"), "highs",
-                               options.time_limit, 0.01, 1, options.groups_path), progress=progress)
+    planned = plan(PlanOptions(snapshot_path=str(snapshot), policy_path=str(policy), profile_dir=str(profile),
+                               groups_path=options.groups_path, out_dir=str(out / "plan"),
+                               time_limit=options.time_limit), progress=progress)
     progress("reporting, compared with the run")
     written = report(ReportOptions(str(out), str(policy), str(out / "report"), options.run_dir), progress=progress)
     return WhatifResult(out, written.html, planned.shortfall)

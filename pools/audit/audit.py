@@ -10,7 +10,7 @@ from pools.audit.fixes import fix_targets
 from pools.audit.loads import Loads, audit_loads
 from pools.audit.rules import RULES, Rule
 from pools.demand import at_horizon
-from pools.plan import Plan
+from pools.plan_file import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.profile import PartitionProfile, TopicProfile

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from pools.errors import InputError
-from pools.limits import MAX_BROKER_ID
+from pools.input_limits import MAX_BROKER_ID
 
 __all__ = ["CORDONED_LOG_DIRS", "ALL_LOG_DIRS", "BrokerCordon", "parse_broker_configs", "cordons_from_configs"]
 

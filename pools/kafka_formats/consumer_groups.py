@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pools.errors import InputError
-from pools.limits import INT32_MAX, INT64_MAX, MAX_PARTITIONS_PER_TOPIC
+from pools.input_limits import INT32_MAX, INT64_MAX, MAX_PARTITIONS_PER_TOPIC
 
 _OFFSETS_HEADER = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
 _NOTICE = re.compile(r"^Consumer group '(?P<group>.*)' (?P<what>has no active members|is rebalancing)\.$")

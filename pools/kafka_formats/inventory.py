@@ -29,7 +29,7 @@ from pydantic import Field
 
 from pools.errors import InputError
 from pools.files import parse_toml
-from pools.limits import INT64_MAX
+from pools.input_limits import INT64_MAX
 from pools.schema import BrokerId, PositiveFinite, Strict, validate
 
 __all__ = ["BrokerCapacity", "parse_inventory_toml", "inventory_from_dict"]

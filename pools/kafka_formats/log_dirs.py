@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pools.errors import InputError
-from pools.limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID
+from pools.input_limits import INT32_MAX, INT64_MAX, MAX_BROKER_ID
 from pools.snapshot import topic_name_problem
 
 __all__ = ["ReplicaInfo", "LogDirInfo", "BrokerLogDirs", "LogDirsReport", "parse_log_dirs", "replica_sizes"]

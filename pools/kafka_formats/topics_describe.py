@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from pools.errors import InputError
-from pools.limits import INT32_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR
+from pools.input_limits import INT32_MAX, MAX_BROKER_ID, MAX_PARTITIONS_PER_TOPIC, MAX_REPLICATION_FACTOR
 
 __all__ = ["PartitionDescription", "TopicDescription", "parse_topics_describe"]
 

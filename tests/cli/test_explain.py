@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.pool_planner import plan_pools
-from pools.plan import save_plan
+from pools.plan_file import save_plan
 from tests.planner.placement.test_prune import _cluster
 
 

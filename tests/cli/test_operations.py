@@ -9,7 +9,7 @@ from pathlib import Path
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.kafka_formats import parse_reassignment_json
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 from pools.policy import save_policy
 from pools.profile import save_profile
 from pools.snapshot import save_snapshot

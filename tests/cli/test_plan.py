@@ -11,7 +11,7 @@ import pytest
 from planner.random_clusters import profile_row, random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 from pools.policy import PoolSpec, save_policy
 from pools.profile import save_profile
 from pools.snapshot import DIMENSIONS, Capacity, PartitionState, TopicState, save_snapshot

@@ -24,7 +24,7 @@ from planner.operations.balance import broker_loads, rack_pinned
 from planner.placement.engine import ENGINE_DIMENSIONS, band_weights, fair_share
 from pools.demand import Demand
 from pools.health import cluster_health
-from pools.plan import PartitionMove, Plan
+from pools.plan_file import PartitionMove, Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
 from pools.snapshot import DIMENSIONS, ClusterSnapshot

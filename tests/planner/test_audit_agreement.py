@@ -9,7 +9,7 @@ import pytest
 from planner.pool_planner import plan_pools
 from pools.audit import audit
 from pools.health import cluster_health
-from pools.plan import PartitionMove
+from pools.plan_file import PartitionMove
 from tests.pools.audit.helpers import healthy, policy, profile_row, snapshot, with_partition
 
 

@@ -14,7 +14,7 @@ from planner.random_clusters import random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.errors import InputError
-from pools.plan import plan_to_json
+from pools.plan_file import plan_to_json
 from pools.policy import PoolSpec, TenantSpec
 from pools.snapshot import DIMENSIONS, Capacity
 from tests.plugin import examples

@@ -14,7 +14,7 @@ from planner.reasons import spans_racks, unexplained
 from pools.demand import topic_demand
 from pools.errors import InputError
 from pools.health import cluster_health
-from pools.plan import REASON_DIMENSIONS, Plan, plan_from_dict, plan_to_json
+from pools.plan_file import REASON_DIMENSIONS, Plan, plan_from_dict, plan_to_json
 from pools.pool_rules import PoolRules
 from pools.snapshot import DIMENSIONS
 from tests.planner.placement.test_prune import _cluster, _operations
@@ -23,7 +23,7 @@ _REL = 1e-6
 
 
 def _check_reasons(snap, policy, plan: Plan, demands) -> None:
-    """Each move's reason holds: undo it alone and the named rule breaks (see `pools.plan.Reason`)."""
+    """Each move's reason holds: undo it alone and the named rule breaks (see `pools.plan_file.Reason`)."""
     assert unexplained(plan) == ()
     rules = PoolRules.from_policy(policy, horizon_days=plan.horizon_days)
     assignment = {(m.topic, m.partition): m.replicas for m in plan.partitions}

@@ -8,7 +8,7 @@ import pytest
 
 from planner.validator import validate_plan
 from pools.demand import topic_demand
-from pools.plan import PartitionMove, Plan, Reason, SolverReport
+from pools.plan_file import PartitionMove, Plan, Reason, SolverReport
 from pools.policy import Defaults, PoolPolicy, PoolSpec, TenantSpec
 from pools.snapshot import DIMENSIONS, Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
 

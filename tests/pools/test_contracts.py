@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pools.errors import InputError
-from pools.plan import PartitionMove, Plan, SolverReport, load_plan, plan_to_json, save_plan
+from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, plan_to_json, save_plan
 from pools.policy import dump_policy, load_policy, parse_policy
 from pools.pool_rules import PoolRules
 from pools.profile import (

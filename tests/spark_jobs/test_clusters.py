@@ -105,7 +105,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 def reference(spark, inputs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The profile of the shared local-mode session."""
     from spark_jobs.ingest import IngestInputs, IngestParams, run
-    from spark_jobs.inputs import expand_globs, load_broker_map
+    from spark_jobs.ingest_inputs import expand_globs, load_broker_map
 
     root, _ = inputs
     out = tmp_path_factory.mktemp("reference")

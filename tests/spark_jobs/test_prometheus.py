@@ -167,7 +167,7 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def backfilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A TSDB directory holding the sample's counters and the small day in every spelling."""
-    from planner.sample.bundle import counters_openmetrics
+    from planner.sample.sample_dir import counters_openmetrics
     from planner.sample.cluster import SampleSpec
 
     root = tmp_path_factory.mktemp("prometheus")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.emit import BatchLimits, apply_batches, plan_batches
-from pools.plan import PartitionMove
+from pools.plan_file import PartitionMove
 from tests.plugin import examples
 
 

@@ -11,7 +11,7 @@ import pytest
 from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
 from pools.errors import InputError
 from pools.kafka_formats import calculate_throttles, parse_leader_election_json, parse_reassignment_json
-from pools.plan import Reason, load_plan
+from pools.plan_file import Reason, load_plan
 from pools.snapshot import load_snapshot
 from pools.units import format_bytes
 

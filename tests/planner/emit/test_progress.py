@@ -12,7 +12,7 @@ from planner.emit import EmitOptions, build_bundle, write_bundle
 from planner.emit.progress import DONE, IN_PROGRESS, STUCK, parse_verify, reassignment_progress
 from planner.sample.inflight import inflight_captures, verify_output
 from pools.errors import InputError
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 from pools.snapshot import load_snapshot
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "emit"

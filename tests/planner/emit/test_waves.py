@@ -110,7 +110,7 @@ def test_a_rotation_no_single_move_can_start_runs_as_one_wave(case) -> None:
         parts[p.topic, p.partition] = replace(p, replicas=(old,), leader=old, isr=(old,), sizes=(p.size_bytes,))
     snap2 = replace(snap, brokers=brokers, partitions=tuple(parts.values()))
     moves = {(p.topic, p.partition): n for p, (_, n) in zip((p0, p1, p2), ((a, b), (b, c), (c, a)), strict=True)}
-    from pools.plan import PartitionMove
+    from pools.plan_file import PartitionMove
     cycle = replace(plan, brokers={**plan.brokers, a: pool, b: pool, c: pool},
                     partitions=tuple(PartitionMove(p.topic, p.partition, p.replicas,
                                                    (moves[p.topic, p.partition],) if (p.topic, p.partition) in moves

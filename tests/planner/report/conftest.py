@@ -8,7 +8,7 @@ import pytest
 
 from pools.atomic import write_json, write_text
 from pools.audit import audit, findings_to_json
-from pools.plan import Plan, PartitionMove, SolverReport, save_plan
+from pools.plan_file import Plan, PartitionMove, SolverReport, save_plan
 from pools.profile import save_profile
 from pools.snapshot import DIMENSIONS, save_snapshot
 from tests.pools.audit.helpers import POLICY, healthy, policy, profile_row, snapshot, with_partition

@@ -18,7 +18,7 @@ from planner.report.runway import Crossing, first_crossing
 from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.atomic import write_json
-from pools.plan import PartitionMove, Plan, SolverReport, load_plan, save_plan
+from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, save_plan
 
 from .conftest import build_run
 

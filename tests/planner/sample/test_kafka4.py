@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pools.plan import load_plan
+from pools.plan_file import load_plan
 from pools.snapshot import load_snapshot
 from tests.pools.audit.test_sample import planted
 

@@ -15,7 +15,7 @@ from pools.audit import audit
 from pools.audit.fixes import PLAN_FIX
 from pools.cluster_arrays import cluster_arrays, pool_arrays
 from planner.pool_planner import plan_pools
-from pools.plan import PartitionMove
+from pools.plan_file import PartitionMove
 from pools.snapshot import ClusterSnapshot
 
 from .helpers import brokers, healthy, policy, snapshot, with_partition

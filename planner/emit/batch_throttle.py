@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from planner.emit.batches import Batch
 from pools.kafka_formats import calculate_throttles
-from pools.plan import copy_source
+from pools.plan_file import copy_source
 from pools.throttle import MIN_THROTTLE_BPS, throttle_rate
 
 __all__ = ["MIN_THROTTLE_BPS", "BatchThrottle", "throttle_rate", "batch_throttle"]

@@ -1,0 +1,512 @@
+"""The plan (*contract*): which pool every broker and topic belongs to, and every partition's target replicas.
+
+``plan.json``::
+
+    {"version": 1, "cluster": "prod-eu", "horizon_days": 90,
+     "brokers_before": {"1": "payments", "2": null}, "brokers": {"1": "payments", "2": "shared"},
+     "topics": {"orders": "shared"},
+     "partitions": [{"topic": "orders", "partition": 0, "old_replicas": [1, 2, 3],
+                     "replicas": [4, 2, 3], "size_bytes": 1048576}],
+     "moved_bytes": 1048576, "brokers_to_add": {"payments": 0, "shared": 0},
+     "solver": {"name": "HiGHS", "status": "Optimal", "solution": "Optimal Solution Found",
+                "objective": 1.0, "bound": 1.0, "gap": 0.0},
+     "utilisation": {"brokers": {"1": {"nw_in": {"capacity": 1.25e8, "now": 1e7, "before": 1.2e7, "after": 1.1e7}}},
+                     "pools": {"shared": {"disk": {"capacity": 8e12, "capacity_with_added": 8e12,
+                                                   "demand_now": 1e12, "demand_forecast": 1.4e12,
+                                                   "headroom": 0.7}}}},
+     "warnings": [],
+     "placement": {"shared": {"seed_bytes": 1048576, "moved_bytes": 1048576, "extra_bytes": 0,
+                              "leader_changes": 0, "status": "seed", "gap": 0.0, "candidates": 0}}}
+
+``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
+current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
+(``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
+``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
+``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
+(``rebalance``, ``add``, ``decommission``, ``demote``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
+balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
+``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
+touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,
+``outside_band``) and, for ``decommission`` and ``replace``, ``drained``: the brokers every replica leaves,
+from which a partition whose only unhealthy replica lies there is evacuated (`pools.health`).
+``placement`` says per pool what placing it cost (`planner.placement.minimal_move.PoolPlacement`): the bytes
+the pool's new replicas had to copy (``seed_bytes``), the bytes copied in all (``moved_bytes``; the difference,
+``extra_bytes``, relieved brokers over headroom and gave joining brokers their fair share), preferred-leader
+changes, and the engine's status and MIP gap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from pools.atomic import dump_json, write_text
+from pools.errors import InputError
+from pools.files import parse_json, read_text
+from pools.input_limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
+from pools.snapshot import DIMENSIONS
+
+__all__ = ["copy_source", "REASON_RULES", "Reason", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan",
+           "plan_to_json", "plan_from_dict"]
+
+PLAN_VERSION = 1
+#: Why a partition moves (`Reason.rule`), in the order the first that applies names a move.
+REASON_RULES = ("replication_factor", "evacuate", "demote", "isolate", "rack_spread", "relieve", "balance", "fill")
+#: The dimensions a load reason names: `DIMENSIONS`, leader count and leaders' bytes-in (the engine's
+#: `planner.placement.engine.ENGINE_DIMENSIONS`).
+REASON_DIMENSIONS = (*DIMENSIONS, "leaders", "leader_nw_in")
+
+
+def copy_source(old_replicas: Sequence[int], leader: int | None) -> int | None:
+    """The broker that serves a moved partition's copies: its current ``leader`` when a replica, else the first one.
+
+    Followers fetch from the leader, so that broker's outbound network carries the move (``None`` when the
+    partition has no replica yet).
+
+    >>> copy_source((1, 2), 2), copy_source((1, 2), None), copy_source((1, 2), 7)
+    (2, 1, 1)
+    """
+    if leader is not None and leader in old_replicas:
+        return leader
+    return old_replicas[0] if old_replicas else None
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a partition moves: the rule that undoing this move alone (every other move kept) would break.
+
+    ``rule`` is one of `REASON_RULES`:
+
+    - ``replication_factor``: the operation changes the partition's replication factor;
+    - ``evacuate``: ``brokers`` (drained by the operation, or unhealthy) give up their replica;
+    - ``demote``: ``brokers`` (one: the former preferred leader, demoted by the operation) give up leadership;
+    - ``isolate``: ``brokers`` are outside the topic's pool;
+    - ``rack_spread``: the current replicas span fewer than min(RF, racks of the pool) racks;
+    - ``relieve``: ``broker`` would be over its capacity × headroom (``bound``) in ``dimension``;
+    - ``balance`` / ``fill``: ``broker`` would be above / below its fair-share band (edge ``bound``) in
+      ``dimension``.
+
+    ``without`` is the broker's load in ``dimension`` (at the plan's forecast) were the move undone.
+    ``leader_only``: the replicas stay, only the preferred leader changes (nothing is copied).
+
+    >>> Reason("relieve", broker=4, dimension="nw_in", bound=70.0, without=82.5).describe()
+    'relieves broker 4: without it its nw_in would be 82.5, over its limit 70'
+    >>> Reason("isolate", brokers=(7,)).describe()
+    'isolates the topic: broker 7 is outside its pool'
+    """
+
+    rule: str
+    broker: int | None = None
+    dimension: str | None = None
+    bound: float | None = None
+    without: float | None = None
+    brokers: tuple[int, ...] = ()
+    leader_only: bool = False
+
+    def __post_init__(self) -> None:  # 9 significant digits, as plan.json holds them
+        for name in ("bound", "without"):
+            object.__setattr__(self, name, _round(getattr(self, name)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``reason`` object of plan.json (only the fields that apply)."""
+        out: dict[str, Any] = {"rule": self.rule}
+        if self.broker is not None:
+            out |= {"broker": self.broker, "dimension": self.dimension, "bound": self.bound, "without": self.without}
+        if self.brokers:
+            out["brokers"] = list(self.brokers)
+        if self.leader_only:
+            out["leader_only"] = True
+        return out
+
+    def describe(self) -> str:
+        """One line for an operator (``poolplan explain``, the runbook)."""
+        ids = ", ".join(map(str, self.brokers))
+        many = "s" if len(self.brokers) > 1 else ""
+        text = {
+            "replication_factor": "changes the replication factor",
+            "evacuate": f"evacuates broker{many} {ids} (drained or unhealthy)",
+            "demote": f"moves leadership off broker {ids} (demoted)",
+            "isolate": f"isolates the topic: broker{many} {ids} {'are' if many else 'is'} outside its pool",
+            "rack_spread": "repairs the rack spread: the current replicas share racks",
+            "relieve": f"relieves broker {self.broker}: without it its {self.dimension} would be "
+                       f"{_g(self.without)}, over its limit {_g(self.bound)}",
+            "balance": f"balances broker {self.broker}: without it its {self.dimension} would be "
+                       f"{_g(self.without)}, above its fair-share band ({_g(self.bound)})",
+            "fill": f"fills broker {self.broker} to its fair share: without it its {self.dimension} would be "
+                    f"{_g(self.without)}, below its band ({_g(self.bound)})",
+        }[self.rule]
+        return ("leader-only reorder (copies nothing): " if self.leader_only else "") + text
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else float(f"{value:.9g}")
+
+
+def _g(value: float | None) -> str:
+    return f"{value:.6g}" if value is not None else "?"
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMove:
+    """A partition's current and target replica lists (first = preferred leader), its size and, for a partition
+    that moves, why (`Reason`; None in a plan written without reasons)."""
+
+    topic: str
+    partition: int
+    old_replicas: tuple[int, ...]
+    replicas: tuple[int, ...]
+    size_bytes: int = 0
+    reason: Reason | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when the replica list (set or order) changes."""
+        return self.old_replicas != self.replicas
+
+    @property
+    def adding(self) -> tuple[int, ...]:
+        """Brokers that must copy the partition (in the target, not currently a replica)."""
+        old = set(self.old_replicas)
+        return tuple(b for b in self.replicas if b not in old)
+
+    @property
+    def removing(self) -> tuple[int, ...]:
+        """Brokers that drop the partition."""
+        new = set(self.replicas)
+        return tuple(b for b in self.old_replicas if b not in new)
+
+    @property
+    def moved_bytes(self) -> int:
+        """Bytes copied to new replicas."""
+        return self.size_bytes * len(self.adding)
+
+
+@dataclass(frozen=True, slots=True)
+class SolverReport:
+    """What the MILP solver said: status, PuLP's solution status, objective, best bound and relative gap.
+
+    No wall time: the same inputs give the same plan bytes on any machine and under any load (the time goes to
+    the console).
+    """
+
+    name: str
+    status: str
+    solution: str
+    objective: float | None
+    bound: float | None
+    gap: float | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A pool plan; see the module docstring for the file format."""
+
+    cluster: str
+    brokers_before: Mapping[int, str | None]
+    brokers: Mapping[int, str | None]
+    topics: Mapping[str, str]
+    partitions: tuple[PartitionMove, ...]
+    brokers_to_add: Mapping[str, int]
+    solver: SolverReport
+    utilisation: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    horizon_days: int | None = None
+    placement: Mapping[str, Any] = field(default_factory=dict)
+    operation: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
+
+    @property
+    def drained(self) -> tuple[int, ...]:
+        """Brokers every replica leaves (a ``decommission`` or ``replace`` operation's ``drained``), sorted."""
+        return tuple(sorted(self.operation.get("drained", ())))
+
+    @property
+    def demoted(self) -> tuple[int, ...]:
+        """Brokers leadership leaves (a ``demote`` operation's ``demoted``), sorted."""
+        return tuple(sorted(self.operation.get("demoted", ())))
+
+    @property
+    def moved_bytes(self) -> int:
+        return sum(m.moved_bytes for m in self.partitions)
+
+    @property
+    def moves(self) -> tuple[PartitionMove, ...]:
+        """Only the partitions whose replica list changes."""
+        return tuple(m for m in self.partitions if m.changed)
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.solver
+        return {
+            "version": PLAN_VERSION,
+            "cluster": self.cluster,
+            "brokers_before": {str(b): p for b, p in sorted(self.brokers_before.items())},
+            "brokers": {str(b): p for b, p in sorted(self.brokers.items())},
+            "topics": dict(sorted(self.topics.items())),
+            "partitions": [
+                {
+                    "topic": m.topic,
+                    "partition": m.partition,
+                    "old_replicas": list(m.old_replicas),
+                    "replicas": list(m.replicas),
+                    "size_bytes": m.size_bytes,
+                } | ({"copied_bytes": m.moved_bytes} if m.changed else {})
+                | ({"reason": m.reason.to_dict()} if m.reason is not None and m.changed else {})
+                for m in self.partitions
+            ],
+            "moved_bytes": self.moved_bytes,
+            "brokers_to_add": dict(sorted(self.brokers_to_add.items())),
+            "solver": {
+                "name": s.name,
+                "status": s.status,
+                "solution": s.solution,
+                "objective": s.objective,
+                "bound": s.bound,
+                "gap": s.gap,
+            },
+            "utilisation": self.utilisation,
+            "warnings": list(self.warnings),
+            "placement": dict(sorted(self.placement.items())),
+        } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {}) | (
+            {"operation": self.operation} if self.operation else {})
+
+
+def plan_to_json(plan: Plan) -> str:
+    """Deterministic text: sorted keys, one partition per line."""
+    doc = plan.to_dict()
+    partitions = doc.pop("partitions")
+    text = dump_json(doc)
+    body = ",\n".join("    " + json.dumps(p, sort_keys=True) for p in partitions)
+    inner = f'"partitions": [\n{body}\n  ],\n  ' if partitions else '"partitions": [],\n  '
+    # insert partitions in sorted-key position (after "moved_bytes")
+    marker = '"solver": {'
+    return text.replace(marker, inner + marker, 1)
+
+
+def save_plan(plan: Plan, path: str | os.PathLike[str]) -> Path:
+    """Write ``plan.json`` atomically."""
+    return write_text(path, plan_to_json(plan))
+
+
+def load_plan(path: str | os.PathLike[str]) -> Plan:
+    """Read and validate a ``plan.json``; errors name the file and the field path."""
+    source = str(path)
+    return plan_from_dict(parse_json(read_text(path), source), source=source)
+
+
+# --- the plan.json schema: every field typed; partitions checked by a fast path, precisely on failure -------
+
+
+class _Solver(Strict):
+    name: str
+    status: str
+    solution: str | None = None
+    objective: Finite | None = None
+    bound: Finite | None = None
+    gap: Finite | None = None
+    seconds: NonNegFinite = 0  # written by plans before 2026-11; ignored
+
+
+_Cell = dict[str, Finite | None]
+
+
+class _Utilisation(Strict):
+    brokers: dict[str, dict[str, _Cell]] = {}
+    pools: dict[str, dict[str, _Cell]] = {}
+
+
+_Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+
+
+class _PoolPlacement(Strict):
+    seed_bytes: ByteCount
+    moved_bytes: ByteCount
+    extra_bytes: Annotated[int, Field(ge=-INT64_MAX, le=INT64_MAX)]
+    leader_changes: _Count
+    status: str
+    gap: Finite
+    candidates: _Count
+
+
+class _PlanHeader(Strict):
+    version: Literal[1]
+    cluster: str = ""
+    brokers_before: dict[str, Name | None]
+    brokers: dict[str, Name | None]
+    topics: dict[str, Name] = {}
+    partitions: list[Any] = []
+    moved_bytes: ByteCount = 0
+    brokers_to_add: dict[str, Annotated[int, Field(ge=0, le=MAX_BROKERS)]] = {}
+    solver: _Solver
+    utilisation: _Utilisation = _Utilisation()
+    warnings: list[str] = []
+    horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
+    placement: dict[str, _PoolPlacement] = {}
+    operation: dict[str, Any] = {}
+
+
+class _Reason(Strict):
+    rule: Literal[REASON_RULES]  # type: ignore[valid-type]
+    broker: BrokerId | None = None
+    dimension: Literal[REASON_DIMENSIONS] | None = None  # type: ignore[valid-type]
+    bound: Finite | None = None
+    without: Finite | None = None
+    brokers: list[BrokerId] = []
+    leader_only: bool = False
+
+
+class _Partition(Strict):
+    topic: Name
+    partition: Annotated[int, Field(ge=0, lt=MAX_PARTITIONS_PER_TOPIC)]
+    old_replicas: list[BrokerId]
+    replicas: list[BrokerId]
+    size_bytes: ByteCount = 0
+    copied_bytes: ByteCount | None = None
+    reason: _Reason | None = None
+
+
+_REPLICAS = "expected a non-empty list of distinct broker ids"
+
+
+def _partition_fast(p: Any) -> PartitionMove | None:
+    """The well-formed case in one pass; ``None`` sends the entry to the schema for a precise message."""
+    if type(p) is not dict or len(p) > 5:
+        return None
+    topic, partition, old, new = p.get("topic"), p.get("partition"), p.get("old_replicas"), p.get("replicas")
+    size = p.get("size_bytes", 0)
+    if not (type(topic) is str and topic and type(partition) is int and 0 <= partition < MAX_PARTITIONS_PER_TOPIC
+            and type(size) is int and 0 <= size <= INT64_MAX and _ids(old) and _ids(new)):
+        return None
+    if len(p) != 4 + ("size_bytes" in p):
+        return None
+    return PartitionMove(topic, partition, tuple(old), tuple(new), size)
+
+
+def _ids(values: Any) -> bool:
+    return (type(values) is list and bool(values) and all(type(b) is int and 0 <= b <= MAX_BROKER_ID for b in values)
+            and len(set(values)) == len(values))
+
+
+def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
+    """Build a `Plan` from its JSON-ready form, validating every field and the references between them.
+
+    Raises
+    ------
+    InputError
+        ``source: key.path: expected ...``: wrong types, NaN/Inf, negatives, an empty or repeated replica list,
+        a partition listed twice, a target replica on a broker the plan does not have, a topic in a pool the plan
+        does not have.
+    """
+    header = validate(_PlanHeader, doc, source)
+    brokers = _broker_map(header.brokers, source, "brokers")
+    brokers_before = _broker_map(header.brokers_before, source, "brokers_before")
+    missing = sorted(set(brokers) ^ set(brokers_before))
+    if missing:
+        raise InputError(f"{source}: brokers_before: expected the same brokers as brokers, broker {missing[0]} differs")
+    _broker_map(header.utilisation.brokers, source, "utilisation.brokers")
+    pools = {p for p in brokers.values() if p is not None} | set(header.brokers_to_add)
+    for topic, pool in header.topics.items():
+        if pool not in pools:
+            raise InputError(f"{source}: topics.{topic}: pool {pool!r} is not a pool of the plan "
+                             f"(brokers and brokers_to_add name {', '.join(sorted(pools)) or 'none'})")
+    partitions = []
+    seen: set[tuple[str, int]] = set()
+    for i, raw in enumerate(header.partitions):
+        move = _partition_fast(raw)
+        if move is None:
+            entry = validate(_Partition, raw, source, at=f"partitions[{i}]")
+            for name in ("old_replicas", "replicas"):
+                values = getattr(entry, name)
+                if not values or len(set(values)) != len(values):
+                    raise InputError(f"{source}: partitions[{i}].{name}: {_REPLICAS}, got {values}")
+            move = PartitionMove(entry.topic, entry.partition, tuple(entry.old_replicas), tuple(entry.replicas),
+                                 entry.size_bytes, _reason(entry, source, i))
+        key = (move.topic, move.partition)
+        if key in seen:
+            raise InputError(f"{source}: partitions[{i}]: partition {move.topic}-{move.partition} is listed twice")
+        seen.add(key)
+        unknown = [b for b in move.replicas if b not in brokers] if move.changed else []  # unmoved: may keep a gone one
+        if unknown:
+            raise InputError(f"{source}: partitions[{i}].replicas: broker {unknown[0]} is not a broker of the plan "
+                             "(its brokers table)")
+        partitions.append(move)
+    for key in ("drained", "demoted"):
+        ids = header.operation.get(key, [])
+        if not _ids(ids) and ids != []:
+            raise InputError(f"{source}: operation.{key}: expected a list of distinct broker ids, got {ids!r}")
+        unknown = [b for b in ids if b not in brokers]
+        if unknown:
+            raise InputError(f"{source}: operation.{key}: broker {unknown[0]} is not a broker of the plan "
+                             "(its brokers table)")
+    s = header.solver
+    return Plan(
+        cluster=header.cluster,
+        brokers_before=brokers_before,
+        brokers=brokers,
+        topics=dict(header.topics),
+        partitions=tuple(partitions),
+        brokers_to_add=dict(header.brokers_to_add),
+        solver=SolverReport(
+            name=s.name, status=s.status, solution=s.solution if s.solution is not None else s.status,
+            objective=s.objective, bound=s.bound, gap=s.gap,
+        ),
+        utilisation=header.utilisation.model_dump(exclude_unset=True),
+        warnings=tuple(header.warnings),
+        horizon_days=header.horizon_days,
+        placement={pool: p.model_dump() for pool, p in header.placement.items()},
+        operation=header.operation,
+    )
+
+
+def _reason(entry: _Partition, source: str, i: int) -> Reason | None:
+    """The entry's `Reason`, checked against its move: ``copied_bytes`` is what the move copies, a reason sits
+    only on a partition that moves and names what it says (see `Reason`)."""
+    at = f"{source}: partitions[{i}]"
+    old, new = entry.old_replicas, entry.replicas
+    adding = sum(b not in old for b in new)
+    if entry.copied_bytes is not None and entry.copied_bytes != entry.size_bytes * adding:
+        raise InputError(f"{at}.copied_bytes: expected {entry.size_bytes * adding} (size_bytes × {adding} new "
+                         f"replica(s)), got {entry.copied_bytes}")
+    r = entry.reason
+    if r is None:
+        return None
+    if old == new:
+        raise InputError(f"{at}.reason: expected no reason on a partition that does not move")
+    load = r.rule in ("relieve", "balance", "fill")
+    if load != (r.broker is not None) or load != (r.dimension is not None) or \
+            (load and (r.bound is None or r.without is None)):
+        raise InputError(f"{at}.reason: expected broker, dimension, bound and without exactly for the rules relieve, "
+                         f"balance and fill, got rule {r.rule!r}")
+    if load and r.broker not in {*old, *new}:
+        raise InputError(f"{at}.reason.broker: expected a broker of old_replicas or replicas, got {r.broker}")
+    left = [b for b in old if b not in new]
+    if r.rule == "demote":
+        if list(r.brokers) != [old[0]] or new[0] == old[0]:
+            raise InputError(f"{at}.reason.brokers: expected, for demote, the former preferred leader [{old[0]}] "
+                             f"that the move replaces as first replica, got {r.brokers}")
+    elif (r.rule in ("evacuate", "isolate")) != bool(r.brokers) or any(b not in left for b in r.brokers):
+        raise InputError(f"{at}.reason.brokers: expected, for evacuate, demote and isolate only, brokers of "
+                         f"old_replicas that replicas leaves ({left}), got {r.brokers}")
+    if r.rule == "replication_factor" and len(old) == len(new):
+        raise InputError(f"{at}.reason.rule: replication_factor, but the partition keeps {len(new)} replicas")
+    if r.leader_only != (set(old) == set(new)):
+        raise InputError(f"{at}.reason.leader_only: expected {str(set(old) == set(new)).lower()} (whether the "
+                         "replicas stay and only their order changes)")
+    return Reason(r.rule, r.broker, r.dimension, r.bound, r.without, tuple(r.brokers), r.leader_only)
+
+
+def _broker_map(table: Mapping[str, Any], source: str, name: str) -> dict[int, Any]:
+    out = {}
+    for key, pool in table.items():
+        if not key.isdigit() or int(key) > MAX_BROKER_ID:
+            raise InputError(f"{source}: {name}.{key}: expected a broker id (0..{MAX_BROKER_ID}) as the key")
+        out[int(key)] = pool
+    return out
