@@ -82,7 +82,7 @@ def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tupl
     from planner.emit import EmitOptions, build_bundle
     from pools.files import load_toml, read_text
     from pools.kafka_formats.inventory import inventory_from_dict
-    from pools.plan import PartitionMove, Plan, Reason, SolverReport
+    from pools.plan_file import PartitionMove, Plan, Reason, SolverReport
     from pools.snapshot_build import build_snapshot
 
     kafka = sample_dir / "kafka"
