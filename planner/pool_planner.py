@@ -8,9 +8,12 @@ joining a pool get a fair share), and measure utilisation before and after.
 After placement the independent validator (`planner.validator`) checks the plan; what it finds is added to
 the plan's warnings.
 
-Virtual brokers: when the pools need more brokers than the cluster has, the plan reports them in
-``brokers_to_add`` and an explanation per pool, but target replicas only ever name real brokers (the pool's
-real brokers carry the load, over capacity); the caller treats such a plan as infeasible (exit 1).
+Brokers still to buy: when the pools need more brokers than the cluster has, the plan reports them in
+``brokers_to_add`` with an explanation per pool, and places replicas on placeholders of the policy's
+``[new_broker]`` type (`pools.new_brokers`: the next free ids or the ones given, the racks the pool model chose,
+alternated) exactly as on a broker joining the pool (fair share, rack spread, headroom). ``planned_brokers``
+names them, so the after-plan figures hold once they join; the caller treats such a plan as needing a purchase
+(exit 1).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import itertools
 import operator
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import networkx as nx
@@ -33,6 +36,7 @@ from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
 from pools.health import cluster_health
+from pools.new_brokers import placeholder_brokers, taken_ids, with_planned_brokers
 from pools.plan_file import PartitionMove, Plan
 from pools.policy import PoolPolicy, TopicPools
 from pools.pool_rules import (
@@ -45,7 +49,7 @@ from pools.pool_rules import (
 )
 from pools.profile import PartitionProfile, TopicProfile
 from pools.progress import Progress, no_progress
-from pools.snapshot import DIMENSIONS, ClusterSnapshot
+from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
 __all__ = ["PlanOutcome", "plan_pools", "check_policy"]
 
@@ -72,6 +76,7 @@ def plan_pools(
     gap: float = 0.01,
     threads: int = 1,
     horizon_days: int | None = None,
+    new_broker_ids: Sequence[int] | None = None,
     progress: Progress = no_progress,
 ) -> PlanOutcome:
     """Decide pools, brokers to add and every partition's target replicas.
@@ -90,6 +95,8 @@ def plan_pools(
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
         re-derived at it (`pools.demand.at_horizon`).
+    new_broker_ids : sequence of int, optional
+        Ids for the brokers still to buy, in order (`pools.new_brokers.new_broker_ids`); default the next free ids.
     progress : Progress
         Told each step (the solver's with its gap and time left).
 
@@ -100,7 +107,7 @@ def plan_pools(
     Raises
     ------
     InputError
-        Contradictory policy: a topic selected by two pools, pins on missing brokers, a replication factor above the racks a pool can have, tenants that must not share forced together.
+        Contradictory policy: a topic selected by two pools, pins on missing brokers, a replication factor above the racks a pool can have, tenants that must not share forced together; ``new_broker_ids`` naming a known broker, repeating one or too few for the brokers to buy.
     InfeasibleError
         The model has no solution at all (tenant conflicts the candidate pools cannot separate).
     """
@@ -138,27 +145,41 @@ def plan_pools(
             "time may differ between runs and machines; raise --time-limit"
         )
     topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
+    planned = placeholder_brokers(solution.added, Capacity(*problem.new_broker), taken=taken_ids(snapshot),
+                                  ids=new_broker_ids)
+    if new_broker_ids is not None and len(new_broker_ids) > len(planned):
+        warnings.append(f"--new-broker-ids: {len(new_broker_ids) - len(planned)} id(s) unused (the plan buys "
+                        f"{len(planned)} broker(s)): {', '.join(map(str, new_broker_ids[len(planned):][:10]))}")
+    cluster = with_planned_brokers(snapshot, planned)  # the cluster the plan applies to: the bought brokers joined
+    brokers = dict(solution.brokers) | {b.id: b.pool for b in planned}
     pool_brokers: dict[str, list[int]] = {p: [] for p in policy.pool_names}
-    for b, p in solution.brokers.items():
+    for b, p in brokers.items():
         if p is not None:
             pool_brokers[p].append(b)
+    joining = _joining(snapshot, policy, solution.brokers)
+    for b in planned:
+        joining.setdefault(b.pool, []).append(b.id)
     headroom = {p: limits.headroom for p, limits in problem.pools.items()}
     progress("placing every partition's replicas inside its pool")
-    placement = place_in_pools(snapshot, forecast, topic_pool, pool_brokers, headroom=headroom,
-                               joining=_joining(snapshot, policy, solution.brokers), health=health,
-                               time_limit=max(0.0, time_limit - (time.monotonic() - started)))
+    placement = place_in_pools(cluster, forecast, topic_pool, pool_brokers, headroom=headroom, joining=joining,
+                               health=health, time_limit=max(0.0, time_limit - (time.monotonic() - started)))
     warnings += placement.warnings
     shortfall = _explain_shortfall(problem, solution, topic_pool, forecast)
+    if planned:
+        warnings.append("the plan places replicas on brokers still to buy (planned_brokers): "
+                        + "; ".join(f"{pool} {', '.join(str(b.id) for b in planned if b.pool == pool)}"
+                                    for pool in sorted({b.pool for b in planned}))
+                        + "; its bundle runs once they have joined the cluster")
     assigned = placement.assignment
     moves = tuple(
         PartitionMove(p.topic, p.partition, p.replicas, assigned.get((p.topic, p.partition), p.replicas), size)
         for p, size in zip(snapshot.partitions, cluster_arrays(snapshot).part_size.tolist())
     )
-    utilisation = _utilisation(snapshot, solution, topic_pool, forecast, now, placement.target, problem)
+    utilisation = _utilisation(cluster, brokers, topic_pool, forecast, now, placement.target, problem)
     plan = Plan(
         cluster=snapshot.cluster,
-        brokers_before={b.id: b.pool for b in snapshot.brokers},
-        brokers=dict(solution.brokers),
+        brokers_before={b.id: b.pool for b in snapshot.brokers} | {b.id: None for b in planned},
+        brokers=brokers,
         topics=topic_pool,
         partitions=moves,
         brokers_to_add=solution.brokers_to_add,
@@ -167,15 +188,15 @@ def plan_pools(
         warnings=tuple(warnings) + shortfall,
         horizon_days=rules.horizon_days,
         placement={pool: p.to_dict() for pool, p in placement.pools.items()},
+        planned_brokers=planned,
     )
-    plan = with_reasons(plan, snapshot, placement.reasons, health.brokers)
-    if not shortfall:  # the post-solve check: the independent validator's findings become warnings
-        progress("checking the plan against the policy")
-        found = validate_plan(snapshot, policy, plan, forecast)
-        notes = [f"validator: {v.message}" for v in found[:10]]
-        if len(found) > 10:
-            notes.append(f"validator: {len(found) - 10} more violation(s)")
-        plan = replace(plan, warnings=plan.warnings + tuple(notes))
+    plan = with_reasons(plan, cluster, placement.reasons, health.brokers)
+    progress("checking the plan against the policy")  # the independent validator's findings become warnings
+    found = validate_plan(cluster, policy, plan, forecast)
+    notes = [f"validator: {v.message}" for v in found[:10]]
+    if len(found) > 10:
+        notes.append(f"validator: {len(found) - 10} more violation(s)")
+    plan = replace(plan, warnings=plan.warnings + tuple(notes))
     return PlanOutcome(plan, shortfall, solution.seconds)
 
 
@@ -402,10 +423,13 @@ def _r(value: float) -> float:
     return round(value, 3)
 
 
-def _utilisation(snapshot, solution, topic_pool, forecast, now, target: np.ndarray, problem) -> dict:
+def _utilisation(snapshot, brokers_after: Mapping[int, str | None], topic_pool, forecast, now, target: np.ndarray,
+                 problem) -> dict:
     """Per broker and dimension: capacity, now, before, after (``target``: every partition's replicas after the
-    plan, `planner.placement.minimal_move.Placement.target`); per pool: capacity (with the brokers to add, and
-    usable: less the tolerated failures, `pools.pool_rules.usable_capacity`), demand, headroom and loads."""
+    plan, `planner.placement.minimal_move.Placement.target`); per pool: capacity (of its brokers today; with the
+    brokers to add, and usable: less the tolerated failures, `pools.pool_rules.usable_capacity`), demand,
+    headroom and loads. ``snapshot`` holds the brokers still to buy (`pools.new_brokers.with_planned_brokers`),
+    ``brokers_after`` every broker's pool after the plan."""
     load_now = broker_load(snapshot, now)
     before = broker_load(snapshot, forecast)
     after = broker_load(snapshot, forecast, target=target)
@@ -418,17 +442,17 @@ def _utilisation(snapshot, solution, topic_pool, forecast, now, target: np.ndarr
         for b in snapshot.brokers
     }
     pools = {}
+    real = {b.broker_id for b in problem.brokers}
     for pool, limits in sorted(problem.pools.items()):
-        members = [b for b in snapshot.brokers if solution.brokers.get(b.id) == pool]
+        members = [b for b in snapshot.brokers if brokers_after.get(b.id) == pool]  # the bought ones included
         old = [b for b in snapshot.brokers if b.pool == pool]
         topics = [t for t, p in topic_pool.items() if p == pool]
-        added = solution.brokers_to_add.get(pool, 0)
         pools[pool] = {
             dim: {
-                "capacity": _r(sum(b.capacity.get(dim) for b in members)),
-                "capacity_with_added": _r(sum(b.capacity.get(dim) for b in members) + added * problem.new_broker[i]),
-                "capacity_usable": _r(usable_capacity([b.capacity.get(dim) for b in members]
-                                                      + [problem.new_broker[i]] * added, limits.tolerated_failures)),
+                "capacity": _r(sum(b.capacity.get(dim) for b in members if b.id in real)),
+                "capacity_with_added": _r(sum(b.capacity.get(dim) for b in members)),
+                "capacity_usable": _r(usable_capacity([b.capacity.get(dim) for b in members],
+                                                      limits.tolerated_failures)),
                 "demand_now": _r(sum(now[t].get(dim) for t in topics)),
                 "demand_forecast": _r(sum(forecast[t].get(dim) for t in topics)),
                 "headroom": limits.headroom[i],

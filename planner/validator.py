@@ -18,6 +18,7 @@ from operator import attrgetter
 import numpy as np
 
 from pools.cluster_arrays import cluster_arrays
+from pools.new_brokers import with_planned_brokers
 from pools.demand import Demand, broker_load
 from pools.health import cluster_health, evacuation_keeps
 from pools.plan_file import Plan
@@ -448,5 +449,7 @@ CHECKS: tuple[Check, ...] = (
 def validate_plan(
     snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands: Mapping[str, Demand]
 ) -> list[Violation]:
-    """All violations of ``plan`` (empty when it is valid); ``demands`` at the forecast."""
+    """All violations of ``plan`` (empty when it is valid); ``demands`` at the forecast. The plan's brokers still
+    to buy count as joined (`pools.new_brokers.with_planned_brokers`): the plan applies once they have."""
+    snapshot = with_planned_brokers(snapshot, plan.planned_brokers)
     return [v for check in CHECKS for v in check(snapshot, policy, plan, demands)]

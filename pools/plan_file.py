@@ -22,6 +22,9 @@
 current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
+``planned_brokers`` (present only when the plan buys brokers) lists the brokers still to buy that targets name
+(`pools.new_brokers.PlannedBroker`: ``id``, ``rack``, ``pool``, ``capacity``): each is in ``brokers`` with its pool
+and in ``brokers_before`` as ``null``, and each pool has as many as ``brokers_to_add`` says.
 ``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
 (``rebalance``, ``add``, ``decommission``, ``demote``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
 balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
@@ -50,8 +53,9 @@ from pools.atomic import dump_json, write_text
 from pools.errors import InputError
 from pools.files import parse_json, read_text
 from pools.input_limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
+from pools.new_brokers import PlannedBroker
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
-from pools.snapshot import DIMENSIONS
+from pools.snapshot import DIMENSIONS, Capacity
 
 __all__ = ["copy_source", "REASON_RULES", "Reason", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan",
            "plan_to_json", "plan_from_dict"]
@@ -220,9 +224,11 @@ class Plan:
     horizon_days: int | None = None
     placement: Mapping[str, Any] = field(default_factory=dict)
     operation: Mapping[str, Any] = field(default_factory=dict)
+    planned_brokers: tuple[PlannedBroker, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
+        object.__setattr__(self, "planned_brokers", tuple(sorted(self.planned_brokers, key=lambda b: b.id)))
 
     @property
     def drained(self) -> tuple[int, ...]:
@@ -276,7 +282,8 @@ class Plan:
             "warnings": list(self.warnings),
             "placement": dict(sorted(self.placement.items())),
         } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {}) | (
-            {"operation": self.operation} if self.operation else {})
+            {"operation": self.operation} if self.operation else {}) | (
+            {"planned_brokers": [b.to_dict() for b in self.planned_brokers]} if self.planned_brokers else {})
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -336,6 +343,20 @@ class _PoolPlacement(Strict):
     candidates: _Count
 
 
+class _Capacity(Strict):
+    nw_in: NonNegFinite
+    nw_out: NonNegFinite
+    disk: NonNegFinite
+    replicas: NonNegFinite
+
+
+class _PlannedBroker(Strict):
+    id: BrokerId
+    rack: Name | None
+    pool: Name
+    capacity: _Capacity
+
+
 class _PlanHeader(Strict):
     version: Literal[1]
     cluster: str = ""
@@ -351,6 +372,7 @@ class _PlanHeader(Strict):
     horizon_days: Annotated[int, Field(ge=0, le=MAX_HORIZON_DAYS)] | None = None
     placement: dict[str, _PoolPlacement] = {}
     operation: dict[str, Any] = {}
+    planned_brokers: list[_PlannedBroker] = []
 
 
 class _Reason(Strict):
@@ -446,6 +468,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         if unknown:
             raise InputError(f"{source}: operation.{key}: broker {unknown[0]} is not a broker of the plan "
                              "(its brokers table)")
+    planned = _planned_brokers(header, brokers, brokers_before, source)
     s = header.solver
     return Plan(
         cluster=header.cluster,
@@ -463,7 +486,28 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
         horizon_days=header.horizon_days,
         placement={pool: p.model_dump() for pool, p in header.placement.items()},
         operation=header.operation,
+        planned_brokers=planned,
     )
+
+
+def _planned_brokers(header: _PlanHeader, brokers: Mapping[int, str | None], before: Mapping[int, str | None],
+                     source: str) -> tuple[PlannedBroker, ...]:
+    """``planned_brokers``, checked against the brokers tables and ``brokers_to_add``."""
+    out, per_pool = [], dict.fromkeys(header.brokers_to_add, 0) if header.planned_brokers else {}
+    for i, b in enumerate(header.planned_brokers):
+        at = f"{source}: planned_brokers[{i}]"
+        if any(o.id == b.id for o in out):
+            raise InputError(f"{at}.id: broker {b.id} is listed twice")
+        if brokers.get(b.id, "") != b.pool or before.get(b.id, "") is not None:
+            raise InputError(f"{at}.id: expected broker {b.id} in brokers with pool {b.pool!r} and in brokers_before "
+                             "as null (a broker still to buy joins the pool with the plan)")
+        per_pool[b.pool] = per_pool.get(b.pool, 0) + 1
+        out.append(PlannedBroker(b.id, b.rack, b.pool, Capacity(**b.capacity.model_dump())))
+    for pool, count in sorted(per_pool.items()):
+        if header.brokers_to_add.get(pool, 0) != count:
+            raise InputError(f"{source}: brokers_to_add.{pool}: expected {count} (its planned_brokers), got "
+                             f"{header.brokers_to_add.get(pool, 0)}")
+    return tuple(out)
 
 
 def _reason(entry: _Partition, source: str, i: int) -> Reason | None:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["FINITE", "FiniteRange", "plan_input_options", "horizon_days_option"]
+__all__ = ["FINITE", "FiniteRange", "BrokerIds", "plan_input_options", "horizon_days_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +31,23 @@ class FiniteRange(click.FloatRange):
 
 #: Any finite float.
 FINITE = FiniteRange()
+
+
+class BrokerIds(click.ParamType):
+    """Broker ids as ``101,102`` or ranges ``101-103`` (`pools.new_brokers.parse_broker_ids`), as a tuple."""
+
+    name = "ids"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from pools.errors import InputError
+        from pools.new_brokers import parse_broker_ids
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_broker_ids(str(value))
+        except InputError as exc:
+            self.fail(str(exc).split(": ", 1)[-1], param, ctx)
 
 
 def plan_input_options(*, snapshot_help: str = "Cluster snapshot (snapshot.json).",

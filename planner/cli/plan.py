@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from planner.cli.options import FiniteRange, horizon_days_option, plan_input_options
+from planner.cli.options import BrokerIds, FiniteRange, horizon_days_option, plan_input_options
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.solvers import Solver
 from planner.stages.plan import PlanOptions, PlanResult, plan
@@ -28,13 +28,18 @@ __all__ = ["command", "STAGE"]
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
               help="Solver threads (the plan is reproducible for a given count).")
 @horizon_days_option
+@click.option("--new-broker-ids", "new_broker_ids", type=BrokerIds(), default=None,
+              help="Ids of the brokers still to buy, as you will provision them (101,102 or 101-103; the first ones "
+                   "in order, pools by name, each pool's racks alternated) [default: the next free ids].")
 @click.option("--out", "out_dir", default="plan", show_default=True, type=click.Path(file_okay=False),
               help="Directory for plan.json (created if missing; plan.json is replaced).")
 def command(**params: Any) -> int:
     """Plan the pools: which brokers and topics go where, what each pool lacks, and every replica's target.
 
     Writes OUT/plan.json. Exit 0 with a plan that fits the cluster; 1 when the pools need brokers the cluster
-    lacks (plan.json is still written, with brokers_to_add and the reasons); 2 on a contradictory policy.
+    lacks: plan.json is still written, with brokers_to_add, the reasons and replicas placed on the brokers still
+    to buy (planned_brokers: ids, racks and capacity of the policy's [new_broker] type), so it applies once they
+    join; 2 on a contradictory policy, or --new-broker-ids naming a known broker or too few ids.
     """
     return run_command(STAGE, params)
 

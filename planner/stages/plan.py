@@ -18,13 +18,15 @@ __all__ = ["PlanOptions", "PlanResult", "plan"]
 
 @dataclass(frozen=True, kw_only=True)
 class PlanOptions(PlanInputOptions):
-    """The options of ``poolplan plan``: the plan inputs (a profile is required), the solver and the output."""
+    """The options of ``poolplan plan``: the plan inputs (a profile is required), the solver, the ids of the brokers
+    still to buy (None: the next free ids) and the output."""
 
     out_dir: str = "plan"
     solver: Solver = Solver.HIGHS
     time_limit: float = 60.0
     gap: float = 0.01
     threads: int = 1
+    new_broker_ids: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,6 @@ def plan(options: PlanOptions, *, progress: Progress = no_progress) -> PlanResul
     outcome = plan_pools(inputs.snapshot, inputs.policy, inputs.profile, fanout=inputs.fanout,
                          partition_profile=inputs.partitions, solver=options.solver, time_limit=options.time_limit,
                          gap=options.gap, threads=options.threads, horizon_days=inputs.horizon_days,
-                         progress=progress)
+                         new_broker_ids=options.new_broker_ids, progress=progress)
     path = save_plan(outcome.plan, Path(options.out_dir) / "plan.json")
     return PlanResult(path, outcome.plan, outcome.shortfall, outcome.solver_seconds)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -54,9 +55,9 @@ def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load
         assert all(any(f" {b} stay over" in w or f" {b}," in w for w in plan.warnings) for b in hot), violations
         assert sum(plan.brokers_to_add.values()) == 0
         assert plan.moved_bytes <= _scratch_moved_bytes(snapshot, plan)
-    else:
-        assert sum(plan.brokers_to_add.values()) > 0
-        assert not [v for v in violations if v.rule in ("partitions", "pins", "tenants")]
+    else:  # placed onto the brokers still to buy, by the same rules: the plan is valid once they join
+        assert sum(plan.brokers_to_add.values()) == len(plan.planned_brokers) > 0
+        assert all(v.rule == "broker_capacity" for v in violations), violations
     assert plan.solver.status == "Optimal" and plan.solver.gap is not None
 
 
@@ -95,6 +96,14 @@ def test_shortfall_is_explained_per_pool_and_dimension() -> None:
     assert any(s.startswith("pool p") and "more broker(s) for " in s and "at 80% headroom" in s
                for s in outcome.shortfall)
     assert set(outcome.shortfall) <= set(outcome.plan.warnings)
+    # the brokers to buy are planned onto, by the rules of real brokers: rack spread, pools, capacity
+    plan = outcome.plan
+    assert sum(plan.brokers_to_add.values()) == len(plan.planned_brokers)
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    for pool in plan.brokers_to_add:
+        racks = [b.rack for b in plan.planned_brokers if b.pool == pool]
+        assert all(a != b for a, b in zip(racks, racks[1:])) or len(set(racks)) == 1  # alternated
+    assert all(plan.utilisation["brokers"][str(b.id)]["replicas"]["after"] > 0 for b in plan.planned_brokers)
 
 
 @pytest.mark.parametrize(
@@ -196,6 +205,37 @@ def test_a_pool_that_does_not_fit_is_told_what_it_lacks_with_its_failures() -> N
     assert outcome.plan.brokers_to_add == {"core": 2}
     assert outcome.shortfall == ("pool core needs 2 more broker(s) for nw_in at 70% headroom with 1 broker(s) down",)
     assert outcome.plan.utilisation["pools"]["core"]["nw_in"]["capacity_usable"] == 300e6
+
+
+def test_a_pool_that_lacks_brokers_is_planned_onto_the_brokers_to_buy() -> None:
+    # issue 24: the after-plan figures count only brokers that carry load, the bought ones included
+    snapshot, policy, profile = _four_broker_pool(75e6)
+    plan = plan_pools(snapshot, policy, profile).plan
+    assert [(b.id, b.rack, b.pool, b.capacity) for b in plan.planned_brokers] == [
+        (5, None, "core", policy.new_broker.capacity), (6, None, "core", policy.new_broker.capacity)]
+    assert (plan.brokers[5], plan.brokers_before[5], plan.brokers_to_add) == ("core", None, {"core": 2})
+    brokers = plan.utilisation["brokers"]
+    assert all(brokers[str(b)]["nw_in"]["before"] > 0.7 * 50e6 for b in (1, 2, 3, 4))  # over today
+    assert all(0 < row["nw_in"]["after"] <= 0.7 * row["nw_in"]["capacity"] for row in brokers.values())
+    pool = plan.utilisation["pools"]["core"]["nw_in"]
+    assert pool["load_after"] == pool["demand_forecast"] == 150e6
+    assert (pool["capacity"], pool["capacity_with_added"], pool["capacity_usable"]) == (200e6, 400e6, 300e6)
+    assert {r for m in plan.moves for r in m.adding} == {5, 6}
+    assert all(m.reason.rule in ("relieve", "fill") for m in plan.moves)
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+
+
+@pytest.mark.parametrize(("ids", "message"), [
+    ((101, 102, 103), None), ((101,), "needs 2 new broker(s), got 1 id(s)"), ((4, 101), "broker 4 is already")])
+def test_the_brokers_to_buy_take_the_ids_given(ids, message) -> None:
+    snapshot, policy, profile = _four_broker_pool(75e6)
+    if message is not None:
+        with pytest.raises(InputError, match=re.escape(message)):
+            plan_pools(snapshot, policy, profile, new_broker_ids=ids)
+        return
+    plan = plan_pools(snapshot, policy, profile, new_broker_ids=ids).plan
+    assert [b.id for b in plan.planned_brokers] == [101, 102]
+    assert any("--new-broker-ids: 1 id(s) unused" in w and w.endswith(": 103") for w in plan.warnings)
 
 
 @pytest.mark.parametrize("closed", ["cordoned", "unhealthy"])
