@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
+from planner.emit.expected_brokers import CHECK_BROKERS, check_brokers_script
 from planner.emit.log_dirs import LogDirPlan, balance_log_dirs
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
 from planner.emit.batch_throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
 from pools.health import cluster_health, evacuation_keeps
+from pools.new_brokers import with_planned_brokers
 from pools.kafka_formats import (
     ReassignmentEntry,
     ReassignmentError,
@@ -62,7 +64,11 @@ def build_bundle(
     InputError
         When the plan does not match the snapshot (stale plan: a partition's ``old_replicas`` differ from
         its current replicas, or a partition is unknown), or when Kafka's tool would reject a file.
+
+    A plan's brokers still to buy (``planned_brokers``) count as registered, as they will be when the bundle
+    runs: ``check-brokers.sh`` and the runbook's pre-flight refuse to start while one of them is missing.
     """
+    snapshot = with_planned_brokers(snapshot, plan.planned_brokers)
     parts = {(p.topic, p.partition): p for p in snapshot.partitions}
     moves = []
     for m in plan.moves:
@@ -98,6 +104,9 @@ def build_bundle(
         [b for b in old[k].old_replicas if plan.brokers.get(b) != plan.topics.get(k[0])])], plan.drained)
     dirs = balance_log_dirs(snapshot, target, health) if options.log_dirs == "balance" else LogDirPlan({}, {}, {})
     files: dict[str, str] = {}
+    expected = plan.planned_brokers  # the plan's figures count on every one of them
+    if expected:
+        files[CHECK_BROKERS] = check_brokers_script(expected)
     if moves:
         files["reassignment.json"] = _checked(_entries(target, dirs.targets), cluster, "reassignment.json")
         known = {b.id for b in snapshot.brokers}
@@ -137,8 +146,11 @@ def build_bundle(
         log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
                         "moved_bytes": sum(m.size_bytes for m in ms)} for b, ms in dirs.moves.items()],
         log_dir_throttle=INTRA_BROKER_THROTTLE_BPS,
+        expected_brokers=[{"id": b.id, "rack": b.rack, "pool": b.pool} for b in expected],
     )
     summary = _summary(plan, moves, batches, throttles, options, rollback_rate)
+    if expected:
+        summary["expected_brokers"] = [{"id": b.id, "rack": b.rack, "pool": b.pool} for b in expected]
     summary["health"] = {
         "unhealthy_brokers": {str(b): why for b, why in health.brokers.items()},
         "held_partitions": {why: [f"{t}-{p}" for t, p in keys] for why, keys in health.held_by_reason.items()},

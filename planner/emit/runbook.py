@@ -42,6 +42,7 @@ def render_runbook(
     kafka_version: str | None = None,
     log_dir_moves: Sequence[Mapping[str, Any]] = (),
     log_dir_throttle: int = 0,
+    expected_brokers: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """Render ``runbook.md``: pre-flight checks, per-batch execute/verify/cancel, rollback, leader election.
 
@@ -54,6 +55,8 @@ def render_runbook(
     4.3+ (``kafka_version``; unknown: the step says it needs 4.3) the pre-flight cordons them first (KIP-1066).
     ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
     (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
+    ``expected_brokers`` (``id``, ``rack``, ``pool``) are the plan's brokers still to buy: the
+    pre-flight and every batch's ``--execute`` first run ``check-brokers.sh``, which refuses while one is missing.
     """
     rows: list[dict[str, Any]] = []
     for b, t in zip(batches, throttles, strict=True):
@@ -95,6 +98,7 @@ def render_runbook(
         log_dir_moves=[{**m, "moved_bytes_h": format_bytes(m["moved_bytes"])} for m in log_dir_moves],
         log_dir_throttle=log_dir_throttle,
         log_dir_throttle_h=format_rate(log_dir_throttle),
+        expected_brokers=list(expected_brokers),
     )
 
 

@@ -73,6 +73,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
     from planner.emit.runbook import parse_kafka_version
     from pools.atomic import check_output
+    from pools.new_brokers import with_planned_brokers
     from pools.plan_file import load_plan
     from pools.snapshot import load_snapshot
 
@@ -97,6 +98,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)
+    snapshot = with_planned_brokers(snapshot, plan.planned_brokers)  # brokers still to buy, as the bundle runs
     files = build_bundle(plan, snapshot, bundle, plan_source=options.plan_path, progress=progress)
     if options.wave_bytes is not None or options.wave_hours is not None:
         files = _waves(options, plan, snapshot, bundle, files, progress)
