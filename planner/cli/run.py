@@ -49,10 +49,10 @@ def command(config_path: str, out: str | None, force: bool) -> int:
     run.log the whole log of the run. The console shows one line per stage (its time and what it wrote), the
     progress of long stages and a closing summary.
 
-    Exit code: the most severe of the stages' — 0 when every stage is done or clean; 1 when the plan is
-    infeasible or a day-2 operation is refused (emit is skipped, the audit runs without the plan when none was
-    written) or the audit has findings at its --fail-on severity; 2 on bad input in the config or any stage; 3
-    when a solver result fails its checks.
+    Exit code: the most severe of the stages' — 0 when every stage is done or clean; 1 when the plan needs
+    brokers still to buy (every stage runs with it; its bundle refuses to run until they join), is infeasible or a
+    day-2 operation is refused (no plan: emit is skipped, the audit runs without one) or the audit has findings at
+    its --fail-on severity; 2 on bad input in the config or any stage; 3 when a solver result fails its checks.
     """
     from planner.cli.runconfig import PLAN_STAGES, load_run_config, stage_call
     from pools.atomic import atomic_dir, write_json
@@ -104,13 +104,15 @@ def command(config_path: str, out: str | None, force: bool) -> int:
 
 
 def _without_plan(call: StageCall) -> StageCall | None:
-    """A stage after the run's plan stage was infeasible: emit has nothing to apply (None: skipped); a stage that
-    reads the plan does without it when none was written (a refused operation writes none)."""
-    if call.stage.run_name == "emit":
-        return None
+    """A stage after the run's plan stage exited 1: when a plan was written (one onto brokers still to buy) every
+    stage runs with it, and the bundle refuses to run until those brokers join; when none was written (no pools
+    separate the tenants, a refused operation), emit has nothing to apply (None: skipped) and a stage that reads
+    the plan does without it."""
     plan_path = getattr(call.options, "plan_path", None)
     if plan_path is None or Path(plan_path).exists():
         return call
+    if call.stage.run_name == "emit":
+        return None
     return replace(call, options=replace(call.options, plan_path=None))
 
 

@@ -53,8 +53,37 @@ def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path:
     assert code == 1
     assert "infeasible:" in err and "more broker(s) for" in err and "at 80% headroom" in err
     plan = load_plan(tmp_path / "out" / "plan.json")
-    assert sum(plan.brokers_to_add.values()) > 0
-    assert all(b in {x.id for x in snapshot.brokers} for m in plan.partitions for b in m.replicas)
+    assert sum(plan.brokers_to_add.values()) == len(plan.planned_brokers) > 0
+    first = max(b.id for b in snapshot.brokers) + 1  # the brokers still to buy: the next free ids, placed onto
+    assert [b.id for b in plan.planned_brokers] == list(range(first, first + len(plan.planned_brokers)))
+    assert {b.id for b in plan.planned_brokers} <= {b for m in plan.moves for b in m.adding}
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    code, out, err = run_cli("emit", "--plan", tmp_path / "out" / "plan.json", "--snapshot", tmp_path / "snapshot.json",
+                             "--out", tmp_path / "bundle")
+    assert code == 0, err
+    check = (tmp_path / "bundle" / "check-brokers.sh").read_text()
+    assert f'expected="{first}:' in check and "sh check-brokers.sh" in (tmp_path / "bundle" / "runbook.md").read_text()
+
+
+@pytest.mark.parametrize(("ids", "message"), [
+    ("500-520", None),
+    ("500", "--new-broker-ids: the plan needs {n} new broker(s), got 1 id(s) (500)"),
+    ("3,500-520", "--new-broker-ids: broker 3 is already in the cluster"),
+    ("9-7", "Invalid value for '--new-broker-ids': expected ids such as 101,102 or 101-103, got '9-7'"),
+])
+def test_new_broker_ids_name_the_brokers_to_buy_or_exit_2(tmp_path: Path, run_cli, ids: str, message) -> None:
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1)
+    small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
+    snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
+    args = _write(tmp_path, snapshot, policy, profile)
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--new-broker-ids", ids)
+    if message is None:
+        plan = load_plan(tmp_path / "out" / "plan.json")
+        assert code == 1 and [b.id for b in plan.planned_brokers] == list(range(500, 500 + len(plan.planned_brokers)))
+        return
+    n = 7  # what this cluster lacks (p0 4, p1 3)
+    assert code == 2 and "Traceback" not in err and message.format(n=n) in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out" / "plan.json").exists()
 
 
 @pytest.mark.parametrize(

@@ -151,6 +151,22 @@ def test_a_stage_that_finds_no_pools_is_a_result_of_the_run_not_its_end(tmp_path
                     err.strip()), err
 
 
+def test_a_plan_onto_brokers_still_to_buy_is_emitted_and_no_plan_skips_emit(tmp_path: Path) -> None:
+    """The plan stage's exit 1 with a plan (brokers to buy): emit runs, its bundle refuses until they join."""
+    from types import SimpleNamespace
+
+    from planner.cli.run import _without_plan
+
+    def call(stage: str, plan: Path) -> SimpleNamespace:
+        return SimpleNamespace(stage=SimpleNamespace(run_name=stage), options=SimpleNamespace(plan_path=str(plan)))
+
+    written = tmp_path / "plan.json"
+    written.write_text("{}")
+    emit = call("emit", written)
+    assert _without_plan(emit) is emit
+    assert _without_plan(call("emit", tmp_path / "none.json")) is None
+
+
 _DECOMMISSION = """
 [run]
 stages = [%s"snapshot", "brokers-decommission", "emit", "audit", "report"]
