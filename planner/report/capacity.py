@@ -62,7 +62,9 @@ class PoolCapacity:
     usable``: 0 when it already does, ``None`` when it never does at this growth. That pool-average runway is
     kept for callers of this API; the report's runway sums each topic's own forecast (`planner.report.runway`).
     ``unbought`` are the limits without the brokers the plan adds, ``capacity_placed`` the capacity of the
-    brokers the plan places replicas on and ``busiest_after`` the largest share of one of them after the plan.
+    brokers the plan places replicas on (the brokers still to buy included: ``to_buy``, ``plan.json``'s
+    ``planned_brokers`` of the pool, carry their planned share once they join) and ``busiest_after`` the largest
+    share of one of them after the plan.
     """
 
     pool: str
@@ -84,6 +86,7 @@ class PoolCapacity:
     unbought: CapacityLimits | None = None
     capacity_placed: float | None = None
     busiest_after: float | None = None
+    to_buy: tuple[int, ...] = ()
 
     @property
     def max_utilisation(self) -> float | None:
@@ -101,9 +104,8 @@ class PoolCapacity:
 
     @property
     def after(self) -> float | None:
-        """Utilisation at the forecast horizon after the plan, on the brokers it places replicas on: its brokers
-        after the plan without the ones it adds (``capacity_placed``), which carry nothing until they join and the
-        pool is planned again (``None``: no plan)."""
+        """Utilisation at the forecast horizon after the plan, on the brokers it places replicas on
+        (``capacity_placed``: its brokers after the plan, those still to buy included; ``None``: no plan)."""
         if not self.planned:
             return None
         return _ratio(self.demand_forecast, self.capacity_after if self.capacity_placed is None else
@@ -232,11 +234,14 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
     names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after or {}).values() if p})
     horizon, as_of = forecast_horizon(run), _as_of(run)
     added = dict(run.plan.brokers_to_add) if run.plan else {}
+    buying = {b.id: b.pool for b in run.plan.planned_brokers} if run.plan else {}
     out = []
     for pool in names:
         old = [b for b, p in before.items() if p == pool]
         new = old if after is None else [b for b, p in after.items() if p == pool]
         n_added = int(added.get(pool, 0))
+        to_buy = tuple(sorted(b for b in new if buying.get(b) == pool))
+        unplaced = n_added - len(to_buy)  # a plan written before planned_brokers adds capacity, no broker
         for dim in DIMENSIONS:
             row = _plan_pool_row(run, pool, dim)
             cap_before = sum(_cap(brokers, b, dim) for b in old)
@@ -245,20 +250,21 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
             cap_after = _number(row.get("capacity_with_added"))
             if cap_after is None:
                 cap_after = cap_real
-            for i in range(n_added):  # added brokers are of the policy's new type: the plan's extra capacity
-                caps[f"new{i + 1}" if n_added > 1 else "new"] = (cap_after - cap_real) / n_added
+            for i in range(unplaced):  # added brokers are of the policy's new type: the plan's extra capacity
+                caps[f"new{i + 1}" if unplaced > 1 else "new"] = (cap_after - cap_real) / unplaced
             load_now, load_fc = _sum(brokers, old, dim, "now"), _sum(brokers, old, dim, "before")
             planned = after is not None
             demand_now = _number(row.get("demand_now")) if planned else load_now
             demand_fc = _number(row.get("demand_forecast")) if planned else load_fc
             limits = pool_rules(run, pool, dim, caps)
             loss = limits if limits.lost or not caps else pool_rules(run, pool, dim, caps, at_least=1)
-            unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new}) if n_added else limits
+            unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new if b not in to_buy}) \
+                if n_added else limits
             busiest = max((_ratio(brokers[b][dim]["after"], brokers[b][dim].get("capacity")) or 0.0
                            for b in new if "after" in brokers.get(b, {}).get(dim, {})), default=None) if planned else None
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
                                     demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought,
-                                    cap_real if planned else None, busiest))
+                                    cap_real if planned else None, busiest, to_buy))
     return tuple(out)
 
 

@@ -33,7 +33,8 @@ def _heatmap(model: ReportModel, charts: set[str]) -> Section:
         "heatmap", "Broker heatmap",
         f"Each column is a broker, grouped by {grouping}; pool names head the groups, {NO_POOL} for brokers in no "
         f"pool. Colour: the broker's utilisation, from green (idle) to red (full); grey: no capacity or load "
-        f"known."),))
+        f"known." + (f" After the plan, * marks the brokers still to buy ({', '.join(map(str, model.heat.to_buy))}): "
+                     f"they carry their share once they join." if model.heat.to_buy else "")),))
 
 
 def _topics(model: ReportModel, charts: set[str]) -> Section:

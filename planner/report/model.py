@@ -53,7 +53,7 @@ BrokerTable = Mapping[int, Mapping[str, Mapping[str, float]]]
 @dataclass(frozen=True, slots=True)
 class BrokerHeat:
     """Utilisation per broker (columns) and dimension (rows): now grouped by today's pools, after the plan
-    grouped by the plan's pools (``None`` without a plan)."""
+    grouped by the plan's pools (``None`` without a plan); ``to_buy``: the brokers after the plan still to buy."""
 
     brokers: tuple[int, ...]
     pools: tuple[str | None, ...]
@@ -61,6 +61,7 @@ class BrokerHeat:
     after_brokers: tuple[int, ...] | None = None
     after_pools: tuple[str | None, ...] | None = None
     after: tuple[tuple[float | None, ...], ...] | None = None
+    to_buy: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +260,11 @@ def _headline(run: RunInputs) -> dict[str, Any]:
 
 
 def _membership(run: RunInputs) -> tuple[dict[int, str | None], dict[int, str | None] | None]:
-    """Broker → pool now and after the plan (``None`` without a plan)."""
+    """Broker → pool now (the brokers the cluster has: not those still to buy) and after the plan (``None``
+    without a plan)."""
     if run.plan:
-        return dict(run.plan.brokers_before), dict(run.plan.brokers)
+        to_buy = {b.id for b in run.plan.planned_brokers}
+        return {b: p for b, p in run.plan.brokers_before.items() if b not in to_buy}, dict(run.plan.brokers)
     if run.snapshot:
         pinned = run.policy.pinned_pool if run.policy else {}
         return {b.id: b.pool or pinned.get(b.id) for b in run.snapshot.brokers}, None
@@ -304,7 +307,8 @@ def _heat(before: Mapping[int, str | None], after: Mapping[int, str | None] | No
         return None
 
     def order(pools: Mapping[int, str | None]) -> tuple[int, ...]:
-        return tuple(sorted(brokers, key=lambda b: (pools.get(b) is None, pools.get(b) or "", b)))
+        return tuple(sorted((b for b in brokers if b in pools), key=lambda b: (pools.get(b) is None, pools.get(b) or "",
+                                                                              b)))
 
     def grid(ids: tuple[int, ...], key: str) -> tuple[tuple[float | None, ...], ...]:
         return tuple(tuple(_ratio(brokers[b].get(d, {}).get(key), brokers[b].get(d, {}).get("capacity"))
@@ -316,7 +320,7 @@ def _heat(before: Mapping[int, str | None], after: Mapping[int, str | None] | No
         return heat
     after_ids = order(after)
     return BrokerHeat(heat.brokers, heat.pools, heat.now, after_ids, tuple(after.get(b) for b in after_ids),
-                      grid(after_ids, "after"))
+                      grid(after_ids, "after"), tuple(b for b in after_ids if b not in before))
 
 
 def _topic_pools(run: RunInputs) -> dict[str, str | None]:

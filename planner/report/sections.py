@@ -87,7 +87,9 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
     for p in model.pools:
         brokers = str(p.brokers_before)
         if p.planned:
-            brokers += f" → {p.brokers_after}" + (f" + {p.added} new" if p.added else "")
+            unplaced = p.added - len(p.to_buy)
+            brokers += f" → {p.brokers_after}" + (f" + {unplaced} new" if unplaced else "") + (
+                f" ({len(p.to_buy)} to buy: {', '.join(map(str, p.to_buy))})" if p.to_buy else "")
         rows.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(brokers),
                      cell(format_load(p.capacity_before, p.dimension)),
                      cell(format_load(p.capacity_after, p.dimension) if p.planned else None),
@@ -107,9 +109,10 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                                   "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
     blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
-                       "pool's brokers today); after the plan, of the brokers the plan places replicas on (the "
-                       "brokers it adds carry nothing until they join and the pool is planned again), and the "
-                       "busiest of them. Red: above the maximum utilisation. Two bases for \"now\": here, "
+                       "pool's brokers today); after the plan, of the brokers the plan places replicas on, the "
+                       "brokers still to buy included (the plan places their share on them by the same rules, so "
+                       "these figures hold once they join: its bundle refuses to run before), and the busiest of "
+                       "them. Red: above the maximum utilisation. Two bases for \"now\": here, "
                        "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
                        "count the demand of the pool's topics (after the plan), wherever they are placed."))
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
@@ -252,16 +255,17 @@ def _loss(model: ReportModel) -> Section:
         if p.after_loss_forecast is not None and p.max_utilisation is not None:
             gap = p.after_loss_forecast - p.max_utilisation
             verdict = cell("yes", "ok") if gap <= 0 else cell(f"no, {format_percent(gap, points=True)} over", "over")
-        count = p.brokers_after + p.added if p.planned else p.brokers_before
+        count = p.brokers_after + p.added - len(p.to_buy) if p.planned else p.brokers_before
         table.append((cell(p.pool), cell(DIMENSION_LABELS[p.dimension]), cell(count),
-                      cell(", ".join(_broker(b) for b in p.loss.lost) or None),
+                      cell(", ".join(_broker(b, p.to_buy) for b in p.loss.lost) or None),
                       cell(format_load(p.loss.usable, p.dimension)), _pct(p.after_loss_now, p.max_utilisation),
                       _pct(p.after_loss_forecast, p.max_utilisation), cell(format_percent(p.max_utilisation)),
                       verdict or cell(None)))
     return Section("n-minus-1", title, (
         Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
-             f"policy's `tolerated_broker_failures`, at least one; \"new\": a broker the plan adds): the share of what "
-             f"is left that the pool's demand would use, now and at the forecast."),
+             f"policy's `tolerated_broker_failures`, at least one; the brokers still to buy included, \"to buy\" "
+             f"when one is lost): the share of what is left that the pool's demand would use, now and at the "
+             f"forecast."),
         Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left",
                             "now, the pool's topics" if model.planned else "now, load on today's brokers",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
@@ -479,8 +483,10 @@ def growth(value: float | None) -> str | None:
     return None if value is None else format_percent(value, signed=True, digits=2) + "/day"
 
 
-def _broker(label: str) -> str:
-    return f"broker {label}" if label.isdigit() else f"a {label.rstrip('0123456789')} broker"
+def _broker(label: str, to_buy: tuple[int, ...] = ()) -> str:
+    if not label.isdigit():
+        return f"a {label.rstrip('0123456789')} broker"
+    return f"broker {label}" + (" (to buy)" if int(label) in to_buy else "")
 
 
 def _pair(before: str | None, now: str | None) -> str:

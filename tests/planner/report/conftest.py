@@ -8,9 +8,10 @@ import pytest
 
 from pools.atomic import write_json, write_text
 from pools.audit import audit, findings_to_json
+from pools.new_brokers import PlannedBroker
 from pools.plan_file import Plan, PartitionMove, SolverReport, save_plan
 from pools.profile import save_profile
-from pools.snapshot import DIMENSIONS, save_snapshot
+from pools.snapshot import DIMENSIONS, Capacity, save_snapshot
 from tests.pools.audit.helpers import POLICY, healthy, policy, profile_row, snapshot, with_partition
 
 CAP = {"nw_in": 1e8, "nw_out": 1e8, "disk": 1e12, "replicas": 100}
@@ -35,8 +36,11 @@ topics = ['a-.*']
 
 
 def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit"), load: float = 1.0,
-              rates: tuple[float, float] = (20e6, 35e6)) -> Path:
-    """A run directory; ``load`` scales the plan's loads now and ``rates`` are the two topics' bytes-in p99."""
+              rates: tuple[float, float] = (20e6, 35e6), buy: bool = False) -> Path:
+    """A run directory; ``load`` scales the plan's loads now and ``rates`` are the two topics' bytes-in p99.
+    ``buy``: pool a's broker to add is planned onto (broker 7, still to buy, at 50 % after the plan), as
+    `planner.pool_planner` writes it; else it is counted as capacity alone (a plan written before
+    ``planned_brokers``)."""
     parts = with_partition(healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6)), "a-x", 0,
                            replicas=(1, 2, 6), isr=(1, 2, 6))
     snap = snapshot(parts)
@@ -54,11 +58,17 @@ def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "a
                               "demand_now": CAP[d] * load, "demand_forecast": 2 * CAP[d], "headroom": 0.7}
                           for d in DIMENSIONS} for p in ("a", "b")},
         }
-        plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)},
-                    brokers={b: ("a" if b <= 3 else "b") for b in range(1, 7)}, topics={"a-x": "a", "b-y": "b"},
+        planned = (PlannedBroker(7, "r1", "a", Capacity(**CAP)),) if buy else ()
+        if buy:
+            util["brokers"]["7"] = {d: {"capacity": CAP[d], "now": 0.0, "before": 0.0, "after": CAP[d] * 0.5}
+                                    for d in DIMENSIONS}
+        plan = Plan(cluster="test", brokers_before={b: ("a" if b <= 3 else "b") for b in range(1, 7)}
+                    | {b.id: None for b in planned},
+                    brokers={b: ("a" if b <= 3 else "b") for b in range(1, 7)} | {b.id: "a" for b in planned},
+                    topics={"a-x": "a", "b-y": "b"},
                     partitions=tuple(moves), brokers_to_add={"a": 1, "b": 0},
                     solver=SolverReport("HiGHS", "Optimal", "Optimal Solution Found", 1.0, 1.0, 0.0),
-                    utilisation=util, warnings=("pool a needs 1 broker",))
+                    utilisation=util, warnings=("pool a needs 1 broker",), planned_brokers=planned)
         save_plan(plan, root / "plan" / "plan.json")
     if "bundle" in stages:
         write_json(root / "bundle" / "summary.json", {"cluster": "test", "moved_bytes": 1000, "estimated_seconds": 4000,

@@ -55,6 +55,24 @@ def test_capacity_before_and_after_the_plan_are_both_shown(full):
     assert [round(v, 6) for v in model.heat.now[0]] == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 
 
+def test_after_the_plan_counts_the_brokers_still_to_buy_that_it_places_on(tmp_path):
+    # issue 24: pool a's broker to add is planned onto (broker 7, 50 % after the plan): the after-plan share is the
+    # demand (2 TB) over the 4 brokers that carry it, the busiest of them broker 1 (66 %), and broker 7 is named
+    model, out = render(build_run(tmp_path / "run", buy=True))
+    a = pool(model, "a", "disk")
+    assert (a.brokers_before, a.brokers_after, a.added, a.to_buy, a.capacity_after) == (3, 4, 1, (7,), 4e12)
+    assert (a.capacity_placed, round(a.after, 6), round(a.busiest_after, 6)) == (4e12, 0.5, 0.66)
+    assert "| a | Disk | 3 → 4 (1 to buy: 7) | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 50.0 % | 66.0 % | 70.0 % |" \
+        in out.markdown
+    # without it (the order-by date's limit) the pool has its three brokers, less the largest
+    assert (a.limits.usable, a.unbought.usable) == (3e12, 2e12)
+    assert "| a | Disk | 4 | broker 1 | 3.00 TB |" in out.markdown  # N−1: the four brokers after the plan
+    assert model.heat.brokers == (1, 2, 3, 4, 5, 6) and 7 not in model.heat.brokers  # not there now
+    assert model.heat.after_brokers[:4] == (1, 2, 3, 7) and model.heat.to_buy == (7,)
+    assert "* marks the brokers still to buy (7)" in out.markdown
+    assert not [r for r in model.pool_rows if r.brokers_now != 3]  # today's count leaves broker 7 out
+
+
 def test_n_minus_1_loses_the_largest_broker_the_pool_has_after_the_plan(full):
     model, out = full
     a, b = pool(model, "a", "nw_in"), pool(model, "b", "nw_in")
