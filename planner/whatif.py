@@ -36,7 +36,8 @@ from pools.files import read_text
 from pools.plan_file import load_plan
 from pools.policy import PoolPolicy, load_policy, save_policy
 from pools.profile import TopicProfile, load_partition_profile, load_profile, save_profile
-from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot
+from pools.new_brokers import placeholder_brokers, spread_over_racks, taken_ids
+from pools.snapshot import ClusterSnapshot, load_snapshot, save_snapshot
 
 __all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "SCALED_FIELDS"]
 
@@ -182,13 +183,14 @@ def _member(topic: str, kind: str, name: str, policy: PoolPolicy, plan) -> bool:
 
 
 def _add_brokers(snapshot: ClusterSnapshot, policy: PoolPolicy, pool: str, count: int) -> ClusterSnapshot:
-    """``count`` brokers of the policy's new type in ``pool``: ids after the largest, racks in turn."""
+    """``count`` brokers of the policy's new type joining ``pool`` (tagged with it), as a plan's brokers still to
+    buy are made (`pools.new_brokers.placeholder_brokers`): the next free ids, racks in turn from
+    ``[new_broker] racks``, else the cluster's."""
     if policy.new_broker is None:
         raise InputError("scenario: add_brokers: the policy has no [new_broker] type to add")
-    racks = list(policy.new_broker.racks) or sorted({b.rack for b in snapshot.brokers if b.rack}) or [None]
-    first = max((b.id for b in snapshot.brokers), default=0) + 1
-    added = tuple(Broker(first + i, racks[i % len(racks)], policy.new_broker.capacity, pool) for i in range(count))
-    return replace(snapshot, brokers=snapshot.brokers + added)
+    racks = spread_over_racks(count, list(policy.new_broker.racks) or list(snapshot.racks))
+    added = placeholder_brokers({pool: racks}, policy.new_broker.capacity, taken=taken_ids(snapshot))
+    return replace(snapshot, brokers=snapshot.brokers + tuple(replace(b.broker(), pool=pool) for b in added))
 
 
 def _keys(where: str, entry: Any, allowed: set[str]) -> None:
