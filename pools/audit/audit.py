@@ -52,7 +52,8 @@ def audit(
         profile's forecasts are re-derived at it (`pools.demand.at_horizon`).
     plan : Plan, optional
         A plan of this snapshot: a partition it moves gets the plan's target as its reassignment fix (the
-        bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers.
+        bundle's move), so the audit and the plan agree even where the plan changes pools or relieves brokers;
+        a target on a broker still to buy (``planned_brokers``) is not, as the fix must run on today's cluster.
 
     Raises
     ------
@@ -79,8 +80,9 @@ _REASSIGNED = frozenset({"replica_outside_pool", "rack_shared"})
 def _plan_fixes(found: list[Finding], snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads,
                 plan: Plan) -> list[Finding]:
     """Reassignment fixes of partitions the plan moves, rewritten to the plan's target (where the plan was made
-    from these replicas)."""
-    moves = {(m.topic, m.partition): m for m in plan.moves}
+    from these replicas and its target names no broker still to buy: a fix runs on the cluster as it is)."""
+    to_buy = {b.id for b in plan.planned_brokers}
+    moves = {(m.topic, m.partition): m for m in plan.moves if not to_buy.intersection(m.replicas)}
     wanted = {(f.topic, f.partition) for f in found if f.kind in _REASSIGNED and (f.topic, f.partition) in moves}
     if not wanted:
         return found

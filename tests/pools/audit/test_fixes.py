@@ -143,3 +143,21 @@ def test_a_plan_move_that_only_reorders_is_not_a_rack_fix():
                                           for m in plan.partitions))
     found = [f for f in audit(snap, policy(), plan=plan) if (f.kind, f.partition) == ("rack_shared", 0)]
     assert [_target(f.fix) for f in found] == [(1, 8, 2)]
+
+
+def test_a_plan_target_on_a_broker_still_to_buy_is_not_a_fix_to_run_today():
+    # as above, but the plan sends a-x 0 to broker 9, which the plan buys: the fix keeps to brokers there today
+    from pools.new_brokers import PlannedBroker
+
+    b = brokers({3: {"rack": "r1"}})
+    b.append(replace(b[0], id=8, rack="r3", pool="a"))
+    parts = with_partition(healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6)), "a-x", 0,
+                           replicas=(1, 3, 2), isr=(1, 3, 2))
+    snap = snapshot(parts, broker_list=b)
+    plan = plan_pools(snap, policy(), {}).plan
+    onto_new = PartitionMove("a-x", 0, (1, 3, 2), (1, 9, 2), 0)
+    plan = replace(plan, partitions=tuple(onto_new if (m.topic, m.partition) == ("a-x", 0) else m
+                                          for m in plan.partitions),
+                   planned_brokers=(PlannedBroker(9, "r3", "a", b[0].capacity),))
+    found = [f for f in audit(snap, policy(), plan=plan) if (f.kind, f.partition) == ("rack_shared", 0)]
+    assert [_target(f.fix) for f in found] == [(1, 8, 2)]
