@@ -119,6 +119,10 @@ def explain(plan: Plan, topic: str, partition: int) -> list[str]:
     if not m.changed:
         return [f"{topic}-{partition}: does not move ({list(m.replicas)})"]
     lines = [f"{head}, copies {format_bytes(m.moved_bytes)}"]
+    buying = [b.id for b in plan.planned_brokers if b.id in m.adding]
+    if buying:
+        lines.append(f"onto broker(s) {', '.join(map(str, buying))} still to buy (planned_brokers): the move runs once "
+                     "they have joined")
     r = m.reason
     if r is None:
         return lines + ["reason: none recorded (a plan written without reasons, or edited by hand)"]

@@ -116,3 +116,17 @@ def test_a_move_whose_reason_is_stripped_is_unexplained() -> None:
     for p in doc["partitions"]:
         p.pop("reason", None)
     assert len(unexplained(plan_from_dict(doc))) == len(plan.moves) > 0
+
+
+def test_moves_onto_brokers_still_to_buy_have_true_reasons_and_say_so() -> None:
+    from planner.reasons import explain
+    from pools.new_brokers import with_planned_brokers
+    from tests.planner.test_pool_planner import _four_broker_pool
+
+    snap, policy, profile = _four_broker_pool(75e6)
+    plan = plan_pools(snap, policy, profile).plan
+    assert plan.planned_brokers and plan.moves
+    _check_reasons(with_planned_brokers(snap, plan.planned_brokers), policy, plan, topic_demand(snap, profile))
+    onto = next(m for m in plan.moves if 6 in m.adding)
+    assert "onto broker(s) 6 still to buy (planned_brokers): the move runs once they have joined" in \
+        explain(plan, onto.topic, onto.partition)
