@@ -27,6 +27,7 @@ import numpy as np
 from pools.demand import Demand, partition_loads
 from pools.errors import InfeasibleError
 from pools.fill import replica_loads
+from pools.new_brokers import with_planned_brokers
 from pools.plan_file import PartitionMove, Plan
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
@@ -57,7 +58,7 @@ def cut_waves(plan: Plan, snapshot: ClusterSnapshot, demands: Mapping[str, Deman
         No move or group of moves can run next without leaving a broker over its limit and worse than before,
         or adding replicas outside their pool; the message names the move and the broker.
     """
-    cut = _Cut(plan, snapshot, demands)
+    cut = _Cut(plan, with_planned_brokers(snapshot, plan.planned_brokers), demands)  # bought brokers joined
     remaining = sorted(plan.moves, key=lambda m: (-m.moved_bytes, m.topic, m.partition))
     waves: list[Wave] = []
     while remaining:

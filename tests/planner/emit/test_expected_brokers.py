@@ -67,6 +67,19 @@ def test_the_bundle_names_the_brokers_to_buy_and_checks_them_first(bought) -> No
     assert 'expected="5:null 6:null"' in files[CHECK_BROKERS]
 
 
+def test_every_wave_of_a_plan_onto_brokers_to_buy_checks_them(bought) -> None:
+    from planner.emit import EmitOptions
+    from planner.emit.waves import cut_waves, wave_bundles
+    from pools.demand import topic_demand
+
+    plan = bought[0]
+    snapshot, _, profile = _four_broker_pool(75e6)
+    waves = cut_waves(plan, snapshot, topic_demand(snapshot, profile), 20)  # the raw snapshot: 5 and 6 join
+    files = wave_bundles(plan, snapshot, waves, EmitOptions())
+    assert len(waves) > 1
+    assert all(f"wave-{w:03d}/{CHECK_BROKERS}" in files for w in range(1, len(waves) + 1))
+
+
 def test_a_plan_that_buys_nothing_has_no_check(bought) -> None:
     snapshot, policy, profile = _four_broker_pool(40e6)
     files = build_bundle(plan_pools(snapshot, policy, profile).plan, snapshot)
