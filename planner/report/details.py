@@ -61,7 +61,8 @@ def _topics(model: ReportModel, charts: set[str]) -> Section:
 def _tenants(model: ReportModel, has_policy: bool) -> Section:
     blocks: list = []
     if model.pool_rows:
-        blocks.append(Table("pool-rows", ("pool", "brokers now", "brokers after the plan", "brokers to add", "tenants"),
+        blocks.append(Table("pool-rows", ("pool", "brokers now", "brokers after the plan, to buy included",
+                                         "brokers to add", "tenants"),
                             tuple((cell(r.pool), cell(r.brokers_now), cell(r.brokers_after),
                                    cell(r.brokers_to_add, "over" if r.brokers_to_add else ""),
                                    cell(", ".join(r.tenants) or None)) for r in model.pool_rows),
