@@ -118,6 +118,12 @@ def _buy(model: ReportModel) -> str:
         text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
                 f"within the policy's limits at {at}.")
+        to_buy = {p.pool: p.to_buy for p in model.pools if p.to_buy}
+        if to_buy:
+            text += (" It places replicas on them as broker ids " + "; ".join(
+                f"{', '.join(map(str, ids))} ({pool})" for pool, ids in sorted(to_buy.items()))
+                + " (`planned_brokers`): provision them with those ids and racks; its bundle refuses to run before "
+                  "they join.")
         if runway is not None:
             dated = [o for o in runway.orders if o.brokers and not runway.overdue(o) and runway.order_by(o)]
             if dated:

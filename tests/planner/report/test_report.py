@@ -71,6 +71,8 @@ def test_after_the_plan_counts_the_brokers_still_to_buy_that_it_places_on(tmp_pa
     assert model.heat.after_brokers[:4] == (1, 2, 3, 7) and model.heat.to_buy == (7,)
     assert "* marks the brokers still to buy (7)" in out.markdown
     assert not [r for r in model.pool_rows if r.brokers_now != 3]  # today's count leaves broker 7 out
+    assert "It places replicas on them as broker ids 7 (a) (`planned_brokers`): provision them with those ids" \
+        in out.markdown
 
 
 def test_n_minus_1_loses_the_largest_broker_the_pool_has_after_the_plan(full):
