@@ -108,11 +108,13 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                                   "at forecast, after the plan", "busiest broker after the plan",
                                   "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
+    buying = any(p.to_buy for p in model.pools)
     blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
-                       "pool's brokers today); after the plan, of the brokers the plan places replicas on, the "
-                       "brokers still to buy included (the plan places their share on them by the same rules, so "
-                       "these figures hold once they join: its bundle refuses to run before), and the busiest of "
-                       "them. Red: above the maximum utilisation. Two bases for \"now\": here, "
+                       "pool's brokers today); after the plan, of the brokers the plan places replicas on"
+                       + (", the brokers still to buy included (the plan places their share on them by the same "
+                          "rules, so these figures hold once they join: its bundle refuses to run before)"
+                          if buying else "") +
+                       ", and the busiest of them. Red: above the maximum utilisation. Two bases for \"now\": here, "
                        "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
                        "count the demand of the pool's topics (after the plan), wherever they are placed."))
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
@@ -263,9 +265,10 @@ def _loss(model: ReportModel) -> Section:
                       verdict or cell(None)))
     return Section("n-minus-1", title, (
         Para(f"Each pool's brokers {brokers} minus {_largest(k, 'its')} in each dimension (as many as the "
-             f"policy's `tolerated_broker_failures`, at least one; the brokers still to buy included, \"to buy\" "
-             f"when one is lost): the share of what is left that the pool's demand would use, now and at the "
-             f"forecast."),
+             f"policy's `tolerated_broker_failures`, at least one"
+             + ("; the brokers still to buy included, \"to buy\" when one is lost" if any(p.to_buy for p in rows)
+                else "") + "): the share of what is left that the pool's demand would use, now and at the "
+             "forecast."),
         Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left",
                             "now, the pool's topics" if model.planned else "now, load on today's brokers",
                             "at forecast", "max utilisation (policy)", "within the limit at forecast"),
