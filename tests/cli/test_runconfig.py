@@ -166,3 +166,18 @@ def test_the_shipped_run_configs_pass_the_check(tmp_path: Path, name: str) -> No
     cfg = load_run_config(Path(__file__).resolve().parents[2] / "conf" / name)
     for stage in cfg.stages:
         stage_call(cfg, stage, tmp_path / "run")
+
+
+@pytest.mark.parametrize(("value", "ids", "message"), [
+    ('"101-103, 110"', (101, 102, 103, 110), None), ("7", (7,), None),
+    ('"x"', None, "plan.new-broker-ids: expected ids such as 101,102 or 101-103, got 'x'"),
+    ("[1, 2]", None, "plan.new-broker-ids: expected a single value, got a list")])
+def test_the_ids_of_the_brokers_to_buy_are_a_plan_key(tmp_path: Path, value: str, ids, message) -> None:
+    (tmp_path / "q.toml").write_text(f'[run]\nstages = ["plan"]\n[plan]\npolicy = "conf/pools.toml"\n'
+                                     f"new-broker-ids = {value}\n")
+    config = load_run_config(tmp_path / "q.toml", out=str(tmp_path / "run"))
+    if message is None:
+        assert stage_call(config, "plan", tmp_path / "run").options.new_broker_ids == ids
+    else:
+        with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")):
+            stage_call(config, "plan", tmp_path / "run")
