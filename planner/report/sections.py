@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
@@ -212,13 +213,21 @@ def _forecast_quality(model: ReportModel) -> Section:
         return Section("backtest", title, (Para(
             f"The history is too short to test the forecast on: a backtest origin needs {MIN_FIT_DAYS} days of "
             f"history and a later day to compare with. Until then the forecast's error is not known.", MISSING),))
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
     blocks: list = [Para(
         "The forecast tested on the history itself: from past days (origins) the growth was fitted on the history up "
         "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
         "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
-        "meant to hold about 80 % of the time). A pool's forecast is the sum of its topics' forecasts (pools after "
-        "the plan).")]
-    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+        "meant to hold about 80 % of the time). The band is the one the runway uses: the growth rate's band widened "
+        "to the 10th–90th percentile of how far the actual values landed from the forecasts at each horizon, over "
+        "every topic; each forecast is judged by a band calibrated on the other origins only. A pool's forecast is "
+        "the sum of its topics' forecasts (pools after the plan).")]
+    if model.calibration is not None and model.calibration.horizons:
+        widths = "; ".join(f"{labels[m]}: " + ", ".join(
+            f"{h} d {format_percent(math.expm1(lo), signed=True)} / {format_percent(math.expm1(hi), signed=True)}" for h, lo, hi, _ in rows)
+            for m, rows in sorted(model.calibration.horizons.items()))
+        blocks.append(Para(f"The band's calibrated width around the forecast (days ahead: low edge / high edge): "
+                           f"{widths}."))
     blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error", "band held"),
                         tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
                                cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),

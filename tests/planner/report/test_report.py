@@ -19,6 +19,7 @@ from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.atomic import write_json
 from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, save_plan
+from pools.forecast_band import held_out
 
 from .conftest import build_run
 
@@ -147,11 +148,13 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     run = build_run(tmp_path / "run")
     rows = _write_backtest(run)
     model, out = render(run)
+    band = {(r.topic, r.origin, r.horizon_days): (lo, hi) for r, lo, hi in held_out(rows)}  # pools.forecast_band
     for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
         for h in (1, 7, 14):
             mine = [r for r in rows if r.topic == topic and r.horizon_days == h]
             error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
-            held = sum(r.low <= r.actual <= r.high for r in mine) / len(mine)
+            edges = [band[r.topic, r.origin, h] for r in mine]
+            held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
             s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
             assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
             t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
