@@ -17,9 +17,9 @@ growth band does since ``H`` (the growth band is log-linear in ``t`` from the la
     low(t)  = forecast(t) · exp(q_low(t)  + max(0, 1 − H/t) · min(0, ln(growth low(t)  / forecast(t))))
     high(t) = forecast(t) · exp(q_high(t) + max(0, 1 − H/t) · max(0, ln(growth high(t) / forecast(t))))
 
-A series without a calibrated horizon (``H`` = 0, ``q`` = 0) keeps the growth band. `held_out` scores the backtest itself: each row
-against the band calibrated on the rows of every *other* origin, so no forecast is judged by a band fitted on
-its own error.
+A series without a calibrated horizon (``H`` = 0, ``q`` = 0) keeps the growth band. `held_out` scores the backtest
+itself: each topic's rows against the band calibrated on every *other* topic's rows, so no forecast is judged by a
+band fitted on its own errors.
 """
 
 from __future__ import annotations
@@ -128,19 +128,24 @@ def calibrate(rows: Iterable[BacktestRow]) -> BandCalibration:
 
 
 def held_out(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, float]]:
-    """Each backtest row with its calibrated ``(low, high)``, the calibration fitted on the rows of every other
-    origin (the row's own origin left out), in the order given."""
-    groups: dict[tuple[object, str], list[int]] = {}
+    """Each backtest row with its calibrated ``(low, high)``, the calibration fitted on every *other* topic's rows
+    (the row's own topic left out), in the order given.
+
+    Leaving a topic out, not an origin: a short history has few origins (two weeks give seven at one day ahead,
+    each a different weekday, and one at seven days ahead), too few to calibrate on the rest; every topic has
+    them all.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
-        groups.setdefault((r.origin, r.metric), []).append(i)
-    bands: dict[object, BandCalibration] = {}
+        groups.setdefault((r.topic, r.metric), []).append(i)
+    bands: dict[str, BandCalibration] = {}
     edges: list[tuple[float, float]] = [(0.0, 0.0)] * len(rows)
-    for (origin, metric), index in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
-        if origin not in bands:
-            bands[origin] = calibrate(r for r in rows if r.origin != origin)
+    for (topic, metric), index in sorted(groups.items()):
+        if topic not in bands:
+            bands[topic] = calibrate(r for r in rows if r.topic != topic)
         picked = [rows[i] for i in index]
-        low, high = bands[origin].widen(metric, [r.horizon_days for r in picked], [r.forecast for r in picked],
-                                        [r.low for r in picked], [r.high for r in picked])
+        low, high = bands[topic].widen(metric, [r.horizon_days for r in picked], [r.forecast for r in picked],
+                                       [r.low for r in picked], [r.high for r in picked])
         for i, lo, hi in zip(index, low.tolist(), high.tolist()):
             edges[i] = (lo, hi)
     return [(r, lo, hi) for r, (lo, hi) in zip(rows, edges)]

@@ -510,7 +510,7 @@ def _profile(
 def backtest_summary(rows: Sequence[BacktestRow]) -> dict[str, Any]:
     """``quality.json``'s ``backtest``: per metric and horizon, the forecasts scored, their mean absolute
     percentage error (``mape``: mean of ``|forecast − actual| / actual``), the share whose calibrated band held
-    (``band_held``: ``low ≤ actual ≤ high``, each row's band calibrated on the other origins' rows,
+    (``band_held``: ``low ≤ actual ≤ high``, each topic's rows against the band calibrated on the other topics' rows,
     `pools.forecast_band.held_out`; an 80 % band, so about 0.8 is calibrated) and the share the growth band alone
     held (``growth_band_held``); and the ``calibration`` itself (`pools.forecast_band.calibrate`)."""
     groups: dict[tuple[str, int], list[tuple[BacktestRow, float, float]]] = {}

@@ -5,8 +5,9 @@ from past origins with what then happened (``profile/backtest.parquet``). Here t
 from an origin ``h`` days ahead is the sum of its topics' forecasts (and band edges) that have one for that origin
 and horizon, against the sum of their actual values. Per pool, series and horizon: the forecasts scored, their
 mean absolute percentage error (mean of ``|forecast − actual| / actual``) and the share whose band held
-(``low ≤ actual ≤ high``; the band is the 10th–90th percentile of the growth slopes, so about 80 % is
-calibrated).
+(``low ≤ actual ≤ high``). The band is the calibrated one the runway uses (`pools.forecast_band`), each topic's
+rows judged by the band calibrated on the other topics' rows (`pools.forecast_band.held_out`): an 80 % band, so
+about 80 % is calibrated.
 """
 
 from __future__ import annotations

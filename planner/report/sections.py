@@ -136,8 +136,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
         f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
         f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
-        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge. Counted "
-        f"from {runway.as_of.isoformat()} (the end of the metric history). The history covers "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the band "
+        f"calibrated on the backtest where the profile has one: see how good the forecast has been). Counted from "
+        f"{runway.as_of.isoformat()} (the end of the metric history). The history covers "
         f"{format_plural(span, 'day')}, so no forecast is extended past {runway.supported_until.isoformat()}: a "
         f"crossing later than that is shown as \"after\" that day, not as a date."))
     if "runway" in charts:
@@ -218,13 +219,15 @@ def _forecast_quality(model: ReportModel) -> Section:
         "The forecast tested on the history itself: from past days (origins) the growth was fitted on the history up "
         "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
         "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
-        "meant to hold about 80 % of the time). The band is the one the runway uses: the growth rate's band widened "
-        "to the 10th–90th percentile of how far the actual values landed from the forecasts at each horizon, over "
-        "every topic; each forecast is judged by a band calibrated on the other origins only. A pool's forecast is "
-        "the sum of its topics' forecasts (pools after the plan).")]
+        "meant to hold about 80 % of the time). The band is the one the runway uses: the 10th–90th percentile of how "
+        "far the actual values landed from the forecasts at each horizon, over every topic, widening past the "
+        "longest horizon tested as the growth rate's band does; each topic's forecasts are judged by a band "
+        "calibrated on the other topics only. A pool's forecast is the sum of its topics' forecasts (pools after the "
+        "plan).")]
     if model.calibration is not None and model.calibration.horizons:
         widths = "; ".join(f"{labels[m]}: " + ", ".join(
-            f"{h} d {format_percent(math.expm1(lo), signed=True)} / {format_percent(math.expm1(hi), signed=True)}" for h, lo, hi, _ in rows)
+            f"{h} d {format_percent(math.expm1(lo), signed=True)} / {format_percent(math.expm1(hi), signed=True)}"
+            for h, lo, hi, _ in rows)
             for m, rows in sorted(model.calibration.horizons.items()))
         blocks.append(Para(f"The band's calibrated width around the forecast (days ahead: low edge / high edge): "
                            f"{widths}."))

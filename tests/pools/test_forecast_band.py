@@ -75,7 +75,7 @@ def test_coverage_recomputed_from_the_series_matches():
         for r in (r for r in rows if r.horizon_days == h):
             width = {}
             for k in sorted({x.horizon_days for x in rows}):
-                logs = [math.log(x.actual / x.forecast) for x in rows if x.origin != r.origin and x.horizon_days == k]
+                logs = [math.log(x.actual / x.forecast) for x in rows if x.topic != r.topic and x.horizon_days == k]
                 if len(logs) >= MIN_POINTS:
                     width[k] = (min(0.0, _quantile(logs, 0.1)), max(0.0, _quantile(logs, 0.9)))
             assert h in width
