@@ -8,7 +8,7 @@ positive, over every topic's rows, with ``r = ln(actual / forecast)``::
 
     q_low(h)  = min(0, Q(0.10, r))        q_high(h) = max(0, Q(0.90, r))
 
-(``Q``: the quantile with linear interpolation between order statistics, numpy's default). At day ``t`` after the
+(``Q``: the quantile with linear interpolation between order statistics, ``a + (b − a) · frac``). At day ``t`` after the
 last sample ``q(t)`` is interpolated linearly between ``(0, 0)`` and the calibrated horizons. Up to the last
 calibrated horizon ``H`` the band is ``forecast(t) · e^q(t)``; past it the band held at ``H`` widens as the
 growth band does since ``H`` (the growth band is log-linear in ``t`` from the last sample's level, so that is
@@ -24,6 +24,7 @@ band fitted on its own errors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -115,37 +116,89 @@ def calibrate(rows: Iterable[BacktestRow]) -> BandCalibration:
     >>> calibrate(rows).horizons["bytes_in_p99"][0][0], round(calibrate(rows).horizons["bytes_in_p99"][0][2], 4)
     (1, 0.0953)
     """
-    logs: dict[tuple[str, int], list[float]] = {}
-    for r in rows:
-        if r.actual > 0 and r.forecast > 0:
-            logs.setdefault((r.metric, r.horizon_days), []).append(float(np.log(r.actual / r.forecast)))
     out: dict[str, list[tuple[int, float, float, int]]] = {}
-    for (metric, h), values in sorted(logs.items()):
-        if len(values) >= MIN_POINTS:
-            lo, hi = np.quantile(np.sort(np.asarray(values)), QUANTILES)
-            out.setdefault(metric, []).append((h, min(0.0, float(lo)), max(0.0, float(hi)), len(values)))
+    for (metric, h), (logs, _) in sorted(_log_errors(rows).items()):
+        if len(logs) >= MIN_POINTS:
+            out.setdefault(metric, []).append((h, *_edges(logs, np.zeros(0, dtype=np.int64)), len(logs)))
     return BandCalibration({m: tuple(v) for m, v in out.items()})
 
 
 def held_out(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, float]]:
     """Each backtest row with its calibrated ``(low, high)``, the calibration fitted on every *other* topic's rows
-    (the row's own topic left out), in the order given.
+    (the row's own topic left out: `calibrate` of the rest), in the order given.
 
     Leaving a topic out, not an origin: a short history has few origins (two weeks give seven at one day ahead,
     each a different weekday, and one at seven days ahead), too few to calibrate on the rest; every topic has
-    them all.
+    them all. O(rows · log rows): each topic's quantiles skip its own ranks in the pooled sorted errors.
     """
+    errors = _log_errors(rows)
+    topics = sorted({r.topic for r in rows})
+    ranks: dict[tuple[str, int], dict[str, np.ndarray]] = {}
+    for key, (_, owner) in errors.items():
+        order = np.argsort(owner, kind="stable")
+        grouped = owner[order]
+        cut = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        ranks[key] = {str(grouped[i]): np.sort(part) for i, part in zip(cut.tolist(), np.split(order, cut[1:]))}
+    edges: list[tuple[float, float]] = [(0.0, 0.0)] * len(rows)
     groups: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
         groups.setdefault((r.topic, r.metric), []).append(i)
     bands: dict[str, BandCalibration] = {}
-    edges: list[tuple[float, float]] = [(0.0, 0.0)] * len(rows)
+    for topic in topics:
+        out: dict[str, list[tuple[int, float, float, int]]] = {}
+        for (metric, h), (logs, _) in sorted(errors.items()):
+            mine = ranks[metric, h].get(topic, np.zeros(0, dtype=np.int64))
+            if len(logs) - len(mine) >= MIN_POINTS:
+                out.setdefault(metric, []).append((h, *_edges(logs, mine), len(logs) - len(mine)))
+        bands[topic] = BandCalibration({m: tuple(v) for m, v in out.items()})
     for (topic, metric), index in sorted(groups.items()):
-        if topic not in bands:
-            bands[topic] = calibrate(r for r in rows if r.topic != topic)
         picked = [rows[i] for i in index]
         low, high = bands[topic].widen(metric, [r.horizon_days for r in picked], [r.forecast for r in picked],
                                        [r.low for r in picked], [r.high for r in picked])
         for i, lo, hi in zip(index, low.tolist(), high.tolist()):
             edges[i] = (lo, hi)
     return [(r, lo, hi) for r, (lo, hi) in zip(rows, edges)]
+
+
+def _log_errors(rows: Iterable[BacktestRow]) -> dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]:
+    """Per (metric, horizon): the sorted ``ln(actual / forecast)`` of the rows with both positive, and the topic of
+    each."""
+    logs: dict[tuple[str, int], tuple[list[float], list[str]]] = {}
+    for r in rows:
+        if r.actual > 0 and r.forecast > 0:
+            values, topics = logs.setdefault((r.metric, r.horizon_days), ([], []))
+            values.append(math.log(r.actual / r.forecast))
+            topics.append(r.topic)
+    out = {}
+    for key, (values, topics) in logs.items():
+        order = np.argsort(np.asarray(values), kind="stable")
+        out[key] = (np.asarray(values)[order], np.asarray(topics, dtype=object)[order])
+    return out
+
+
+def _edges(sorted_logs: np.ndarray, removed: np.ndarray) -> tuple[float, float]:
+    """``(q_low, q_high)`` of ``sorted_logs`` without the positions ``removed`` (sorted)."""
+    lo, hi = (_quantile_without(sorted_logs, removed, q) for q in QUANTILES)
+    return min(0.0, lo), max(0.0, hi)
+
+
+def _quantile_without(values: np.ndarray, removed: np.ndarray, q: float) -> float:
+    """The ``q`` quantile (linear interpolation between order statistics) of sorted ``values`` less the positions
+    ``removed``: the ``j``-th value left is at the least ``i = j + #(removed ≤ i)``.
+
+    >>> v = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> _quantile_without(v, np.array([1, 3]), 0.5), _quantile_without(v, np.zeros(0, dtype=int), 0.9)
+    (3.0, 4.6)
+    """
+    n = len(values) - len(removed)
+
+    def at(j: int) -> float:
+        i = j
+        while (k := j + int(np.searchsorted(removed, i, side="right"))) != i:
+            i = k
+        return float(values[i])
+
+    pos = q * (n - 1)
+    lo = math.floor(pos)
+    a, b = at(lo), at(min(lo + 1, n - 1))
+    return a + (b - a) * (pos - lo)
