@@ -9,6 +9,7 @@ those of a full run made with the changed inputs.
 Scenario file (TOML; each table optional and repeatable)::
 
     [[demand]]              # a tenant's or a pool's topics at k times their measured and forecast traffic and size
+                            # (the size now no more than the topic's retention keeps)
     tenant = "ads"          # or pool = "stream" (the topics the run's plan puts there)
     factor = 2.0
     [[add_brokers]]         # N brokers of the policy's [new_broker] type join a pool
@@ -34,6 +35,7 @@ from typing import Any
 import tomli_w
 
 from pools.atomic import dump_json, write_bytes, write_text
+from pools.demand import retention_capped
 from pools.errors import InputError
 from pools.files import read_text
 from pools.plan_file import load_plan
@@ -169,7 +171,7 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
             raise InputError(f"scenario: demand: unknown {kind} {name!r} (the policy has {', '.join(sorted(known))})")
         for topic, row in sorted(profile.items()):
             if _member(topic, kind, name, policy, plan):
-                profile[topic] = scale_row(row, k)
+                profile[topic] = _kept(scale_row(row, k), snapshot)
     for pool, count in scenario.add_brokers:
         if pool not in pools:
             raise InputError(f"scenario: add_brokers: unknown pool {pool!r}")
@@ -256,6 +258,17 @@ def lost_partitions(snapshot: ClusterSnapshot, lost: frozenset[int], racks_left:
     return {"under_replicated": [name(p) for p in hit if p.leader is not None],
             "offline": [name(p) for p in hit if p.leader is None],
             "rf_unmet": [name(p) for p in hit if len(p.replicas) > racks_left]}
+
+
+def _kept(row: TopicProfile, snapshot: ClusterSnapshot) -> TopicProfile:
+    """A scaled row whose storage now is no more than the topic's retention keeps at its scaled bytes-in
+    (`pools.demand.retention_capped`: a topic already at its ``retention.bytes`` grows no larger)."""
+    state = snapshot.topic_by_name.get(row.topic)
+    if state is None:
+        return row
+    partitions = len(snapshot.partitions_by_topic.get(row.topic, ())) or row.partitions
+    kept = retention_capped(float(row.storage_bytes), row.bytes_in_p99, state, partitions)
+    return replace(row, storage_bytes=min(row.storage_bytes, math.floor(kept)))
 
 
 def _member(topic: str, kind: str, name: str, policy: PoolPolicy, plan) -> bool:

@@ -43,6 +43,7 @@ __all__ = [
     "PartitionShare",
     "PartitionShares",
     "topic_demand",
+    "retention_capped",
     "broker_load",
     "replica_load",
     "demand_warnings",
@@ -337,7 +338,7 @@ def demand_over_days(
             stored = _calibrated(calibration, "storage_bytes", edge, t, stored, row.forecast_storage_bytes,
                                  row.storage_growth_per_day, row.forecast_horizon_days)
         state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
-        stored = _retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
+        stored = retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
         w, w_out = split[topic], split_out[topic]
         out[topic] = np.column_stack((w.nw_in * b, w_out.nw_out * b_out + w.nw_out * b, w.disk * stored,
                                       np.full_like(t, w.replicas)))
@@ -539,17 +540,21 @@ def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: 
     if at == "forecast":
         bytes_in = row.forecast_bytes_in_p99
         growth = row.forecast_growth_factor
-        storage = _retention_capped(row.forecast_storage_bytes, bytes_in, state, partitions)
+        storage = retention_capped(row.forecast_storage_bytes, bytes_in, state, partitions)
     else:
         bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
     bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
     return bytes_in, bytes_out, storage
 
 
-def _retention_capped(storage, bytes_in, state: TopicState, partitions: int):
-    """Forecast storage, capped by what retention lets the topic keep on the brokers' disks (delete policy only;
-    a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like ``retention.ms``); floats or
-    arrays."""
+def retention_capped(storage, bytes_in, state: TopicState, partitions: int):
+    """Storage, capped by what retention lets the topic keep on the brokers' disks at ``bytes_in`` B/s (delete
+    policy only; a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like
+    ``retention.ms``); floats or arrays.
+
+    >>> float(retention_capped(900.0, 1.0, TopicState("t", configs={"retention.bytes": "100"}), 3))
+    300.0
+    """
     policy = state.configs.get("cleanup.policy", "delete")
     if "delete" not in policy:
         return storage

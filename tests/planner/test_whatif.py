@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import fields, replace
 from pathlib import Path
@@ -20,6 +21,40 @@ from pools.snapshot import Broker, load_snapshot, save_snapshot
 
 from .report.conftest import build_run
 from .report.sample_run import build_sample_run
+
+
+def _kept(run: Path, topic: str, storage: int, bytes_in: float) -> int:
+    """A scaled size now, no more than the topic's retention keeps (snapshot configs, delete policy)."""
+    snapshot = json.loads((run / "snapshot.json").read_text())
+    state = next((t for t in snapshot["topics"] if t["topic"] == topic), None)
+    if state is None or "delete" not in state.get("configs", {}).get("cleanup.policy", "delete"):
+        return storage
+    configs = state.get("configs", {})
+    parts = sum(1 for p in snapshot["partitions"] if p["topic"] == topic)
+    tiered = configs.get("remote.storage.enable") == "true"
+    for key, scale in (("retention.ms", bytes_in / 1000.0), ("retention.bytes", parts)):
+        values = [int(configs[key])] if key in configs else []
+        if tiered:
+            local = int(configs.get(f"local.{key}", -2))
+            values.append(values[0] if local == -2 and values else local)
+        storage = min([storage, *(math.floor(v * scale) for v in values if v > 0)])
+    return storage
+
+
+def test_a_scaled_topic_keeps_no_more_than_its_retention(tmp_path):
+    run = build_run(tmp_path / "run")
+    snapshot = json.loads((run / "snapshot.json").read_text())
+    topic = "a-x"
+    for t in snapshot["topics"]:
+        if t["topic"] == topic:
+            t.setdefault("configs", {})["retention.bytes"] = "1000"
+    (run / "snapshot.json").write_text(json.dumps(snapshot))
+    _, profile, _ = apply_scenario(run, run / "pools.toml", Scenario(demand=(("tenant", "ads", 2.0),)),
+                                   tmp_path / "out")
+    parts = sum(1 for p in snapshot["partitions"] if p["topic"] == topic)
+    before = load_profile(run / "profile")[topic]
+    assert before.storage_bytes * 2 > 1000 * parts  # scaled, it would outgrow what retention.bytes keeps
+    assert load_profile(profile)[topic].storage_bytes == 1000 * parts
 
 
 def test_apply_scales_a_tenants_topics_adds_brokers_and_moves_a_tenant(tmp_path):
@@ -92,6 +127,7 @@ def test_a_scenarios_figures_are_those_of_a_full_run_with_the_changed_inputs(tmp
             row = type(row)(**{f.name: (getattr(row, f.name) if f.name not in SCALED_FIELDS or getattr(row, f.name)
                                         is None else (round(getattr(row, f.name) * 2.5) if f.name == "storage_bytes"
                                                       else getattr(row, f.name) * 2.5)) for f in fields(row)})
+            row = replace(row, storage_bytes=_kept(run, topic, row.storage_bytes, row.bytes_in_p99))
         rows.append(row)
     save_profile(full / "profile", rows)
     assert run_cli("plan", "--snapshot", full / "snapshot.json", "--policy", policy, "--profile", full / "profile",
@@ -200,6 +236,8 @@ def test_adding_brokers_and_a_pools_demand_match_a_full_run_with_them(tmp_path):
     save_snapshot(replace(snapshot, brokers=snapshot.brokers + added), full / "snapshot.json")
     placed = json.loads((run / "plan" / "plan.json").read_text())["topics"]
     rows = [scale_row(r, 1.5) if placed.get(t) == pool else r for t, r in sorted(load_profile(run / "profile").items())]
+    rows = [replace(r, storage_bytes=_kept(run, r.topic, r.storage_bytes, r.bytes_in_p99)) if placed.get(r.topic) == pool
+            else r for r in rows]
     save_profile(full / "profile", rows)
     assert run_cli("plan", "--snapshot", full / "snapshot.json", "--policy", policy, "--profile", full / "profile",
                    "--consumer-groups", groups, "--out", full / "plan")[0] in (0, 1)
