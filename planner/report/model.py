@@ -177,7 +177,8 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
     before, after = _membership(run)
     brokers = _broker_table(run)
     topic_pool = _topic_pools(run)
-    topics = tuple(_topic_rows(run, topic_pool, _calibration(run)))
+    calibration = calibrate(run.backtest) if run.backtest else NO_CALIBRATION  # pools.forecast_band
+    topics = tuple(_topic_rows(run, topic_pool, calibration))
     tenants = _tenants(run, topics, topic_pool)
     pools = pool_capacity(run, before, after, brokers)
     model = ReportModel(
@@ -200,20 +201,15 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         if snapshot and run.policy else None,
         progress=run.progress,
     )
-    model = replace(model, runway=_runway(run, model, topic_pool, _calibration(run)))
+    model = replace(model, runway=_runway(run, model, topic_pool, calibration))
     if run.backtest is not None:
         model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
                         backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]),
-                        calibration=calibrate(run.backtest))
+                        calibration=calibration)
     if previous is None:
         return model
     old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy
     return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
-
-
-def _calibration(run: RunInputs) -> BandCalibration:
-    """The forecast band's calibration on the run's backtest (`pools.forecast_band`; none without a backtest)."""
-    return calibrate(run.backtest) if run.backtest else NO_CALIBRATION
 
 
 def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None],

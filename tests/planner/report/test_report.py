@@ -1,8 +1,6 @@
 """The report's content: capacity, runway, N−1, cost, risks, comparison, recommendation, units and determinism."""
 
 from __future__ import annotations
-
-import math
 import re
 import tempfile
 from collections import Counter
@@ -19,7 +17,7 @@ from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.atomic import write_json
 from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, save_plan
-from pools.forecast_band import held_out
+from pools.forecast_band import calibrate, held_out
 
 from .conftest import build_run
 
@@ -162,6 +160,23 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
     assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
     assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
+
+
+def test_the_runway_and_topic_table_take_the_band_calibrated_on_the_backtest(tmp_path):
+    run = build_run(tmp_path / "run")
+    plain, _ = render(run)
+    rows = _write_backtest(run)
+    model, _ = render(run)
+    c = calibrate(rows)
+    assert c.horizons["bytes_in_p99"] and model.calibration == c
+    for old, new in zip(plain.runway.rows, model.runway.rows, strict=True):
+        assert new.path == old.path  # the forecast itself is unchanged
+        if new.dimension == "nw_in" and new.demand_now > 0:  # bytes in's edges, widened to the measured spread
+            assert new.high[1] >= old.high[1] and new.low[1] <= old.low[1]  # here the day's noise is wider
+            assert (new.high[1], new.low[1]) != (old.high[1], old.low[1])
+    a_plain = next(t for t in plain.topics if t.topic == "a-x")
+    a_cal = next(t for t in model.topics if t.topic == "a-x")
+    assert a_cal.forecast == a_plain.forecast and (a_cal.low, a_cal.high) != (a_plain.low, a_plain.high)
 
 
 def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
