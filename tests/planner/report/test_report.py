@@ -1,6 +1,8 @@
 """The report's content: capacity, runway, N−1, cost, risks, comparison, recommendation, units and determinism."""
 
 from __future__ import annotations
+
+import math
 import re
 import tempfile
 from collections import Counter
