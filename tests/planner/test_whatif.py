@@ -245,3 +245,36 @@ def test_adding_brokers_and_a_pools_demand_match_a_full_run_with_them(tmp_path):
     assert json.loads((tmp_path / "whatif" / "plan" / "plan.json").read_text()) == \
         json.loads((full / "plan" / "plan.json").read_text())
     assert (tmp_path / "whatif" / "report" / "report.md").read_text() == (full / "report" / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_moving_a_tenant_matches_a_full_run_with_the_policy_changed(tmp_path):
+    def run_cli(*argv):
+        return main([str(a) for a in argv]), "", ""
+
+    run = build_sample_run(tmp_path / "run", run_cli)
+    policy, groups = run / "pools-fixed.toml", run / "sample" / "kafka" / "consumer-groups.txt"
+    doc = tomllib.loads(policy.read_text())
+    # a tenant no other tenant must be kept apart from, into a pool that is not its own
+    free = {t["name"] for t in doc["tenant"]} - {n for t in doc["tenant"] for n in t.get("must_not_share_with", [])} \
+        - {t["name"] for t in doc["tenant"] if t.get("must_not_share_with")}
+    tenant, home = next((t, p["name"]) for p in doc["pool"] for t in p.get("tenants", []) if t in free)
+    target = next(p["name"] for p in doc["pool"] if p["name"] != home)
+    assert run_cli("whatif", run, "--policy", policy, "--move-tenant", f"{tenant}={target}", "--consumer-groups",
+                   groups, "--out", tmp_path / "whatif")[0] in (0, 1)
+    full = tmp_path / "full"
+    (full / "profile").mkdir(parents=True)
+    (full / "snapshot.json").write_bytes((run / "snapshot.json").read_bytes())
+    for f in (run / "profile").iterdir():
+        (full / "profile" / f.name).write_bytes(f.read_bytes())
+    for p in doc["pool"]:
+        p["tenants"] = [t for t in p.get("tenants", []) if t != tenant] + ([tenant] if p["name"] == target else [])
+    (full / "pools.toml").write_text(tomli_w.dumps(doc))
+    assert run_cli("plan", "--snapshot", full / "snapshot.json", "--policy", full / "pools.toml", "--profile",
+                   full / "profile", "--consumer-groups", groups, "--out", full / "plan")[0] in (0, 1)
+    assert run_cli("report", full, "--policy", full / "pools.toml", "--compare", run)[0] == 0
+    plan = json.loads((full / "plan" / "plan.json").read_text())
+    assert json.loads((tmp_path / "whatif" / "plan" / "plan.json").read_text()) == plan
+    assert (tmp_path / "whatif" / "report" / "report.md").read_text() == (full / "report" / "report.md").read_text()
+    tenant_of = load_policy(full / "pools.toml").tenant_of
+    assert {pool for t, pool in plan["topics"].items() if tenant_of(t) == tenant} == {target}
