@@ -172,16 +172,6 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
         for topic, row in sorted(profile.items()):
             if _member(topic, kind, name, policy, plan):
                 profile[topic] = _kept(scale_row(row, k), snapshot)
-    for pool, count in scenario.add_brokers:
-        if pool not in pools:
-            raise InputError(f"scenario: add_brokers: unknown pool {pool!r}")
-        snapshot = _add_brokers(snapshot, policy, pool, count)
-    for tenant, pool in scenario.move_tenant:
-        if tenant not in tenants or pool not in pools:
-            raise InputError(f"scenario: move_tenant: unknown tenant {tenant!r} or pool {pool!r}")
-        policy = replace(policy, pools=tuple(
-            replace(p, tenants=tuple(t for t in p.tenants if t != tenant) + ((tenant,) if p.name == pool else ()))
-            for p in policy.pools))
     gone: frozenset[int] = frozenset()
     for rack in scenario.lose_rack:
         if rack not in snapshot.racks:
@@ -194,6 +184,16 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
         if policy.new_broker is not None and rack in policy.new_broker.racks:  # no new broker goes there either
             policy = replace(policy, new_broker=replace(
                 policy.new_broker, racks=tuple(r for r in policy.new_broker.racks if r != rack)))
+    for pool, count in scenario.add_brokers:
+        if pool not in pools:
+            raise InputError(f"scenario: add_brokers: unknown pool {pool!r}")
+        snapshot = _add_brokers(snapshot, policy, pool, count)  # after a lost rack: on the racks left
+    for tenant, pool in scenario.move_tenant:
+        if tenant not in tenants or pool not in pools:
+            raise InputError(f"scenario: move_tenant: unknown tenant {tenant!r} or pool {pool!r}")
+        policy = replace(policy, pools=tuple(
+            replace(p, tenants=tuple(t for t in p.tenants if t != tenant) + ((tenant,) if p.name == pool else ()))
+            for p in policy.pools))
     if scenario.lose_rack:
         left = set(snapshot.racks) | set(policy.new_broker.racks if policy.new_broker else ())
         write_text(out / LOST_RACKS_FILE, dump_json({"racks": list(scenario.lose_rack), "brokers": sorted(gone),

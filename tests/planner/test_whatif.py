@@ -162,6 +162,19 @@ def test_losing_a_rack_removes_its_brokers_and_elects_leaders_as_kafka_does(tmp_
     assert load_scenario(tmp_path / "out" / "scenario.toml") == Scenario(lose_rack=(rack,))
 
 
+def test_brokers_added_with_a_lost_rack_go_to_the_racks_left(tmp_path):
+    run = build_run(tmp_path / "run")
+    before = load_snapshot(run / "snapshot.json")
+    rack = before.racks[0]
+    snap, _, policy = apply_scenario(run, run / "pools.toml", Scenario(add_brokers=(("b", 3),), lose_rack=(rack,)),
+                                     tmp_path / "out")
+    after = load_snapshot(snap).brokers
+    assert all(b.rack != rack for b in after)
+    assert len(after) == sum(b.rack != rack for b in before.brokers) + 3  # none of the three was added to be lost
+    new = load_policy(policy).new_broker
+    assert new is not None and rack not in new.racks
+
+
 def test_an_unknown_rack_exits_2_with_one_line(tmp_path, capsys):
     run = build_run(tmp_path / "run")
     assert main(["whatif", str(run), "--policy", str(run / "pools.toml"), "--lose-rack", "nowhere"]) == 2
