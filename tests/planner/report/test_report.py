@@ -351,7 +351,10 @@ def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
              "of 1.02 kB/s, as a broker it involves has no spare network capacity at the forecast")
     assert f"A problem to fix before applying: {cause}" in text
     assert f"Do not apply the plan (1 partition copies 1.00 kB) as emitted: {cause}" in text
-    assert "2 h 10 min" not in text  # never shown as a schedule
+    assert "2 h 10 min" not in text and "2170 h" not in text  # never shown as a schedule
+    assert "2 batches, 8.00 GB in all, 91 days at the planned throttles: no schedule (the problem above)." in text
+    assert "| 1 | move | 1 | 8.00 GB | 1.02 kB/s | 91 days: no schedule |" in text
+    assert "| 2 | move | 1 | 3.00 MB | 50.0 MB/s | 1 min |" in text
 
 
 def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):

@@ -706,6 +706,9 @@ def _pair(text: str, before: float, now: float) -> None:
 
 
 def _close_duration(text: str, seconds: float) -> None:
+    if seconds > 30 * 86_400:  # no schedule: whole days, never a duration shown as fact
+        assert text == f"{math.ceil(seconds / 86_400):,d} days: no schedule", text
+        return
     m = re.fullmatch(r"(?:(\d+) h )?(\d+) min|(\d+) s", text)
     assert m, text
     shown = int(m[3]) if m[3] else (int(m[1] or 0) * 60 + int(m[2])) * 60
