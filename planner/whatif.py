@@ -1,13 +1,15 @@
 """What-if: a run's inputs changed by a scenario, planned and reported again, compared with the run.
 
 A scenario changes the inputs, never the method: the run's snapshot, profile and policy are copied with the changes
-into ``OUT`` (``snapshot.json``, ``profile/``, ``pools.toml``, ``scenario.toml``), planned by the plan stage
+into ``OUT`` (``snapshot.json``, ``profile/``, ``pools.toml``, ``scenario.toml``, and ``lost_racks.json`` for a lost
+rack), planned by the plan stage
 (``OUT/plan``) and reported by the report stage compared with the run (``OUT/report``). Its figures are therefore
 those of a full run made with the changed inputs.
 
 Scenario file (TOML; each table optional and repeatable)::
 
     [[demand]]              # a tenant's or a pool's topics at k times their measured and forecast traffic and size
+                            # (the size now no more than the topic's retention keeps)
     tenant = "ads"          # or pool = "stream" (the topics the run's plan puts there)
     factor = 2.0
     [[add_brokers]]         # N brokers of the policy's [new_broker] type join a pool
@@ -16,6 +18,8 @@ Scenario file (TOML; each table optional and repeatable)::
     [[move_tenant]]         # a tenant's topics go to another pool (the pools listing it stop listing it)
     tenant = "ads"
     pool = "core"
+    [[lose_rack]]           # the rack's brokers are gone (see `lose_rack`)
+    rack = "r2"
 """
 
 from __future__ import annotations
@@ -30,16 +34,21 @@ from typing import Any
 
 import tomli_w
 
-from pools.atomic import write_text
+from pools.atomic import dump_json, write_bytes, write_text
+from pools.demand import retention_capped
 from pools.errors import InputError
 from pools.files import read_text
 from pools.plan_file import load_plan
 from pools.policy import PoolPolicy, load_policy, save_policy
-from pools.profile import TopicProfile, load_partition_profile, load_profile, save_profile
 from pools.new_brokers import placeholder_brokers, spread_over_racks, taken_ids
-from pools.snapshot import ClusterSnapshot, load_snapshot, save_snapshot
+from pools.profile import BACKTEST_FILE, TopicProfile, load_partition_profile, load_profile, save_profile
+from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot
 
-__all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "SCALED_FIELDS"]
+__all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "lose_rack", "lost_partitions",
+           "LOST_RACKS_FILE", "SCALED_FIELDS"]
+
+#: What a ``[[lose_rack]]`` scenario does to the partitions (`lost_partitions`), written into the what-if's OUT.
+LOST_RACKS_FILE = "lost_racks.json"
 
 #: The profile columns a demand factor multiplies: rates, sizes and forecasts (growth per day is unchanged).
 SCALED_FIELDS = ("bytes_in_p50", "bytes_in_p95", "bytes_in_p99", "bytes_in_max", "bytes_out_p95", "bytes_out_p99",
@@ -50,12 +59,13 @@ SCALED_FIELDS = ("bytes_in_p50", "bytes_in_p95", "bytes_in_p99", "bytes_in_max",
 
 @dataclass(frozen=True)
 class Scenario:
-    """The changes: ``demand`` (``("tenant" | "pool", name, factor)``), ``add_brokers`` (``(pool, count)``) and
-    ``move_tenant`` (``(tenant, pool)``)."""
+    """The changes: ``demand`` (``("tenant" | "pool", name, factor)``), ``add_brokers`` (``(pool, count)``),
+    ``move_tenant`` (``(tenant, pool)``) and ``lose_rack`` (rack names)."""
 
     demand: tuple[tuple[str, str, float], ...] = ()
     add_brokers: tuple[tuple[str, int], ...] = ()
     move_tenant: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    lose_rack: tuple[str, ...] = ()
 
     def to_toml(self) -> str:
         doc: dict[str, Any] = {}
@@ -65,10 +75,12 @@ class Scenario:
             doc["add_brokers"] = [{"pool": p, "count": n} for p, n in self.add_brokers]
         if self.move_tenant:
             doc["move_tenant"] = [{"tenant": t, "pool": p} for t, p in self.move_tenant]
+        if self.lose_rack:
+            doc["lose_rack"] = [{"rack": r} for r in self.lose_rack]
         return tomli_w.dumps(doc)
 
     def __bool__(self) -> bool:
-        return bool(self.demand or self.add_brokers or self.move_tenant)
+        return bool(self.demand or self.add_brokers or self.move_tenant or self.lose_rack)
 
 
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
@@ -84,10 +96,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         doc = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
-    unknown = sorted(set(doc) - {"demand", "add_brokers", "move_tenant"})
+    unknown = sorted(set(doc) - {"demand", "add_brokers", "move_tenant", "lose_rack"})
     if unknown:
-        raise InputError(f"{path}: {unknown[0]}: unknown table (expected demand, add_brokers or move_tenant)")
-    out: dict[str, list] = {"demand": [], "add_brokers": [], "move_tenant": []}
+        raise InputError(f"{path}: {unknown[0]}: unknown table (expected demand, add_brokers, move_tenant or "
+                         "lose_rack)")
+    out: dict[str, list] = {"demand": [], "add_brokers": [], "move_tenant": [], "lose_rack": []}
     for table, entries in doc.items():
         if not isinstance(entries, list):
             raise InputError(f"{path}: {table}: expected an array of tables ([[{table}]])")
@@ -99,13 +112,16 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
                 if len(kinds) != 1:
                     raise InputError(f"{where}: expected exactly one of tenant or pool")
                 out["demand"].append((kinds[0], _name(where, entry, kinds[0]), _factor(where, entry.get("factor"))))
+            elif table == "lose_rack":
+                _keys(where, entry, {"rack"})
+                out["lose_rack"].append(_name(where, entry, "rack"))
             elif table == "add_brokers":
                 _keys(where, entry, {"pool", "count"})
                 out["add_brokers"].append((_name(where, entry, "pool"), _count(where, entry.get("count"))))
             else:
                 _keys(where, entry, {"tenant", "pool"})
                 out["move_tenant"].append((_name(where, entry, "tenant"), _name(where, entry, "pool")))
-    return Scenario(tuple(out["demand"]), tuple(out["add_brokers"]), tuple(out["move_tenant"]))
+    return Scenario(tuple(out["demand"]), tuple(out["add_brokers"]), tuple(out["move_tenant"]), tuple(out["lose_rack"]))
 
 
 def scale_row(row: TopicProfile, factor: float) -> TopicProfile:
@@ -135,7 +151,7 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
     Raises
     ------
     InputError
-        For a run without snapshot.json or profile/, an unknown tenant or pool, or brokers to add without a
+        For a run without snapshot.json or profile/, an unknown tenant, pool or rack, or brokers to add without a
         ``[new_broker]`` type in the policy.
     """
     run, out = Path(run_dir), Path(out_dir)
@@ -156,22 +172,104 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
             raise InputError(f"scenario: demand: unknown {kind} {name!r} (the policy has {', '.join(sorted(known))})")
         for topic, row in sorted(profile.items()):
             if _member(topic, kind, name, policy, plan):
-                profile[topic] = scale_row(row, k)
+                profile[topic] = _kept(scale_row(row, k), snapshot)
+    gone: frozenset[int] = frozenset()
+    for rack in scenario.lose_rack:
+        if rack not in snapshot.racks:
+            raise InputError(f"scenario: lose_rack: unknown rack {rack!r} (the snapshot has "
+                             f"{', '.join(snapshot.racks) or 'no racks'})")
+        snapshot, lost = lose_rack(snapshot, rack)
+        gone |= lost
+        policy = replace(policy, pools=tuple(replace(p, brokers=tuple(b for b in p.brokers if b not in lost))
+                                             for p in policy.pools))
+        if policy.new_broker is not None and rack in policy.new_broker.racks:  # no new broker goes there either
+            policy = replace(policy, new_broker=replace(
+                policy.new_broker, racks=tuple(r for r in policy.new_broker.racks if r != rack)))
     for pool, count in scenario.add_brokers:
         if pool not in pools:
             raise InputError(f"scenario: add_brokers: unknown pool {pool!r}")
-        snapshot = _add_brokers(snapshot, policy, pool, count)
+        snapshot = _add_brokers(snapshot, policy, pool, count)  # after a lost rack: on the racks left
     for tenant, pool in scenario.move_tenant:
         if tenant not in tenants or pool not in pools:
             raise InputError(f"scenario: move_tenant: unknown tenant {tenant!r} or pool {pool!r}")
         policy = replace(policy, pools=tuple(
             replace(p, tenants=tuple(t for t in p.tenants if t != tenant) + ((tenant,) if p.name == pool else ()))
             for p in policy.pools))
+    if scenario.lose_rack:
+        left = set(snapshot.racks) | set(policy.new_broker.racks if policy.new_broker else ())
+        write_text(out / LOST_RACKS_FILE, dump_json({"racks": list(scenario.lose_rack), "brokers": sorted(gone),
+                                                     "racks_left": sorted(left),
+                                                     **lost_partitions(snapshot, gone, len(left))}))
     save_snapshot(snapshot, out / "snapshot.json")
     save_profile(out / "profile", profile, list((partitions or {}).values()))
+    if (run / "profile" / BACKTEST_FILE).exists():  # the forecast's calibration is the run's
+        write_bytes(out / "profile" / BACKTEST_FILE, (run / "profile" / BACKTEST_FILE).read_bytes())
     save_policy(policy, out / "pools.toml")
     write_text(out / "scenario.toml", scenario.to_toml())
     return out / "snapshot.json", out / "profile", out / "pools.toml"
+
+
+def lose_rack(snapshot: ClusterSnapshot, rack: str) -> tuple[ClusterSnapshot, frozenset[int]]:
+    """The snapshot as Kafka shows it once every broker of ``rack`` is gone, and the ids of those brokers.
+
+    The brokers leave the snapshot (the inventory has them no more). Each partition keeps its replica assignment
+    (the controller keeps the dead ids until a reassignment removes them); its ISR loses the dead brokers (an ISR
+    that would be empty keeps its last members, as Kafka's does when the last in-sync replica dies), and a dead
+    leader is replaced by the first replica in assignment order that is alive and in the ISR, or by none (offline:
+    unclean election is off) — Kafka's offline-partition leader election. ELR is left as it is.
+
+    Examples
+    --------
+    >>> from pools.snapshot import Capacity, PartitionState
+    >>> snap = ClusterSnapshot("c", tuple(Broker(i, r, Capacity(1, 1, 1, 1)) for i, r in ((1, "a"), (2, "b"),
+    ...                        (3, "b"))), (), (PartitionState("t", 0, (2, 1, 3), leader=2, isr=(2, 1, 3)),
+    ...                                     PartitionState("t", 1, (2, 3), leader=3, isr=(3, 2))))
+    >>> after, lost = lose_rack(snap, "b")
+    >>> sorted(lost), [b.id for b in after.brokers], [(p.replicas, p.leader, p.isr) for p in after.partitions]
+    ([2, 3], [1], [((2, 1, 3), 1, (1,)), ((2, 3), None, (3, 2))])
+    """
+    lost = frozenset(b.id for b in snapshot.brokers if b.rack == rack)
+    partitions = []
+    for p in snapshot.partitions:
+        if not lost & set(p.replicas):
+            partitions.append(p)
+            continue
+        isr = tuple(b for b in p.isr if b not in lost) or p.isr
+        leader = p.leader if p.leader is not None and p.leader not in lost else \
+            next((b for b in p.replicas if b not in lost and b in isr), None)
+        partitions.append(replace(p, leader=leader, isr=isr))
+    return replace(snapshot, brokers=tuple(b for b in snapshot.brokers if b.id not in lost),
+                   partitions=tuple(partitions)), lost
+
+
+def lost_partitions(snapshot: ClusterSnapshot, lost: frozenset[int], racks_left: int) -> dict[str, Any]:
+    """What losing the brokers ``lost`` does to the partitions of ``snapshot`` (as `lose_rack` left it):
+    ``under_replicated`` (a replica on a lost broker, a leader left), ``offline`` (no leader left) and
+    ``rf_unmet`` (a replication factor above the ``racks_left`` racks any broker can still be on, so no
+    reassignment restores rack-aware placement), each a sorted list of ``topic-partition``.
+
+    >>> from pools.snapshot import Capacity, PartitionState
+    >>> snap = ClusterSnapshot("c", (Broker(1, "a", Capacity(1, 1, 1, 1)),), (),
+    ...     (PartitionState("t", 0, (2, 1, 3), leader=1, isr=(1,)), PartitionState("t", 1, (2, 3), isr=(2, 3))))
+    >>> lost_partitions(snap, frozenset({2, 3}), 1)
+    {'under_replicated': ['t-0'], 'offline': ['t-1'], 'rf_unmet': ['t-0', 't-1']}
+    """
+    hit = [p for p in snapshot.partitions if lost & set(p.replicas)]
+    name = lambda p: f"{p.topic}-{p.partition}"  # noqa: E731
+    return {"under_replicated": [name(p) for p in hit if p.leader is not None],
+            "offline": [name(p) for p in hit if p.leader is None],
+            "rf_unmet": [name(p) for p in hit if len(p.replicas) > racks_left]}
+
+
+def _kept(row: TopicProfile, snapshot: ClusterSnapshot) -> TopicProfile:
+    """A scaled row whose storage now is no more than the topic's retention keeps at its scaled bytes-in
+    (`pools.demand.retention_capped`: a topic already at its ``retention.bytes`` grows no larger)."""
+    state = snapshot.topic_by_name.get(row.topic)
+    if state is None:
+        return row
+    partitions = len(snapshot.partitions_by_topic.get(row.topic, ())) or row.partitions
+    kept = retention_capped(float(row.storage_bytes), row.bytes_in_p99, state, partitions)
+    return replace(row, storage_bytes=min(row.storage_bytes, math.floor(kept)))
 
 
 def _member(topic: str, kind: str, name: str, policy: PoolPolicy, plan) -> bool:

@@ -31,6 +31,7 @@ import numpy as np
 
 from pools.cluster_arrays import cluster_arrays
 from pools.errors import InputError
+from pools.forecast_band import NO_CALIBRATION, BandCalibration
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot, TopicState
 
@@ -42,6 +43,7 @@ __all__ = [
     "PartitionShare",
     "PartitionShares",
     "topic_demand",
+    "retention_capped",
     "broker_load",
     "replica_load",
     "demand_warnings",
@@ -285,6 +287,7 @@ def demand_over_days(
     edge: Literal["low", "forecast", "high"] = "forecast",
     fanout: Mapping[str, float] | float | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
+    calibration: BandCalibration = NO_CALIBRATION,
 ) -> dict[str, np.ndarray]:
     """Each profiled topic's forecast demand ``days`` after its last sample: topic → array (len(days), 4) in
     `DIMENSIONS` order.
@@ -292,7 +295,8 @@ def demand_over_days(
     Row ``i`` is what `topic_demand` gives at ``"forecast"`` for the profile re-derived at ``days[i]``
     (`at_horizon`), each topic on its own growth: bytes-in and storage follow the forecast (``edge``
     ``"forecast"``) or the band's low or high edge, which `at_horizon` extends at its own implied growth; bytes-out
-    follows bytes-in, storage is capped by retention at each day. Topics absent from the profile are left out
+    follows bytes-in, storage is capped by retention at each day. A band edge is widened by ``calibration`` (the
+    backtest's spread, `pools.forecast_band`) at each day. Topics absent from the profile are left out
     (their demand does not grow). Vectorised over days: one `topic_demand` split per topic, not one per day.
 
     Examples
@@ -328,12 +332,24 @@ def demand_over_days(
             b_out = row.bytes_out_p99 * (b / row.bytes_in_p99 if row.bytes_in_p99 > 0 else np.ones_like(t))
         stored = _edge_path(getattr(row, s_field), row.forecast_storage_bytes, row.storage_growth_per_day,
                             row.forecast_horizon_days, t)
+        if edge != "forecast":
+            b = _calibrated(calibration, "bytes_in_p99", edge, t, b, row.forecast_bytes_in_p99,
+                            row.bytes_in_p99_growth_per_day, row.forecast_horizon_days)
+            stored = _calibrated(calibration, "storage_bytes", edge, t, stored, row.forecast_storage_bytes,
+                                 row.storage_growth_per_day, row.forecast_horizon_days)
         state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
-        stored = _retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
+        stored = retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
         w, w_out = split[topic], split_out[topic]
         out[topic] = np.column_stack((w.nw_in * b, w_out.nw_out * b_out + w.nw_out * b, w.disk * stored,
                                       np.full_like(t, w.replicas)))
     return out
+
+
+def _calibrated(calibration: BandCalibration, metric: str, edge: str, t: np.ndarray, path: np.ndarray,
+                forecast: float, per_day: float, stored: int) -> np.ndarray:
+    """A growth-band edge ``path`` widened by ``calibration`` around the forecast's own path."""
+    low, high = calibration.widen(metric, t, _edge_path(forecast, forecast, per_day, stored, t), path, path)
+    return low if edge == "low" else high
 
 
 def _edge_path(value: float, forecast: float, per_day: float, stored: int, days: np.ndarray) -> np.ndarray:
@@ -524,17 +540,21 @@ def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: 
     if at == "forecast":
         bytes_in = row.forecast_bytes_in_p99
         growth = row.forecast_growth_factor
-        storage = _retention_capped(row.forecast_storage_bytes, bytes_in, state, partitions)
+        storage = retention_capped(row.forecast_storage_bytes, bytes_in, state, partitions)
     else:
         bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
     bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
     return bytes_in, bytes_out, storage
 
 
-def _retention_capped(storage, bytes_in, state: TopicState, partitions: int):
-    """Forecast storage, capped by what retention lets the topic keep on the brokers' disks (delete policy only;
-    a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like ``retention.ms``); floats or
-    arrays."""
+def retention_capped(storage, bytes_in, state: TopicState, partitions: int):
+    """Storage, capped by what retention lets the topic keep on the brokers' disks at ``bytes_in`` B/s (delete
+    policy only; a tiered topic's local retention, `TopicState.local_retention_ms`, is a cap like
+    ``retention.ms``); floats or arrays.
+
+    >>> float(retention_capped(900.0, 1.0, TopicState("t", configs={"retention.bytes": "100"}), 3))
+    300.0
+    """
     policy = state.configs.get("cleanup.policy", "delete")
     if "delete" not in policy:
         return storage

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from pools.atomic import write_json
 from pools.errors import InputError
+from pools.forecast_band import calibrate, held_out
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
@@ -508,17 +509,22 @@ def _profile(
 
 def backtest_summary(rows: Sequence[BacktestRow]) -> dict[str, Any]:
     """``quality.json``'s ``backtest``: per metric and horizon, the forecasts scored, their mean absolute
-    percentage error (``mape``: mean of ``|forecast − actual| / actual``) and the share whose band held
-    (``band_held``: ``low ≤ actual ≤ high``; the band is the 10th–90th percentile, so about 0.8 is calibrated)."""
-    groups: dict[tuple[str, int], list[BacktestRow]] = {}
-    for r in rows:
-        groups.setdefault((r.metric, r.horizon_days), []).append(r)
-    return {
-        metric: {str(h): {"forecasts": len(g), "mape": sum(abs(r.forecast - r.actual) / r.actual for r in g) / len(g),
-                          "band_held": sum(r.low <= r.actual <= r.high for r in g) / len(g)}
+    percentage error (``mape``: mean of ``|forecast − actual| / actual``), the share whose calibrated band held
+    (``band_held``: ``low ≤ actual ≤ high``, each topic's rows against the band calibrated on the other topics' rows,
+    `pools.forecast_band.held_out`; an 80 % band, so about 0.8 is calibrated) and the share the growth band alone
+    held (``growth_band_held``); and the ``calibration`` itself (`pools.forecast_band.calibrate`)."""
+    groups: dict[tuple[str, int], list[tuple[BacktestRow, float, float]]] = {}
+    for r, low, high in held_out(list(rows)):
+        groups.setdefault((r.metric, r.horizon_days), []).append((r, low, high))
+    summary: dict[str, Any] = {
+        metric: {str(h): {"forecasts": len(g),
+                          "mape": sum(abs(r.forecast - r.actual) / r.actual for r, _, _ in g) / len(g),
+                          "band_held": sum(lo <= r.actual <= hi for r, lo, hi in g) / len(g),
+                          "growth_band_held": sum(r.low <= r.actual <= r.high for r, _, _ in g) / len(g)}
                  for (m, h), g in sorted(groups.items()) if m == metric}
         for metric in BACKTEST_METRICS
     }
+    return {**summary, "calibration": calibrate(rows).to_json()}
 
 
 def _series(points: Sequence[tuple[int, float]]) -> tuple[list[int], list[float]]:

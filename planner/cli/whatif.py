@@ -18,12 +18,16 @@ __all__ = ["command", "STAGE"]
 @click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False),
               help="The pool policy the run was planned with (TOML).")
 @click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False),
-              help="Scenario file (TOML: [[demand]], [[add_brokers]], [[move_tenant]]; see docs/formats.md).")
+              help="Scenario file (TOML: [[demand]], [[add_brokers]], [[move_tenant]], [[lose_rack]]; see "
+                   "docs/formats.md).")
 @click.option("--demand", multiple=True, metavar="tenant:NAME=K|pool:NAME=K",
               help="A tenant's or pool's topics at K times their traffic and size (repeatable).")
 @click.option("--add-brokers", multiple=True, metavar="POOL=N",
               help="N brokers of the policy's [new_broker] type join POOL (repeatable).")
 @click.option("--move-tenant", multiple=True, metavar="TENANT=POOL", help="TENANT's topics go to POOL (repeatable).")
+@click.option("--lose-rack", multiple=True, metavar="RACK",
+              help="Every broker of RACK is gone: its replicas are lost, leaders move, what is left is planned "
+                   "(repeatable).")
 @click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
               help="kafka-consumer-groups.sh --describe output, as the run's plan used it.")
 @click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
@@ -37,8 +41,19 @@ def command(**params: Any) -> int:
 
 
 def _outcome(result: WhatifResult) -> Outcome:
-    lacks = f"; the pools lack: {'; '.join(result.shortfall)}" if result.shortfall else "; it fits"
-    return Outcome(subject="what-if", summary=f"planned and reported{lacks}", written=result.html,
+    lost = result.lost
+    if lost is not None and lost.get("plan_refused"):
+        said = f"reported without a plan, which the racks left cannot make: {lost['plan_refused']}"
+    else:
+        said = "planned and reported" + (f"; the pools lack: {'; '.join(result.shortfall)}" if result.shortfall
+                                         else "; it fits")
+    if lost is not None:
+        said += (f"; losing rack(s) {', '.join(lost['racks'])} (broker(s) {', '.join(map(str, lost['brokers']))}) "
+                 f"leaves {len(lost['under_replicated']):,d} partition(s) under-replicated and "
+                 f"{len(lost['offline']):,d} offline; {len(lost['rf_unmet']):,d} have a replication factor above the "
+                 f"{len(lost['racks_left'])} rack(s) left ({result.out_dir / 'lost_racks.json'})")
+    code = 1 if lost is not None and lost.get("plan_refused") else 0
+    return Outcome(subject="what-if", summary=said, written=result.html, code=code,
                    headline=f"what-if: {result.html}")
 
 

@@ -5,8 +5,9 @@ from past origins with what then happened (``profile/backtest.parquet``). Here t
 from an origin ``h`` days ahead is the sum of its topics' forecasts (and band edges) that have one for that origin
 and horizon, against the sum of their actual values. Per pool, series and horizon: the forecasts scored, their
 mean absolute percentage error (mean of ``|forecast − actual| / actual``) and the share whose band held
-(``low ≤ actual ≤ high``; the band is the 10th–90th percentile of the growth slopes, so about 80 % is
-calibrated).
+(``low ≤ actual ≤ high``). The band is the calibrated one the runway uses (`pools.forecast_band`), each topic's
+rows judged by the band calibrated on the other topics' rows (`pools.forecast_band.held_out`): an 80 % band, so
+about 80 % is calibrated.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pools.forecast_band import held_out
 from pools.profile import BacktestRow
 
 __all__ = ["Score", "score", "pool_scores", "topic_scores"]
@@ -50,12 +52,12 @@ def score(name: str, metric: str, horizon: int, points: Iterable[tuple[float, fl
 def pool_scores(rows: Iterable[BacktestRow], topic_pool: Mapping[str, str | None]) -> tuple[Score, ...]:
     """Per pool, series and horizon: the pool's summed forecasts from each origin (see the module docstring)."""
     sums: dict[tuple[str, str, int], dict[object, list[float]]] = {}
-    for r in rows:
+    for r, low, high in held_out(list(rows)):
         pool = topic_pool.get(r.topic)
         if pool is None:
             continue
         acc = sums.setdefault((pool, r.metric, r.horizon_days), {}).setdefault(r.origin, [0.0, 0.0, 0.0, 0.0])
-        for i, v in enumerate((r.actual, r.forecast, r.low, r.high)):
+        for i, v in enumerate((r.actual, r.forecast, low, high)):
             acc[i] += v
     out = (score(pool, metric, h, (tuple(v) for _, v in sorted(origins.items())))  # type: ignore[arg-type]
            for (pool, metric, h), origins in sorted(sums.items()))
@@ -66,9 +68,9 @@ def topic_scores(rows: Iterable[BacktestRow], topics: Iterable[str], metric: str
     """Per topic of ``topics`` (in that order) and horizon, the backtest of its ``metric`` series."""
     wanted = list(topics)
     points: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
-    for r in rows:
+    for r, low, high in held_out(list(rows)):
         if r.metric == metric and r.topic in wanted:
-            points.setdefault((r.topic, r.horizon_days), []).append((r.actual, r.forecast, r.low, r.high))
+            points.setdefault((r.topic, r.horizon_days), []).append((r.actual, r.forecast, low, high))
     order = {t: i for i, t in enumerate(wanted)}
     out = (score(t, metric, h, p) for (t, h), p in sorted(points.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])))
     return tuple(s for s in out if s is not None)

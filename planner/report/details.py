@@ -7,7 +7,7 @@ from planner.emit.progress import DONE, STUCK
 from planner.report.charts import NO_POOL
 from planner.report.document import Chart, Items, Para, Section, Table, cell
 from planner.report.model import ReportModel
-from planner.report.recommend import MAX_CREDIBLE_SECONDS, duration_problem
+from planner.report.recommend import MAX_CREDIBLE_SECONDS, duration_problem, format_days
 from planner.report.sections import MISSING, growth, where
 from pools.units import format_bytes, format_count, format_duration, format_percent, format_rate
 
@@ -87,10 +87,11 @@ def _batches(model: ReportModel, charts: set[str]) -> Section:
     total = sum(b.moved_bytes for b in model.batches)
     seconds = sum(b.estimated_seconds for b in model.batches)
     n = len(model.batches)
-    lead = (f"{n} batch{'' if n == 1 else 'es'}, {format_bytes(total)} in all, about {format_duration(seconds)} at "
-            f"the planned throttles.")
-    blocks: list = []
     problem = duration_problem(model)
+    took = f"about {format_duration(seconds)} at the planned throttles" if problem is None else \
+        f"{format_days(seconds)} at the planned throttles: no schedule (the problem above)"
+    lead = f"{n} batch{'' if n == 1 else 'es'}, {format_bytes(total)} in all, {took}."
+    blocks: list = []
     if problem is not None:
         blocks.append(Para(f"A problem to fix before applying: {problem}.", "over"))
     if "batches" in charts:
@@ -100,8 +101,9 @@ def _batches(model: ReportModel, charts: set[str]) -> Section:
     blocks.append(Table("batches", ("batch", "phase", "partitions", "to copy", "throttle", "estimated"),
                         tuple((cell(b.batch), cell(b.phase), cell(format_count(b.partitions)),
                                cell(format_bytes(b.moved_bytes)), cell(format_rate(b.throttle_bps)),
-                               cell(format_duration(b.estimated_seconds),
-                                    "over" if b.estimated_seconds > MAX_CREDIBLE_SECONDS else ""))
+                               cell(format_duration(b.estimated_seconds), "")
+                               if b.estimated_seconds <= MAX_CREDIBLE_SECONDS else
+                               cell(f"{format_days(b.estimated_seconds)}: no schedule", "over"))
                               for b in model.batches),
                         frozenset({1})))
     return Section("batches", title, tuple(blocks))

@@ -21,7 +21,8 @@ from planner.report.runway import Runway, pool_runway
 from pools.audit.findings import Finding, Severity
 from pools.audit.loads import audit_loads
 from pools.cluster_arrays import cluster_arrays
-from pools.demand import at_horizon
+from pools.demand import at_horizon, topic_demand
+from pools.forecast_band import NO_CALIBRATION, BandCalibration, calibrate
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
@@ -139,6 +140,7 @@ class ReportModel:
     runway: Runway | None = None
     backtest_pools: tuple[Score, ...] | None = None
     backtest_topics: tuple[Score, ...] = ()
+    calibration: BandCalibration | None = None
     progress: Progress | None = None
 
     @property
@@ -176,7 +178,8 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
     before, after = _membership(run)
     brokers = _broker_table(run)
     topic_pool = _topic_pools(run)
-    topics = tuple(_topic_rows(run, topic_pool))
+    calibration = calibrate(run.backtest) if run.backtest else NO_CALIBRATION  # pools.forecast_band
+    topics = tuple(_topic_rows(run, topic_pool, calibration))
     tenants = _tenants(run, topics, topic_pool)
     pools = pool_capacity(run, before, after, brokers)
     model = ReportModel(
@@ -199,17 +202,19 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         if snapshot and run.policy else None,
         progress=run.progress,
     )
-    model = replace(model, runway=_runway(run, model, topic_pool))
+    model = replace(model, runway=_runway(run, model, topic_pool, calibration))
     if run.backtest is not None:
         model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
-                        backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]))
+                        backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]),
+                        calibration=calibration)
     if previous is None:
         return model
     old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy
     return replace(model, comparison=compare_runs(_side(old, previous), _side(model, run)))
 
 
-def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None]) -> Runway | None:
+def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None],
+            calibration: BandCalibration) -> Runway | None:
     """Per-topic runway (`planner.report.runway`); ``None`` without a snapshot, a profile or a horizon."""
     if not (run.snapshot and run.profile and model.pools and model.as_of and model.horizon_days is not None):
         return None
@@ -217,7 +222,7 @@ def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | N
     added = dict(run.plan.brokers_to_add) if run.plan else {}
     return pool_runway(run.snapshot, run.profile, topic_pool, model.pools, as_of=model.as_of,
                        horizon_days=model.horizon_days, lead_time_days=broker.lead_time_days if broker else None,
-                       added=added)
+                       added=added, calibration=calibration)
 
 
 def _side(model: ReportModel, run: RunInputs) -> RunSide:
@@ -331,16 +336,23 @@ def _topic_pools(run: RunInputs) -> dict[str, str | None]:
     return {}
 
 
-def _topic_rows(run: RunInputs, topic_pool: Mapping[str, str | None]) -> list[TopicRow]:
+def _topic_rows(run: RunInputs, topic_pool: Mapping[str, str | None],
+                calibration: BandCalibration) -> list[TopicRow]:
+    """Each profiled topic at the forecast: bytes-in with the calibrated band (`pools.forecast_band`), and storage
+    capped by what the topic's retention keeps (`pools.demand.topic_demand`) when the snapshot lists it."""
     if not run.profile:
         return []
     tenant = run.policy.tenant_of if run.policy else (lambda t: None)
-    return [
-        TopicRow(t, topic_pool.get(t), tenant(t), r.bytes_in_p99, r.forecast_bytes_in_p99, r.forecast_bytes_in_p99_low,
-                 r.forecast_bytes_in_p99_high, r.bytes_in_p99_growth_per_day, float(r.storage_bytes),
-                 r.forecast_storage_bytes)
-        for t, r in sorted(run.profile.items())
-    ]
+    kept = topic_demand(run.snapshot, run.profile, None, "forecast") if run.snapshot else {}
+    rows = []
+    for t, r in sorted(run.profile.items()):
+        low, high = calibration.widen("bytes_in_p99", [r.forecast_horizon_days], [r.forecast_bytes_in_p99],
+                                      [r.forecast_bytes_in_p99_low], [r.forecast_bytes_in_p99_high])
+        storage = min(r.forecast_storage_bytes, kept[t].storage) if t in kept else r.forecast_storage_bytes
+        rows.append(TopicRow(t, topic_pool.get(t), tenant(t), r.bytes_in_p99, r.forecast_bytes_in_p99,
+                             float(low[0]), float(high[0]), r.bytes_in_p99_growth_per_day, float(r.storage_bytes),
+                             storage))
+    return rows
 
 
 def _tenants(run: RunInputs, topics: tuple[TopicRow, ...],

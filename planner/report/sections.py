@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
@@ -140,8 +141,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
         f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
         f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
-        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge. Counted "
-        f"from {runway.as_of.isoformat()} (the end of the metric history). The history covers "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the band "
+        f"calibrated on the backtest where the profile has one: see how good the forecast has been). Counted from "
+        f"{runway.as_of.isoformat()} (the end of the metric history). The history covers "
         f"{format_plural(span, 'day')}, so no forecast is extended past {runway.supported_until.isoformat()}: a "
         f"crossing later than that is shown as \"after\" that day, not as a date."))
     if "runway" in charts:
@@ -217,13 +219,23 @@ def _forecast_quality(model: ReportModel) -> Section:
         return Section("backtest", title, (Para(
             f"The history is too short to test the forecast on: a backtest origin needs {MIN_FIT_DAYS} days of "
             f"history and a later day to compare with. Until then the forecast's error is not known.", MISSING),))
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
     blocks: list = [Para(
         "The forecast tested on the history itself: from past days (origins) the growth was fitted on the history up "
         "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
         "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
-        "meant to hold about 80 % of the time). A pool's forecast is the sum of its topics' forecasts (pools after "
-        "the plan).")]
-    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+        "meant to hold about 80 % of the time). The band is the one the runway uses: the 10th–90th percentile of how "
+        "far the actual values landed from the forecasts at each horizon, over every topic, widening past the "
+        "longest horizon tested as the growth rate's band does; each topic's forecasts are judged by a band "
+        "calibrated on the other topics only. A pool's forecast is the sum of its topics' forecasts (pools after the "
+        "plan).")]
+    if model.calibration is not None and model.calibration.horizons:
+        widths = "; ".join(f"{labels[m]}: " + ", ".join(
+            f"{h} d {format_percent(math.expm1(lo), signed=True)} / {format_percent(math.expm1(hi), signed=True)}"
+            for h, lo, hi, _ in rows)
+            for m, rows in sorted(model.calibration.horizons.items()))
+        blocks.append(Para(f"The band's calibrated width around the forecast (days ahead: low edge / high edge): "
+                           f"{widths}."))
     blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error", "band held"),
                         tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
                                cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ class WhatifOptions:
     demand: tuple[str, ...] = ()
     add_brokers: tuple[str, ...] = ()
     move_tenant: tuple[str, ...] = ()
+    lose_rack: tuple[str, ...] = ()
     out_dir: str | None = None
     groups_path: str | None = None
     time_limit: float = 60.0
@@ -28,20 +30,24 @@ class WhatifOptions:
 
 @dataclass(frozen=True)
 class WhatifResult:
-    """Where the scenario's report went, and what its plan says the pools lack (empty: it fits)."""
+    """Where the scenario's report went, what its plan says the pools lack (empty: it fits), and for a lost rack
+    what it does to the partitions (``lost_racks.json``, `planner.whatif.lost_partitions`; ``None`` otherwise)."""
 
     out_dir: Path
     html: Path
     shortfall: tuple[str, ...]
+    lost: dict | None = None
 
 
-def parse_changes(demand: tuple[str, ...], add_brokers: tuple[str, ...], move_tenant: tuple[str, ...]):
+def parse_changes(demand: tuple[str, ...], add_brokers: tuple[str, ...], move_tenant: tuple[str, ...],
+                  lose_rack: tuple[str, ...] = ()):
     """The `planner.whatif.Scenario` of the command-line flags.
 
     Examples
     --------
-    >>> parse_changes(("tenant:ads=2",), ("stream=1",), ("ads=core",))
-    Scenario(demand=(('tenant', 'ads', 2.0),), add_brokers=(('stream', 1),), move_tenant=(('ads', 'core'),))
+    >>> parse_changes(("tenant:ads=2",), ("stream=1",), ("ads=core",), ("r2",))
+    Scenario(demand=(('tenant', 'ads', 2.0),), add_brokers=(('stream', 1),), move_tenant=(('ads', 'core'),), \
+lose_rack=('r2',))
     """
     from planner.whatif import Scenario
     from pools.errors import InputError
@@ -72,7 +78,10 @@ def parse_changes(demand: tuple[str, ...], add_brokers: tuple[str, ...], move_te
             raise InputError(f"--add-brokers {text!r}: the count must be a whole number >= 1")
         brokers.append((pool, int(value)))
     moves = [split("--move-tenant", text) for text in move_tenant]
-    return Scenario(tuple(out), tuple(brokers), tuple(moves))
+    for rack in lose_rack:
+        if not rack:
+            raise InputError("--lose-rack '': expected a rack name")
+    return Scenario(tuple(out), tuple(brokers), tuple(moves), tuple(lose_rack))
 
 
 def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> WhatifResult:
@@ -84,26 +93,42 @@ def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> Whati
     InputError
         For an unreadable input, an empty scenario, or a tenant, pool or count the scenario names wrongly.
     InfeasibleError
-        When the changed policy cannot keep its tenants apart.
+        When the changed policy cannot keep its tenants apart. With a lost rack, a plan the racks left cannot make
+        (too few racks for a pool's ``min_racks`` or a replication factor, or an infeasible plan) is no error: the
+        report is made without a plan and ``lost_racks.json``'s ``plan_refused`` says why.
     """
     from planner.stages.plan import PlanOptions, plan
     from planner.stages.report import ReportOptions, report
-    from planner.whatif import Scenario, apply_scenario, load_scenario
-    from pools.errors import InputError
+    from planner.whatif import LOST_RACKS_FILE, Scenario, apply_scenario, load_scenario
+    from pools.atomic import dump_json, write_text
+    from pools.errors import InfeasibleError, InputError
 
     scenario = load_scenario(options.scenario_path) if options.scenario_path else Scenario()
-    flags = parse_changes(options.demand, options.add_brokers, options.move_tenant)
+    flags = parse_changes(options.demand, options.add_brokers, options.move_tenant, options.lose_rack)
     scenario = Scenario(scenario.demand + flags.demand, scenario.add_brokers + flags.add_brokers,
-                        scenario.move_tenant + flags.move_tenant)
+                        scenario.move_tenant + flags.move_tenant, scenario.lose_rack + flags.lose_rack)
     if not scenario:
-        raise InputError("whatif: no scenario: give --scenario FILE or --demand, --add-brokers, --move-tenant")
+        raise InputError("whatif: no scenario: give --scenario FILE or --demand, --add-brokers, --move-tenant, "
+                         "--lose-rack")
     out = Path(options.out_dir) if options.out_dir else Path(options.run_dir) / "whatif"
     progress("applying the scenario to the run's inputs")
     snapshot, profile, policy = apply_scenario(options.run_dir, options.policy_path, scenario, out)
     progress("planning the changed inputs")
-    planned = plan(PlanOptions(snapshot_path=str(snapshot), policy_path=str(policy), profile_dir=str(profile),
-                               groups_path=options.groups_path, out_dir=str(out / "plan"),
-                               time_limit=options.time_limit), progress=progress)
+    shortfall: tuple[str, ...] = ()
+    refused = None
+    try:
+        shortfall = plan(PlanOptions(snapshot_path=str(snapshot), policy_path=str(policy), profile_dir=str(profile),
+                                     groups_path=options.groups_path, out_dir=str(out / "plan"),
+                                     time_limit=options.time_limit), progress=progress).shortfall
+    except (InputError, InfeasibleError) as exc:
+        # a lost rack can leave a pool or a replication factor more racks than there are: that is the answer
+        if not scenario.lose_rack or not (isinstance(exc, InfeasibleError) or str(exc).startswith(str(policy))):
+            raise
+        refused = str(exc)
     progress("reporting, compared with the run")
     written = report(ReportOptions(str(out), str(policy), str(out / "report"), options.run_dir), progress=progress)
-    return WhatifResult(out, written.html, planned.shortfall)
+    lost = None
+    if scenario.lose_rack:
+        lost = json.loads((out / LOST_RACKS_FILE).read_text()) | {"plan_refused": refused}
+        write_text(out / LOST_RACKS_FILE, dump_json(lost))
+    return WhatifResult(out, written.html, shortfall, lost)

@@ -134,7 +134,8 @@ def test_bad_rows_are_quarantined_counted_and_reconciled(prom_run, spark) -> Non
     assert quality["rejected_without_topic"] == 1
     # one day of history: nothing to backtest yet, said so by an empty file and summary
     from pools.profile import load_backtest
-    assert load_backtest(out) == [] and quality["backtest"] == {"bytes_in_p99": {}, "storage_bytes": {}}
+    assert load_backtest(out) == [] and quality["backtest"] == {"bytes_in_p99": {}, "storage_bytes": {},
+                                                                "calibration": {}}
 
 
 @pytest.mark.slow

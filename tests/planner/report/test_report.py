@@ -19,6 +19,7 @@ from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.atomic import write_json
 from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, save_plan
+from pools.forecast_band import calibrate, held_out
 
 from .conftest import build_run
 
@@ -167,11 +168,13 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     run = build_run(tmp_path / "run")
     rows = _write_backtest(run)
     model, out = render(run)
+    band = {(r.topic, r.origin, r.horizon_days): (lo, hi) for r, lo, hi in held_out(rows)}  # pools.forecast_band
     for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
         for h in (1, 7, 14):
             mine = [r for r in rows if r.topic == topic and r.horizon_days == h]
             error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
-            held = sum(r.low <= r.actual <= r.high for r in mine) / len(mine)
+            edges = [band[r.topic, r.origin, h] for r in mine]
+            held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
             s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
             assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
             t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
@@ -179,6 +182,23 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
     assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
     assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
+
+
+def test_the_runway_and_topic_table_take_the_band_calibrated_on_the_backtest(tmp_path):
+    run = build_run(tmp_path / "run")
+    plain, _ = render(run)
+    rows = _write_backtest(run)
+    model, _ = render(run)
+    c = calibrate(rows)
+    assert c.horizons["bytes_in_p99"] and model.calibration == c
+    for old, new in zip(plain.runway.rows, model.runway.rows, strict=True):
+        assert new.path == old.path  # the forecast itself is unchanged
+        if new.dimension == "nw_in" and new.demand_now > 0:  # bytes in's edges, widened to the measured spread
+            assert new.high[1] >= old.high[1] and new.low[1] <= old.low[1]  # here the day's noise is wider
+            assert (new.high[1], new.low[1]) != (old.high[1], old.low[1])
+    a_plain = next(t for t in plain.topics if t.topic == "a-x")
+    a_cal = next(t for t in model.topics if t.topic == "a-x")
+    assert a_cal.forecast == a_plain.forecast and (a_cal.low, a_cal.high) != (a_plain.low, a_plain.high)
 
 
 def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
@@ -351,7 +371,10 @@ def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
              "of 1.02 kB/s, as a broker it involves has no spare network capacity at the forecast")
     assert f"A problem to fix before applying: {cause}" in text
     assert f"Do not apply the plan (1 partition copies 1.00 kB) as emitted: {cause}" in text
-    assert "2 h 10 min" not in text  # never shown as a schedule
+    assert "2 h 10 min" not in text and "2170 h" not in text  # never shown as a schedule
+    assert "2 batches, 8.00 GB in all, 91 days at the planned throttles: no schedule (the problem above)." in text
+    assert "| 1 | move | 1 | 8.00 GB | 1.02 kB/s | 91 days: no schedule |" in text
+    assert "| 2 | move | 1 | 3.00 MB | 50.0 MB/s | 1 min |" in text
 
 
 def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):
