@@ -30,12 +30,12 @@ from spark_jobs.history import check_history, commit_days, day_column, read_hist
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
 from spark_jobs.metric_names import MetricNames
+from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
 from spark_jobs.query_range import RangeValues, stage_query_range
-from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
 from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
@@ -168,7 +168,7 @@ def _run(
     params: IngestParams,
     progress: Callable[[str], None],
 ) -> IngestResult:
-    records, steps, steps_files, buckets = _stage_steps(spark, inputs, params, work, progress)
+    records, steps, summed_files, buckets = _stage_steps(spark, inputs, params, work, progress)
     normalized = None
     if inputs.normalized_json:
         progress("validating normalized JSON lines")
@@ -196,7 +196,7 @@ def _run(
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
     new_path = os.fspath(work / "minutes")
-    merge_buckets(spark, minute_deltas(steps, records, summed=not steps_files), steps_files, buckets, new_path)
+    merge_buckets(spark, minute_deltas(steps, records, summed=not summed_files), summed_files, buckets, new_path)
     new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
     if inputs.prometheus or normalized is not None:
         if inputs.prometheus:
