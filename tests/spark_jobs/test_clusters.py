@@ -163,7 +163,7 @@ def _digest(path: Path) -> str:
     for group in described["row_groups"]:
         for column in group["columns"]:
             column["encodings"] = sorted(column["encodings"])
-    described["schema"] = str(meta.schema)
+    described["schema"] = meta.schema.to_arrow_schema().to_string()
     described["metadata"] = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
     return hashlib.sha256(data[: len(data) - 8 - footer] + json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -53,6 +53,7 @@ def test_each_history_day_is_written_in_topic_broker_time_order(spark, tmp_path:
         assert order == sorted(order), day
 
 
+@pytest.mark.slow  # a whole ingest run
 def test_the_quarantine_is_one_file_in_one_order_whatever_the_tasks(spark, tmp_path: Path) -> None:
     from spark_jobs.ingest import IngestInputs, IngestParams, run
 
