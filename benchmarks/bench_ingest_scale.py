@@ -10,6 +10,12 @@ it then runs the same profile from the Parquet history alone.
 
     python benchmarks/bench_ingest_scale.py --gb 1 --files 1 --dir /tmp/bench-scale-1g   # one 1 GB file
     python benchmarks/bench_ingest_scale.py --gb 4 --files 16 --dir /tmp/bench-scale-4g --history
+    nice python benchmarks/bench_ingest_scale.py --set --dir /work/scratch/bench-scale      # the whole export set
+
+``--set`` runs the export set of docs/benchmarks/ingest.md one after the other: one 0.25 GB file, one 1 GB
+file, 4 GB in 16 files (``--dir``/0.25g-1, 1g-1, 4g-16; about 5.3 GB on disk), and prints one line each. Memory
+is the peak of each process kind's resident set summed over its processes (sampled every 0.2 s), and ``total``
+the peak of everything the command started at one instant: what the machine must hold.
 
 Generated inputs are large: keep ``--dir`` out of the repository.
 """
@@ -37,6 +43,8 @@ NAMES = (
 )
 BROKERS = 12
 PAIR_BYTES = 26  # about: [1793000000,"1234567890123"],
+#: The export set of docs/benchmarks/ingest.md: (GB, files)
+EXPORT_SET = ((0.25, 1), (1.0, 1), (4.0, 16))
 
 
 def generate(out: Path, gb: float, files: int) -> tuple[list[Path], int]:
@@ -109,7 +117,7 @@ def measure(argv: list[str]) -> dict[str, float]:
     load = os.getloadavg()
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peaks = {"driver": 0, "jvm": 0, "jvm_anon": 0, "workers": 0}
+    peaks = {"driver": 0, "jvm": 0, "jvm_anon": 0, "workers": 0, "total": 0}
     stop = threading.Event()
 
     def poll() -> None:
@@ -124,6 +132,7 @@ def measure(argv: list[str]) -> dict[str, float]:
                     now[kind] += _rss_kb(pid)
                 if kind == "jvm":
                     now["jvm_anon"] += _rss_kb(pid, "RssAnon")
+            now["total"] = now["driver"] + now["jvm"] + now["workers"]
             for k, v in now.items():
                 peaks[k] = max(peaks[k], v)
             time.sleep(0.2)
@@ -146,34 +155,45 @@ def main() -> int:
     p.add_argument("--dir", type=Path, required=True)
     p.add_argument("--history", action="store_true", help="then profile from the Parquet history alone")
     p.add_argument("--sample", type=Path, help="instead: ingest this `poolplan sample` directory's metrics as `poolplan run` does")
+    p.add_argument("--set", action="store_true", help="the export set: 0.25 GB in 1 file, 1 GB in 1 file, 4 GB in 16 files")
     a = p.parse_args()
     if a.sample:
         return _sample(a.sample, a.dir)
+    if a.set:
+        codes = [_exports(a.dir / f"{gb:g}g-{files}", gb, files, history=a.history) for gb, files in EXPORT_SET]
+        return max(codes)
     if a.gb is None or a.files is None:
-        p.error("--gb and --files are required without --sample")
+        p.error("--gb and --files are required without --sample or --set")
+    return _exports(a.dir, a.gb, a.files, history=a.history)
+
+
+def _exports(work: Path, gb: float, files: int, *, history: bool) -> int:
+    """Generate (or reuse) ``gb`` GB of exports in ``files`` files under ``work``, ingest them and print the figures."""
     t = time.monotonic()
-    files, pairs = generate(a.dir / "exports", a.gb, a.files)
-    size = sum(f.stat().st_size for f in files)
-    print(f"exports: {len(files)} files, {size / 1e9:.2f} GB, {pairs:,} value pairs (ready in {time.monotonic() - t:.0f} s)")
+    paths, pairs = generate(work / "exports", gb, files)
+    size = sum(f.stat().st_size for f in paths)
+    print(f"exports: {len(paths)} files, {size / 1e9:.2f} GB, {pairs:,} value pairs (ready in {time.monotonic() - t:.0f} s)", flush=True)
     poolplan = str(Path(sys.executable).with_name("poolplan"))
-    out = a.dir / "profile"
+    out = work / "profile"
     shutil.rmtree(out, ignore_errors=True)
-    r = measure([poolplan, "ingest", "--query-range", str(a.dir / "exports" / "kafka_*.json"), "--cluster", "bench", "--out", str(out)])
+    r = measure([poolplan, "ingest", "--query-range", str(work / "exports" / "kafka_*.json"), "--cluster", "bench", "--out", str(out)])
     print(
-        f"raw exports   wall {r['wall']:7.1f} s  exit {r['code']}  {pairs / r['wall'] / 1e6:5.2f} M records/s  peak RSS driver "
-        f"{r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB (anonymous {r['jvm_anon']:6.0f} MB)  Python workers {r['workers']:6.0f} MB  "
-        f"load(1m) before {r['load1']:.2f} after {os.getloadavg()[0]:.2f}"
+        f"raw exports {size / 1e9:5.2f} GB  wall {r['wall']:7.1f} s  exit {r['code']}  {pairs / r['wall'] / 1e6:5.2f} M records/s  "
+        f"peak RSS driver {r['driver']:6.0f} MB  JVM {r['jvm']:6.0f} MB (anonymous {r['jvm_anon']:6.0f} MB)  Python workers "
+        f"{r['workers']:6.0f} MB  total {r['total']:6.0f} MB  load(1m) before {r['load1']:.2f} after {os.getloadavg()[0]:.2f}",
+        flush=True,
     )
-    if a.history and r["code"] == 0:
-        again = a.dir / "profile-history"
+    if history and r["code"] == 0:
+        again = work / "profile-history"
         shutil.rmtree(again, ignore_errors=True)
         h = measure([poolplan, "ingest", "--history", str(out / "history"), "--cluster", "bench", "--out", str(again)])
         rows = json.loads((out / "quality.json").read_text())["normalized_rows"]
         print(
             f"history only  wall {h['wall']:7.1f} s  exit {h['code']}  {rows / h['wall'] / 1e6:5.2f} M rows/s  peak RSS driver "
-            f"{h['driver']:6.0f} MB  JVM {h['jvm']:6.0f} MB  load(1m) before {h['load1']:.2f}"
+            f"{h['driver']:6.0f} MB  JVM {h['jvm']:6.0f} MB  load(1m) before {h['load1']:.2f}",
+            flush=True,
         )
-    return 0
+    return int(r["code"] != 0)
 
 
 def _sample(sample: Path, work: Path) -> int:

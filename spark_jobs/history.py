@@ -125,7 +125,9 @@ def _write(rows: DataFrame, path: str) -> None:
     out = rows.select(*THROUGHPUT_SCHEMA.fieldNames(), day_column(F.col("ts")).alias("dt"))
     (
         out.repartition("cluster", "dt")
-        .sortWithinPartitions("topic", "broker_id", "ts")
+        # the day first: a task holds several days, and a sort that does not start with the partition columns is
+        # replaced by the writer's own sort on them alone, which leaves each day's rows in the order they arrived
+        .sortWithinPartitions("cluster", "dt", "topic", "broker_id", "ts")
         .write.mode("overwrite")
         .option("partitionOverwriteMode", "dynamic")
         .partitionBy("cluster", "dt")

@@ -228,7 +228,9 @@ def _run(
         )
     progress("writing the quarantine and the profile")
     quarantine = os.fspath(work / QUARANTINE_DIR)
-    units.where(F.col("kind") == KIND_REJECTED).drop("kind", "n").write.parquet(quarantine)
+    rejected = units.where(F.col("kind") == KIND_REJECTED).drop("kind", "n")
+    # one file in an order of all its columns: its rows do not depend on how the inputs were split into tasks
+    rejected.repartition(1).sortWithinPartitions(*rejected.columns).write.parquet(quarantine)
     # paths inside OUT are stored relative to it, like "quarantine": a run directory is renamed into place
     inside = Path(history).resolve().is_relative_to(out.resolve())
     stored = os.path.relpath(Path(history).resolve(), out.resolve()) if inside else os.path.abspath(history)

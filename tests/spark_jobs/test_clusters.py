@@ -1,21 +1,27 @@
 """The ingest job on real Spark deployments started from the pyspark package, on loopback only.
 
-A standalone master and worker (``bin/spark-class``), a Spark Connect server (``bin/spark-submit --class
-...SparkConnectServer``, what ``sbin/start-connect-server.sh`` runs) and a fault test that kills the
-executor mid-job. Each must write the same bytes as the local-mode run. Every process started here is
-stopped (its whole process group) in the fixtures' teardown.
+A standalone master and two workers (``bin/spark-class``; one executor each, so tasks and shuffles cross JVMs),
+a Spark Connect server (``bin/spark-submit --class ...SparkConnectServer``, what ``sbin/start-connect-server.sh``
+runs) and a fault test that kills the executors mid-job. Each must write the same bytes as the local-mode run:
+every output file (profile, ``quality.json``, ``backtest.parquet``, ``quarantine/``, ``history/``), on the
+inputs of ``poolplan sample`` (exposition text, query_range exports, log-dirs captures) in one run and as an
+incremental run onto an existing history. Every process started here is stopped (its whole process group) in
+the fixtures' teardown.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,7 +31,11 @@ from tests.spark_jobs import synth
 # one standalone cluster and one Spark Connect server per module: one xdist worker runs the module
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("spark-clusters")]
 
-PROFILE_FILES = ("topic_profile.parquet", "topic_profile.json", "partition_profile.parquet")
+#: Spark's own log: its lines (times, hosts, executor ids) differ between any two runs
+NOT_COMPARED = {"spark.log"}
+#: a data file Spark names by its task: ``part-<task>-<write uuid>[-.]c000[.codec].parquet``
+PART_FILE = re.compile(r"^part-\d+-[0-9a-f-]{36}[-.]c\d+(\.\w+)?\.parquet$")
+WORKERS = 2
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT_S = 120
 JOB_TIMEOUT_S = 420
@@ -134,37 +144,108 @@ def _finish(proc: subprocess.Popen, log: Path) -> None:
     assert code == 0, log.read_text(errors="replace")[-3000:]
 
 
-def _same_profile(out: Path, reference: Path) -> None:
-    for name in PROFILE_FILES:
-        assert (out / name).read_bytes() == (reference / name).read_bytes(), name
+def _digest(path: Path) -> str:
+    """SHA-256 of a file's bytes; for Parquet, of its pages and its footer with each column chunk's encodings in
+    one order.
+
+    parquet-java (Spark's writer) lists a column chunk's encodings from a ``HashSet`` of enum constants, whose order
+    follows the JVM's identity hashes: two JVMs write the same pages and the same footer but for that order.
+    Every other byte of the footer (offsets, sizes, statistics, row groups, schema, key-value metadata) counts.
+    """
+    data = path.read_bytes()
+    if not path.name.endswith(".parquet"):
+        return hashlib.sha256(data).hexdigest()
+    import pyarrow.parquet as pq
+
+    footer = int.from_bytes(data[-8:-4], "little")
+    meta = pq.read_metadata(path)
+    described = meta.to_dict()
+    for group in described["row_groups"]:
+        for column in group["columns"]:
+            column["encodings"] = sorted(column["encodings"])
+    described["schema"] = meta.schema.to_arrow_schema().to_string()
+    described["metadata"] = {k.decode(): v.decode() for k, v in (meta.metadata or {}).items()}
+    return hashlib.sha256(data[: len(data) - 8 - footer] + json.dumps(described, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _contents(root: Path) -> dict[str, list[str]]:
+    """Every file under ``root`` (but `NOT_COMPARED`) by its directory: the names of named files with their
+    `_digest`, and the sorted digests of Spark's data files (their names hold the task number and a random write
+    id, which no two runs share)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_dir() or path.name in NOT_COMPARED or path.name.endswith(".crc"):
+            continue
+        digest = _digest(path)
+        entry = digest if PART_FILE.match(path.name) else f"{path.name} {digest}"
+        found.setdefault(os.fspath(path.parent.relative_to(root)), []).append(entry)
+    return {k: sorted(v) for k, v in found.items()}
+
+
+def _same_outputs(out: Path, reference: Path) -> None:
+    """``out`` holds the files ``reference`` holds, byte for byte."""
+    got, want = _contents(out), _contents(reference)
+    assert sorted(got) == sorted(want), "directories differ"
+    for directory, files in want.items():
+        assert got[directory] == files, f"{directory or '.'}: files differ"
+
+
+def test_same_outputs_sees_a_changed_row_and_a_moved_file(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    part = "part-00000-0b7d7c3e-1f0e-4d38-9a4d-2f5c0f0c8a11-c000.zstd.parquet"
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, rows in ((a, [1, 2]), (b, [2, 1])):
+        (root / "quarantine").mkdir(parents=True)
+        pq.write_table(pa.table({"n": rows}), root / "quarantine" / part)
+        (root / "quality.json").write_text("{}")
+        (root / "spark.log").write_text(str(root))
+    _same_outputs(a, a)
+    with pytest.raises(AssertionError, match="quarantine: files differ"):
+        _same_outputs(b, a)
+    pq.write_table(pa.table({"n": [1, 2]}), b / "quarantine" / part)
+    _same_outputs(b, a)
+    (b / "quality.json").write_text("{} ")
+    with pytest.raises(AssertionError, match=r"\.: files differ"):
+        _same_outputs(b, a)
+    (b / "quality.json").write_text("{}")
+    (b / "quarantine" / part).rename(b / "quarantine" / "x.parquet")
+    with pytest.raises(AssertionError, match="quarantine: files differ"):
+        _same_outputs(b, a)
 
 
 @pytest.fixture(scope="module")
-def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen, Path]]:
-    """A standalone master and one worker (2 cores) on loopback: ``(master URL, worker process, work dir)``."""
+def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[subprocess.Popen], list[Path]]]:
+    """A standalone master and `WORKERS` workers (1 core, 1 GiB each) on loopback: ``(master URL, worker
+    processes, their work dirs)``."""
     home = _spark_home()
     tmp = tmp_path_factory.mktemp("standalone")
-    port, ui, wui = _free_port(), _free_port(), _free_port()
+    port, ui = _free_port(), _free_port()
     master_cmd = [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master"]
     master_cmd += ["--host", LOOPBACK, "--port", str(port), "--webui-port", str(ui)]
     url = f"spark://{LOOPBACK}:{port}"
-    work = tmp / "work"
-    worker_cmd = [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker", url]
-    worker_cmd += ["--host", LOOPBACK, "--cores", "2", "--memory", "2g", "--webui-port", str(wui), "--work-dir", str(work)]
-    with _started(master_cmd, tmp / "master.log") as master:
+    with _started(master_cmd, tmp / "master.log") as master, ExitStack() as stack:
         _wait_for(lambda: _port_open(port), "standalone master", master, tmp / "master.log")
-        with _started(worker_cmd, tmp / "worker.log") as worker:
-            registered = lambda: "Successfully registered with master" in (tmp / "worker.log").read_text(errors="replace")  # noqa: E731
-            _wait_for(registered, "standalone worker", worker, tmp / "worker.log")
-            yield url, worker, work
+        workers, works = [], []
+        for n in range(WORKERS):
+            log, work = tmp / f"worker-{n}.log", tmp / f"work-{n}"
+            cmd = [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker", url, "--host", LOOPBACK]
+            cmd += ["--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(work)]
+            worker = stack.enter_context(_started(cmd, log))
+            registered = lambda log=log: "Successfully registered with master" in log.read_text(errors="replace")  # noqa: E731
+            _wait_for(registered, f"standalone worker {n}", worker, log)
+            workers.append(worker)
+            works.append(work)
+        yield url, workers, works
 
 
 def _cluster_args(url: str) -> list[str]:
     confs = {
         "spark.driver.host": LOOPBACK,
         "spark.driver.bindAddress": LOOPBACK,
-        "spark.executor.memory": "1g",
-        "spark.executor.cores": "2",
+        "spark.executor.memory": "768m",
+        "spark.executor.cores": "1",
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
     }
@@ -177,11 +258,11 @@ def test_standalone_cluster_writes_the_local_profile(standalone, inputs, referen
     out = tmp_path / "profile"
     log = tmp_path / "job.log"
     _finish(_job([*args, *_cluster_args(url)], out, log), log)
-    _same_profile(out, reference)
+    _same_outputs(out, reference)
 
 
-def _executors(worker_pid: int) -> list[int]:
-    """PIDs of the executor JVMs the worker launched (its children running CoarseGrainedExecutorBackend)."""
+def _executors(worker_pids: set[int]) -> list[int]:
+    """PIDs of the executor JVMs the workers launched (their children running CoarseGrainedExecutorBackend)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -191,13 +272,13 @@ def _executors(worker_pid: int) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == worker_pid and b"CoarseGrainedExecutorBackend" in cmdline:
+        if ppid in worker_pids and b"CoarseGrainedExecutorBackend" in cmdline:
             found.append(int(entry.name))
     return found
 
 
 def test_killing_the_executor_mid_job_gives_identical_output(standalone, inputs, reference, tmp_path: Path) -> None:
-    url, worker, work = standalone
+    url, workers, works = standalone
     _, args = inputs
     out = tmp_path / "profile"
     log = tmp_path / "job.log"
@@ -206,8 +287,8 @@ def test_killing_the_executor_mid_job_gives_identical_output(standalone, inputs,
         # the job's first staged table (the parsed inputs) is written; the rest of the job is ahead
         staged = lambda: any(out.glob(".ingest-*/*/_SUCCESS"))  # noqa: E731
         _wait_for(staged, "first stage of the job", job, log, JOB_TIMEOUT_S)
-        executors = _executors(worker.pid)
-        assert executors, "no executor process found under the worker"
+        executors = _executors({w.pid for w in workers})
+        assert executors, "no executor process found under the workers"
         for pid in executors:
             os.kill(pid, signal.SIGKILL)
     except BaseException:
@@ -215,10 +296,10 @@ def test_killing_the_executor_mid_job_gives_identical_output(standalone, inputs,
         job.wait(timeout=30)
         raise
     _finish(job, log)
-    _same_profile(out, reference)
-    apps = [d for d in work.iterdir() if d.is_dir()]
+    _same_outputs(out, reference)
+    apps = [d for work in works for d in work.iterdir() if d.is_dir()]
     launched = max(len([e for e in app.iterdir() if e.is_dir()]) for app in apps)
-    assert launched >= 2, "the worker did not launch a replacement executor"
+    assert launched >= 2, "no worker launched a replacement executor"
 
 
 @pytest.fixture(scope="module")
@@ -249,4 +330,80 @@ def test_spark_connect_writes_the_local_profile(connect_server, inputs, referenc
     out = tmp_path / "profile"
     log = tmp_path / "job.log"
     _finish(_job([*args, "--remote", connect_server], out, log), log)
-    _same_profile(out, reference)
+    _same_outputs(out, reference)
+
+
+#: lines no reader accepts, added to two exposition-text files so that the quarantine has rows from two tasks
+BAD_LINES = (
+    'kafka_server_brokertopicmetrics_bytesin_total{instance="kafka-1:7071",job="kafka",topic="t"} not-a-number 1793491260000\n',
+    'kafka_server_brokertopicmetrics_bytesout_total{instance="kafka-2:7071",job="kafka",topic="t"} 12\n',
+)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list[str]]]:
+    """A `poolplan sample` (6 brokers, 6 topics, 9 days) as ingest arguments per run: ``all`` (exposition text,
+    query_range exports and log-dirs captures at once), ``earlier`` (the exports and the captures before the
+    exposition text's first day) and ``later`` (the exposition text and the captures from its first day on)."""
+    root = tmp_path_factory.mktemp("sample") / "s"
+    cmd = [str(Path(sys.executable).with_name("poolplan")), "sample", "--seed", "7", "--brokers", "6", "--topics", "6"]
+    subprocess.run([*cmd, "--days", "9", "--out", str(root)], check=True, capture_output=True, env=_env())
+    prom = sorted((root / "metrics" / "prom").glob("*/*.prom"))
+    for path, line in zip(prom[::len(prom) // 2], BAD_LINES):
+        with path.open("a") as f:
+            f.write(line)
+    first = min(p.stem for p in prom).replace("-", "")  # YYYYMMDD
+    captures = sorted((root / "kafka" / "log-dirs").glob("*.txt"))
+    early = [str(c) for c in captures if c.stem.split("-")[-1][:8] < first]
+    late = [str(c) for c in captures if c.stem.split("-")[-1][:8] >= first]
+    assert early and late
+    common = {"--broker-map": [str(root / "broker-map.toml")], "--cluster": ["c"], "--horizon-days": ["30"]}
+    query_range = [str(p) for p in sorted((root / "metrics" / "query_range").glob("*.json"))]
+    return {
+        "all": {"--prom": [str(p) for p in prom], "--query-range": query_range, "--log-dirs": early + late, **common},
+        "earlier": {"--query-range": query_range, "--log-dirs": early, **common},
+        "later": {"--prom": [str(p) for p in prom], "--log-dirs": late, **common},
+    }
+
+
+def _argv(options: dict[str, list[str]]) -> list[str]:
+    return [x for k, values in options.items() for v in values for x in (k, v)]
+
+
+def _local(spark, options: dict[str, list[str]], out: Path, history: Path | None = None) -> None:
+    """What `poolplan ingest` with ``options`` writes, in the shared local-mode session."""
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+    from spark_jobs.ingest_inputs import load_broker_map
+
+    inputs = IngestInputs(
+        prom_text=tuple(options.get("--prom", ())), query_range=tuple(options.get("--query-range", ())),
+        log_dirs=tuple(options.get("--log-dirs", ())), history=None if history is None else os.fspath(history),
+    )
+    params = IngestParams(options["--cluster"][0], load_broker_map(options["--broker-map"][0]), int(options["--horizon-days"][0]))
+    run(spark, inputs, out, params)
+
+
+def test_standalone_cluster_writes_the_local_outputs_of_a_sample(standalone, sample, spark, tmp_path: Path) -> None:
+    url, _, _ = standalone
+    _local(spark, sample["all"], tmp_path / "local")
+    _finish(_job([*_argv(sample["all"]), *_cluster_args(url)], tmp_path / "cluster", tmp_path / "job.log"), tmp_path / "job.log")
+    quality = json.loads((tmp_path / "local" / "quality.json").read_text())
+    assert quality["sources"]["prom_text"]["quarantined_total"] == len(BAD_LINES)
+    assert {"prom_text", "prom_range", "log_dirs"} <= set(quality["sources"])
+    assert list((tmp_path / "local" / "history" / "cluster=c").iterdir())
+    _same_outputs(tmp_path / "cluster", tmp_path / "local")
+
+
+def test_standalone_cluster_adds_the_local_increment_to_a_history(standalone, sample, spark, tmp_path: Path) -> None:
+    """The later days onto the history the earlier days left: each run's outputs and the history after it."""
+    url, _, _ = standalone
+    local, cluster = tmp_path / "local", tmp_path / "cluster"
+    _local(spark, sample["earlier"], local / "earlier")
+    _local(spark, sample["later"], local / "later", history=local / "earlier" / "history")
+    for run, history in (("earlier", None), ("later", cluster / "earlier" / "history")):
+        argv = [*_argv(sample[run]), *_cluster_args(url), *(["--history", str(history)] if history else [])]
+        log = tmp_path / f"{run}.log"
+        _finish(_job(argv, cluster / run, log), log)
+    days = {d.name for d in (local / "earlier" / "history" / "cluster=c").iterdir()}
+    assert {f"dt={Path(p).stem}" for p in sample["later"]["--prom"]} <= days, days  # the later days went into it
+    _same_outputs(cluster, local)
