@@ -199,7 +199,9 @@ def test_the_policys_horizon_counts_and_the_option_overrides_it(tmp_path: Path, 
 def test_a_lost_rack_is_planned_without_shrinking_a_replication_factor(tmp_path: Path, run_cli, rack: str) -> None:
     """Rack ``rack``'s brokers are gone from the inventory (and their pins from the policy) while partitions still
     list them: the plan, a rebalance and a drain re-replicate where the pools have brokers and leave the rest
-    as they are, with a warning; no traceback, no replication factor changed, no reassignment to a gone broker."""
+    as they are, with a warning; no traceback, no replication factor changed, no reassignment to a gone broker.
+    The plan buys what the pools lack (on the racks the policy allows) and re-replicates everything, onto the
+    brokers still to buy where needed."""
     snapshot, policy, profile = random_cluster(7, 12, 2, seed=1)
     gone = {b.id for b in snapshot.brokers if b.rack == rack}
     snapshot = replace(snapshot, brokers=tuple(b for b in snapshot.brokers if b.id not in gone))
@@ -217,7 +219,13 @@ def test_a_lost_rack_is_planned_without_shrinking_a_replication_factor(tmp_path:
         plan = load_plan(out / "plan.json")
         assert not [v.message for v in validate_plan(snapshot, policy, plan, demands) if v.rule == "partitions"]
         assert all(len(m.replicas) == len(m.old_replicas) and not gone & set(m.adding) for m in plan.moves)
-    assert "that the snapshot lacks" in (tmp_path / "plan" / "plan.json").read_text()
+    plan = load_plan(tmp_path / "plan" / "plan.json")
+    moved = {(m.topic, m.partition): m for m in plan.moves}
+    stranded = [p for p in snapshot.partitions if gone & set(p.replicas)
+                and ((p.topic, p.partition) not in moved or gone & set(moved[p.topic, p.partition].replicas))]
+    assert plan.planned_brokers and not stranded
+    assert {b.id for b in plan.planned_brokers} <= {b for m in plan.moves for b in m.adding}
+    assert "that the snapshot lacks" in (tmp_path / "rebalance" / "plan.json").read_text()  # buys nothing
     # the bundle applies: its rollback restores every replica but those on the gone brokers, which keep their
     # replacement (Kafka rejects a reassignment naming an unregistered broker)
     code, _, err = run_cli("emit", "--plan", tmp_path / "plan" / "plan.json", "--snapshot", tmp_path / "snapshot.json",

@@ -24,6 +24,7 @@ from planner.operations.balance import broker_loads, rack_pinned
 from planner.placement.engine import ENGINE_DIMENSIONS, band_weights, fair_share
 from pools.demand import Demand
 from pools.health import cluster_health
+from pools.new_brokers import with_planned_brokers
 from pools.plan_file import PartitionMove, Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules
@@ -34,7 +35,9 @@ _EPS = 1e-6  # relative: a change smaller than this share of the bound is no cha
 
 def idle_moves(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands: Mapping[str, Demand],
                band: float = 0.1) -> list[PartitionMove]:
-    """The moves of ``plan`` that do nothing (see the module docstring)."""
+    """The moves of ``plan`` that do nothing (see the module docstring), on the cluster the plan applies to (its
+    brokers still to buy joined)."""
+    snapshot = with_planned_brokers(snapshot, plan.planned_brokers)
     rules = PoolRules.from_policy(policy, horizon_days=plan.horizon_days)
     assignment = {(m.topic, m.partition): m.replicas for m in plan.partitions}
     with_load = broker_loads(snapshot, demands, assignment)

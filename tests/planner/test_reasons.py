@@ -14,6 +14,7 @@ from planner.reasons import spans_racks, unexplained
 from pools.demand import topic_demand
 from pools.errors import InputError
 from pools.health import cluster_health
+from pools.new_brokers import with_planned_brokers
 from pools.plan_file import REASON_DIMENSIONS, Plan, plan_from_dict, plan_to_json
 from pools.pool_rules import PoolRules
 from pools.snapshot import DIMENSIONS
@@ -23,7 +24,9 @@ _REL = 1e-6
 
 
 def _check_reasons(snap, policy, plan: Plan, demands) -> None:
-    """Each move's reason holds: undo it alone and the named rule breaks (see `pools.plan_file.Reason`)."""
+    """Each move's reason holds: undo it alone and the named rule breaks (see `pools.plan_file.Reason`), on the
+    cluster the plan applies to (its brokers still to buy joined)."""
+    snap = with_planned_brokers(snap, plan.planned_brokers)
     assert unexplained(plan) == ()
     rules = PoolRules.from_policy(policy, horizon_days=plan.horizon_days)
     assignment = {(m.topic, m.partition): m.replicas for m in plan.partitions}
@@ -120,13 +123,12 @@ def test_a_move_whose_reason_is_stripped_is_unexplained() -> None:
 
 def test_moves_onto_brokers_still_to_buy_have_true_reasons_and_say_so() -> None:
     from planner.reasons import explain
-    from pools.new_brokers import with_planned_brokers
     from tests.planner.test_pool_planner import _four_broker_pool
 
     snap, policy, profile = _four_broker_pool(75e6)
     plan = plan_pools(snap, policy, profile).plan
     assert plan.planned_brokers and plan.moves
-    _check_reasons(with_planned_brokers(snap, plan.planned_brokers), policy, plan, topic_demand(snap, profile))
+    _check_reasons(snap, policy, plan, topic_demand(snap, profile))
     onto = next(m for m in plan.moves if 6 in m.adding)
     assert "onto broker(s) 6 still to buy (planned_brokers): the move runs once they have joined" in \
         explain(plan, onto.topic, onto.partition)
