@@ -32,6 +32,14 @@ class InfeasibleError(PoolplanError):
         self.brokers_to_add = dict(brokers_to_add or {})
 
 
+class BrokersToBuy(InfeasibleError):
+    """The plan is complete, but onto brokers still to buy (exit code 1): ``brokers_to_add`` per pool.
+
+    Not a refusal: plan.json places replicas on those brokers (its ``planned_brokers``), so the console says
+    "brokers to buy:", not "infeasible:".
+    """
+
+
 class SolverError(PoolplanError):
     """A MILP solver returned a result that breaks the model's post-conditions (exit code 3).
 

@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from planner.cli.stage import outcome_label
 from pools.errors import InfeasibleError, InputError, JobError, SolverError
 
 __all__ = ["cli", "main", "report_outcome", "EXIT_OK", "EXIT_FINDINGS", "EXIT_INPUT", "EXIT_FAILED"]
@@ -88,7 +89,7 @@ def report_outcome(exc: InputError | InfeasibleError | SolverError | JobError) -
     """Print the one line for a poolplan error and return its exit code: the one mapping, used by `main` and by
     `poolplan run` for a stage whose result is an `InfeasibleError` (the run goes on)."""
     if isinstance(exc, InfeasibleError):
-        _err.print(f"[bold yellow]infeasible:[/] {escape(str(exc))}", markup=True)
+        _err.print(f"[bold yellow]{outcome_label(exc)}:[/] {escape(str(exc))}", markup=True)
         return EXIT_FINDINGS
     if isinstance(exc, SolverError):
         _err.print(f"[bold red]solver failed:[/] {escape(str(exc))}", markup=True)

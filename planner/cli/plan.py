@@ -10,7 +10,7 @@ from planner.cli.options import BrokerIds, FiniteRange, horizon_days_option, pla
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.solvers import Solver
 from planner.stages.plan import PlanOptions, PlanResult, plan
-from pools.errors import InfeasibleError
+from pools.errors import BrokersToBuy
 from pools.units import format_bytes, format_elapsed, format_percent, format_plural
 
 __all__ = ["command", "STAGE"]
@@ -58,7 +58,7 @@ def _outcome(result: PlanResult) -> Outcome:
         code=0 if result.feasible else 1,
         warnings=p.warnings,
         headline=f"plan: {moves}; {brokers}",
-        infeasible=None if result.feasible else InfeasibleError("; ".join(result.shortfall), dict(p.brokers_to_add)),
+        infeasible=None if result.feasible else BrokersToBuy("; ".join(result.shortfall), dict(p.brokers_to_add)),
     )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from planner.cli.console import CONSOLE, file_handler, stage_progress
-from planner.cli.stage import Outcome
+from planner.cli.stage import Outcome, outcome_label
 from pools.errors import InfeasibleError
 from pools.units import format_elapsed
 
@@ -135,7 +135,7 @@ def _run_stage(call: StageCall, shown: _Shown) -> Outcome:
     for warning in said.warnings:
         _say(f"  warning: {shown.text(warning)}")
     if said.infeasible is not None:
-        _say(f"  infeasible: {shown.text(str(said.infeasible))}")
+        _say(f"  {outcome_label(said.infeasible)}: {shown.text(str(said.infeasible))}")
     return said
 
 

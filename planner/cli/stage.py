@@ -22,12 +22,22 @@ import click
 from rich.console import Console
 
 from planner.cli.console import CONSOLE, stage_progress
-from pools.errors import InfeasibleError
+from pools.errors import BrokersToBuy, InfeasibleError
 from pools.units import format_elapsed
 
 __all__ = ["Stage", "Outcome", "run_command"]
 
 _STDOUT = Console(highlight=False, soft_wrap=True)
+
+
+def outcome_label(exc: InfeasibleError) -> str:
+    """How the console names a stage's exit-1 result: a plan onto brokers still to buy is not a refusal.
+
+    >>> from pools.errors import BrokersToBuy
+    >>> outcome_label(BrokersToBuy("pool a needs 1 more broker(s)")), outcome_label(InfeasibleError("tenants a and b"))
+    ('brokers to buy', 'infeasible')
+    """
+    return "brokers to buy" if isinstance(exc, BrokersToBuy) else "infeasible"
 
 
 @dataclass(frozen=True)
