@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections import Counter
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -237,6 +238,12 @@ def test_losing_a_rack_matches_a_full_run_without_it(tmp_path, capsys):
     plan = json.loads((full / "plan" / "plan.json").read_text())
     assert json.loads((tmp_path / "whatif" / "plan" / "plan.json").read_text()) == plan
     assert not {b for b, pool in plan["brokers"].items() if pool} & {str(b) for b in gone}
+    # the lost replicas are rebuilt on the racks left from their in-sync leaders, at most ceil(RF / racks) a rack
+    racks = {b["id"]: b["rack"] for b in snapshot["brokers"]}
+    rebuilt = [m for m in plan["partitions"] if set(m["old_replicas"]) & gone and m["replicas"] != m["old_replicas"]]
+    assert rebuilt and all(m["reason"]["rule"] == "evacuate" and not set(m["replicas"]) & gone for m in rebuilt)
+    assert all(max(Counter(racks.get(b) for b in m["replicas"]).values()) <= math.ceil(len(m["replicas"]) / left)
+               for m in rebuilt)
     page = (full / "report" / "report.md").read_text()
     assert (tmp_path / "whatif" / "report" / "report.md").read_text() == page
     assert len(json.loads((tmp_path / "whatif" / "snapshot.json").read_text())["brokers"]) == len(snapshot["brokers"])
