@@ -107,7 +107,9 @@ def plan_pools(
     Raises
     ------
     InputError
-        Contradictory policy: a topic selected by two pools, pins on missing brokers, a replication factor above the racks a pool can have, tenants that must not share forced together; ``new_broker_ids`` naming a known broker, repeating one or too few for the brokers to buy.
+        Contradictory policy: a topic selected by two pools, pins on missing brokers, a replication factor above
+        the racks a pool can have (unless ``[defaults] rf_above_racks = "wrap"``), tenants that must not share
+        forced together; ``new_broker_ids`` naming a known broker, repeating one or too few for the brokers to buy.
     InfeasibleError
         The model has no solution at all (tenant conflicts the candidate pools cannot separate).
     """
@@ -234,7 +236,7 @@ def check_policy(snapshot: ClusterSnapshot, policy: PoolPolicy) -> dict[str, Top
                     f"{policy.source}: pool {pool.name!r} needs min_racks={need} but can only span "
                     f"{len(racks[pool.name])} rack(s) ({', '.join(racks[pool.name])})"
                 )
-        for topic, r in resolved.items():
+        for topic, r in resolved.items() if policy.defaults.rf_above_racks == "refuse" else ():
             rf = max(len(p.replicas) for p in snapshot.partitions_by_topic[topic])
             widest = max(r.candidates, key=lambda p: len(racks[p]))
             if rf > len(racks[widest]):

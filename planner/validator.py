@@ -259,17 +259,18 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
     ``operation.drained``) evacuates them from those brokers and keeps every other replica; no new replica goes
     to an unhealthy broker."""
     health = cluster_health(snapshot)
+    health = health.evacuating(health.evacuable(snapshot, plan.drained), plan.drained)
     flagged = _flagged(snapshot, plan, _unhealthy_rows)
     current = _current_replicas(snapshot, [(m.topic, m.partition) for m in flagged])
-    evacuable = set(health.evacuable(snapshot, plan.drained))
+    evacuable = set(health.evacuated)
     out = []
     for m in flagged:
         key = (m.topic, m.partition)
         outside = [b for b in current.get(key, ()) if plan.brokers.get(b) != plan.topics.get(m.topic)]
-        if key in evacuable and not evacuation_keeps(current[key], m.replicas, plan.drained, outside):
-            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]}: "
+        if key in evacuable and not evacuation_keeps(current[key], m.replicas, health.drained, outside):
+            out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.evacuated[key]}: "
                                                  f"the plan may only replace its replicas on drained broker(s) "
-                                                 f"{list(plan.drained)}, but changes {list(current[key])} to "
+                                                 f"{list(health.drained)}, but changes {list(current[key])} to "
                                                  f"{list(m.replicas)}"))
         elif key in health.partitions and key not in evacuable and m.replicas != current.get(key):
             out.append(Violation("health", True, f"partition {m.topic}-{m.partition} is {health.partitions[key]} "
@@ -387,8 +388,9 @@ def _narrow_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarr
 def _unhealthy_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarray:
     health = cluster_health(snapshot)
     mask = np.isin(view.target, np.fromiter(health.brokers, np.int64, len(health.brokers))).any(axis=1)
-    if health.partitions:
-        mask |= np.array([(m.topic, m.partition) in health.partitions for m in plan.partitions], dtype=bool)
+    if health.partitions or health.evacuated:
+        mask |= np.array([(m.topic, m.partition) in health.partitions or (m.topic, m.partition) in health.evacuated
+                          for m in plan.partitions], dtype=bool)
     return mask
 
 

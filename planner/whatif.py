@@ -44,7 +44,8 @@ from pools.new_brokers import placeholder_brokers, spread_over_racks, taken_ids
 from pools.profile import BACKTEST_FILE, TopicProfile, load_partition_profile, load_profile, save_profile
 from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot
 
-__all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "lose_rack", "lost_partitions",
+__all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "lose_rack", "relax_rack_rules",
+           "lost_partitions",
            "LOST_RACKS_FILE", "SCALED_FIELDS"]
 
 #: What a ``[[lose_rack]]`` scenario does to the partitions (`lost_partitions`), written into the what-if's OUT.
@@ -197,8 +198,9 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
             for p in policy.pools))
     if scenario.lose_rack:
         left = set(snapshot.racks) | set(policy.new_broker.racks if policy.new_broker else ())
+        policy, relaxed = relax_rack_rules(policy, snapshot, len(left), scenario.lose_rack)
         write_text(out / LOST_RACKS_FILE, dump_json({"racks": list(scenario.lose_rack), "brokers": sorted(gone),
-                                                     "racks_left": sorted(left),
+                                                     "racks_left": sorted(left), "relaxed": relaxed,
                                                      **lost_partitions(snapshot, gone, len(left))}))
     save_snapshot(snapshot, out / "snapshot.json")
     save_profile(out / "profile", profile, list((partitions or {}).values()))
@@ -216,17 +218,19 @@ def lose_rack(snapshot: ClusterSnapshot, rack: str) -> tuple[ClusterSnapshot, fr
     (the controller keeps the dead ids until a reassignment removes them); its ISR loses the dead brokers (an ISR
     that would be empty keeps its last members, as Kafka's does when the last in-sync replica dies), and a dead
     leader is replaced by the first replica in assignment order that is alive and in the ISR, or by none (offline:
-    unclean election is off) — Kafka's offline-partition leader election. ELR is left as it is.
+    unclean election is off) — Kafka's offline-partition leader election. A partition already without a leader
+    stays so (its live replicas could not lead before the loss either). ELR is left as it is.
 
     Examples
     --------
     >>> from pools.snapshot import Capacity, PartitionState
     >>> snap = ClusterSnapshot("c", tuple(Broker(i, r, Capacity(1, 1, 1, 1)) for i, r in ((1, "a"), (2, "b"),
     ...                        (3, "b"))), (), (PartitionState("t", 0, (2, 1, 3), leader=2, isr=(2, 1, 3)),
-    ...                                     PartitionState("t", 1, (2, 3), leader=3, isr=(3, 2))))
+    ...                                     PartitionState("t", 1, (2, 3), leader=3, isr=(3, 2)),
+    ...                                     PartitionState("t", 2, (1, 3), leader=None, isr=(1,))))
     >>> after, lost = lose_rack(snap, "b")
     >>> sorted(lost), [b.id for b in after.brokers], [(p.replicas, p.leader, p.isr) for p in after.partitions]
-    ([2, 3], [1], [((2, 1, 3), 1, (1,)), ((2, 3), None, (3, 2))])
+    ([2, 3], [1], [((2, 1, 3), 1, (1,)), ((2, 3), None, (3, 2)), ((1, 3), None, (1,))])
     """
     lost = frozenset(b.id for b in snapshot.brokers if b.rack == rack)
     partitions = []
@@ -235,11 +239,48 @@ def lose_rack(snapshot: ClusterSnapshot, rack: str) -> tuple[ClusterSnapshot, fr
             partitions.append(p)
             continue
         isr = tuple(b for b in p.isr if b not in lost) or p.isr
-        leader = p.leader if p.leader is not None and p.leader not in lost else \
-            next((b for b in p.replicas if b not in lost and b in isr), None)
+        leader = p.leader if p.leader not in lost else \
+            next((b for b in p.replicas if b not in lost and b in isr), None)  # offline before stays offline
         partitions.append(replace(p, leader=leader, isr=isr))
     return replace(snapshot, brokers=tuple(b for b in snapshot.brokers if b.id not in lost),
                    partitions=tuple(partitions)), lost
+
+
+def relax_rack_rules(policy: PoolPolicy, snapshot: ClusterSnapshot, racks_left: int,
+                     lost: tuple[str, ...]) -> tuple[PoolPolicy, list[str]]:
+    """The policy's rack rules as far as the ``racks_left`` racks allow, and each rule relaxed, in words.
+
+    A pool's ``min_racks`` above the racks left becomes the racks left; a replication factor above them makes
+    ``[defaults] rf_above_racks = "wrap"``: the replicas wrap around the racks left as Kafka's rack-aware
+    assignment does (every rack holds one, as `pools.pool_rules.racks_required` counts). The plan stage then
+    plans the brokers left instead of refusing; ``plan`` and ``run`` on the run's own policy still refuse.
+
+    >>> from pools.policy import parse_policy
+    >>> from pools.snapshot import PartitionState
+    >>> policy = parse_policy('[[pool]]\\nname = "core"\\nmin_racks = 3\\n[[pool]]\\nname = "b"\\nmin_racks = 2')
+    >>> snap = ClusterSnapshot("c", (), (), (PartitionState("t", 0, (1, 2, 3)),))
+    >>> relaxed, notes = relax_rack_rules(policy, snap, 2, ("r3",))
+    >>> [p.min_racks for p in relaxed.pools], relaxed.defaults.rf_above_racks
+    ([2, 2], 'wrap')
+    >>> print(*notes, sep="\\n")
+    pool 'core': min_racks 3 → 2: rack r3 lost
+    replication factor 3 above 2 racks: replicas wrap around the racks left (rf_above_racks refuse → wrap): rack r3 lost
+    """
+    why = f"{'rack' if len(lost) == 1 else 'racks'} {', '.join(lost)} lost"
+    notes = []
+    pools = []
+    for pool in policy.pools:
+        if pool.min_racks is not None and pool.min_racks > racks_left:
+            notes.append(f"pool {pool.name!r}: min_racks {pool.min_racks} → {max(racks_left, 1)}: {why}")
+            pool = replace(pool, min_racks=max(racks_left, 1))
+        pools.append(pool)
+    policy = replace(policy, pools=tuple(pools))
+    rf = max((len(p.replicas) for p in snapshot.partitions), default=0)
+    if rf > racks_left and policy.defaults.rf_above_racks == "refuse":
+        notes.append(f"replication factor {rf} above {racks_left} racks: replicas wrap around the racks left "
+                     f"(rf_above_racks refuse → wrap): {why}")
+        policy = replace(policy, defaults=replace(policy.defaults, rf_above_racks="wrap"))
+    return policy, notes
 
 
 def lost_partitions(snapshot: ClusterSnapshot, lost: frozenset[int], racks_left: int) -> dict[str, Any]:

@@ -20,7 +20,8 @@ An empty ISR with a leader is "not reported" (Kafka always lists the leader in t
 (`pools.audit.rules`) read it too, so the audit and the planner agree on every partition.
 
 **Evacuation** (the one exception, for an operation that drains brokers: ``brokers decommission`` or
-``replace``, the usual answer to a dead broker): a held partition whose only trouble lies on the drained
+``replace``, the usual answer to a dead broker, and for brokers **gone**: named by a partition's replicas but no
+longer listed by the snapshot, as after a lost rack, which `cluster_health` drains by itself): a held partition whose only trouble lies on the drained
 brokers is **evacuated**, not held. That is a partition that is not offline and not mid-reassignment, whose
 leader is on a healthy broker that is not drained (and in the ISR when one is reported), and whose every
 out-of-sync replica or replica on an unhealthy broker is on a drained broker. Its replicas on the drained
@@ -116,11 +117,13 @@ class ClusterHealth:
         return sorted(out)
 
     def evacuating(self, keys: Collection[tuple[str, int]], drained: Collection[int]) -> "ClusterHealth":
-        """This health with ``keys`` (from `evacuable`) evacuated from ``drained`` instead of held."""
+        """This health with ``keys`` (from `evacuable`) evacuated from ``drained`` instead of held, besides those
+        it evacuates already (from brokers gone from the snapshot)."""
         keys = set(keys)
         return replace(self, partitions={k: r for k, r in self.partitions.items() if k not in keys},
-                       evacuated={k: r for k, r in self.partitions.items() if k in keys},
-                       drained=tuple(sorted(set(drained))))
+                       evacuated=dict(sorted({**self.evacuated,
+                                              **{k: r for k, r in self.partitions.items() if k in keys}}.items())),
+                       drained=tuple(sorted(set(drained) | set(self.drained))))
 
     @cached_property
     def held_by_reason(self) -> dict[str, list[tuple[str, int]]]:
@@ -233,7 +236,9 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
             held.setdefault((p.topic, p.partition), reason)
     cordoned = {b.id: f"cordoned: {', '.join(b.cordoned_log_dirs) or 'all log dirs'}" for b in snapshot.brokers
                 if b.cordoned}
-    return ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
+    health = ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
+    gone = sorted({b for p in snapshot.partitions for b in p.replicas} - set(snapshot.broker_by_id))
+    return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
 
 
 def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int],

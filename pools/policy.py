@@ -7,6 +7,9 @@ File format (TOML, commented example in ``conf/pools.toml``)::
     tolerated_broker_failures = 1   # each pool must carry its load with this many (largest) brokers down
     forecast_horizon_days = 90      # the horizon the profile's forecast is re-derived at (--horizon-days overrides)
     min_brokers = 3
+    rf_above_racks = "refuse"       # a topic whose replication factor exceeds the racks its pool can span:
+                                    # "refuse" the plan, or "wrap" (Kafka's rack-aware rule: every rack holds a
+                                    # replica; the what-if of a lost rack writes this)
 
     [new_broker]                    # the broker type added when a pool lacks capacity
     nw_in = 125_000_000             # bytes/s
@@ -72,9 +75,14 @@ DEFAULT_CURRENCY = "USD"
 #: What ``[new_broker] period`` may say: the price recurs once per this period.
 PRICE_PERIODS = ("hour", "day", "month", "quarter", "year")
 
+#: What ``[defaults] rf_above_racks`` may say: a replication factor above the racks a pool can span refuses the
+#: plan, or its replicas wrap around the racks as Kafka's rack-aware assignment does (every rack holds one).
+RF_ABOVE_RACKS = ("refuse", "wrap")
+
 __all__ = [
     "DEFAULT_CURRENCY",
     "PRICE_PERIODS",
+    "RF_ABOVE_RACKS",
     "Defaults",
     "TenantSpec",
     "PoolSpec",
@@ -97,6 +105,7 @@ class Defaults:
     tolerated_broker_failures: int = DEFAULT_TOLERATED_BROKER_FAILURES
     forecast_horizon_days: int = DEFAULT_FORECAST_HORIZON_DAYS
     min_brokers: int = DEFAULT_MIN_BROKERS
+    rf_above_racks: str = RF_ABOVE_RACKS[0]
 
 
 @dataclass(frozen=True)
@@ -258,6 +267,7 @@ class _DefaultsModel(_Strict):
     tolerated_broker_failures: int = Field(DEFAULT_TOLERATED_BROKER_FAILURES, ge=0, le=MAX_BROKERS)
     forecast_horizon_days: int = Field(DEFAULT_FORECAST_HORIZON_DAYS, ge=0, le=MAX_HORIZON_DAYS)
     min_brokers: int = Field(DEFAULT_MIN_BROKERS, ge=1, le=MAX_BROKERS)
+    rf_above_racks: Literal[RF_ABOVE_RACKS] = RF_ABOVE_RACKS[0]  # type: ignore[valid-type]
 
     _check_headroom = field_validator("headroom", mode="before")(_headroom_field)
 
@@ -405,6 +415,7 @@ def _from_model(model: _PolicyModel, source: str) -> PoolPolicy:
             tolerated_broker_failures=d.tolerated_broker_failures,
             forecast_horizon_days=d.forecast_horizon_days,
             min_brokers=d.min_brokers,
+            rf_above_racks=d.rf_above_racks,
         ),
         pools=tuple(
             PoolSpec(
@@ -446,6 +457,8 @@ def dump_policy(policy: PoolPolicy) -> str:
             "min_brokers": d.min_brokers,
         }
     }
+    if d.rf_above_racks != RF_ABOVE_RACKS[0]:  # the default is left unsaid, as the policy files say it
+        doc["defaults"]["rf_above_racks"] = d.rf_above_racks
     if policy.new_broker is not None:
         nb = policy.new_broker
         doc["new_broker"] = {**nb.capacity.to_dict(), "racks": list(nb.racks)}

@@ -51,7 +51,9 @@ def _outcome(result: WhatifResult) -> Outcome:
         said += (f"; losing rack(s) {', '.join(lost['racks'])} (broker(s) {', '.join(map(str, lost['brokers']))}) "
                  f"leaves {len(lost['under_replicated']):,d} partition(s) under-replicated and "
                  f"{len(lost['offline']):,d} offline; {len(lost['rf_unmet']):,d} have a replication factor above the "
-                 f"{len(lost['racks_left'])} rack(s) left ({result.out_dir / 'lost_racks.json'})")
+                 f"{len(lost['racks_left'])} rack(s) left" + (f"; planned with the rack rules relaxed: "
+                                                               f"{'; '.join(lost['relaxed'])}" if lost.get("relaxed")
+                                                               else "") + f" ({result.out_dir / 'lost_racks.json'})")
     code = 1 if lost is not None and lost.get("plan_refused") else 0
     return Outcome(subject="what-if", summary=said, written=result.html, code=code,
                    headline=f"what-if: {result.html}")

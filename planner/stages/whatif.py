@@ -93,9 +93,10 @@ def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> Whati
     InputError
         For an unreadable input, an empty scenario, or a tenant, pool or count the scenario names wrongly.
     InfeasibleError
-        When the changed policy cannot keep its tenants apart. With a lost rack, a plan the racks left cannot make
-        (too few racks for a pool's ``min_racks`` or a replication factor, or an infeasible plan) is no error: the
-        report is made without a plan and ``lost_racks.json``'s ``plan_refused`` says why.
+        When the changed policy cannot keep its tenants apart. With a lost rack the rack rules are first relaxed
+        to the racks left (`planner.whatif.relax_rack_rules`, listed in ``lost_racks.json``'s ``relaxed``); a plan
+        the brokers left still cannot make is no error: the report is made without a plan and ``plan_refused``
+        says why.
     """
     from planner.stages.plan import PlanOptions, plan
     from planner.stages.report import ReportOptions, report

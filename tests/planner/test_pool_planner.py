@@ -129,6 +129,19 @@ def test_replication_factor_above_the_racks_is_an_input_error() -> None:
         check_policy(snapshot, policy)
 
 
+def test_a_policy_letting_replicas_wrap_places_rf_above_the_racks_as_kafka_does() -> None:
+    snapshot, policy, profile = random_cluster(12, 30, 2, seed=1, racks=2, rf=3)
+    policy = replace(policy, new_broker=replace(policy.new_broker, racks=("r0", "r1")),
+                     defaults=replace(policy.defaults, rf_above_racks="wrap"))
+    check_policy(snapshot, policy)  # no refusal: the replicas wrap around the two racks
+    plan = plan_pools(snapshot, policy, profile).plan
+    assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []
+    rack = {b.id: b.rack for b in snapshot.brokers}
+    for m in plan.partitions:  # every rack holds a replica, none more than ceil(3 / 2)
+        racks = [rack.get(b) for b in m.replicas]
+        assert len(set(racks)) == 2 and max(racks.count(r) for r in set(racks)) == 2, m
+
+
 def test_conflict_clique_larger_than_its_pools_is_an_input_error() -> None:
     snapshot, policy, _ = random_cluster(12, 30, 3, seed=1)  # tenants 0-1-2 conflict in a triangle
     everyone = ("tenant0", "tenant1", "tenant2")

@@ -162,6 +162,19 @@ def test_conf_policy_round_trips_byte_for_byte() -> None:
     assert again.new_broker.lead_time_days == 60
 
 
+@pytest.mark.parametrize("value", ["refuse", "wrap"])
+def test_rf_above_racks_round_trips_and_is_said_only_when_not_the_default(value) -> None:
+    policy = parse_policy(f"[defaults]\nrf_above_racks = '{value}'\n[[pool]]\nname = 'a'\n", source="p.toml")
+    text = dump_policy(policy)
+    assert policy.defaults.rf_above_racks == value and parse_policy(text, source="p.toml") == policy
+    assert ("rf_above_racks" in text) == (value == "wrap")
+
+
+def test_bad_rf_above_racks_names_the_key() -> None:
+    with pytest.raises(InputError, match=r"p.toml: defaults\.rf_above_racks: .*'refuse'.*'wrap'"):
+        parse_policy("[defaults]\nrf_above_racks = 'spread'\n[[pool]]\nname = 'a'\n", source="p.toml")
+
+
 @pytest.mark.parametrize(("extra", "message"), [("lead_time_days = -1\n", r"expected an integer >= 0, got -1"),
                                                 ("lead_time_days = 1.5\n", r"lead_time_days: .*integer")])
 def test_bad_lead_time_names_the_key(extra, message) -> None:

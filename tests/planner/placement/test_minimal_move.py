@@ -80,7 +80,8 @@ def _lost_rack(cordoned: tuple[int, ...] = ()) -> ClusterSnapshot:
     brokers = tuple(Broker(b, r, CAP, cordoned=b in cordoned) for b, r in ((1, "r1"), (2, "r2"), (4, "r1"), (5, "r2")))
     parts = (PartitionState("t", 0, (1, 2, 3), leader=1, sizes=(5, 5, 5)),
              PartitionState("t", 1, (3, 1, 2), leader=1, sizes=(5, 5, 5)),
-             PartitionState("u", 0, (1, 2, 6), leader=1, isr=(1, 2), sizes=(5, 5, 5)))  # under-replicated: held
+             PartitionState("u", 0, (1, 2, 6), leader=1, isr=(1, 2), sizes=(5, 5, 5)),  # under-replicated by 6 only
+             PartitionState("u", 1, (1, 2, 6), leader=1, isr=(1,), sizes=(5, 5, 5)))  # 2 out of sync too: held
     return ClusterSnapshot("c", brokers, (TopicState("t"), TopicState("u")), parts)
 
 
@@ -90,7 +91,9 @@ def test_a_replica_on_a_broker_the_snapshot_lacks_is_replaced_in_the_pool() -> N
     # two racks left for RF 3: the new replica repeats one (Kafka's rack-aware placement wraps the same way)
     assert out.assignment["t", 0] == (1, 2, 4)
     assert out.assignment["t", 1][0] == 1 and set(out.assignment["t", 1]) == {1, 2, 4}
-    assert out.assignment["u", 0] == (1, 2, 6)  # held: keeps its replicas, the gone one too; its RF never shrinks
+    # its only trouble the gone replica, its leader in sync: evacuated from 6 (`pools.health`), as decommission does
+    assert out.assignment["u", 0] == (1, 2, 4)
+    assert out.assignment["u", 1] == (1, 2, 6)  # held: keeps its replicas, the gone one too; its RF never shrinks
     assert not any("lacks" in w for w in out.warnings)
 
 
@@ -99,11 +102,12 @@ def test_a_pool_too_small_to_replace_a_gone_replica_keeps_the_partition_as_it_is
     snap = _lost_rack(cordoned)
     out = place_in_pools(snap, topic_demand(snap, {}), {"t": "p", "u": "p"}, {"p": pool}, headroom={"p": H})
     # no RF change and no reassignment naming broker 3 (Kafka refuses an unregistered broker): nothing moves
-    assert [out.assignment[k] for k in (("t", 0), ("t", 1), ("u", 0))] == [(1, 2, 3), (3, 1, 2), (1, 2, 6)]
+    assert [out.assignment[k] for k in (("t", 0), ("t", 1), ("u", 0), ("u", 1))] == [(1, 2, 3), (3, 1, 2), (1, 2, 6),
+                                                                                     (1, 2, 6)]
     assert [w for w in out.warnings if "lacks" in w] == [
-        "pool 'p': 2 partition(s) keep their replicas on broker(s) 3 that the snapshot lacks: the pool has 2 "
+        "pool 'p': 3 partition(s) keep their replicas on broker(s) 3, 6 that the snapshot lacks: the pool has 2 "
         "broker(s) open to a new replica, too few for their replication factor (add brokers to the pool to "
-        "re-replicate them): t-0, t-1"]
+        "re-replicate them): t-0, t-1, u-0"]
 
 
 @settings(max_examples=examples(30))
