@@ -4,7 +4,9 @@ Each day's raw logs are converted once; later runs read only this table. A row's
 broker_id, topic, ts): an ingest *merges* its rows into the days they fall on: a new row replaces the row
 with its key, every other row of the day (other brokers, topics or sources, written by earlier runs) is
 kept. So ingesting sources in separate runs gives the same table as one run, and re-running a day is
-idempotent. Nothing of the table changes until `commit_days` at the very end of a successful ingest:
+idempotent. A topic's minute is held either per broker or as the topic's total (``broker_id`` `ALL_BROKERS`, from
+a per-topic series), never both: a new total replaces the minute's per-broker rows and new per-broker rows replace
+its total; when one ingest brings both, the per-broker rows (exact counters) win. Nothing of the table changes until `commit_days` at the very end of a successful ingest:
 the merged days are staged outside it first, and a local table swaps each day's directory in one rename.
 """
 
@@ -20,12 +22,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pools.errors import InputError
-from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
+from spark_jobs.rates import ALL_BROKERS, OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 
 __all__ = ["HISTORY_KEY", "check_history", "read_history", "stage_merged_days", "commit_days", "day_column"]
 
 #: The columns that identify a row: one row per cluster, broker, topic and minute.
 HISTORY_KEY = ("cluster", "broker_id", "topic", "ts")
+#: The columns of a topic's minute, whatever its rows' granularity (per broker or `ALL_BROKERS`).
+_MINUTE_KEY = ["cluster", "topic", "ts"]
 
 
 def _is_local(path: str) -> bool:
@@ -137,15 +141,37 @@ def stage_merged_days(spark: SparkSession, new: DataFrame, history: str, work: s
     days = sorted((r["cluster"], r["dt"]) for r in new.select("cluster", day_column(F.col("ts")).alias("dt")).distinct().collect())
     if not days:
         return []
+    new_totals = _has_totals(new)
+    if new_totals:
+        new = _without_totals_of(new, new)
     merged = new
     clusters = sorted({c for c, _ in days})
     for cluster in clusters:
         touched = [d for c, d in days if c == cluster]
         old = read_history(spark, history, cluster=cluster, only_days=touched)
         kept = old.join(new.select(*HISTORY_KEY), list(HISTORY_KEY), "left_anti")
+        if new_totals:
+            kept = kept.join(new.where(_total()).select(*_MINUTE_KEY).distinct(), _MINUTE_KEY, "left_anti")
+        if _has_totals(old):
+            kept = _without_totals_of(kept, new)
         merged = merged.unionByName(kept)
     _write(merged, work)
     return days
+
+
+def _total() -> F.Column:
+    return F.col("broker_id") == ALL_BROKERS
+
+
+def _has_totals(rows: DataFrame) -> bool:
+    """Whether ``rows`` hold any topic total (cheap on Parquet: row groups whose ``broker_id`` ≥ 0 are skipped)."""
+    return bool(rows.where(_total()).limit(1).count())
+
+
+def _without_totals_of(rows: DataFrame, by: DataFrame) -> DataFrame:
+    """``rows`` less their topic totals of the minutes ``by`` has per-broker rows for."""
+    brokers = by.where(~_total()).select(*_MINUTE_KEY).distinct()
+    return rows.where(~_total()).unionByName(rows.where(_total()).join(brokers, _MINUTE_KEY, "left_anti"))
 
 
 def commit_days(spark: SparkSession, work: str, history: str, days: Sequence[tuple[str, str]]) -> None:

@@ -33,6 +33,7 @@ import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, SERIES, read_chunks, split_result
 from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames
+from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -424,6 +425,8 @@ class _Reader:
             kind_of = RangeValues("rate", _spacing_s(ts_ms))
         topic = labels.get(self.names.topic_label) or None
         broker = self.names.broker(labels, self.broker_map)
+        if broker is None and self.names.instance(labels) is None:
+            broker = ALL_BROKERS  # a per-topic series (``sum by (topic)``): the topic's total over its brokers
         partition = labels.get("partition")
         partition_ok = bool(partition and _PARTITION.match(partition))
         n = len(value)

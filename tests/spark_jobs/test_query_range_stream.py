@@ -124,3 +124,17 @@ def test_rejected_pairs_of_series_in_prometheus_own_layout_are_quarantined(tmp_p
     path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": series}}, separators=(",", ":")))
     rows = _records(str(path))
     assert [(r["reason"], json.loads(r["raw"])["value"]) for r in rows] == [("nan_value", [1740960000.0, "NaN"]), ("unknown_broker", [1740960000.0, "5.0"])]
+
+
+def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> None:
+    # `sum by (topic) (...)` drops the instance: the series is the topic's total over its brokers (ALL_BROKERS),
+    # while a series whose instance the map does not name stays quarantined
+    from spark_jobs.rates import ALL_BROKERS
+
+    name = "kafka_server_brokertopicmetrics_bytesin_total"
+    path = _write(tmp_path, "p.json", [
+        {"metric": {"__name__": name, "topic": "t"}, "values": [[1_740_960_000, "5"]]},
+        {"metric": {"__name__": name, "instance": "kafka-9:7071", "topic": "t"}, "values": [[1_740_960_000, "5"]]},
+    ])
+    rows = _records(path)
+    assert [(r["kind"], r["reason"], r["broker_id"]) for r in rows] == [("counter", None, ALL_BROKERS), ("rejected", "unknown_broker", None)]
