@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames
+from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s
 from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
     KIND_COUNTER,
@@ -58,8 +58,6 @@ _BATCH_ROWS = 65_536
 _ROW_GROUP_ROWS = 1 << 19
 _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
-_DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
-_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000}
 _PARTITION = re.compile(r"^[0-9]{1,9}$")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
 _MINUTE_MS = 60_000
@@ -98,13 +96,6 @@ class RangeValues:
         return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
 
 
-def _duration_s(text: str) -> float | None:
-    parts = _DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(int(n) * _UNIT_S[u] for n, u in parts)
-
-
 def _spacing_s(ts_ms: np.ndarray) -> float:
     """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
 
@@ -131,7 +122,7 @@ def parse_range_values(text: str | None) -> RangeValues | None:
     if text == "counter":
         return RangeValues()
     op, _, window = text.partition(":")
-    seconds = _duration_s(window)
+    seconds = duration_s(window)
     if op not in ("increase", "rate") or not seconds:
         raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
     return RangeValues(op, seconds)
@@ -143,13 +134,16 @@ def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> 
     None: the spacing of its samples)."""
     if not name:
         return None, RangeValues()
+    recorded = names.recorded(name)
+    if recorded is not None:
+        return recorded.metric, RangeValues(recorded.operation, recorded.window_s)
     parts = name.split(":")
     match = _OPERATION.match(parts[-1].lower()) if len(parts) >= 2 else None
     if match:
         base = parts[-2]
         meter = names.meter(base, labels) or names.meter(base + "_total", labels)
         if meter and meter.metric != LOG_SIZE:
-            return meter.metric, RangeValues(match.group(1), _duration_s(match.group(2)))
+            return meter.metric, RangeValues(match.group(1), duration_s(match.group(2)))
         return None, RangeValues()
     meter = names.meter(name, labels)
     if meter is None:
