@@ -35,7 +35,8 @@ from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import read_prom_text
 from spark_jobs.query_range import RangeValues, stage_query_range
-from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_rows, sample_steps
+from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
+from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import read_telegraf
@@ -167,7 +168,7 @@ def _run(
     params: IngestParams,
     progress: Callable[[str], None],
 ) -> IngestResult:
-    records, steps = _stage_steps(spark, inputs, params, work, progress)
+    records, steps, steps_files, buckets = _stage_steps(spark, inputs, params, work, progress)
     normalized = None
     if inputs.normalized_json:
         progress("validating normalized JSON lines")
@@ -194,15 +195,18 @@ def _run(
             )
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
-    new = minute_rows(steps, records)
-    if inputs.prometheus:
-        # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
-        new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
-    if normalized is not None:
-        new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
-    new_path = os.fspath(work / "new")
-    new.write.parquet(new_path)
+    new_path = os.fspath(work / "minutes")
+    merge_buckets(spark, minute_deltas(steps, records, summed=not steps_files), steps_files, buckets, new_path)
     new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
+    if inputs.prometheus or normalized is not None:
+        if inputs.prometheus:
+            # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
+            new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
+        if normalized is not None:
+            new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
+        new_path = os.fspath(work / "new")
+        new.write.parquet(new_path)
+        new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
     pulled_days: tuple[str, ...] = ()
     if inputs.prometheus:
         day = day_column(F.col("ts")).alias("day")
@@ -244,25 +248,30 @@ def _run(
 
 def _stage_steps(
     spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None]
-) -> tuple[DataFrame, DataFrame]:
+) -> tuple[DataFrame, DataFrame, list[str], int]:
     """Parse every raw input once into ``work/records``, order the samples Spark sees by series and time
-    into ``work/steps`` (`spark_jobs.rates.sample_steps`), and return both tables.
+    into ``work/steps`` (`spark_jobs.rates.sample_steps`), and return both tables, the files of per-minute
+    increases the workers summed and the number of topic buckets they are split into (`spark_jobs.minute_merge`).
 
     A query_range series is converted in its file (only its ends, resets and duplicates reach the sort);
     when another file or source has samples inside such a series' span, that conversion does not hold,
     and every input is read again sample by sample (exact, slower).
     """
-    records, steps = _stage_samples(spark, inputs, params, work, progress, in_file=True)
-    if (inputs.query_range or inputs.prometheus) and steps.where(F.col("foreign")).limit(1).count():
+    raw = [*inputs.query_range, *inputs.prometheus]
+    buckets = bucket_count(raw, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    records, steps = _stage_samples(spark, inputs, params, work, progress, in_file=True, buckets=buckets)
+    if raw and steps.where(F.col("foreign")).limit(1).count():
         progress("series overlap across files: reading every sample")
         records, steps = _stage_samples(spark, inputs, params, work, progress, in_file=False)
-    return records, steps
+        return records, steps, [], buckets
+    return records, steps, steps_files(os.fspath(work / "records-1" / "query_range")), buckets
 
 
 def _stage_samples(
-    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool,
+    buckets: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
-    records = _stage_records(spark, inputs, params, work / f"records-{int(in_file)}", progress, in_file=in_file)
+    records = _stage_records(spark, inputs, params, work / f"records-{int(in_file)}", progress, in_file=in_file, buckets=buckets)
     progress("ordering the samples of every series by time")
     path = os.fspath(work / f"steps-{int(in_file)}")
     sample_steps(records).write.parquet(path)
@@ -270,13 +279,15 @@ def _stage_samples(
 
 
 def _stage_records(
-    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool,
+    buckets: int | None = None,
 ) -> DataFrame:
     """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
 
     query_range exports (files or fetched from Prometheus) are written there by the Python workers that parse
-    them (`spark_jobs.query_range.stage_query_range`); the JVM readers' records by Spark. (Not partitioned by
-    kind: a partitioned write sorts every task's rows by the partition column first.)
+    them (`spark_jobs.query_range.stage_query_range`, their series' per-minute increases split into
+    ``buckets`` of topics when given); the JVM readers' records by Spark. (Not partitioned by kind: a
+    partitioned write sorts every task's rows by the partition column first.)
     """
     parts: list[str] = []
     frames = _readers(spark, inputs, params)
@@ -287,7 +298,8 @@ def _stage_records(
         for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE})):
             if files:
                 stage_query_range(
-                    spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, names=params.metric_names, **options
+                    spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, names=params.metric_names,
+                    buckets=buckets, **options,
                 )
         parts.append(path)
     if frames is not None:

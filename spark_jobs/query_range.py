@@ -31,8 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from spark_jobs.json_stream import BROKEN, SERIES, read_chunks, split_result
+from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
 from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s
+from spark_jobs.minute_merge import bucket_of, steps_file
 from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
     KIND_COUNTER,
@@ -345,8 +346,10 @@ class _Reader:
         *,
         steps: bool,
         names: MetricNames = DEFAULT,
+        steps_sink: _StepsSink | None = None,
     ) -> None:
         self.batches, self.file_name, self.broker_map, self.declared, self.names = batches, file_name, broker_map, declared, names
+        self.steps_sink = steps_sink
         self.pending: list[_Series] = []
         self.pending_bytes = 0
         self.steps = steps
@@ -504,10 +507,15 @@ class _Reader:
             )
         k = s.minutes.size
         if k:
-            yield from self.batches.add(
+            batches = self.batches if self.steps_sink is None else self.steps_sink.batches(topic)
+            for batch in batches.add(
                 k, kind=np.full(k, _KINDS.index(KIND_STEPS)), reason=np.zeros(k, np.int32), ts_ms=s.minutes, value=s.deltas,
                 span_ms=s.spans, units=np.zeros(k, np.int64), **series,
-            )
+            ):
+                if self.steps_sink is None:
+                    yield batch
+                else:
+                    self.steps_sink.write(topic, batch)
 
     def scrape_rows(self) -> Iterator[pa.RecordBatch]:
         """Every broker's distinct scrape times in this file (`KIND_SCRAPE`): the grid of scrape rounds."""
@@ -638,10 +646,15 @@ def parse_file(
     source: str = SOURCE,
     steps: bool = False,
     names: MetricNames = DEFAULT,
+    steps_sink: _StepsSink | None = None,
+    part: tuple[int, int, int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
     ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
-    a count and the few samples Spark still needs, and the file's scrape times.
+    a count and the few samples Spark still needs, and the file's scrape times. With a ``steps_sink`` the
+    per-minute increases go to it, bucketed by topic, instead of among the batches yielded. With ``part``
+    (``(index, start, end)``, from `split_points`) only the series whose text starts in bytes
+    ``[start, end)`` of the file are read, as if they were the whole result.
 
     Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
     is broken or truncated; its complete series still count), ``query_failed`` (status not ``success``),
@@ -652,10 +665,13 @@ def parse_file(
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
     batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names)
+    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink)
     series = 0
     with _open(path) as stream:
-        for kind, item in split_result(read_chunks(stream)):
+        chunks = read_chunks(stream) if part is None else _part_chunks(stream, *part[1:])
+        if part is not None:
+            reader.segment = part[0] << _PART_SEGMENT_BITS  # a series' segment is unique in its file
+        for kind, item in split_result(chunks):
             if kind == SERIES:
                 series += 1
                 yield from reader.element(item)
@@ -669,6 +685,78 @@ def parse_file(
                     yield from _one(batches, reason, orjson.dumps(item).decode())
     yield from reader.scrape_rows()
     yield from _flush(batches)
+    if steps_sink is not None:
+        steps_sink.close()
+
+
+#: The first bytes of a compact ``query_range`` document, as Prometheus writes it.
+_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
+#: Its last bytes (before trailing whitespace).
+_TAIL = b"]}}"
+#: Between two series of a compact document (a series' text starts 2 bytes in).
+_BETWEEN = b'},{"metric":'
+#: A file is read by one task per this many bytes (both cores work on one large file).
+SPLIT_BYTES = 64 << 20
+_PART_SEGMENT_BITS = 20
+
+
+def split_points(path: str, split_bytes: int = SPLIT_BYTES) -> list[tuple[int, int, int] | None]:
+    """The parts one file is read in: ``[None]`` (whole) unless it is a local compact document larger than
+    ``split_bytes`` (`_HEAD` … `_TAIL`), then ``(index, start, end)`` byte ranges that each start at a series.
+
+    A series starts right after ``},{"metric":``'s first two bytes, which only a boundary between two
+    elements of ``result`` can hold in a JSON document (a string cannot hold an unescaped quote). A part
+    whose series are damaged loses the rest of that part only.
+    """
+    if "://" in path and not path.startswith("file:"):
+        return [None]
+    local = path.removeprefix("file://").removeprefix("file:")
+    size = _size(local)
+    if size <= split_bytes:
+        return [None]
+    with open(local, "rb") as fh:
+        if fh.read(len(_HEAD)) != _HEAD:
+            return [None]
+        fh.seek(max(0, size - 64))
+        if not fh.read().rstrip().endswith(_TAIL):
+            return [None]
+        starts = [0]
+        for k in range(1, -(-size // split_bytes)):
+            at = _next_series(fh, max(k * size // -(-size // split_bytes), starts[-1] + 1), size)
+            if at is None:
+                break
+            if at > starts[-1]:
+                starts.append(at)
+    if len(starts) == 1:
+        return [None]
+    ends = [s - 1 for s in starts[1:]] + [size]  # a part ends before the comma between two series
+    return [(i, a, b) for i, (a, b) in enumerate(zip(starts, ends))]
+
+
+def _next_series(fh: Any, offset: int, size: int) -> int | None:
+    """The offset of the first series that starts at or after ``offset`` (None: none does)."""
+    block = 1 << 20
+    while offset < size:
+        fh.seek(offset)
+        data = fh.read(block + len(_BETWEEN))
+        at = data.find(_BETWEEN)
+        if at >= 0:
+            return offset + at + 2
+        offset += block
+    return None
+
+
+def _part_chunks(stream: Any, start: int, end: int) -> Iterator[bytes]:
+    """The bytes ``[start, end)`` of a compact document as a document of their own (`_HEAD` … `_TAIL`)."""
+    if start > 0:
+        yield _HEAD
+        stream.seek(start)
+    left = end - start
+    while left > 0 and (chunk := stream.read(min(CHUNK_BYTES, left))):
+        left -= len(chunk)
+        yield chunk
+    if stream.read(1):  # not the file's last part
+        yield _TAIL
 
 
 def _document_reason(skeleton: Any, series: int) -> str | None:
@@ -693,10 +781,69 @@ def _open(path: str):
     return open(path.removeprefix("file://").removeprefix("file:"), "rb")
 
 
-def _stage_partition(batches: Iterator[pa.RecordBatch], *, directory: str, prefix: str, **options: Any) -> Iterator[pa.RecordBatch]:
+class _StepsSink:
+    """A worker's per-minute increases of one file, written to one Parquet file per `bucket <bucket_of>` of
+    topics (`steps_file`), so that `spark_jobs.minute_merge.merge_buckets` sums each bucket in one task.
+
+    Each file appears whole or not at all (written under a hidden temporary name, renamed by `close`)."""
+
+    def __init__(self, file: str, cluster: str, source: str, *, buckets: int, directory: str, prefix: str) -> None:
+        self.file, self.cluster, self.source = file, cluster, source
+        self.buckets, self.directory, self.prefix = buckets, directory, prefix
+        self.pending: dict[int, _Batches] = {}
+        self.writers: dict[int, tuple[Any, str, str]] = {}
+
+    def batches(self, topic: str) -> _Batches:
+        """The batches of ``topic``'s bucket."""
+        return self.pending.setdefault(bucket_of(topic, self.buckets), _Batches(self.file, self.cluster, self.source))
+
+    def write(self, topic: str, batch: pa.RecordBatch) -> None:
+        self._write(bucket_of(topic, self.buckets), batch)
+
+    def _write(self, bucket: int, batch: pa.RecordBatch) -> None:
+        import pyarrow.parquet as pq
+
+        if bucket not in self.writers:
+            name = steps_file(self.prefix, bucket)
+            temporary = os.path.join(self.directory, f".{name}.{os.getpid()}.tmp")
+            writer = pq.ParquetWriter(temporary, batch.schema, compression="zstd")
+            self.writers[bucket] = (writer, temporary, os.path.join(self.directory, name))
+        self.writers[bucket][0].write_batch(batch)
+
+    def close(self) -> None:
+        """Write what every bucket holds and put its file in place."""
+        for bucket, pending in sorted(self.pending.items()):
+            if pending.parts:
+                self._write(bucket, pending.flush())
+        for writer, temporary, target in self.writers.values():
+            writer.close()
+            os.replace(temporary, target)
+        self.pending, self.writers = {}, {}
+
+    def discard(self) -> None:
+        """Remove the temporary files of a parse that did not finish."""
+        for writer, temporary, _ in self.writers.values():
+            writer.close()
+            if os.path.exists(temporary):
+                os.remove(temporary)
+        self.pending, self.writers = {}, {}
+
+
+def _stage_partition(
+    batches: Iterator[pa.RecordBatch], *, directory: str, prefix: str, buckets: int | None = None, **options: Any
+) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        for i, path in zip(batch.column("i").to_pylist(), batch.column("path").to_pylist()):
-            rows = _write_parquet(parse_file(path, **options), os.path.join(directory, f"{prefix}-{i:05d}.parquet"))
+        for i, path, part, start, end in zip(*(batch.column(c).to_pylist() for c in ("i", "path", "part", "start", "end"))):
+            name = f"{prefix}-{i:05d}"
+            sink = None
+            if buckets and options.get("steps"):
+                sink = _StepsSink(path, options["cluster"], options["source"], buckets=buckets, directory=directory, prefix=name)
+            where = None if part is None else (part, start, end)
+            try:
+                rows = _write_parquet(parse_file(path, steps_sink=sink, part=where, **options), os.path.join(directory, f"{name}.parquet"))
+            finally:
+                if sink is not None:
+                    sink.discard()
             yield pa.record_batch([pa.array([rows], pa.int64())], names=["rows"])
 
 
@@ -744,11 +891,16 @@ def stage_query_range(
     source: str = SOURCE,
     steps: bool = False,
     names: MetricNames = DEFAULT,
+    buckets: int | None = None,
 ):
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
     ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
+    With ``steps`` and ``buckets``, the converted series' per-minute increases are written beside the
+    records, one file per bucket of topics (``<source>-<n>-steps-b<bucket>.parquet``,
+    `spark_jobs.minute_merge.steps_file`), for `spark_jobs.minute_merge.merge_buckets`; they are rows of
+    the returned table all the same.
 
-    One task per file (largest first) streams its file through `parse_file` in a Python worker and writes
+    One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through `parse_file` in a Python worker and writes
     the records straight to ``directory/<source>-<n>.parquet`` with Arrow's Parquet writer; Spark reads them
     back with its vectorized reader. Memory is bounded by the chunk size and the longest series, not by the
     file, and no record passes through the JVM row by row (turning Arrow batches into Spark rows and writing
@@ -759,10 +911,12 @@ def stage_query_range(
 
     os.makedirs(directory, exist_ok=True)
     ordered = sorted(paths, key=lambda p: (-_size(p), p))
-    files = spark.createDataFrame([(i, p) for i, p in enumerate(ordered)], "i int, path string")
-    files = files.repartitionByRange(max(1, len(ordered)), "i")
+    parts = [(p, part) for p in ordered for part in split_points(p)]
+    rows = [(i, p, *(part if part else (None, None, None))) for i, (p, part) in enumerate(parts)]
+    files = spark.createDataFrame(rows, "i int, path string, part int, start long, end long")
+    files = files.repartitionByRange(max(1, len(rows)), "i")
     options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names}
-    stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, **options)
+    stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
     files.mapInArrow(stage, "rows long").agg(F.sum("rows")).collect()
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 

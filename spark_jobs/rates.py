@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from spark_jobs.minute_merge import DELTA_FIELDS, FLAG_GAP, FLAG_PARTIAL, FLAG_RESET, GAP_MS, PARTIAL_MS, pivot_batches
 from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "with_increase",
     "sample_steps",
     "minute_rows",
+    "minute_deltas",
     "duplicate_units",
     "missing_minutes",
     "STATUS_OK",
@@ -56,17 +58,9 @@ __all__ = [
     "STATUS_CONFLICT",
 ]
 
-#: Flag bits of a normalized row.
-FLAG_RESET, FLAG_GAP, FLAG_PARTIAL = 1, 2, 4
-#: A window longer than this spans missing scrapes (1.5 minutes).
-GAP_MS = 90_000
 #: Scrape timestamps of one broker closer than this belong to one scrape round.
 ROUND_MS = 5_000
-#: A minute covered for less than this is a partial window.
-PARTIAL_MS = 45_000
 _MINUTE_MS = 60_000
-#: The pseudo-metric marking a minute a longer bytes-in window covers (`minute_rows`).
-_COVERED = "bytes_in_covered"
 
 #: The normalized per-minute table (`kafka-formats` README, ``throughput_minute``).
 THROUGHPUT_SCHEMA = T.StructType(
@@ -172,9 +166,11 @@ def duplicate_units(steps: DataFrame) -> DataFrame:
     )
 
 
-def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) from `sample_steps` output, plus the increases
-    and scrape times of series converted in their files (``records``' `KIND_STEPS` and `KIND_SCRAPE` rows)."""
+def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed: bool = True) -> DataFrame:
+    """Every increase of `sample_steps` output (`spark_jobs.minute_merge.DELTA_FIELDS`: one metric's window of one
+    series, credited to the minute it starts in), plus the increases of series converted in their files
+    (``records``' `KIND_STEPS` rows, unless ``summed`` is false: their workers left them for
+    `spark_jobs.minute_merge.merge_buckets`) and with those series' scrape times (`KIND_SCRAPE`) in the rounds."""
     ok = steps.where(F.col("status") == STATUS_OK)
     usable = ok.where(F.col("kind") == KIND_COUNTER)
     counters = usable.where(~F.col("counted"))
@@ -204,58 +200,24 @@ def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame
         (F.floor(F.col("start") / _MINUTE_MS) * _MINUTE_MS).alias("minute_ms"),
         (F.col("ts_ms") - F.col("start")).alias("span_ms"),
     )
-    if records is not None:
-        summed = records.where(F.col("kind") == KIND_STEPS).select(
+    if records is not None and summed:
+        deltas = deltas.unionByName(records.where(F.col("kind") == KIND_STEPS).select(
             *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"), F.col("ts_ms").alias("minute_ms"), "span_ms"
-        )
-        deltas = deltas.unionByName(summed)
-    metric = F.col("metric")
-    names = ("bytes_in", "bytes_out", "messages_in")
-    # the later minutes a longer bytes-in window covers: their rows have no bytes-in of their own (null),
-    # where a minute no window covers had none (a closed meter: 0). Marked in the same aggregation.
-    covering = deltas.where((metric == "bytes_in") & (F.col("span_ms") > _MINUTE_MS))
-    first, last = F.col("minute_ms").cast("long") + _MINUTE_MS, F.col("minute_ms") + F.col("span_ms") - 1
-    covered = covering.select(
-        *_SERIES[:3], F.lit(_COVERED).alias("metric"), F.lit(None).cast("string").alias("source"),
-        F.lit(False).alias("reset"), F.lit(None).cast("double").alias("delta"),
-        F.explode(F.sequence(first, last.cast("long"), F.lit(_MINUTE_MS).cast("long"))).alias("minute_ms"),
-        F.lit(None).cast("long").alias("span_ms"),
-    )
-    deltas = deltas.unionByName(covered, allowMissingColumns=False)
-    # the row's source is the least of its samples' sources; aggregated as its rank among the few sources
-    # present, every aggregate is fixed-width and Spark hashes the rows instead of sorting them twice
-    present = steps.select("source") if records is None else steps.select("source").unionByName(records.select("source"))
-    sources = F.array(*[F.lit(r.source) for r in present.distinct().orderBy("source").collect()]).cast("array<string>")
-    rows = deltas.groupBy("cluster", "broker_id", "topic", "minute_ms").agg(
-        *[F.sum(F.when(metric == m, F.col("span_ms"))).alias(f"{m}_span") for m in names],
-        F.max(F.col("reset").cast("int")).alias("reset"),
-        F.min(F.array_position(sources, F.col("source"))).alias("source_rank"),
-        *[F.sum(F.when(metric == m, F.col("delta"))).alias(m) for m in names],
-        F.max((metric == _COVERED).cast("int")).alias("covered"),
-    ).select("*", F.element_at(sources, F.col("source_rank").cast("int")).alias("source"))
-    span = F.greatest(*[F.col(f"{m}_span") for m in names])
-    rows = rows.where(span.isNotNull())  # not a minute only covered
-    flags = (
-        F.col("reset") * FLAG_RESET
-        + F.when(span > GAP_MS, FLAG_GAP).otherwise(0)
-        + F.when(span < PARTIAL_MS, FLAG_PARTIAL).otherwise(0)
-    )
-    seconds = {m: F.when(F.col(f"{m}_span").isNotNull(), F.greatest(F.round(F.col(f"{m}_span") / 1000).cast("int"),
-                                                                     F.lit(1))) for m in names}
-    interval = F.coalesce(seconds["bytes_in"], F.greatest(F.round(span / 1000).cast("int"), F.lit(1)))
-    return rows.select(
-        "cluster",
-        F.timestamp_millis("minute_ms").alias("ts"),
-        interval.alias("interval_s"),
-        "broker_id",
-        "topic",
-        F.coalesce(F.round("bytes_in"), F.when(F.col("covered") == 0, F.lit(0))).cast("long").alias("bytes_in"),
-        F.round("bytes_out").cast("long").alias("bytes_out"),
-        F.round("messages_in").cast("long").alias("messages_in"),
-        *[F.when(seconds[m] != interval, seconds[m]).alias(f"{m}_interval_s") for m in names[1:]],
-        "source",
-        flags.cast("int").alias("flags"),
-    )
+        ))
+    return deltas.select(*[F.col(f.name).cast(_SPARK_TYPES[str(f.type)]) for f in DELTA_FIELDS])
+
+
+_SPARK_TYPES = {"string": "string", "int32": "int", "bool": "boolean", "double": "double", "int64": "long"}
+
+
+def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic, minute)'s
+    increases brought together by a shuffle and pivoted by `spark_jobs.minute_merge.pivot_minutes`.
+
+    (``poolplan ingest`` sums the bulk of them without the shuffle: `spark_jobs.minute_merge.merge_buckets`.)
+    """
+    deltas = minute_deltas(steps, records)
+    return deltas.repartition("cluster", "broker_id", "topic", "minute_ms").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
 
 
 def with_increase(records: DataFrame) -> DataFrame:

@@ -138,3 +138,36 @@ def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> 
     ])
     rows = _records(path)
     assert [(r["kind"], r["reason"], r["broker_id"]) for r in rows] == [("counter", None, ALL_BROKERS), ("rejected", "unknown_broker", None)]
+
+
+def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path: Path) -> None:
+    # both cores read one large file: each part starts at a series, and the parts' records are the whole's
+    from spark_jobs.query_range import parse_file, split_points
+
+    rng = random.Random(5)
+    series = [
+        {"metric": {"__name__": "kafka_server_brokertopicmetrics_bytesin_total", "instance": "kafka-1:7071", "topic": f"t{i}"},
+         "values": [[1_740_960_000 + 60 * k, str(v)] for k, v in enumerate(sorted(rng.randrange(10**9) for _ in range(40)))]}
+        for i in range(30)
+    ]
+    series[7]["values"][5][1] = "NaN"  # a rejected pair keeps its place
+    path = tmp_path / "kafka_server_brokertopicmetrics_bytesin_total-w1.json"
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": series}}, separators=(",", ":")) + "\n")
+    parts = split_points(str(path), split_bytes=5_000)
+    assert len(parts) > 3 and parts[0][1] == 0 and parts[-1][2] == path.stat().st_size
+
+    def rows(part) -> list[tuple]:
+        out = []
+        for batch in parse_file(str(path), cluster="c", broker_map={"kafka-1:7071": 1}, steps=True, part=part):
+            out += [repr(tuple(v for k, v in r.items() if k != "segment")) for r in batch.to_pylist()]
+        return out
+
+    whole = rows(None)
+    split = [r for p in parts for r in rows(p)]
+    # each part lists its broker's scrape times (the rounds take them once): the same set
+    assert sorted(r for r in split if "'scrape'" not in r) == sorted(r for r in whole if "'scrape'" not in r)
+    assert set(split) == set(whole) and len(whole) > 30
+    assert split_points(str(path)) == [None]  # small: one part
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": series}}))
+    assert split_points(str(pretty), split_bytes=5_000) == [None]  # not Prometheus' compact layout: read whole

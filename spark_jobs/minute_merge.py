@@ -1,0 +1,310 @@
+"""Per-minute increases → the normalized per-minute rows, in Arrow and numpy: the one home of that pivot.
+
+`spark_jobs.rates` turns samples into increases (``deltas``: one row per window, credited to the minute it
+starts in, for one metric of one series); `pivot_minutes` sums them per (cluster, broker, topic, minute) with
+the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping its own window, and marks the
+later minutes a longer bytes-in window covers (`spark_jobs.rates` says what each column means).
+
+Where the rows are summed: a query_range worker that converts its series in the file writes their per-minute
+increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`), so that `merge_buckets`
+sums each bucket in one Python task, with Arrow's C++ hash aggregation, next to the few increases Spark's
+sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
+Parquet itself. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which
+took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
+applies the same pivot through a Spark shuffle where a DataFrame is wanted.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "DELTA_FIELDS",
+    "THROUGHPUT_ARROW",
+    "bucket_of",
+    "bucket_count",
+    "pivot_minutes",
+    "merge_buckets",
+    "steps_file",
+    "steps_files",
+    "BUCKET_BYTES",
+    "FLAG_RESET",
+    "FLAG_GAP",
+    "FLAG_PARTIAL",
+    "GAP_MS",
+    "PARTIAL_MS",
+]
+
+#: The columns of an increase (`spark_jobs.rates.minute_deltas`), as Arrow types.
+DELTA_FIELDS = pa.schema(
+    [
+        ("cluster", pa.string()),
+        ("broker_id", pa.int32()),
+        ("topic", pa.string()),
+        ("metric", pa.string()),
+        ("source", pa.string()),
+        ("reset", pa.bool_()),
+        ("delta", pa.float64()),
+        ("minute_ms", pa.int64()),
+        ("span_ms", pa.int64()),
+    ]
+)
+#: `spark_jobs.rates.THROUGHPUT_SCHEMA` as Arrow writes it for Spark.
+THROUGHPUT_ARROW = pa.schema(
+    [
+        pa.field("cluster", pa.string(), False),
+        pa.field("ts", pa.timestamp("us", tz="UTC"), False),
+        pa.field("interval_s", pa.int32(), False),
+        pa.field("broker_id", pa.int32(), False),
+        pa.field("topic", pa.string(), False),
+        pa.field("bytes_in", pa.int64()),
+        pa.field("bytes_out", pa.int64()),
+        pa.field("messages_in", pa.int64()),
+        pa.field("bytes_out_interval_s", pa.int32()),
+        pa.field("messages_in_interval_s", pa.int32()),
+        pa.field("source", pa.string(), False),
+        pa.field("flags", pa.int32(), False),
+    ]
+)
+#: Flag bits of a normalized row (re-exported by `spark_jobs.rates`).
+FLAG_RESET, FLAG_GAP, FLAG_PARTIAL = 1, 2, 4
+#: A window longer than this spans missing scrapes (1.5 minutes).
+GAP_MS = 90_000
+#: A minute covered for less than this is a partial window.
+PARTIAL_MS = 45_000
+#: The pseudo-metric of a minute a longer bytes-in window covers.
+_COVERED = "bytes_in_covered"
+_METRICS = ("bytes_in", "bytes_out", "messages_in")
+_KEYS = ["cluster", "broker_id", "topic", "minute_ms"]
+_MINUTE_MS = 60_000
+#: Input bytes per bucket: a bucket's increases are summed in one task's memory (about 2.5 M rows).
+BUCKET_BYTES = 64 << 20
+
+
+def bucket_of(topic: str, buckets: int) -> int:
+    """The bucket of a topic's rows: CRC-32 of its UTF-8 name modulo ``buckets`` (Spark's ``pmod(crc32(topic), n)``).
+
+    >>> bucket_of("orders", 8), bucket_of("orders", 1)
+    (6, 0)
+    """
+    return zlib.crc32(topic.encode()) % buckets
+
+
+def bucket_count(paths: Sequence[str], parallelism: int) -> int:
+    """Buckets for the raw input files ``paths``: one per `BUCKET_BYTES` of them, at least ``parallelism``.
+
+    >>> bucket_count([], 2), bucket_count(["/nonexistent"], 8)
+    (2, 8)
+    """
+    size = 0
+    for path in paths:
+        try:
+            size += os.path.getsize(path)
+        except OSError:
+            pass  # a remote file: its reader finds it
+    return max(parallelism, 1, -(-size // BUCKET_BYTES))
+
+
+def steps_files(directory: str) -> list[str]:
+    """The workers' files of per-minute increases under ``directory`` (`steps_file`), sorted."""
+    return sorted(glob.glob(os.path.join(glob.escape(directory), "*-steps-b*.parquet")))
+
+
+def steps_file(prefix: str, bucket: int) -> str:
+    """The name of a worker's file of per-minute increases of one bucket (beside its records file ``prefix``).
+
+    >>> steps_file("prom_range-00003", 12)
+    'prom_range-00003-steps-b0012.parquet'
+    """
+    return f"{prefix}-steps-b{bucket:04d}.parquet"
+
+
+def _half_up(x: np.ndarray) -> np.ndarray:
+    """Round half away from zero, as Spark's ``round`` (exact: ``x - floor(x)`` is exact below 2**52).
+
+    >>> _half_up(np.array([0.5, 1.49999999999999, 2.5, 0.49999999999999994, -2.5])).tolist()
+    [1.0, 1.0, 3.0, 0.0, -3.0]
+    """
+    a = np.abs(x)
+    low = np.floor(a)
+    return np.copysign(low + (a - low >= 0.5), x)
+
+
+def _covered(deltas: pa.Table) -> pa.Table:
+    """The later minutes each bytes-in window longer than a minute covers, as rows without a metric's value."""
+    span = deltas.column("span_ms").to_numpy(zero_copy_only=False)
+    metric = deltas.column("metric")
+    long = np.flatnonzero(pc.and_(pc.equal(metric, "bytes_in"), pc.greater(deltas.column("span_ms"), _MINUTE_MS)).fill_null(False).to_numpy(zero_copy_only=False))
+    if not long.size:
+        return deltas.schema.empty_table()
+    counts = (span[long] - 1) // _MINUTE_MS  # minutes in [minute + 1 min, minute + span - 1 ms]
+    which = np.repeat(long, counts)
+    step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+    minute = deltas.column("minute_ms").to_numpy(zero_copy_only=False)[which] + step * _MINUTE_MS
+    n = which.size
+    take = pa.array(which)
+    return pa.table(
+        {
+            "cluster": deltas.column("cluster").take(take),
+            "broker_id": deltas.column("broker_id").take(take),
+            "topic": deltas.column("topic").take(take),
+            "metric": pa.array(np.full(n, _COVERED), pa.string()),
+            "source": pa.nulls(n, pa.string()),
+            "reset": pa.array(np.zeros(n, bool)),
+            "delta": pa.nulls(n, pa.float64()),
+            "minute_ms": pa.array(minute, pa.int64()),
+            "span_ms": pa.nulls(n, pa.int64()),
+        },
+        schema=deltas.schema,
+    )
+
+
+def pivot_minutes(deltas: pa.Table) -> pa.Table:
+    """Sum increases (`DELTA_FIELDS`) into the normalized per-minute rows (`THROUGHPUT_ARROW`).
+
+    Per (cluster, broker, topic, minute) and metric: the bytes summed and the windows' lengths summed; a
+    metric's window is its summed length in whole seconds (half up, at least 1), ``interval_s`` bytes-in's
+    (else the longest of the row's), the other two only where they differ from it. ``bytes_in`` is null on a
+    minute a longer bytes-in window covers, else 0 when the row has none. Flags: a reset among the row's
+    windows, a gap (longest window > 90 s), a partial minute (< 45 s). The row's source is the least of its
+    windows' sources. Rows in the order their keys first appear; sums in input order.
+
+    Examples
+    --------
+    >>> d = pa.table({"cluster": ["c"] * 5, "broker_id": pa.array([1] * 5, pa.int32()), "topic": ["t"] * 5,
+    ...               "metric": ["bytes_in", "bytes_out", "bytes_in", "bytes_out", "bytes_out"],
+    ...               "source": ["a", "b", "a", "a", "a"], "reset": [False, False, True, False, False],
+    ...               "delta": [10.0, 4.0, 5.0, 7.0, 2.5], "minute_ms": [0, 0, 60_000, 120_000, 300_000],
+    ...               "span_ms": [60_000, 61_000, 180_000, 60_000, 60_000]}, schema=DELTA_FIELDS)
+    >>> [(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"], r["flags"])
+    ...  for r in pivot_minutes(d).to_pylist()]
+    [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, 0, 60, 3, None, 'a', 0)]
+    """
+    deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
+    deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
+    deltas = pa.concat_tables([deltas, _covered(deltas)])
+    metric = deltas.column("metric")
+    sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
+    columns = {k: deltas.column(k) for k in _KEYS}
+    for m in _METRICS:
+        mine = pc.equal(metric, m)
+        columns[f"{m}_span"] = pc.if_else(mine, deltas.column("span_ms"), None)
+        columns[m] = pc.if_else(mine, deltas.column("delta"), None)
+    columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
+    columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
+    columns["covered"] = pc.cast(pc.equal(metric, _COVERED), pa.int8())
+    aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
+    aggregations += [("reset", "max"), ("rank", "min"), ("covered", "max")]
+    rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
+
+    def values(name: str) -> tuple[np.ndarray, np.ndarray]:
+        col = rows.column(name)
+        return col.is_null().to_numpy(zero_copy_only=False), col.fill_null(0).to_numpy(zero_copy_only=False)
+
+    spans = {m: values(f"{m}_span_sum") for m in _METRICS}
+    span = np.max([np.where(null, -1, s) for null, s in spans.values()], axis=0)
+    keep = span >= 0  # not a minute only covered
+    rows, span = rows.filter(pa.array(keep)), span[keep]
+    spans = {m: (null[keep], s[keep]) for m, (null, s) in spans.items()}
+    reset = rows.column("reset_max").to_numpy(zero_copy_only=False).astype(np.int32)
+    flags = reset * FLAG_RESET + np.where(span > GAP_MS, FLAG_GAP, 0) + np.where(span < PARTIAL_MS, FLAG_PARTIAL, 0)
+    seconds = {m: (null, np.maximum(_half_up(s / 1000), 1).astype(np.int32)) for m, (null, s) in spans.items()}
+    in_null, in_seconds = seconds["bytes_in"]
+    interval = np.where(in_null, np.maximum(_half_up(span / 1000), 1).astype(np.int32), in_seconds)
+    out: dict[str, pa.Array] = {
+        "cluster": rows.column("cluster"),
+        "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
+        "interval_s": pa.array(interval, pa.int32()),
+        "broker_id": rows.column("broker_id"),
+        "topic": rows.column("topic"),
+    }
+    covered = rows.column("covered_max").to_numpy(zero_copy_only=False) > 0
+    for m in _METRICS:
+        null, total = values(f"{m}_sum")
+        rounded = _half_up(total).astype(np.int64)
+        if m == "bytes_in":
+            out[m] = pa.array(np.where(null, 0, rounded), pa.int64(), mask=null & covered)
+        else:
+            out[m] = pa.array(rounded, pa.int64(), mask=null)
+    for m in _METRICS[1:]:
+        null, s = seconds[m]
+        out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
+    out["source"] = pa.array(sources, pa.string()).take(rows.column("rank_min"))
+    out["flags"] = pa.array(flags, pa.int32())
+    return pa.table(out, schema=THROUGHPUT_ARROW)
+
+
+def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """`pivot_minutes` over all of a Spark partition's increases (every key's rows in that partition)."""
+    batches = list(batches)
+    if batches:
+        yield from pivot_minutes(pa.Table.from_batches(batches)).to_batches()
+
+
+def _read_steps(path: str) -> pa.Table:
+    """A worker's per-minute increases file (`spark_jobs.records.STAGED_SCHEMA` rows of kind ``steps``) as deltas."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=["cluster", "broker_id", "topic", "metric", "source", "ts_ms", "value", "span_ms"])
+    return pa.table(
+        {
+            "cluster": t.column("cluster"), "broker_id": t.column("broker_id"), "topic": t.column("topic"),
+            "metric": t.column("metric"), "source": t.column("source"), "reset": pa.array(np.zeros(t.num_rows, bool)),
+            "delta": t.column("value"), "minute_ms": t.column("ts_ms"), "span_ms": t.column("span_ms"),
+        },
+        schema=DELTA_FIELDS,
+    )
+
+
+def _merge_partition(batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str) -> Iterator[pa.RecordBatch]:
+    """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
+    its rows to ``directory/minutes-b<bucket>.parquet``; yield the rows written per bucket."""
+    import pyarrow.parquet as pq
+
+    batches = list(batches)
+    if not batches:
+        return
+    table = pa.Table.from_batches(batches)
+    bucket = table.column("bucket").to_numpy(zero_copy_only=False)
+    for b in np.unique(bucket).tolist():
+        spark_rows = table.filter(pa.array(bucket == b)).drop_columns(["bucket"])
+        spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
+        parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
+        rows = pivot_minutes(pa.concat_tables(parts))
+        if rows.num_rows:
+            target = os.path.join(directory, f"minutes-b{b:04d}.parquet")
+            temporary = os.path.join(directory, f".minutes-b{b:04d}.{os.getpid()}.tmp")
+            pq.write_table(rows, temporary, compression="zstd")
+            os.replace(temporary, target)
+        yield pa.record_batch([pa.array([rows.num_rows], pa.int64())], names=["rows"])
+
+
+def merge_buckets(spark, deltas, steps_files: Sequence[str], buckets: int, directory: str) -> int:
+    """Write the per-minute rows of Spark's increases ``deltas`` and the workers' bucketed ``steps_files`` under
+    ``directory`` (`THROUGHPUT_ARROW`), one Python task per group of buckets; return the rows written.
+
+    ``deltas`` are bucketed as the workers bucket theirs (`bucket_of`); every bucket is sent to a task even
+    when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
+    """
+    from pyspark.sql import functions as F
+
+    os.makedirs(directory, exist_ok=True)
+    by_bucket: dict[int, list[str]] = {}
+    for path in steps_files:
+        by_bucket.setdefault(int(path.rsplit("-b", 1)[1].split(".")[0]), []).append(path)
+    bucket = F.pmod(F.crc32(F.coalesce(F.col("topic"), F.lit("")).cast("binary")), F.lit(buckets)).cast("int")
+    rows = deltas.select(*DELTA_FIELDS.names, bucket.alias("bucket"))
+    markers = spark.range(buckets).select(
+        *[F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in DELTA_FIELDS.names], F.col("id").cast("int").alias("bucket")
+    )
+    merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory))
+    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "rows long")
+    return int(done.agg(F.sum("rows")).collect()[0][0] or 0)
