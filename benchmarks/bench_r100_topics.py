@@ -257,36 +257,39 @@ def main() -> int:
     p.add_argument("--no-increment", action="store_true", help="skip the daily increment onto the longest run's history")
     p.add_argument("--probe-hours", type=int, default=0, help="hours of raw counters to measure the server's query time on")
     a = p.parse_args()
-    lengths = sorted({int(d) for d in a.days.split(",")})
-    needed = lengths[-1] + (0 if a.no_increment else 1)
+    lengths = sorted({int(d) for d in a.days.split(",") if d})  # --days "": the probe alone
+    needed = (lengths[-1] if lengths else 0) + (0 if a.no_increment or not lengths else 1)
     a.dir.mkdir(parents=True, exist_ok=True)
     meta = backfill(a.dir, needed, a.probe_hours)
     print(f"backfill: {meta['samples']:,} per-topic samples ({meta['days']} days, {TOPICS} topics x 3 metrics) in {meta['seconds']:.0f} s")
     proc, url = serve(a.dir)
     try:
         rows = []
+        print(f"{'run':<10} {'days':>4} {'wall s':>7} {'records':>12} {'records/s':>10} {'peak MB':>8} {'requests':>8} {'load':>5}", flush=True)
+
+        def show(what: str, r: dict) -> None:
+            rows.append((what, r))
+            print(f"{what:<10} {r['days']:>4} {r['wall_s']:>7.1f} {r['records']:>12,} {r['records_per_s']:>10,.0f} {r['peak_mb']:>8,} "
+                  f"{r['requests']:>8} {r['load']:>5.1f}", flush=True)
+
         for days in lengths:
             out = a.dir / f"run-{days}d"
             shutil.rmtree(out, ignore_errors=True)
-            rows.append(("first run", ingest(url, out, 0, days)))
-        if not a.no_increment:
+            show("first run", ingest(url, out, 0, days))
+        if lengths and not a.no_increment:
             base = a.dir / f"run-{lengths[-1]}d"
             out = a.dir / "run-increment"
             shutil.rmtree(out, ignore_errors=True)
             history = a.dir / "history-increment"
             shutil.rmtree(history, ignore_errors=True)
             shutil.copytree(base / "history", history)
-            rows.append(("increment", ingest(url, out, 0, lengths[-1] + 1, history=history)))
-        print(f"{'run':<10} {'days':>4} {'wall s':>7} {'records':>12} {'records/s':>10} {'peak MB':>8} {'requests':>8} {'load':>5}")
-        for what, r in rows:
-            print(f"{what:<10} {r['days']:>4} {r['wall_s']:>7.1f} {r['records']:>12,} {r['records_per_s']:>10,.0f} {r['peak_mb']:>8,} "
-                  f"{r['requests']:>8} {r['load']:>5.1f}")
+            show("increment", ingest(url, out, 0, lengths[-1] + 1, history=history))
         first = [r for what, r in rows if what == "first run"]
         if len(first) >= 2:
             slope, intercept = np.polyfit([r["days"] for r in first], [r["wall_s"] for r in first], 1)
             print(f"linear fit: {intercept:.1f} s + {slope:.1f} s/day; a {QUARTER_DAYS}-day first run: {intercept + slope * QUARTER_DAYS:.0f} s "
                   f"({(intercept + slope * QUARTER_DAYS) / 60:.1f} min)")
-        per_day_requests = first[-1]["requests"] / first[-1]["days"]
+        per_day_requests = first[-1]["requests"] / first[-1]["days"] if first else 3
         print(f"query load, per-topic: {per_day_requests:.0f} requests/day, {TOPICS * MINUTES:,} samples per request; "
               f"a quarter: {per_day_requests * QUARTER_DAYS:.0f} requests, {TOPICS * 3 * MINUTES * QUARTER_DAYS / 1e6:.0f} M samples")
         if a.probe_hours:
