@@ -158,6 +158,8 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
         raise InputError(f"--start {start:%Y-%m-%dT%H:%M:%SZ} is not before --end {end:%Y-%m-%dT%H:%M:%SZ}")
     if options.mode not in MODES:
         raise InputError(f"--prometheus-mode {options.mode!r}: expected one of {', '.join(MODES)}")
+    if options.mode == "per-topic" and options.query != "counters":
+        raise InputError(f"--prometheus-query {options.query}: it says how the raw mode reads counters; --prometheus-mode per-topic has its own query")
     step = parse_duration(options.step, option="--step")
     if options.mode == "per-topic" and (step % 60 or 86_400 % step):
         raise InputError(f"--step {options.step!r}: the per-topic mode needs whole minutes that divide a day (60s, 5m, 15m, 1h …)")

@@ -741,4 +741,6 @@ def test_per_topic_requests_sit_on_the_grid_of_each_minutes_closing_scrape(tmp_p
     assert len(minutes) == 15 and float(minutes[1].params["start"]) == DAY0 + 119.999 + 100 * 60
     with pytest.raises(InputError, match="--step '7m': the per-topic mode needs whole minutes that divide a day"):
         prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", step="7m"))
+    with pytest.raises(InputError, match="--prometheus-query increase: it says how the raw mode reads counters"):
+        prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", query="increase"))
     assert source.identity() != prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-05")).identity()
