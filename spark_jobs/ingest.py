@@ -298,7 +298,7 @@ def _stage_records(
         progress("reading the metric logs")
     if inputs.query_range or inputs.prometheus:
         path = os.fspath(work / "query_range")
-        for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE})):
+        for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE, "own_windows": True})):
             if files:
                 stage_query_range(
                     spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, names=params.metric_names,

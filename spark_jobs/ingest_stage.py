@@ -41,6 +41,8 @@ class PrometheusOptions:
     end: str | None = None
     step: str = "60s"
     query: str = "counters"
+    #: ``raw`` (every per-(broker, topic) series, as ``query`` says) or ``per-topic`` (the server's sums per topic).
+    mode: str = "raw"
     timeout_s: float = 120.0
     in_flight: int = 4
     retries: int = 5
@@ -86,9 +88,9 @@ def parse_duration(text: str, *, option: str) -> int:
     >>> parse_duration("1m30s", option="--step")
     90
     """
-    from spark_jobs.query_range import _duration_s
+    from spark_jobs.metric_names import duration_s
 
-    seconds = _duration_s(text)
+    seconds = duration_s(text)
     if not seconds or seconds != int(seconds):
         raise InputError(f"{option} {text!r}: expected a duration of whole seconds like 60s, 5m or 1h")
     return int(seconds)
@@ -135,7 +137,7 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
     """
     from spark_jobs.metric_names import DEFAULT
 
-    from spark_jobs.prometheus import QUERIES, PrometheusSource
+    from spark_jobs.prometheus import MODES, QUERIES, PrometheusSource
 
     if not options.url.startswith(("http://", "https://")):
         raise InputError(f"--prometheus {options.url!r}: expected an http:// or https:// URL of the Prometheus API")
@@ -154,7 +156,13 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
         start = midnight - timedelta(days=days) if midnight < end else midnight - timedelta(days=days)
     if start >= end:
         raise InputError(f"--start {start:%Y-%m-%dT%H:%M:%SZ} is not before --end {end:%Y-%m-%dT%H:%M:%SZ}")
+    if options.mode not in MODES:
+        raise InputError(f"--prometheus-mode {options.mode!r}: expected one of {', '.join(MODES)}")
+    if options.mode == "per-topic" and options.query != "counters":
+        raise InputError(f"--prometheus-query {options.query}: it says how the raw mode reads counters; --prometheus-mode per-topic has its own query")
     step = parse_duration(options.step, option="--step")
+    if options.mode == "per-topic" and (step % 60 or 86_400 % step):
+        raise InputError(f"--step {options.step!r}: the per-topic mode needs whole minutes that divide a day (60s, 5m, 15m, 1h …)")
     if options.ca_file:
         from pools.files import read_bytes
 
@@ -181,6 +189,7 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
         ca_file=options.ca_file,
         insecure=options.insecure,
         names=names or DEFAULT,
+        mode=options.mode,
     )
 
 
@@ -322,11 +331,14 @@ def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
         result.quality["prometheus"] = {
             "url": source.url if source else None,
             "query": source.query if source else None,
+            "mode": source.mode if source else None,
             "requests": fetched.requests,
             "samples_per_s": round(fetched.samples_per_s),
             "days": list(fetched.days),
             "days_committed": sorted(set(fetched.complete) & set(result.prometheus_days)),
             "series": [s.record() for s in fetched.series],
         }
+        if fetched.checks is not None:
+            result.quality["prometheus"]["per_topic"] = fetched.checks.record()
         write_json(result.out_dir / QUALITY_FILE, result.quality)
     return result

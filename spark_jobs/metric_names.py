@@ -14,6 +14,12 @@ whatever name the exporter's rules make of it. Recognised here (case-insensitive
 ``kafka_server_broker_topic_metrics_bytesinpersec_rate``                ``..._rate`` rules
 =====================================================================  ===========================================
 
+A team's **recording rules** are recognised by Prometheus' naming convention ``level:metric:operation``
+(`MetricNames.recorded`): ``topic:kafka_server_brokertopicmetrics_bytesin:rate1m`` is bytes-in summed per topic
+(the level names the labels kept: ``topic``, ``cluster_topic``; none of the instance labels), as a per-second
+rate over one minute. ``poolplan ingest --prometheus-mode per-topic`` reads such series instead of the counters
+when their window is at most two minutes.
+
 A name ending in ``_total``, ``_count`` or nothing is the meter's ``Count``: a **counter**, converted exactly. A
 name ending in ``OneMinuteRate`` or ``_rate`` is a **rate gauge** (bytes per second, a one-minute EWMA in Kafka's
 Yammer meters): read as the rate of the step that ends at its time, which flattens peaks shorter than a minute,
@@ -59,7 +65,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
 __all__ = [
-    "Meter", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
+    "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -77,6 +83,22 @@ _METER_LABEL_VALUE = r"^(bytesin|bytesout|messagesin)persec$"
 #: Labels that carry the meter when the name does not (jmx_exporter's default export; ``kafka_topic_*{metric=}``).
 METER_LABELS = ("name", "metric")
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: A recording rule's name: ``level:metric:operation`` with the operation ``rate<window>`` or ``increase<window>``.
+_RULE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][A-Za-z0-9_]*):(increase|rate)((?:\d+(?:ms|[smhdwy]))+)$")
+_DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000}
+
+
+def duration_s(text: str) -> float | None:
+    """Seconds of a Prometheus duration (``90s``, ``1m30s``, ``119999ms``), None for anything else.
+
+    >>> duration_s("1m30s"), duration_s("5x")
+    (90, None)
+    """
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(int(n) * _UNIT_S[u] for n, u in parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +107,17 @@ class Meter:
 
     metric: str
     type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a recording rule's series is: one of `METRICS`, ``rate`` (per second) or ``increase`` (bytes) over
+    ``window_s``, and whether its level keeps only the topic (``per_topic``: summed over brokers)."""
+
+    metric: str
+    operation: str
+    window_s: float
+    per_topic: bool
 
 
 def _squash(text: str) -> str:
@@ -135,6 +168,27 @@ class MetricNames:
         if metric is None or metric in self.names:
             return None
         return Meter(metric, _attribute_type(attribute))
+
+    def recorded(self, name: str) -> Recorded | None:
+        """The recording rule a series name is by the ``level:metric:operation`` convention, or None.
+
+        >>> DEFAULT.recorded("topic:kafka_server_brokertopicmetrics_bytesin:rate1m")
+        Recorded(metric='bytes_in', operation='rate', window_s=60, per_topic=True)
+        >>> DEFAULT.recorded("instance_topic:kafka_server_brokertopicmetrics_bytesin_total:increase1m").per_topic
+        False
+        """
+        match = _RULE.match(name)
+        if match is None:
+            return None
+        level, base, operation, window = match.groups()
+        meter = DEFAULT.meter(base, {}) or DEFAULT.meter(base + "_total", {})  # the convention names a built-in spelling
+        seconds = duration_s(window)
+        if meter is None or meter.metric not in METRICS or not seconds:
+            return None
+        kept = set(level.split("_"))
+        per_topic = self.topic_label in kept | {level} or "topic" in kept
+        per_topic = per_topic and not any(label in kept for label in self.instance_labels) and "broker" not in kept
+        return Recorded(meter.metric, operation, seconds, per_topic)
 
     def counter_column(self, name: Column, label: Callable[[str], Column]) -> Column:
         """`meter` as a Spark column, for counters only (a rate gauge gives null): the metric of the series named

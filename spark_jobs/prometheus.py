@@ -20,6 +20,31 @@ a rate gauge (either query)
     ``avg_over_time(<gauge>[<step> - 1ms])`` through ``query_range``: the rate of each step (the scrape inside
     it, never one of the step before), read as its bytes; a step without a scrape stays a gap.
 
+**Per-topic mode** (``--prometheus-mode per-topic``): the server sums each meter per topic and only those
+series travel, ``brokers × topics`` counters becoming ``topics`` series; each row is the topic's total over its
+brokers (`spark_jobs.rates.ALL_BROKERS`). Per series name and day, through ``query_range`` on the grid of
+every minute's last millisecond (``…:00:59.999``):
+
+a counter
+    ``sum by (topic) (irate(<counter>[119999ms]))``. A window of two minutes less a millisecond holds exactly
+    the two scrapes around one scrape step of a 60 s target whatever its scrape offset, in 2.x's closed ranges
+    as in 3.x's left-open ones (``[1m]`` holds one scrape: no rate at all; ``[2m]`` holds three when scrapes
+    fall on the minute: two steps averaged). Over those two samples ``irate()`` is the step's increase over its
+    length, with no extrapolation (``rate()`` extrapolates to the window's edges and, near a new meter's zero,
+    cuts it short: a step too low); a reset in the step counts the new meter's value, as the raw rules do. The
+    value at ``m + 119.999 s`` is the step that starts in minute ``m``: the minute the raw path credits it to,
+    so a minute where every series has its two scrapes is the raw path's sum exactly. What it cannot see is
+    pulled beside it, for bytes-in, as sparse series: ``count by (topic) (count_over_time(<counter>[119999ms])
+    < 2)`` (a series with one scrape in the window: twice for a missed scrape, whose two minutes' bytes the sum
+    lacks; once for a meter's first scrape, whose bytes since its creation it lacks; once after its last) and
+    ``sum by (topic) (resets(<counter>[119999ms])) > 0``; ``quality.json`` reports both.
+a team's recording rule (``topic:<meter>:rate1m``, `MetricNames.recorded`), or a rate gauge
+    ``sum by (topic) (avg_over_time(<series>[59999ms]))``: the rate recorded in each minute, as it is.
+a step longer than 60 s (``--step 5m``)
+    peaks kept: ``max_over_time(<the one-minute sum, offset 1ms>[<step> - 1ms:1m])``, the highest one-minute
+    rate of the step, stored as the step's rate (a step's minutes are the ones one minute before it: a
+    subquery is evaluated at whole minutes).
+
 **The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
 while it arrives (a complete ``success`` matrix document) and only then given its name, which is a digest of
 what was asked (server, path, query, range, step), so a response is reused only for the same question and a
@@ -43,7 +68,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -65,6 +90,8 @@ __all__ = [
     "SPOOL_DIR",
     "mark_committed",
     "RETRY_BUDGET_S",
+    "MODES",
+    "PerTopicChecks",
 ]
 
 #: Prometheus rejects a range query asking for more points than this per series.
@@ -72,6 +99,15 @@ MAX_POINTS = 11_000
 #: Where the spool and the list of committed days live, inside the history folder (Spark skips ``_`` folders).
 SPOOL_DIR = "_prometheus"
 QUERIES = ("counters", "increase")
+#: ``--prometheus-mode``: every per-(broker, topic) series as `QUERIES` says, or the server's per-topic sums.
+MODES = ("raw", "per-topic")
+#: A per-topic rate window: the two scrapes around one step of a 60 s target, never three (see the module doc).
+_STEP_WINDOW_MS = 119_999
+#: The (series, minute) values a per-topic request of counters may make the server hold at once: under
+#: Prometheus' default ``--query.max-samples`` (50 M) with room for other queries (R100: 100-minute requests).
+_INNER_SAMPLES = 20_000_000
+#: Recording rules with a window up to this are read before the counters in the per-topic mode.
+_SHORT_RULE_S = 120
 #: Seconds after its start a request is no longer retried (errors, 429, 5xx), whatever ``--retries`` allows.
 RETRY_BUDGET_S = 60.0
 _DAY = 86_400
@@ -102,6 +138,7 @@ class PrometheusSource:
     insecure: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
     names: MetricNames = DEFAULT
+    mode: str = "raw"
 
     def days(self) -> list[date]:
         """The UTC days the range touches."""
@@ -112,6 +149,8 @@ class PrometheusSource:
         """What makes two pulls give the same rows: the server, the query, the step and the names read by."""
         names = self.names
         key = [self.url.rstrip("/"), self.query, self.step_s, sorted(names.names.items()), names.topic_label, names.instance_labels, sorted(names.select.items())]
+        if self.mode != "raw":  # the raw pulls of earlier versions keep their identity
+            key = [*key[:1], self.mode, *key[2:]]
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:_DIGEST_CHARS]
 
 
@@ -127,10 +166,15 @@ class Series:
     topics: int
     used: bool = False
     why: str = ""
+    #: A recording rule's window (``type`` ``rate`` or ``increase``, summed per topic already), else 0.
+    window_s: float = 0
+    #: Of a counter pulled per topic: the instances carrying it (its series are at most ``topics × instances``).
+    instances: int = 0
 
     def record(self) -> dict[str, Any]:
-        return {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
-                "used": self.used, "why": self.why}
+        out = {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
+               "used": self.used, "why": self.why}
+        return {**out, "recording_rule_window_s": self.window_s} if self.window_s else out
 
 
 @dataclass(frozen=True)
@@ -146,6 +190,28 @@ class Fetched:
     requests: int
     series: tuple[Series, ...] = ()
     identity: str = ""
+    #: What a per-topic pull of counters could not see in the days fetched (None: no counter pulled per topic).
+    checks: PerTopicChecks | None = None
+
+
+@dataclass(frozen=True)
+class PerTopicChecks:
+    """What a per-topic pull of counters cannot see, per topic, from the sparse check series: ``unseen``
+    series-minutes (one scrape in the window: the sum lacks that series' step) and counter ``resets``."""
+
+    unseen: Mapping[str, int]
+    resets: Mapping[str, int]
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "unseen_series_minutes": sum(self.unseen.values()),
+            "counter_resets": sum(self.resets.values()),
+            "unseen_by_topic": {t: self.unseen[t] for t in sorted(self.unseen)},
+            "resets_by_topic": {t: self.resets[t] for t in sorted(self.resets)},
+            "cannot_see": "a series-minute with one scrape in its two-minute window is missing from the topic's sum: "
+                          "a missed scrape (two minutes of that series' bytes) or a meter's first scrape (its bytes "
+                          "since it was created); resets are counted as the raw path counts them",
+        }
 
 
 def _spool(history: str, cluster: str) -> Path:
@@ -396,18 +462,20 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
             match = {"__name__": name, **extra}
             topics = client.get_json(f"/api/v1/label/{names.topic_label}/values", [*span, ("match[]", "{" + names.matchers(match) + "}")])
             found.append(Series(meter.metric, meter.type, name, match, len(topics)))
+    if source.mode == "per-topic":  # a team's recording rules summed per topic (never for a metric the user named)
+        for name in all_names:
+            rule = names.recorded(name)
+            if rule is None or not rule.per_topic or rule.metric in names.names:
+                continue
+            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values", [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
+            found.append(Series(rule.metric, rule.operation, name, {"__name__": name}, len(topics), window_s=rule.window_s))
+        found = [_with_instances(client, s, names, span) if s.type == COUNTER and s.topics else s for s in found]
     chosen = []
     for metric in METRICS:
-        ranked = sorted((s for s in found if s.metric == metric and s.topics), key=lambda s: (s.type != COUNTER, -s.topics, s.name, sorted(s.match.items())))
+        ranked = sorted((s for s in found if s.metric == metric and s.topics), key=lambda s: (_rank(s), -s.topics, s.name, sorted(s.match.items())))
         for i, s in enumerate(ranked):
-            if i == 0:
-                why = "a counter of the meter: converted exactly" if s.type == COUNTER else (
-                    f"no counter of the meter on the server: its rate gauge, read as the rate of each {source.step_s} s step "
-                    "(less exact: a one-minute EWMA flattens shorter peaks)"
-                )
-            else:
-                why = f"another spelling of {metric}: {ranked[0].name} is used ({'a counter' if ranked[0].type == COUNTER else 'more topics'})"
-            chosen.append(Series(s.metric, s.type, s.name, s.match, s.topics, i == 0, why))
+            why = _why(s, source) if i == 0 else f"another spelling of {metric}: {ranked[0].name} is used ({_why(ranked[0], source).split(':')[0]})"
+            chosen.append(replace(s, used=i == 0, why=why))
         chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range") for s in found if s.metric == metric and not s.topics]
     if not any(s.used and s.metric == "bytes_in" for s in chosen):
         wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else "kafka_server_brokertopicmetrics_bytesin_total"
@@ -422,12 +490,46 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
     return tuple(chosen)
 
 
+def _with_instances(client: _Client, series: Series, names: MetricNames, span: Sequence[tuple[str, str]]) -> Series:
+    """``series`` with the number of instances carrying it (by the first instance label that has values)."""
+    for label in names.instance_labels:
+        values = client.get_json(f"/api/v1/label/{label}/values", [*span, ("match[]", "{" + names.matchers(series.match) + "}")])
+        if values:
+            return replace(series, instances=len(values))
+    return series
+
+
+def _rank(series: Series) -> int:
+    """Which series of a meter is read first: a short recording rule (per-topic mode), a counter, a longer
+    recording rule, a rate gauge."""
+    if series.window_s:
+        return 0 if series.window_s <= _SHORT_RULE_S else 2
+    return 1 if series.type == COUNTER else 3
+
+
+def _why(series: Series, source: PrometheusSource) -> str:
+    """Why ``series`` is the one read of its meter (for ``quality.json``)."""
+    if series.window_s:
+        window = f"{series.window_s:g} s"
+        if series.window_s <= _SHORT_RULE_S:
+            return f"a recording rule summed per topic ({series.type} over {window}): read as it is, no per-broker series"
+        return f"a recording rule summed per topic, no counter of the meter on the server: less exact ({series.type} over {window} flattens shorter peaks)"
+    if series.type == COUNTER:
+        if source.mode == "per-topic":
+            return "a counter of the meter: summed per topic by the server, each scrape step's rate exactly (what it cannot see: quality.json)"
+        return "a counter of the meter: converted exactly"
+    return (f"no counter of the meter on the server: its rate gauge, read as the rate of each {source.step_s} s step "
+            "(less exact: a one-minute EWMA flattens shorter peaks)")
+
+
 @dataclass(frozen=True)
 class _Request:
     day: str
     path: str
     params: Mapping[str, str]
     target: Path
+    #: A per-topic check series (`PerTopicChecks`: ``unseen`` or ``resets``), not rows; else empty.
+    check: str = ""
 
 
 def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, series: Sequence[Series]) -> list[_Request]:
@@ -437,6 +539,8 @@ def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, serie
     wanted = sorted(days)
     names = source.names
     by = ", ".join(dict.fromkeys((*names.instance_labels, names.topic_label)))
+    if source.mode == "per-topic":
+        return _per_topic_requests(source, wanted, spool, series)
     for s in (s for s in series if s.used):
         selector = "{" + names.matchers(s.match) + "}"
         # the file name's metric prefix says what a result without __name__ is (`spark_jobs.query_range`)
@@ -468,6 +572,62 @@ def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, serie
                 params = {"query": expr, "start": _iso(first), "end": _iso(last), "step": f"{step}s"}
                 out.append(_request(source, name, "/api/v1/query_range", params, spool, prefix))
                 first = last + step
+    return out
+
+
+def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
+    """The PromQL of a per-topic pull of ``series`` at a step of ``step_s`` (see the module doc): each value is a
+    topic's rate in bytes (or messages) per second, summed over its brokers.
+
+    >>> s = Series("bytes_in", "counter", "x_total", {"__name__": "x_total"}, 1)
+    >>> per_topic_query(s, DEFAULT, 60)
+    'sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms]))'
+    >>> per_topic_query(s, DEFAULT, 300)
+    'max_over_time(sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms] offset 1ms))[299999ms:1m])'
+    """
+    selector = "{" + names.matchers(series.match) + "}"
+    offset = " offset 1ms" if step_s > 60 else ""
+    if series.type == COUNTER:
+        inner = f"irate({selector}[{_STEP_WINDOW_MS}ms]{offset})"
+    else:  # a rate gauge or a recording rule: its value in each minute
+        inner = f"avg_over_time({selector}[59999ms]{offset})"
+        if series.type == "increase":
+            inner = f"{inner} / {series.window_s:g}"
+    expr = f"sum by ({names.topic_label}) ({inner})"
+    return expr if step_s <= 60 else f"max_over_time({expr}[{step_s * 1000 - 1}ms:1m])"
+
+
+def _per_topic_requests(source: PrometheusSource, days: Sequence[date], spool: Path, series: Sequence[Series]) -> list[_Request]:
+    """One ``query_range`` per used series and day (a day's points are far under `MAX_POINTS`), on the grid
+    whose value at ``t`` is the rate of the minute (or step) that starts ``step + 60 s`` before ``t + 1 ms``;
+    for bytes-in counters the two sparse check series beside it."""
+    names, step = source.names, source.step_s
+    out = []
+    for s in (s for s in series if s.used):
+        selector = "{" + names.matchers(s.match) + "}"
+        base = f"kafka_server_brokertopicmetrics_{s.metric.replace('_', '')}"  # a built-in spelling: the level:metric:operation convention
+        queries = [(per_topic_query(s, names, step), f"{names.topic_label}:{base}:rate{step}s", "")]
+        if s.type == COUNTER and s.metric == "bytes_in":
+            window = f"{selector}[{_STEP_WINDOW_MS}ms]"
+            queries += [
+                (f"count by ({names.topic_label}) (count_over_time({window}) < 2)", f"check:{base}:unseen", "unseen"),
+                (f"sum by ({names.topic_label}) (resets({window})) > 0", f"check:{base}:resets", "resets"),
+            ]
+        # the server holds every (series, minute) of the inner irate() at once: keep it under its --query.max-samples
+        per_request = max(1, _INNER_SAMPLES // max(1, s.topics * s.instances)) if s.type == COUNTER else MAX_POINTS
+        for day in days:
+            midnight = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
+            for expr, prefix, check in queries:
+                grid = 60 if check else step  # the checks count every minute
+                block = midnight + -(-max(0.0, source.start.timestamp() - midnight) // grid) * grid  # the first whole step
+                first = block + grid + 59.999
+                last = min(midnight + _DAY + 59.999, source.end.timestamp() - 0.001)
+                points = max(1, min(per_request * 60 // grid, MAX_POINTS))
+                while first <= last:
+                    end = first + min((last - first) // grid, points - 1) * grid
+                    params = {"query": expr, "start": _iso(first), "end": _iso(end), "step": f"{grid}s"}
+                    out.append(replace(_request(source, day.isoformat(), "/api/v1/query_range", params, spool, prefix), check=check))
+                    first = end + grid
     return out
 
 
@@ -506,6 +666,8 @@ def fetch(
     """
     if source.query not in QUERIES:
         raise InputError(f"--prometheus-query {source.query!r}: expected one of {', '.join(QUERIES)}")
+    if source.mode not in MODES:
+        raise InputError(f"--prometheus-mode {source.mode!r}: expected one of {', '.join(MODES)}")
     spool = _spool(history, cluster)
     identity = source.identity()
     done = committed_days(history, cluster, identity)
@@ -559,5 +721,19 @@ def fetch(
             if failure is not None:
                 raise failure
     elapsed = max(time.monotonic() - started, 1e-9)
-    files = tuple(str(r.target) for r in requests)
-    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, pairs[0] / elapsed if todo else 0.0, len(todo), series, identity)
+    files = tuple(str(r.target) for r in requests if not r.check)
+    checks = _read_checks([r for r in requests if r.check]) if any(r.check for r in requests) else None
+    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, pairs[0] / elapsed if todo else 0.0, len(todo), series, identity,
+                   checks)
+
+
+def _read_checks(requests: Sequence[_Request]) -> PerTopicChecks:
+    """Sum the sparse check series of a per-topic pull per topic (each value a count of one minute)."""
+    totals: dict[str, dict[str, int]] = {"unseen": {}, "resets": {}}
+    for request in requests:
+        doc = json.loads(request.target.read_bytes())
+        counts = totals[request.check]
+        for series in doc["data"]["result"]:
+            topic = next(iter(series["metric"].values()), "")  # `by (topic)`: the one label
+            counts[topic] = counts.get(topic, 0) + int(sum(round(float(v)) for _, v in series["values"]))
+    return PerTopicChecks(totals["unseen"], totals["resets"])

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames
+from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s
 from spark_jobs.minute_merge import bucket_of, steps_file
 from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
@@ -59,8 +59,6 @@ _BATCH_ROWS = 65_536
 _ROW_GROUP_ROWS = 1 << 19
 _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
-_DURATION = re.compile(r"(\d+)(ms|[smhdwy])")
-_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800, "y": 31_536_000}
 _PARTITION = re.compile(r"^[0-9]{1,9}$")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
 _MINUTE_MS = 60_000
@@ -99,13 +97,6 @@ class RangeValues:
         return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
 
 
-def _duration_s(text: str) -> float | None:
-    parts = _DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        return None
-    return sum(int(n) * _UNIT_S[u] for n, u in parts)
-
-
 def _spacing_s(ts_ms: np.ndarray) -> float:
     """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
 
@@ -132,7 +123,7 @@ def parse_range_values(text: str | None) -> RangeValues | None:
     if text == "counter":
         return RangeValues()
     op, _, window = text.partition(":")
-    seconds = _duration_s(window)
+    seconds = duration_s(window)
     if op not in ("increase", "rate") or not seconds:
         raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
     return RangeValues(op, seconds)
@@ -144,13 +135,16 @@ def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> 
     None: the spacing of its samples)."""
     if not name:
         return None, RangeValues()
+    recorded = names.recorded(name)
+    if recorded is not None:
+        return recorded.metric, RangeValues(recorded.operation, recorded.window_s)
     parts = name.split(":")
     match = _OPERATION.match(parts[-1].lower()) if len(parts) >= 2 else None
     if match:
         base = parts[-2]
         meter = names.meter(base, labels) or names.meter(base + "_total", labels)
         if meter and meter.metric != LOG_SIZE:
-            return meter.metric, RangeValues(match.group(1), _duration_s(match.group(2)))
+            return meter.metric, RangeValues(match.group(1), duration_s(match.group(2)))
         return None, RangeValues()
     meter = names.meter(name, labels)
     if meter is None:
@@ -353,9 +347,11 @@ class _Reader:
         steps: bool,
         names: MetricNames = DEFAULT,
         steps_sink: _StepsSink | None = None,
+        own_windows: bool = False,
     ) -> None:
         self.batches, self.file_name, self.broker_map, self.declared, self.names = batches, file_name, broker_map, declared, names
         self.steps_sink = steps_sink
+        self.own_windows = own_windows
         self.pending: list[_Series] = []
         self.pending_bytes = 0
         self.steps = steps
@@ -465,6 +461,16 @@ class _Reader:
                 raw[i] = _raw(labels, values[i] if values is not None else [int(ts_ms[i]) / 1000, _go_float(float(value[i]))])
         if kind_of.operation == "rate":
             value = value * kind_of.window_s  # the bytes over the window
+        windows = kind == _KINDS.index(KIND_INCREASE)
+        if self.steps and self.own_windows and broker == ALL_BROKERS and windows.any():
+            rest = np.flatnonzero(~windows)
+            if rest.size:
+                yield from self.batches.add(
+                    rest.size, kind=kind[rest], reason=reason[rest], raw=[raw[i] for i in rest.tolist()] if raw else None,
+                    ts_ms=ts_ms[rest], value=value[rest], broker_id=broker, topic=topic, metric=metric,
+                )
+            yield from self.window_steps(ts_ms[windows], value[windows], topic, metric, kind_of.window_s)
+            return
         counter = kind == _KINDS.index(KIND_COUNTER)
         if self.steps and counter.any():
             rest = np.flatnonzero(~counter)
@@ -511,17 +517,40 @@ class _Reader:
                 1, kind=np.zeros(1, np.int32), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]), units=np.array([len(ts_ms) - sent.size]),
                 **series,
             )
-        k = s.minutes.size
-        if k:
-            batches = self.batches if self.steps_sink is None else self.steps_sink.batches(topic)
-            for batch in batches.add(
-                k, kind=np.full(k, _KINDS.index(KIND_STEPS)), reason=np.zeros(k, np.int32), ts_ms=s.minutes, value=s.deltas,
-                span_ms=s.spans, units=np.zeros(k, np.int64), **series,
-            ):
-                if self.steps_sink is None:
-                    yield batch
-                else:
-                    self.steps_sink.write(topic, batch)
+        yield from self.minute_steps(s.minutes, s.deltas, s.spans, series)
+
+    def window_steps(self, ts_ms: np.ndarray, value: np.ndarray, topic: str, metric: str, window_s: float) -> Iterator[pa.RecordBatch]:
+        """A topic's total of pre-aggregated windows that no other file holds (``own_windows``: a Prometheus
+        pull's per-topic answers), summed here: each window's bytes in the minute it starts in (`KIND_STEPS`,
+        as `spark_jobs.rates.minute_rows` credits an ``increase`` record) and one count of its samples, so none
+        goes through Spark's per-series sort."""
+        window_ms = int(round(window_s * 1000))
+        minutes = (ts_ms - window_ms) // _MINUTE_MS * _MINUTE_MS
+        order = np.argsort(minutes, kind="stable")
+        minutes, value = minutes[order], value[order]
+        cut = np.flatnonzero(np.r_[True, minutes[1:] != minutes[:-1]])
+        series = {"broker_id": ALL_BROKERS, "topic": topic, "metric": metric}
+        yield from self.batches.add(
+            1, kind=np.array([_KINDS.index(KIND_INCREASE)]), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]), units=np.array([len(ts_ms)]),
+            **series,
+        )
+        yield from self.minute_steps(minutes[cut], np.add.reduceat(value, cut), np.add.reduceat(np.full(value.size, window_ms), cut), series)
+
+    def minute_steps(self, minutes: np.ndarray, deltas: np.ndarray, spans: np.ndarray, series: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+        """Increases summed per minute (`KIND_STEPS`): among the batches, or to the steps sink's bucket."""
+        k = minutes.size
+        if not k:
+            return
+        topic = series["topic"]
+        batches = self.batches if self.steps_sink is None else self.steps_sink.batches(topic)
+        for batch in batches.add(
+            k, kind=np.full(k, _KINDS.index(KIND_STEPS)), reason=np.zeros(k, np.int32), ts_ms=minutes, value=deltas,
+            span_ms=spans, units=np.zeros(k, np.int64), **series,
+        ):
+            if self.steps_sink is None:
+                yield batch
+            else:
+                self.steps_sink.write(topic, batch)
 
     def scrape_rows(self) -> Iterator[pa.RecordBatch]:
         """Every broker's distinct scrape times in this file (`KIND_SCRAPE`): the grid of scrape rounds."""
@@ -654,13 +683,16 @@ def parse_file(
     names: MetricNames = DEFAULT,
     steps_sink: _StepsSink | None = None,
     part: tuple[int, int, int] | None = None,
+    own_windows: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
     ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
     a count and the few samples Spark still needs, and the file's scrape times. With a ``steps_sink`` the
     per-minute increases go to it, bucketed by topic, instead of among the batches yielded. With ``part``
     (``(index, start, end)``, from `split_points`) only the series whose text starts in bytes
-    ``[start, end)`` of the file are read, as if they were the whole result.
+    ``[start, end)`` of the file are read, as if they were the whole result. With ``own_windows`` (the
+    file's pre-aggregated windows are in no other file: a Prometheus pull's answers) and ``steps``, a topic's
+    total of windows is summed per minute here too (`_Reader.window_steps`).
 
     Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
     is broken or truncated; its complete series still count), ``query_failed`` (status not ``success``),
@@ -671,7 +703,7 @@ def parse_file(
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
     batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink)
+    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink, own_windows=own_windows)
     series = 0
     with _open(path) as stream:
         chunks = read_chunks(stream) if part is None else _part_chunks(stream, *part[1:])
@@ -898,6 +930,7 @@ def stage_query_range(
     steps: bool = False,
     names: MetricNames = DEFAULT,
     buckets: int | None = None,
+    own_windows: bool = False,
 ):
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
     ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
@@ -921,7 +954,8 @@ def stage_query_range(
     rows = [(i, p, *(part if part else (None, None, None))) for i, (p, part) in enumerate(parts)]
     files = spark.createDataFrame(rows, "i int, path string, part int, start long, end long")
     files = files.repartitionByRange(max(1, len(rows)), "i")
-    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names}
+    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names,
+               "own_windows": own_windows}
     stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
     files.mapInArrow(stage, "rows long").agg(F.sum("rows")).collect()
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)

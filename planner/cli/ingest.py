@@ -41,7 +41,8 @@ _PROM = "Prometheus pull"
 @click.option("--days", type=click.IntRange(min=1), default=None, help=f"{_PROM}: whole UTC days before --end  [default: 14].")
 @click.option("--start", default=None, help=f"{_PROM}: range start (RFC 3339, date or Unix seconds).")
 @click.option("--end", default=None, help=f"{_PROM}: range end, exclusive: a sample at exactly this time is not read  [default: now].")
-@click.option("--step", default="60s", show_default=True, help=f"{_PROM}: step of --prometheus-query increase.")
+@click.option("--step", default="60s", show_default=True,
+              help=f"{_PROM}: step of --prometheus-query increase and of --prometheus-mode per-topic (longer than 60s: each step's highest one-minute rate).")
 @click.option(
     "--prometheus-query",
     "query",
@@ -50,6 +51,16 @@ _PROM = "Prometheus pull"
     show_default=True,
     help=f"{_PROM}: every raw counter sample (exact, gaps kept), or increase() per step computed by the server "
     "(loses bytes at missed scrapes, resets and new meters: see docs/formats.md).",
+)
+@click.option(
+    "--prometheus-mode",
+    "mode",
+    type=click.Choice(["raw", "per-topic"]),
+    default="raw",
+    show_default=True,
+    help=f"{_PROM}: every per-(broker, topic) series (raw: as --prometheus-query says), or the server's sums per topic "
+    "(per-topic: sum by (topic) of each scrape step's rate, or a team's topic:...:rate1m recording rules; about "
+    "brokers times fewer samples; what it cannot see is in quality.json: see docs/formats.md).",
 )
 @click.option("--metric-names", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="TOML naming the meters' series, the topic/instance labels and a selector, when not as jmx_exporter, "

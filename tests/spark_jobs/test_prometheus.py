@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pools.errors import InputError
 from tests.spark_jobs.test_ingest import RATE_COLUMNS
 
 pytestmark = [
@@ -109,6 +110,73 @@ def _families_openmetrics() -> Iterator[str]:
         yield from lines
 
 
+#: The offsets day (2025-03-10): brokers scraped every 60 s at different offsets in the minute, as real targets are.
+DAY1 = 1_741_564_800
+OFFSETS = {"o1:7071": 0.0, "o2:7071": 17.234, "o3:7071": 59.5}
+OFFSET_TOPICS = ("t1", "t2", "t3")
+#: Scrapes of each series: the day and three minutes of the next (the last minutes' closing scrapes).
+OFFSET_SCRAPES = 1443
+#: The counters' spelling in the offsets set (no other set uses it, so each family stays one OpenMetrics block).
+OFFSET_NAME = "kafka_server_BrokerTopicMetrics_{}PerSec_total"
+#: The per-topic recording rule of the "rules" job: bytes-in summed per (job, topic), a per-second rate per minute.
+RULE_NAME = "job_topic:kafka_server_brokertopicmetrics_bytesin:rate1m"
+
+
+def _offset_series() -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+    """(instance, topic, meter) → (scrape times, counter values) of the offsets day, with what the per-topic mode
+    cannot see planted in bytes-in: a missed scrape (o2/t1), a reset (o3/t2), a meter created mid-day (o1/t3) and
+    one closed mid-day (o2/t3)."""
+    rng = np.random.default_rng(23)
+    out = {}
+    for instance, offset in OFFSETS.items():
+        times = DAY1 + offset + 60 * np.arange(OFFSET_SCRAPES)
+        for topic in OFFSET_TOPICS:
+            for meter in METERS:
+                scale = 50 if meter == "MessagesIn" else 40_000
+                values = np.cumsum(rng.integers(0, scale, times.size)).astype(float) + 10**9
+                out[instance, topic, meter] = (times, values)
+    times, values = out["o2:7071", "t1", "BytesIn"]
+    out["o2:7071", "t1", "BytesIn"] = np.delete(times, 300), np.delete(values, 300)
+    times, values = out["o3:7071", "t2", "BytesIn"]
+    values[600:] -= values[599] - 500  # the broker restarted: the meter counts again from 0
+    times, values = out["o1:7071", "t3", "BytesIn"]
+    out["o1:7071", "t3", "BytesIn"] = times[900:], values[900:] - values[899]  # leadership moved here: a new meter
+    times, values = out["o2:7071", "t3", "BytesIn"]
+    out["o2:7071", "t3", "BytesIn"] = times[:1000], values[:1000]  # and away from here: the meter is closed
+    return out
+
+
+def _topic_rates(series: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]], meter: str) -> dict[str, dict[int, float]]:
+    """topic → {minute (s) → the sum over brokers of each 60 s scrape step's rate starting in it}: what the
+    per-topic mode reads (a step across a missed scrape, and a meter's first value, are not there)."""
+    out: dict[str, dict[int, float]] = {}
+    for (_, topic, m), (times, values) in sorted(series.items()):
+        if m != meter:
+            continue
+        rates = out.setdefault(topic, {})
+        delta = np.where(values[1:] < values[:-1], values[1:], values[1:] - values[:-1])
+        for start, step, d in zip(times[:-1].tolist(), np.diff(times).tolist(), delta.tolist()):
+            if step < 119.999:
+                minute = int(start // 60 * 60)
+                rates[minute] = rates.get(minute, 0.0) + d / step
+    return out
+
+
+def _offsets_openmetrics() -> Iterator[str]:
+    series = _offset_series()
+    for meter in METERS:
+        name = OFFSET_NAME.format(meter)
+        yield f"# TYPE {name.removesuffix('_total')} counter\n"
+        for (instance, topic, m), (times, values) in sorted(series.items()):
+            if m == meter:
+                text = _labels({"instance": instance, "job": "offsets", "topic": topic})
+                yield from (f"{name}{{{text}}} {v!r} {t:.3f}\n" for t, v in zip(times.tolist(), values.tolist()))
+    yield f"# TYPE {RULE_NAME} gauge\n"
+    for topic, rates in sorted(_topic_rates(series, "BytesIn").items()):
+        text = _labels({"job": "rules", "topic": topic})
+        yield from (f"{RULE_NAME}{{{text}}} {r!r} {minute + 90}\n" for minute, r in sorted(rates.items()))  # evaluated at :30
+
+
 def _families_text(directory: Path) -> Path:
     """The same counters (mapped brokers) as exposition text files with ms timestamps, one per broker."""
     counters = _counters()
@@ -175,6 +243,7 @@ def backfilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with metrics.open("w") as fh:
         fh.writelines(line for line in counters_openmetrics(SampleSpec(**SPEC)) if line != "# EOF\n")
         fh.writelines(_families_openmetrics())
+        fh.writelines(_offsets_openmetrics())
         fh.write("# EOF\n")
     data = root / "data"
     subprocess.run(
@@ -531,3 +600,147 @@ def test_retries_of_a_failing_server_end_with_the_budget(run_cli, tmp_path: Path
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+OFFSETS_START, OFFSETS_END = "2025-03-10T00:00:00Z", "2025-03-11T00:03:00Z"
+
+
+@pytest.fixture(scope="module")
+def offsets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The offsets day's broker map and names files (``offsets``: the counters, ``rules``: the recording rule)."""
+    root = tmp_path_factory.mktemp("offsets")
+    (root / "broker-map.toml").write_text("".join(f'"{k}" = {i}\n' for i, k in enumerate(OFFSETS, 1)))
+    for job in ("offsets", "rules"):
+        (root / f"{job}.toml").write_text(f'[select]\njob = "{job}"\n')
+    return root
+
+
+def _pull_offsets(run_cli, url: str, offsets: Path, out: Path, job: str, *extra: str) -> dict:
+    code, _, err = run_cli(
+        "ingest", "--prometheus", url, "--start", OFFSETS_START, "--end", OFFSETS_END, "--metric-names", offsets / f"{job}.toml",
+        "--broker-map", offsets / "broker-map.toml", "--cluster", "offsets", "--out", out, *extra,
+    )
+    assert code == 0, err
+    return json.loads((out / "quality.json").read_text())
+
+
+def _minute_rates(out: Path, metric: str) -> dict[str, dict[int, float]]:
+    """topic → {minute (s) → the rate summed over the history's rows of the minute}, as the profile sums them."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(out / "history").to_pylist()
+    rates: dict[str, dict[int, float]] = {}
+    for r in rows:
+        interval = r["interval_s"] if metric == "bytes_in" else (r[f"{metric}_interval_s"] or r["interval_s"])
+        if r[metric] is not None:
+            minute = int(r["ts"].replace(tzinfo=timezone.utc).timestamp())
+            by_minute = rates.setdefault(r["topic"], {})
+            by_minute[minute] = by_minute.get(minute, 0.0) + r[metric] / interval
+    return rates
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_per_topic_pull_is_the_raw_pull_but_for_the_minutes_it_reports_unseen(run_cli, server: str, offsets: Path, tmp_path: Path) -> None:
+    """Brokers at scrape offsets 0, 17.234 and 59.5 s: every topic-minute the per-topic mode reads equals the raw
+    pull's, except at most one per series-minute ``quality.json`` reports unseen (a missed scrape, a new meter),
+    so each percentile lies between the raw percentiles that many ranks either side; resets are counted."""
+    import pyarrow.parquet as pq
+
+    raw = _pull_offsets(run_cli, server, offsets, tmp_path / "raw", "offsets")
+    per_topic = _pull_offsets(run_cli, server, offsets, tmp_path / "topics", "offsets", "--prometheus-mode", "per-topic")
+    assert raw["prometheus"]["mode"] == "raw" and "per_topic" not in raw["prometheus"]
+    checks = per_topic["prometheus"]["per_topic"]
+    # o2/t1 missed a scrape (two minutes without its step), o1/t3 was created and o2/t3 closed; o3/t2 reset
+    assert checks["unseen_by_topic"] == {"t1": 2, "t3": 2} and checks["resets_by_topic"] == {"t2": 1}
+    assert per_topic["prometheus"]["requests"] == 2 * (3 + 2)  # two days: three metrics and two checks each
+    history = pq.read_table(tmp_path / "topics" / "history").to_pylist()
+    assert {r["broker_id"] for r in history} == {-1} and {r["interval_s"] for r in history} == {60}
+    expected = _topic_rates(_offset_series(), "BytesIn")
+    pulled, counted = _minute_rates(tmp_path / "topics", "bytes_in"), _minute_rates(tmp_path / "raw", "bytes_in")
+    for topic in OFFSET_TOPICS:
+        assert pulled[topic] == pytest.approx(expected[topic], rel=1e-12, abs=1e-9), topic  # the oracle, minute by minute
+        assert sorted(pulled[topic]) == sorted(counted[topic])
+        differ = [m for m in counted[topic] if pulled[topic][m] != pytest.approx(counted[topic][m], rel=1e-12)]
+        assert len(differ) <= checks["unseen_by_topic"].get(topic, 0), (topic, differ)
+    for metric in ("bytes_out", "messages_in"):  # nothing planted: the same minutes exactly
+        per_topic_rates, raw_rates = _minute_rates(tmp_path / "topics", metric), _minute_rates(tmp_path / "raw", metric)
+        assert sorted(per_topic_rates) == sorted(raw_rates) == list(OFFSET_TOPICS)
+        assert all(per_topic_rates[t] == pytest.approx(raw_rates[t], rel=1e-12) for t in OFFSET_TOPICS), metric
+    raw_profile, topic_profile = _profile(tmp_path / "raw"), _profile(tmp_path / "topics")
+    for topic in OFFSET_TOPICS:
+        k = checks["unseen_by_topic"].get(topic, 0)
+        values = np.sort(np.array(list(counted[topic].values())))
+        for q, column in ((0.5, "bytes_in_p50"), (0.95, "bytes_in_p95"), (0.99, "bytes_in_p99"), (1.0, "bytes_in_max")):
+            at = q * (values.size - 1)
+            low, high = (np.interp(min(max(at + d, 0), values.size - 1), np.arange(values.size), values) for d in (-k, k))
+            assert low - 1e-9 <= topic_profile[topic][column] <= high + 1e-9, (topic, column)
+        if not k:  # every percentile the raw pull's; the reset is in quality.json, not in the rows
+            percentiles = [c for c in RATE_COLUMNS if c.startswith(("bytes", "messages"))]
+            assert {c: topic_profile[topic][c] for c in percentiles} == pytest.approx({c: raw_profile[topic][c] for c in percentiles}, rel=1e-12)
+            assert (topic_profile[topic]["samples"], raw_profile[topic]["counter_resets"], topic_profile[topic]["counter_resets"]) == (
+                raw_profile[topic]["samples"], 1, 0)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_per_topic_recording_rule_is_read_instead_of_counters(run_cli, server: str, offsets: Path, tmp_path: Path) -> None:
+    quality = _pull_offsets(run_cli, server, offsets, tmp_path / "rules", "rules", "--prometheus-mode", "per-topic")
+    (used,) = [s for s in quality["prometheus"]["series"] if s["used"]]
+    assert used["name"] == RULE_NAME and used["recording_rule_window_s"] == 60 and "recording rule" in used["why"]
+    assert "per_topic" not in quality["prometheus"] or quality["prometheus"]["per_topic"]["unseen_series_minutes"] == 0
+    expected, pulled = _topic_rates(_offset_series(), "BytesIn"), _minute_rates(tmp_path / "rules", "bytes_in")
+    assert sorted(pulled) == list(OFFSET_TOPICS) and all(pulled[t] == pytest.approx(expected[t], rel=1e-12) for t in OFFSET_TOPICS)
+    # the raw mode never reads a recording rule: no counter of the meter in that job
+    code, _, err = run_cli(
+        "ingest", "--prometheus", server, "--start", OFFSETS_START, "--end", OFFSETS_END, "--metric-names", offsets / "rules.toml",
+        "--broker-map", offsets / "broker-map.toml", "--out", tmp_path / "raw",
+    )
+    assert code == 2 and "has no series of Kafka's BytesInPerSec meter" in err
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_longer_per_topic_step_keeps_each_steps_peak(run_cli, server: str, offsets: Path, tmp_path: Path) -> None:
+    quality = _pull_offsets(run_cli, server, offsets, tmp_path / "5m", "offsets", "--prometheus-mode", "per-topic", "--step", "5m")
+    assert quality["prometheus"]["per_topic"]["unseen_by_topic"] == {"t1": 2, "t3": 2}  # the checks still count minutes
+    steps = _minute_rates(tmp_path / "5m", "bytes_in")
+    expected = _topic_rates(_offset_series(), "BytesIn")
+    for topic in OFFSET_TOPICS:
+        # a step's value is the highest one-minute rate of its five minutes (one minute before the step)
+        want = {b: max(r for m, r in expected[topic].items() if b - 60 <= m < b + 240) for b in steps[topic]}
+        assert steps[topic] == pytest.approx(want, rel=1e-12), topic
+        assert max(steps[topic].values()) == pytest.approx(max(expected[topic].values()), rel=1e-12)  # the peak is kept
+
+
+def test_per_topic_requests_sit_on_the_grid_of_each_minutes_closing_scrape(tmp_path: Path) -> None:
+    from spark_jobs.ingest_stage import PrometheusOptions, prometheus_source
+    from spark_jobs.prometheus import Series, _requests
+
+    source = prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-05", mode="per-topic"))
+    series = [Series("bytes_in", "counter", "x_total", {"__name__": "x_total"}, 1, True), Series("bytes_out", "rate", "y_rate", {"__name__": "y_rate"}, 1, True)]
+    requests = _requests(source, source.days(), tmp_path, series)
+    assert len(requests) == 2 * (1 + 2 + 1)  # per day: bytes-in, its two checks, bytes-out
+    first = requests[0]
+    assert first.params == {"query": 'sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms]))', "start": f"{DAY0 + 119.999:.3f}",
+                            "end": f"{DAY0 + 86_459.999:.3f}", "step": "60s"}
+    assert first.target.name.startswith("topic:kafka_server_brokertopicmetrics_bytesin:rate60s-2025-03-03-")
+    assert [r.check for r in requests] == ["", "unseen", "resets"] * 2 + ["", ""]
+    assert requests[6].params["query"] == 'sum by (topic) (avg_over_time({__name__="y_rate",topic!=""}[59999ms]))'
+    # the last day ends at --end: its last minute's closing scrape is before it
+    assert float(requests[5].params["end"]) == DAY0 + 2 * 86_400 - 0.001  # the minute 23:58, closed by the scrapes before --end
+    coarse = prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-04", mode="per-topic", step="5m"))
+    (data, *checks) = _requests(coarse, coarse.days(), tmp_path, series[:1])
+    assert (data.params["start"], data.params["step"]) == (f"{DAY0 + 359.999:.3f}", "300s") and data.params["query"].startswith("max_over_time(")
+    assert [c.params["step"] for c in checks] == ["60s", "60s"]
+    # R100's bytes-in (2,000 topics on 100 instances): the server's inner irate() kept under its max-samples
+    r100 = _requests(coarse, coarse.days(), tmp_path, [Series("bytes_in", "counter", "x_total", {"__name__": "x_total"}, 2000, True, instances=100)])
+    data = [r for r in r100 if not r.check]
+    assert [(float(r.params["end"]) - float(r.params["start"])) // 300 + 1 for r in data] == [20] * 14 + [7]  # 100 minutes each
+    minutes = [r for r in r100 if r.check == "unseen"]
+    assert len(minutes) == 15 and float(minutes[1].params["start"]) == DAY0 + 119.999 + 100 * 60
+    with pytest.raises(InputError, match="--step '7m': the per-topic mode needs whole minutes that divide a day"):
+        prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", step="7m"))
+    with pytest.raises(InputError, match="--prometheus-query increase: it says how the raw mode reads counters"):
+        prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", query="increase"))
+    assert source.identity() != prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-05")).identity()

@@ -140,6 +140,24 @@ def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> 
     assert [(r["kind"], r["reason"], r["broker_id"]) for r in rows] == [("counter", None, ALL_BROKERS), ("rejected", "unknown_broker", None)]
 
 
+def test_a_pulled_topic_total_is_summed_per_minute_in_its_file(tmp_path: Path) -> None:
+    # a per-topic pull's answer (no other file holds its windows): each window's bytes in the minute it starts in
+    # and one count of its samples, as Spark would credit the increase records; a bad value is still quarantined
+    from spark_jobs.rates import ALL_BROKERS
+
+    t = 1_740_960_119.999  # the value of minute 00:00 (the step closed by its scrape before 00:01:59.999)
+    series = [{"metric": {"topic": "t"}, "values": [[t, "10"], [t + 60, "NaN"], [t + 120, "2.5"]]}]
+    path = _write(tmp_path, "topic:kafka_server_brokertopicmetrics_bytesin:rate60s-d.json", series)
+    rows = _records(path, steps=True, own_windows=True)
+    steps = [(r["ts_ms"], r["value"], r["span_ms"], r["n"]) for r in rows if r["kind"] == "steps"]
+    assert steps == [(1_740_960_000_000, 600.0, 60_000, 0), (1_740_960_120_000, 150.0, 60_000, 0)]
+    assert sorted((r["kind"], r["reason"], r["ts_ms"], r["n"]) for r in rows if r["kind"] != "steps") == [
+        ("increase", None, None, 2), ("rejected", "nan_value", None, 1)]
+    assert {r["broker_id"] for r in rows if r["kind"] != "rejected"} == {ALL_BROKERS}
+    # a user's export may overlap another file's windows: its records go to Spark, which finds duplicates
+    assert [r["kind"] for r in _records(path, steps=True)] == ["increase", "rejected", "increase"]
+
+
 def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path: Path) -> None:
     # both cores read one large file: each part starts at a series, and the parts' records are the whole's
     from spark_jobs.query_range import parse_file, split_points
