@@ -29,42 +29,18 @@ SIZE_WINDOW_MS = 3_600_000
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
 
 
-#: Unscaled units of a rate: `_rate`'s exact quotients have 6 decimals.
-_SCALE = 10**6
-#: Where an unscaled quotient is split into two longs: each part sums as a primitive without overflow.
-_SPLIT = 10**12
-
-
-def _window_parts(col: str) -> list[F.Column]:
-    """``col``'s sum of one (topic, minute, windows) group as the parts `_rate` adds up: ``<col>_60``, the bytes
-    when ``col``'s window is 60 s, and else ``<col>_hi`` and ``<col>_lo``, the exact quotient bytes / window
-    (Spark's ``decimal(38,6)``, rounded half up) in millionths split at `_SPLIT`; null when ``col`` is.
-
-    Only these groups of odd windows touch a decimal; everything summed per topic-minute is a long.
-    """
-    window = metric_interval(col)
-    odd = window != 60
-    quotient = F.col(col).cast("decimal(38,0)") / window
-    unscaled = (quotient * _SCALE).cast("decimal(38,0)")
-    hi = F.floor(unscaled / _SPLIT)
-    return [
-        F.when(~odd, F.col(col)).alias(f"{col}_60"),
-        F.when(odd, hi.cast("long")).alias(f"{col}_hi"),
-        F.when(odd, (unscaled - hi * _SPLIT).cast("long")).alias(f"{col}_lo"),
-    ]
-
-
 def _rate(col: str) -> F.Column:
     """Σ over window lengths of (bytes summed over brokers) / the window of ``col``, null when no broker
-    reported ``col``, from the `_window_parts` of the topic-minute's groups.
+    reported ``col``.
 
-    The 60 s sums are divided once as doubles; the quotients of other lengths are added as exact decimals
-    (their millionths summed as two longs), so the result does not depend on the order rows arrive in.
+    The 60 s sums are divided once as doubles; other lengths are divided as exact decimals, so the result does
+    not depend on the order rows arrive in.
     """
-    regular, hi, lo = F.sum(f"{col}_60"), F.sum(f"{col}_hi"), F.sum(f"{col}_lo")
-    odd = (hi.cast("decimal(38,0)") * _SPLIT + lo) / _SCALE
+    interval = metric_interval(col)
+    regular = F.sum(F.when(interval == 60, F.col(col)))
+    odd = F.sum(F.when(interval != 60, F.col(col).cast("decimal(38,0)") / interval))
     total = F.coalesce(regular / 60.0, F.lit(0.0)) + F.coalesce(odd.cast("double"), F.lit(0.0))
-    return F.when(regular.isNotNull() | hi.isNotNull(), total)
+    return F.when(F.count(col) > 0, total)
 
 
 def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
@@ -72,12 +48,10 @@ def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
 
     Two levels, so the expensive part touches only the small table: every row goes through integer sums
     per (topic, minute, window length), which Spark runs as a primitive hash aggregate (a sum over only
-    nulls is null, so it also tells whether any broker reported the column); each group's sum is then
-    split by `_window_parts` and the exact rates are taken per topic-minute from those parts, again with
-    primitive buffers only (decimal sum buffers were a quarter of the profile's allocations). ``gaps`` are
-    the minutes missing inside gap windows and ``resets`` the windows with a counter reset, so the quality
-    counters come out of the same single pass. The result is hash-partitioned by topic, so everything per
-    topic after it runs without a shuffle.
+    nulls is null, so it also tells whether any broker reported the column); the exact rates are then
+    taken per topic-minute from those sums. ``gaps`` are the minutes missing inside gap windows and
+    ``resets`` the windows with a counter reset, so the quality counters come out of the same single pass.
+    The result is hash-partitioned by topic, so everything per topic after it runs without a shuffle.
     """
     flags = F.col("flags")
     sums = rows.groupBy("topic", "ts", "interval_s", *OPTIONAL_COLUMNS).agg(
@@ -86,18 +60,10 @@ def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
         F.sum((flags.bitwiseAND(FLAG_GAP) != 0).cast("long")).alias("gap_rows"),
         F.sum((flags.bitwiseAND(FLAG_RESET) != 0).cast("long")).alias("resets"),
     )
-    parts = sums.select(
-        "topic",
-        "ts",
-        *[part for c in _METRICS for part in _window_parts(c)],
-        "rows",
-        (F.col("gap_rows") * missing_minutes(F.col("interval_s"))).alias("gaps"),
-        "resets",
-    )
-    return parts.repartition("topic").groupBy("topic", "ts").agg(
+    return sums.repartition("topic").groupBy("topic", "ts").agg(
         *[_rate(c).alias(c) for c in _METRICS],
         F.sum("rows").alias("rows"),
-        F.sum("gaps").alias("gaps"),
+        F.sum(F.col("gap_rows") * missing_minutes(F.col("interval_s"))).alias("gaps"),
         F.sum("resets").alias("resets"),
     )
 

@@ -1,4 +1,4 @@
-"""Per-topic-minute rates: exact quotients for windows other than 60 s, summed without decimal buffers."""
+"""Per-topic-minute rates: exact quotients for windows other than 60 s, one per set of windows."""
 
 from __future__ import annotations
 
@@ -46,13 +46,3 @@ def test_odd_windows_are_exact_quotients_per_window_set(spark) -> None:
     assert row["bytes_out"] == pytest.approx((1200 + 7) / 60.0 + float(out_odd), rel=1e-14, abs=0)
     assert row["messages_in"] is None
     assert row["rows"] == 6
-
-
-def test_rates_sum_no_decimal_buffers(spark) -> None:
-    """Decimal sums per topic-minute were a quarter of the profile's allocations: every buffer is primitive."""
-    from spark_jobs.profile import aggregate_topic_minutes
-
-    minutes = aggregate_topic_minutes(_table(spark, [(1, 60, 600, 1200, None), (2, 120, 5, 7, None)]))
-    plan = minutes._jdf.queryExecution().executedPlan().toString()
-    aggregates = [line for line in plan.splitlines() if "Aggregate" in line]
-    assert aggregates and not any("decimal" in line for line in aggregates), plan
