@@ -8,7 +8,7 @@ the whole Spark profile as ``poolplan ingest`` computes it (JSON lines validated
 percentiles, daily p99 and quality counters, collected), and DuckDB computing the same profile with every
 aggregate fetched. Prints both ratios.
 
-    python benchmarks/bench_ingest.py --rows 20000000 --dir /tmp/bench-ingest [--master local[2]] [--prom]
+    python benchmarks/bench_ingest.py --rows 20000000 --dir /tmp/bench-ingest [--master local[2]] [--prom] [--formats parquet]
 
 Needs ``duckdb`` (``pip install duckdb``; the optional ``bench`` extra).
 """
@@ -16,7 +16,9 @@ Needs ``duckdb`` (``pip install duckdb``; the optional ``bench`` extra).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -79,10 +81,29 @@ def _write_prom(root: Path, i: int, ts, broker, topic_idx, bytes_in) -> None:
             f.write(f'kafka_server_brokertopicmetrics_bytesin_total{{instance="{b}",topic="tenant{k % 20}.topic-{k}",}} {float(v)!r} {t}\n')
 
 
-def spark_profile(spark, rows) -> int:
+def spark_profile(spark, rows) -> str:
+    """Collect the profile; return a digest of its rows (sorted by topic), equal across runs iff the profile is."""
     from spark_jobs.profile import aggregate_topic_minutes, aggregate_topic_profile
 
-    return len(aggregate_topic_profile(aggregate_topic_minutes(rows)).collect())
+    result = sorted(aggregate_topic_profile(aggregate_topic_minutes(rows)).collect())
+    return hashlib.sha256(repr([tuple(r) for r in result]).encode()).hexdigest()[:16]
+
+
+def jvm_cpu_seconds(spark) -> float:
+    """User + system CPU seconds of the Spark JVM so far (``/proc``; 0.0 where that is not readable)."""
+    try:
+        pid = spark.sparkContext._gateway.proc.pid
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (AttributeError, OSError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(spark, fn):
+    """``(result, wall seconds, CPU seconds of the JVM and of this process)`` of ``fn()``."""
+    wall, jvm, own = time.perf_counter(), jvm_cpu_seconds(spark), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, jvm_cpu_seconds(spark) - jvm + time.process_time() - own
 
 
 DUCKDB_MINUTES = """
@@ -118,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", type=Path, default=Path("/tmp/bench-ingest"))
     p.add_argument("--master", default="local[2]")
     p.add_argument("--prom", action="store_true", help="also write and scan Prometheus text")
+    p.add_argument("--formats", default="json,parquet", help="comma-separated: json, parquet (default both)")
     a = p.parse_args(argv)
     import duckdb
 
@@ -157,20 +179,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    for fmt in ("json", "parquet"):
-        t = time.perf_counter()
-        scans[fmt]().write.format("noop").mode("overwrite").save()
-        scan = time.perf_counter() - t
-        t = time.perf_counter()
-        spark_profile(spark, readers[fmt]())
-        prof = time.perf_counter() - t
-        t = time.perf_counter()
-        duckdb_profile(con, duck_src[fmt])
-        duck = time.perf_counter() - t
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min); cpu = CPU seconds of the JVM and of this process")
+    for fmt in a.formats.split(","):
+        _, scan, scan_cpu = timed(spark, lambda: scans[fmt]().write.format("noop").mode("overwrite").save())
+        digest, prof, prof_cpu = timed(spark, lambda: spark_profile(spark, readers[fmt]()))
+        _, duck, duck_cpu = timed(spark, lambda: duckdb_profile(con, duck_src[fmt]))
         print(
-            f"{fmt:8s} spark scan {scan:6.1f}s  spark profile {prof:6.1f}s  duckdb profile {duck:6.1f}s  "
-            f"profile/scan {prof / scan:4.2f}x  profile/duckdb {prof / duck:4.2f}x"
+            f"{fmt:8s} spark scan {scan:6.1f}s (cpu {scan_cpu:5.1f}s)  spark profile {prof:6.1f}s (cpu {prof_cpu:5.1f}s)  "
+            f"duckdb profile {duck:6.1f}s (cpu {duck_cpu:5.1f}s)  profile/scan {prof / scan:4.2f}x  "
+            f"profile/duckdb {prof / duck:4.2f}x  profile digest {digest}"
         )
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
     if a.prom and paths["prom"].exists():
         from spark_jobs.prom_text import read_prom_text
         from spark_jobs.rates import with_increase

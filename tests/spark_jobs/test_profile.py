@@ -1,0 +1,48 @@
+"""Per-topic-minute rates: exact quotients for windows other than 60 s, one per set of windows."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+TS = datetime(2025, 3, 3, tzinfo=timezone.utc)
+
+
+def _table(spark, rows):
+    from spark_jobs.rates import THROUGHPUT_SCHEMA
+
+    data = [("c", TS, interval, broker, "t", b_in, b_out, None, out_interval, None, "s", 0)
+            for broker, interval, b_in, b_out, out_interval in rows]
+    return spark.createDataFrame(data, THROUGHPUT_SCHEMA)
+
+
+def _quotient(total: int, window: int) -> Decimal:
+    """bytes / window as Spark's decimal(38,6): rounded half up at 6 decimals."""
+    return (Decimal(total) / Decimal(window)).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)
+
+
+def test_odd_windows_are_exact_quotients_per_window_set(spark) -> None:
+    from spark_jobs.profile import aggregate_topic_minutes
+
+    big = 9_000_000_000_000_000_000 // 7  # a sum near a long's range: its millionths do not fit a long
+    rows = [
+        (1, 60, 600, 1200, None),  # regular: 10 B/s in, 20 B/s out
+        (2, 60, 1, 7, None),
+        (3, 120, 1_000_001, 5, 90),  # one window set: bytes-in over 120 s, bytes-out over 90 s
+        (4, 120, 2, None, 90),  # the same set: summed before dividing (rounded apart, 1e-6 more)
+        (5, 180, None, big, None),  # another set: divided on its own
+        (6, 60, None, 13, 120),  # bytes-out alone over 120 s
+    ]
+    got = aggregate_topic_minutes(_table(spark, rows)).collect()
+    assert len(got) == 1
+    row = got[0]
+    in_odd = _quotient(1_000_001 + 2, 120)
+    out_odd = _quotient(5, 90) + _quotient(big, 180) + _quotient(13, 120)
+    assert row["bytes_in"] == pytest.approx((600 + 1) / 60.0 + float(in_odd), rel=1e-14, abs=0)
+    assert row["bytes_out"] == pytest.approx((1200 + 7) / 60.0 + float(out_odd), rel=1e-14, abs=0)
+    assert row["messages_in"] is None
+    assert row["rows"] == 6
