@@ -37,7 +37,7 @@ import tomli_w
 from pools.atomic import dump_json, write_bytes, write_text
 from pools.demand import retention_capped
 from pools.errors import InputError
-from pools.files import read_text
+from pools.files import read_bytes, read_text
 from pools.plan_file import load_plan
 from pools.policy import PoolPolicy, load_policy, save_policy
 from pools.new_brokers import placeholder_brokers, spread_over_racks, taken_ids
@@ -205,7 +205,7 @@ def apply_scenario(run_dir: str | os.PathLike[str], policy_path: str | os.PathLi
     save_snapshot(snapshot, out / "snapshot.json")
     save_profile(out / "profile", profile, list((partitions or {}).values()))
     if (run / "profile" / BACKTEST_FILE).exists():  # the forecast's calibration is the run's
-        write_bytes(out / "profile" / BACKTEST_FILE, (run / "profile" / BACKTEST_FILE).read_bytes())
+        write_bytes(out / "profile" / BACKTEST_FILE, read_bytes(run / "profile" / BACKTEST_FILE))
     save_policy(policy, out / "pools.toml")
     write_text(out / "scenario.toml", scenario.to_toml())
     return out / "snapshot.json", out / "profile", out / "pools.toml"

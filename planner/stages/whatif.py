@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +102,7 @@ def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> Whati
     from planner.whatif import LOST_RACKS_FILE, Scenario, apply_scenario, load_scenario
     from pools.atomic import dump_json, write_text
     from pools.errors import InfeasibleError, InputError
+    from pools.files import load_json
 
     scenario = load_scenario(options.scenario_path) if options.scenario_path else Scenario()
     flags = parse_changes(options.demand, options.add_brokers, options.move_tenant, options.lose_rack)
@@ -130,6 +130,6 @@ def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> Whati
     written = report(ReportOptions(str(out), str(policy), str(out / "report"), options.run_dir), progress=progress)
     lost = None
     if scenario.lose_rack:
-        lost = json.loads((out / LOST_RACKS_FILE).read_text()) | {"plan_refused": refused}
+        lost = load_json(out / LOST_RACKS_FILE) | {"plan_refused": refused}
         write_text(out / LOST_RACKS_FILE, dump_json(lost))
     return WhatifResult(out, written.html, shortfall, lost)
