@@ -49,7 +49,8 @@ def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path:
     small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
     snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
     args = _write(tmp_path, snapshot, policy, profile)
-    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out")
+    # the placement onto the brokers to buy stops at its time limit on this cluster: a short one keeps it quick
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--time-limit", "10")
     assert code == 1
     assert "brokers to buy:" in err and "infeasible" not in err and "more broker(s) for" in err and "at 80% headroom" in err
     plan = load_plan(tmp_path / "out" / "plan.json")
@@ -76,7 +77,7 @@ def test_new_broker_ids_name_the_brokers_to_buy_or_exit_2(tmp_path: Path, run_cl
     small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
     snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
     args = _write(tmp_path, snapshot, policy, profile)
-    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--new-broker-ids", ids)
+    code, _, err = run_cli("plan", *args, "--out", tmp_path / "out", "--new-broker-ids", ids, "--time-limit", "10")
     if message is None:
         plan = load_plan(tmp_path / "out" / "plan.json")
         assert code == 1 and [b.id for b in plan.planned_brokers] == list(range(500, 500 + len(plan.planned_brokers)))
