@@ -20,9 +20,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s
+from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s, is_id
 from spark_jobs.minute_merge import bucket_of, steps_file
 from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
@@ -47,6 +46,7 @@ from spark_jobs.records import (
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
+from spark_jobs.staging import file_size, open_input, run_tasks, write_parquet
 
 __all__ = ["stage_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
 
@@ -55,11 +55,8 @@ SOURCE = "prom_range"
 #: The last millisecond of year 9999: a later timestamp is not a real sample time.
 _MAX_TS_MS = 253_402_300_799_999
 _BATCH_ROWS = 65_536
-#: Rows per row group of a staged Parquet file (Spark splits its reading by row group).
-_ROW_GROUP_ROWS = 1 << 19
 _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
-_PARTITION = re.compile(r"^[0-9]{1,9}$")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
 _MINUTE_MS = 60_000
 _REASONS = (
@@ -427,7 +424,7 @@ class _Reader:
         if broker is None and self.names.instance(labels) is None:
             broker = ALL_BROKERS  # a per-topic series (``sum by (topic)``): the topic's total over its brokers
         partition = labels.get("partition")
-        partition_ok = bool(partition and _PARTITION.match(partition))
+        partition_ok = bool(partition and is_id(partition))
         n = len(value)
         ok = reason == 0
         if metric is None:
@@ -705,7 +702,7 @@ def parse_file(
     batches = _Batches(path, cluster, source)
     reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink, own_windows=own_windows)
     series = 0
-    with _open(path) as stream:
+    with open_input(path) as stream:
         chunks = read_chunks(stream) if part is None else _part_chunks(stream, *part[1:])
         if part is not None:
             reader.segment = part[0] << _PART_SEGMENT_BITS  # a series' segment is unique in its file
@@ -749,7 +746,7 @@ def split_points(path: str, split_bytes: int = SPLIT_BYTES) -> list[tuple[int, i
     if "://" in path and not path.startswith("file:"):
         return [None]
     local = path.removeprefix("file://").removeprefix("file:")
-    size = _size(local)
+    size = file_size(local)
     if size <= split_bytes:
         return [None]
     with open(local, "rb") as fh:
@@ -810,15 +807,6 @@ def _document_reason(skeleton: Any, series: int) -> str | None:
     return "empty_result"
 
 
-def _open(path: str):
-    if "://" in path and not path.startswith("file:"):
-        from pyarrow import fs
-
-        filesystem, inner = fs.FileSystem.from_uri(path)
-        return filesystem.open_input_stream(inner)
-    return open(path.removeprefix("file://").removeprefix("file:"), "rb")
-
-
 class _StepsSink:
     """A worker's per-minute increases of one file, written to one Parquet file per `bucket <bucket_of>` of
     topics (`steps_file`), so that `spark_jobs.minute_merge.merge_buckets` sums each bucket in one task.
@@ -867,57 +855,6 @@ class _StepsSink:
         self.pending, self.writers = {}, {}
 
 
-def _stage_partition(
-    batches: Iterator[pa.RecordBatch], *, directory: str, prefix: str, buckets: int | None = None, **options: Any
-) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        for i, path, part, start, end in zip(*(batch.column(c).to_pylist() for c in ("i", "path", "part", "start", "end"))):
-            name = f"{prefix}-{i:05d}"
-            sink = None
-            if buckets and options.get("steps"):
-                sink = _StepsSink(path, options["cluster"], options["source"], buckets=buckets, directory=directory, prefix=name)
-            where = None if part is None else (part, start, end)
-            try:
-                rows = _write_parquet(parse_file(path, steps_sink=sink, part=where, **options), os.path.join(directory, f"{name}.parquet"))
-            finally:
-                if sink is not None:
-                    sink.discard()
-            yield pa.record_batch([pa.array([rows], pa.int64())], names=["rows"])
-
-
-def _write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:
-    """Write ``batches`` to the Parquet file ``target`` (zstd, row groups of about `_ROW_GROUP_ROWS` rows);
-    return the rows written. No file is made for no rows.
-
-    The file appears whole or not at all (written under a hidden temporary name, then renamed), so a task
-    that Spark retries replaces its earlier attempt's file instead of adding to it.
-    """
-    import pyarrow.parquet as pq
-
-    directory, name = os.path.split(target)
-    os.makedirs(directory, exist_ok=True)
-    temporary = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-    writer, pending, rows = None, [], 0
-    try:
-        for batch in batches:
-            if writer is None:
-                writer = pq.ParquetWriter(temporary, batch.schema, compression="zstd")
-            pending.append(batch)
-            rows += batch.num_rows
-            if sum(b.num_rows for b in pending) >= _ROW_GROUP_ROWS:  # a handful of batches at most
-                writer.write_table(pa.Table.from_batches(pending), row_group_size=_ROW_GROUP_ROWS)
-                pending = []
-        if writer is not None:
-            if pending:
-                writer.write_table(pa.Table.from_batches(pending), row_group_size=_ROW_GROUP_ROWS)
-            writer.close()
-            os.replace(temporary, target)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-    return rows
-
-
 def stage_query_range(
     spark,
     paths: Sequence[str],
@@ -946,23 +883,24 @@ def stage_query_range(
     them took three times the parsing's time). ``directory`` must be one the executors and the driver both
     see, like any Spark output path.
     """
-    from pyspark.sql import functions as F
-
     os.makedirs(directory, exist_ok=True)
-    ordered = sorted(paths, key=lambda p: (-_size(p), p))
+    ordered = sorted(paths, key=lambda p: (-file_size(p), p))
     parts = [(p, part) for p in ordered for part in split_points(p)]
-    rows = [(i, p, *(part if part else (None, None, None))) for i, (p, part) in enumerate(parts)]
-    files = spark.createDataFrame(rows, "i int, path string, part int, start long, end long")
-    files = files.repartitionByRange(max(1, len(rows)), "i")
     options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names,
                "own_windows": own_windows}
-    stage = partial(_stage_partition, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
-    files.mapInArrow(stage, "rows long").agg(F.sum("rows")).collect()
+    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
-def _size(path: str) -> int:
+def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, prefix: str, buckets: int | None = None,
+                **options: Any) -> int:
+    """Parse one file (or one part of it) and write its records to ``directory/<prefix>-<i>.parquet``."""
+    name = f"{prefix}-{i:05d}"
+    sink = None
+    if buckets and options.get("steps"):
+        sink = _StepsSink(path, options["cluster"], options["source"], buckets=buckets, directory=directory, prefix=name)
     try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+        return write_parquet(parse_file(path, steps_sink=sink, part=part, **options), os.path.join(directory, f"{name}.parquet"))
+    finally:
+        if sink is not None:
+            sink.discard()
