@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
+    "ID_PATTERN", "is_id",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -82,6 +83,9 @@ _LOG_SIZE = re.compile(r"^kafkaloglog(size|value)$")
 _METER_LABEL_VALUE = r"^(bytesin|bytesout|messagesin)persec$"
 #: Labels that carry the meter when the name does not (jmx_exporter's default export; ``kafka_topic_*{metric=}``).
 METER_LABELS = ("name", "metric")
+#: A broker or partition id as a label value writes it: 1 to 9 ASCII digits (a Java int). Spark, RE2 and `is_id` read it.
+ID_PATTERN = r"^[0-9]{1,9}$"
+_ID = re.compile(ID_PATTERN.removesuffix("$") + r"\Z")  # Python's '$' also matches before a final line feed
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: A recording rule's name: ``level:metric:operation`` with the operation ``rate<window>`` or ``increase<window>``.
 _RULE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):([A-Za-z_][A-Za-z0-9_]*):(increase|rate)((?:\d+(?:ms|[smhdwy]))+)$")
@@ -118,6 +122,15 @@ class Recorded:
     operation: str
     window_s: float
     per_topic: bool
+
+
+def is_id(text: str) -> bool:
+    """Whether a label value is a broker or partition id (`ID_PATTERN`).
+
+    >>> is_id("7"), is_id("1234567890"), is_id("\\u0661"), is_id("7\\n")
+    (True, False, False, False)
+    """
+    return _ID.match(text) is not None
 
 
 def _squash(text: str) -> str:
@@ -235,7 +248,7 @@ class MetricNames:
                 continue
             if value in broker_map:
                 return int(broker_map[value])
-            if value.isdigit() and len(value) <= 9:
+            if is_id(value):
                 return int(value)
         return None
 

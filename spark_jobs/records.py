@@ -22,6 +22,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from spark_jobs.metric_names import ID_PATTERN
+
 __all__ = [
     "RECORD_SCHEMA",
     "COUNTER_METRICS",
@@ -167,7 +169,7 @@ def origin_rules() -> list[tuple[Column, str, str]]:
 
 def partition_rule(is_size: Column) -> tuple[Column, str, str]:
     """The `classify` rule rejecting a partition-size sample whose partition label is not an int id."""
-    bad = ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(r"^[0-9]{1,9}$")
+    bad = ~F.coalesce(F.col("partition_text"), F.lit("")).rlike(ID_PATTERN)
     return (is_size & bad, KIND_REJECTED, "bad_partition")
 
 
@@ -181,7 +183,7 @@ def broker_lookup(broker_map: Mapping[str, int], *labels: Column) -> Column:
     for label in labels:
         if mapping is not None:
             candidates.append(mapping[label].cast("int"))
-        candidates.append(F.when(label.rlike(r"^[0-9]{1,9}$"), label.cast("int")))
+        candidates.append(F.when(label.rlike(ID_PATTERN), label.cast("int")))
     return F.coalesce(*candidates)
 
 
