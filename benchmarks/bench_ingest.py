@@ -191,14 +191,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
     if a.prom and paths["prom"].exists():
-        from spark_jobs.prom_text import read_prom_text
+        from spark_jobs.prom_text import stage_prom_text
         from spark_jobs.rates import with_increase
 
         t = time.perf_counter()
         spark.read.text(str(paths["prom"])).write.format("noop").mode("overwrite").save()
         scan = time.perf_counter() - t
         t = time.perf_counter()
-        records = read_prom_text(spark, [str(paths["prom"])], cluster="bench", broker_map={})
+        files = sorted(str(p) for p in paths["prom"].glob("*.prom"))
+        records = stage_prom_text(spark, files, str(a.dir / "prom-staged"), cluster="bench", broker_map={})
         spark_profile(spark, with_increase(records))
         prof = time.perf_counter() - t
         print(f"prom     spark scan {scan:6.1f}s  spark parse+rates+profile {prof:6.1f}s  profile/scan {prof / scan:4.2f}x")

@@ -35,7 +35,8 @@ from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
-from spark_jobs.prom_text import read_prom_text
+from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
+from spark_jobs.prom_text import stage_prom_text
 from spark_jobs.query_range import RangeValues, stage_query_range
 from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
@@ -287,15 +288,20 @@ def _stage_records(
 ) -> DataFrame:
     """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
 
-    query_range exports (files or fetched from Prometheus) are written there by the Python workers that parse
-    them (`spark_jobs.query_range.stage_query_range`, their series' per-minute increases split into
-    ``buckets`` of topics when given); the JVM readers' records by Spark. (Not partitioned by kind: a
-    partitioned write sorts every task's rows by the partition column first.)
+    query_range exports (files or fetched from Prometheus) and exposition text are written there by the Python
+    workers that parse them (`spark_jobs.query_range.stage_query_range`, their series' per-minute increases
+    split into ``buckets`` of topics when given; `spark_jobs.prom_text.stage_prom_text`); the JVM readers'
+    records by Spark. (Not partitioned by kind: a partitioned write sorts every task's rows by the partition
+    column first.)
     """
     parts: list[str] = []
     frames = _readers(spark, inputs, params)
-    if frames is not None or inputs.query_range or inputs.prometheus:
+    if frames is not None or inputs.query_range or inputs.prometheus or inputs.prom_text:
         progress("reading the metric logs")
+    if inputs.prom_text:
+        path = os.fspath(work / PROM_TEXT_SOURCE)
+        stage_prom_text(spark, inputs.prom_text, path, cluster=params.cluster, broker_map=params.broker_map, names=params.metric_names)
+        parts.append(path)
     if inputs.query_range or inputs.prometheus:
         path = os.fspath(work / "query_range")
         for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE, "own_windows": True})):
@@ -359,11 +365,9 @@ def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence
 
 
 def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
-    """The records of the inputs Spark's JVM reads (exposition text, Telegraf lines, log-dirs captures), unioned."""
+    """The records of the inputs Spark's JVM reads (Telegraf lines, log-dirs captures), unioned."""
     frames = []
     bm = params.broker_map
-    if inputs.prom_text:
-        frames.append(read_prom_text(spark, inputs.prom_text, cluster=params.cluster, broker_map=bm, names=params.metric_names))
     if inputs.telegraf:
         frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
     if inputs.log_dirs:
