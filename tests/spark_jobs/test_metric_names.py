@@ -94,3 +94,11 @@ def test_the_records_names_are_recognised() -> None:
     from spark_jobs.records import PROM_METRICS
 
     assert {name: DEFAULT.meter(name, {}).metric for name in PROM_METRICS} == dict(PROM_METRICS)
+
+
+def test_a_broker_label_is_an_id_only_in_ascii_digits() -> None:
+    """Spark's lookup of the JVM readers took ``[0-9]{1,9}`` only; Python's ``isdigit`` also took ``١٢`` and ``²``."""
+    assert DEFAULT.broker({"instance": "12"}, {}) == 12
+    assert DEFAULT.broker({"instance": "\u0661\u0662"}, {}) is None
+    assert DEFAULT.broker({"instance": "\u00b2", "pod": "3"}, {}) == 3
+    assert DEFAULT.broker({"instance": "1234567890"}, {}) is None
