@@ -286,7 +286,7 @@ def _lines(data: bytes) -> tuple[pa.Array, np.ndarray]:
         old_starts, _ = _line_starts(data)
         utf8[np.searchsorted(old_starts, np.array(bad_at), side="right") - 1] = False
     buffer = np.frombuffer(text, np.uint8)[keep]
-    offsets = (starts - np.concatenate([[0], np.cumsum(~keep)])[starts]).astype(np.int32)
+    offsets = (starts - np.searchsorted(np.flatnonzero(~keep), starts)).astype(np.int32)  # less the line ends before
     array = pa.StringArray.from_buffers(len(starts) - 1, pa.py_buffer(offsets), pa.py_buffer(buffer.tobytes()))
     return array, utf8
 
