@@ -192,3 +192,22 @@ def test_staged_records_in_parts_equal_the_whole_files_and_name_the_file_as_spar
     assert {r["file"] for r in lazy.select("file").distinct().collect()} == {
         r["f"] for r in spark.read.text(str(path)).select(F.col("_metadata.file_path").alias("f")).distinct().collect()
     }
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".zst"])
+def test_a_compressed_file_gives_the_records_of_its_text(tmp_path: Path, suffix: str) -> None:
+    """Hadoop's codecs decompressed ``.gz``/``.bz2``/``.zst`` for the JVM reader; such a file is read whole."""
+    text = (
+        b'kafka_server_brokertopicmetrics_bytesin_total{instance="kafka-1:7071",topic="a"} 5 1740960000000\r\n'
+        b'kafka_log_log_size{instance="kafka-1:7071",topic="a",partition="x"} 5 1740960000000\n# c\n'
+    ) * 1000
+    plain, packed = tmp_path / "a.prom", tmp_path / f"a.prom{suffix}"
+    plain.write_bytes(text)
+    with pa.CompressedOutputStream(str(packed), {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}[suffix]) as out:
+        out.write(text)
+    assert split_points(str(packed), 100) == [None]
+
+    def rows(path: Path) -> list:
+        return [(r["kind"], r["reason"], r["value"]) for b in parse_file(str(path), cluster="c", broker_map=BROKERS) for r in b.to_pylist()]
+
+    assert rows(packed) == rows(plain) and len(rows(plain)) == 3000
