@@ -9,7 +9,8 @@ Where the rows are summed: a query_range worker that converts its series in the 
 increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`), so that `merge_buckets`
 sums each bucket in one Python task, with Arrow's C++ hash aggregation, next to the few increases Spark's
 sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
-Parquet itself. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which
+Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
+day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which
 took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
 applies the same pivot through a Spark shuffle where a DataFrame is wanted.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import glob
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 
 import numpy as np
@@ -264,10 +265,29 @@ def _read_steps(path: str) -> pa.Table:
     )
 
 
-def _merge_partition(batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str) -> Iterator[pa.RecordBatch]:
+_DAY_US = 86_400_000_000
+#: What a minute-merge task reports per bucket: rows written per (cluster, day, source).
+_WRITTEN = pa.schema([("cluster", pa.string()), ("dt", pa.string()), ("source", pa.string()), ("rows", pa.int64())])
+
+
+def _day_names(days: np.ndarray) -> np.ndarray:
+    """Days since the Unix epoch as the history's ``dt`` values (``YYYY-MM-DD``).
+
+    >>> _day_names(np.array([0, 20_394])).tolist()
+    ['1970-01-01', '2025-11-02']
+    """
+    return days.astype("datetime64[D]").astype(str)
+
+
+def _merge_partition(
+    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str, only_days: Mapping[str, Collection[str]]
+) -> Iterator[pa.RecordBatch]:
     """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
-    its rows to ``directory/minutes-b<bucket>.parquet``; yield the rows written per bucket."""
+    its rows of each (cluster, day) to ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet`` (`merge_buckets`);
+    yield the rows written per (cluster, day, source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
+
+    from spark_jobs.history import partition_dir, without_covered_totals
 
     batches = list(batches)
     if not batches:
@@ -279,17 +299,36 @@ def _merge_partition(batches: Iterator[pa.RecordBatch], *, files: dict[int, list
         spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
         parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
         rows = pivot_minutes(pa.concat_tables(parts))
-        if rows.num_rows:
-            target = os.path.join(directory, f"minutes-b{b:04d}.parquet")
-            temporary = os.path.join(directory, f".minutes-b{b:04d}.{os.getpid()}.tmp")
-            pq.write_table(rows, temporary, compression="zstd")
-            os.replace(temporary, target)
-        yield pa.record_batch([pa.array([rows.num_rows], pa.int64())], names=["rows"])
+        day_numbers, day = np.unique(rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US, return_inverse=True)
+        names = _day_names(day_numbers)
+        keep = np.ones(rows.num_rows, bool)
+        for source, wanted in only_days.items():
+            theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
+            keep &= ~theirs | np.isin(names, list(wanted))[day]
+        rows = rows.filter(pa.array(keep)).append_column("dt", pa.array(names[day[keep]], pa.string()))
+        counts = rows.group_by(["cluster", "dt", "source"], use_threads=False).aggregate([([], "count_all")])
+        yield from counts.select(["cluster", "dt", "source", "count_all"]).rename_columns(_WRITTEN.names).cast(_WRITTEN).to_batches()
+        rows = without_covered_totals(rows)
+        for key in rows.group_by(["cluster", "dt"], use_threads=False).aggregate([]).to_pylist():
+            mine = pc.and_(pc.equal(rows.column("cluster"), key["cluster"]), pc.equal(rows.column("dt"), key["dt"]))
+            target = os.path.join(directory, partition_dir(key["cluster"], key["dt"]))
+            os.makedirs(target, exist_ok=True)
+            temporary = os.path.join(target, f".part-b{b:04d}.{os.getpid()}.tmp")
+            pq.write_table(rows.filter(mine).drop_columns(["cluster", "dt"]), temporary, compression="zstd")
+            os.replace(temporary, os.path.join(target, f"part-b{b:04d}.parquet"))
 
 
-def merge_buckets(spark, deltas, steps_files: Sequence[str], buckets: int, directory: str) -> int:
+def merge_buckets(
+    spark, deltas, steps_files: Sequence[str], buckets: int, directory: str, *, only_days: Mapping[str, Collection[str]] | None = None
+) -> dict[tuple[str, str], dict[str, int]]:
     """Write the per-minute rows of Spark's increases ``deltas`` and the workers' bucketed ``steps_files`` under
-    ``directory`` (`THROUGHPUT_ARROW`), one Python task per group of buckets; return the rows written.
+    ``directory``, one Python task per group of buckets; return the rows written per ``(cluster, day)`` and source.
+
+    ``directory`` is laid out as the history (`spark_jobs.history.read_history` reads it): per (cluster, day) one
+    file per bucket, its columns `THROUGHPUT_ARROW` but ``cluster``. A source named in ``only_days`` keeps only
+    its rows of those days (a pull's samples before its first day give rows of the day before). Where a topic's
+    minute has per-broker rows and its total (`spark_jobs.rates.ALL_BROKERS`), the total is dropped, as
+    `spark_jobs.history` merges them (a topic is in one bucket, so each task sees every row of its topics).
 
     ``deltas`` are bucketed as the workers bucket theirs (`bucket_of`); every bucket is sent to a task even
     when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
@@ -305,6 +344,10 @@ def merge_buckets(spark, deltas, steps_files: Sequence[str], buckets: int, direc
     markers = spark.range(buckets).select(
         *[F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in DELTA_FIELDS.names], F.col("id").cast("int").alias("bucket")
     )
-    merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory))
-    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "rows long")
-    return int(done.agg(F.sum("rows")).collect()[0][0] or 0)
+    only = {k: sorted(v) for k, v in (only_days or {}).items()}
+    merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory), only_days=only)
+    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "cluster string, dt string, source string, rows long")  # _WRITTEN
+    written: dict[tuple[str, str], dict[str, int]] = {}
+    for r in done.groupBy("cluster", "dt", "source").agg(F.sum("rows").alias("rows")).collect():
+        written.setdefault((r["cluster"], r["dt"]), {})[r["source"]] = int(r["rows"])
+    return written
