@@ -37,6 +37,7 @@ __all__ = [
     "stage_new_days",
     "held_days",
     "write_day",
+    "day_order",
     "partition_dir",
     "commit_days",
     "day_column",
@@ -181,31 +182,52 @@ def _file_schema():
     return pa.schema(fields, metadata=metadata)
 
 
-def write_day(pieces: Sequence[str], directory: str) -> int:
-    """Write one day of the history from the Parquet files ``pieces`` (rows of one cluster and day, columns of
-    `spark_jobs.minute_merge.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
+def day_order(rows, *leading: str):
+    """Indices that order Arrow ``rows`` by the ``leading`` integer columns, then as a history day is ordered: topic
+    (by UTF-8 bytes, as Spark orders strings), broker, time.
 
-    The rows are ordered by topic (by UTF-8 bytes, as Spark orders strings), broker and time, as `stage_merged_days`
-    orders a day; timestamps are INT96 and every column optional, as Spark writes them. The file appears whole
-    (temporary name, then a rename).
+    >>> import pyarrow as pa
+    >>> day_order(pa.table({"topic": ["é", "z", "a", "a"], "broker_id": [1, 1, 2, 1], "ts": [0, 0, 0, 5]})).tolist()
+    [3, 2, 1, 0]
     """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    schema = _file_schema()
-    table = pa.concat_tables([pq.read_table(p).select(schema.names).cast(schema) for p in sorted(pieces)])
-    topics = pc.dictionary_encode(table.column("topic")).combine_chunks()
+    topics = pc.dictionary_encode(rows.column("topic")).combine_chunks()
     names = topics.dictionary.to_pylist()
     rank = np.empty(len(names), np.int64)
     rank[sorted(range(len(names)), key=lambda i: names[i].encode())] = np.arange(len(names))
-    keys = (
-        table.column("ts").cast(pa.int64()).to_numpy(),
-        table.column("broker_id").to_numpy(),
+    keys = [
+        rows.column("ts").cast(pa.int64()).to_numpy(),
+        rows.column("broker_id").to_numpy(),
         rank[topics.indices.to_numpy(zero_copy_only=False)],
-    )
-    table = table.take(pa.array(np.lexsort(keys)))
+        *[rows.column(c).to_numpy() for c in reversed(leading)],
+    ]
+    return np.lexsort(keys)
+
+
+def write_day(pieces: Sequence[str], directory: str) -> int:
+    """Write one day of the history from the Parquet files ``pieces`` (rows of one cluster and day, columns of
+    `spark_jobs.minute_merge.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
+
+    The rows are ordered as `day_order` orders them, as `stage_merged_days` orders a day; timestamps are INT96 and
+    every column optional, as Spark writes them. Pieces already in that order that share no topic (the minute
+    merge's buckets) are interleaved topic by topic, without a sort. The file appears whole (temporary name, then a
+    rename), and its bytes depend only on its rows, not on how they were split into pieces.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _file_schema()
+    tables = [pq.read_table(p).select(schema.names).cast(schema).combine_chunks() for p in sorted(pieces)]
+    runs = [run for i, t in enumerate(tables) for run in _topic_runs(t, i)]
+    runs.sort()
+    if all(a[0] < b[0] for a, b in zip(runs, runs[1:])) and all(r[1] >= 0 for r in runs):
+        table = pa.concat_tables([tables[i].slice(s, e - s) for _, i, s, e in runs] or [schema.empty_table()]).combine_chunks()
+    else:
+        table = pa.concat_tables(tables or [schema.empty_table()])
+        table = table.take(pa.array(day_order(table))).combine_chunks()
     os.makedirs(directory, exist_ok=True)
     temporary = os.path.join(directory, f".{DAY_FILE}.{uuid.uuid4().hex}.tmp")
     # dictionaries for the columns with few values (the byte counts rarely repeat): a file as small as Spark's
@@ -213,6 +235,23 @@ def write_day(pieces: Sequence[str], directory: str) -> int:
     pq.write_table(table, temporary, compression="zstd", use_dictionary=dictionary, use_deprecated_int96_timestamps=True)
     os.replace(temporary, os.path.join(directory, DAY_FILE))
     return table.num_rows
+
+
+def _topic_runs(rows, piece: int) -> list[tuple[bytes, int, int, int]]:
+    """``(topic as UTF-8, piece, start, stop)`` of each run of one topic's rows in ``rows`` (one chunk); the piece
+    is -1 where a run is not in broker and time order."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not rows.num_rows:
+        return []
+    topic = rows.column("topic").chunk(0)
+    same = pc.equal(topic[1:], topic[:-1]).to_numpy(zero_copy_only=False)
+    broker, ts = rows.column("broker_id").to_numpy(), rows.column("ts").cast("int64").to_numpy()
+    after = (broker[1:] > broker[:-1]) | ((broker[1:] == broker[:-1]) & (ts[1:] > ts[:-1]))
+    ordered = bool((after | ~same).all())
+    starts = [0, *(np.flatnonzero(~same) + 1).tolist()]
+    return [(topic[s].as_py().encode(), piece if ordered else -1, s, e) for s, e in zip(starts, [*starts[1:], rows.num_rows])]
 
 
 def _write_days(batches, *, jobs: list[tuple[list[str], str]]):

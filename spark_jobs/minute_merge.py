@@ -271,7 +271,7 @@ _WRITTEN = pa.schema([("cluster", pa.string()), ("dt", pa.string()), ("source", 
 
 
 def _day_names(days: np.ndarray) -> np.ndarray:
-    """Days since the Unix epoch as the history's ``dt`` values (``YYYY-MM-DD``).
+    """Days since the Unix epoch as the history's ``dt`` values (``YYYY-MM-DD``, the UTC date `spark_jobs.history.day_column` gives).
 
     >>> _day_names(np.array([0, 20_394])).tolist()
     ['1970-01-01', '2025-11-02']
@@ -287,7 +287,7 @@ def _merge_partition(
     yield the rows written per (cluster, day, source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
 
-    from spark_jobs.history import partition_dir, without_covered_totals
+    from spark_jobs.history import day_order, partition_dir, without_covered_totals
 
     batches = list(batches)
     if not batches:
@@ -299,22 +299,38 @@ def _merge_partition(
         spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
         parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
         rows = pivot_minutes(pa.concat_tables(parts))
-        day_numbers, day = np.unique(rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US, return_inverse=True)
-        names = _day_names(day_numbers)
+        if not rows.num_rows:
+            continue
+        day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
+        first = int(day.min())
+        day -= first
+        names = _day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
         keep = np.ones(rows.num_rows, bool)
         for source, wanted in only_days.items():
             theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
             keep &= ~theirs | np.isin(names, list(wanted))[day]
-        rows = rows.filter(pa.array(keep)).append_column("dt", pa.array(names[day[keep]], pa.string()))
-        counts = rows.group_by(["cluster", "dt", "source"], use_threads=False).aggregate([([], "count_all")])
-        yield from counts.select(["cluster", "dt", "source", "count_all"]).rename_columns(_WRITTEN.names).cast(_WRITTEN).to_batches()
+        rows = rows.filter(pa.array(keep))
+        clusters = pc.dictionary_encode(rows.column("cluster")).combine_chunks()
+        part = clusters.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(names) + day[keep]  # (cluster, day)
+        rows = rows.append_column("_part", pa.array(part))
+        counts = rows.group_by(["_part", "source"], use_threads=False).aggregate([([], "count_all")])
+        counted = counts.column("_part").to_numpy()
+        yield pa.record_batch(
+            [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()), pa.array(names[counted % len(names)], pa.string()),
+             counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
+            schema=_WRITTEN,
+        )
         rows = without_covered_totals(rows)
-        for key in rows.group_by(["cluster", "dt"], use_threads=False).aggregate([]).to_pylist():
-            mine = pc.and_(pc.equal(rows.column("cluster"), key["cluster"]), pc.equal(rows.column("dt"), key["dt"]))
-            target = os.path.join(directory, partition_dir(key["cluster"], key["dt"]))
+        order = day_order(rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
+        part = rows.column("_part").to_numpy()[order]
+        rows = rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
+        starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
+        for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
+            p = int(part[start])
+            target = os.path.join(directory, partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
             os.makedirs(target, exist_ok=True)
             temporary = os.path.join(target, f".part-b{b:04d}.{os.getpid()}.tmp")
-            pq.write_table(rows.filter(mine).drop_columns(["cluster", "dt"]), temporary, compression="zstd")
+            pq.write_table(rows.slice(start, stop - start), temporary, compression="lz4")  # read once or twice, soon
             os.replace(temporary, os.path.join(target, f"part-b{b:04d}.parquet"))
 
 

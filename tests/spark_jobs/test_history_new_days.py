@@ -143,3 +143,36 @@ def test_without_covered_totals_keeps_a_total_only_where_no_broker_has_the_minut
     kept = without_covered_totals(rows)
     assert sorted(zip(*(kept[c].to_pylist() for c in rows.column_names))) == [
         ("c", "a", 1, 3, 1), ("c", "a", 2, -1, 3), ("c", "a", 2, -1, 4), ("c", "b", 1, -1, 2), ("d", "a", 1, 4, 5)]
+
+
+def test_a_day_file_is_the_same_bytes_however_its_rows_are_split(tmp_path: Path) -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_jobs.history import DAY_FILE, write_day
+    from spark_jobs.minute_merge import THROUGHPUT_ARROW
+
+    rng = np.random.default_rng(3)
+    keys = sorted({(str(t), int(b), int(m)) for t, b, m in zip(rng.choice(["é", "z", "a", "zz"], 3000), rng.integers(-1, 5, 3000),
+                                                                  rng.integers(0, 1440, 3000))})
+    topic, broker, minute = zip(*keys)
+    n = len(keys)
+    rows = pa.table({"cluster": ["c"] * n, "ts": pa.array(np.array(minute) * 60_000_000, pa.timestamp("us", tz="UTC")),
+                     "interval_s": pa.array([60] * n, pa.int32()), "broker_id": pa.array(broker, pa.int32()), "topic": list(topic),
+                     "bytes_in": rng.integers(0, 10**9, n), "bytes_out": pa.nulls(n, pa.int64()), "messages_in": rng.integers(0, 10**6, n),
+                     "bytes_out_interval_s": pa.nulls(n, pa.int32()), "messages_in_interval_s": pa.nulls(n, pa.int32()),
+                     "source": ["prom_range"] * n, "flags": pa.array([0] * n, pa.int32())}, schema=THROUGHPUT_ARROW).drop_columns(["cluster"])
+    by_topic = [rows.filter(pa.array([t == name for t in topic])) for name in ("z", "a", "é", "zz")]  # ordered pieces, one topic each
+    shuffled = rows.take(pa.array(rng.permutation(n)))
+    written = {}
+    for name, pieces in (("by topic", by_topic), ("shuffled", [shuffled.slice(0, n // 3), shuffled.slice(n // 3)])):
+        paths = []
+        for i, piece in enumerate(pieces):
+            paths.append(str(tmp_path / f"{name}-{i}.parquet"))
+            pq.write_table(piece, paths[-1])
+        assert write_day(paths, str(tmp_path / name)) == n
+        written[name] = (tmp_path / name / DAY_FILE).read_bytes()
+        t = pq.read_table(tmp_path / name / DAY_FILE)
+        got = list(zip(t["topic"].to_pylist(), t["broker_id"].to_pylist(), t["ts"].to_pylist()))
+        assert got == sorted(got, key=lambda r: (r[0].encode(), r[1], r[2]))
+    assert written["by topic"] == written["shuffled"]
