@@ -10,8 +10,8 @@ increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_r
 sums each bucket in one Python task, with Arrow's C++ hash aggregation, next to the few increases Spark's
 sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
 Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
-day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which
-took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
+day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes
+through the JVM's shuffle or a string-keyed Spark aggregation, which took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
 applies the same pivot through a Spark shuffle where a DataFrame is wanted.
 """
 
@@ -279,16 +279,53 @@ def _day_names(days: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype(str)
 
 
-def _merge_partition(
-    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str, only_days: Mapping[str, Collection[str]]
-) -> Iterator[pa.RecordBatch]:
-    """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
-    its rows of each (cluster, day) to ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet`` (`merge_buckets`);
-    yield the rows written per (cluster, day, source) (`_WRITTEN`)."""
+def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]]) -> pa.RecordBatch:
+    """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`) per (cluster, day) to
+    ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``, in a history day's order (`merge_buckets` says which
+    rows are kept); return the rows kept per (cluster, day, source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
 
     from spark_jobs.history import day_order, partition_dir, without_covered_totals
 
+    day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
+    first = int(day.min())
+    day -= first
+    names = _day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
+    keep = np.ones(rows.num_rows, bool)
+    for source, wanted in only_days.items():
+        theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
+        keep &= ~theirs | np.isin(names, list(wanted))[day]
+    rows = rows.filter(pa.array(keep))
+    clusters = pc.dictionary_encode(rows.column("cluster")).combine_chunks()
+    part = clusters.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(names) + day[keep]  # (cluster, day)
+    rows = rows.append_column("_part", pa.array(part))
+    counts = rows.group_by(["_part", "source"], use_threads=False).aggregate([([], "count_all")])
+    counted = counts.column("_part").to_numpy()
+    kept = pa.record_batch(
+        [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()), pa.array(names[counted % len(names)], pa.string()),
+         counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
+        schema=_WRITTEN,
+    )
+    rows = without_covered_totals(rows)
+    order = day_order(rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
+    part = rows.column("_part").to_numpy()[order]
+    rows = rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
+    starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
+    for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
+        p = int(part[start])
+        target = os.path.join(directory, partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
+        os.makedirs(target, exist_ok=True)
+        temporary = os.path.join(target, f".part-b{bucket:04d}.{os.getpid()}.tmp")
+        pq.write_table(rows.slice(start, stop - start), temporary, compression="lz4")  # read once or twice, soon
+        os.replace(temporary, os.path.join(target, f"part-b{bucket:04d}.parquet"))
+    return kept
+
+
+def _merge_partition(
+    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str, only_days: Mapping[str, Collection[str]]
+) -> Iterator[pa.RecordBatch]:
+    """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
+    its rows per (cluster, day) (`_write_pieces`); yield the rows written per (cluster, day, source)."""
     batches = list(batches)
     if not batches:
         return
@@ -299,39 +336,8 @@ def _merge_partition(
         spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
         parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
         rows = pivot_minutes(pa.concat_tables(parts))
-        if not rows.num_rows:
-            continue
-        day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
-        first = int(day.min())
-        day -= first
-        names = _day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
-        keep = np.ones(rows.num_rows, bool)
-        for source, wanted in only_days.items():
-            theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
-            keep &= ~theirs | np.isin(names, list(wanted))[day]
-        rows = rows.filter(pa.array(keep))
-        clusters = pc.dictionary_encode(rows.column("cluster")).combine_chunks()
-        part = clusters.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(names) + day[keep]  # (cluster, day)
-        rows = rows.append_column("_part", pa.array(part))
-        counts = rows.group_by(["_part", "source"], use_threads=False).aggregate([([], "count_all")])
-        counted = counts.column("_part").to_numpy()
-        yield pa.record_batch(
-            [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()), pa.array(names[counted % len(names)], pa.string()),
-             counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
-            schema=_WRITTEN,
-        )
-        rows = without_covered_totals(rows)
-        order = day_order(rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
-        part = rows.column("_part").to_numpy()[order]
-        rows = rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
-        starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
-        for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
-            p = int(part[start])
-            target = os.path.join(directory, partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
-            os.makedirs(target, exist_ok=True)
-            temporary = os.path.join(target, f".part-b{b:04d}.{os.getpid()}.tmp")
-            pq.write_table(rows.slice(start, stop - start), temporary, compression="lz4")  # read once or twice, soon
-            os.replace(temporary, os.path.join(target, f"part-b{b:04d}.parquet"))
+        if rows.num_rows:
+            yield _write_pieces(rows, b, directory, only_days)
 
 
 def merge_buckets(
