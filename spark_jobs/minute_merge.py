@@ -296,6 +296,8 @@ def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mappin
         theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
         keep &= ~theirs | np.isin(names, list(wanted))[day]
     rows = rows.filter(pa.array(keep))
+    if not rows.num_rows:  # every row a pulled one of a day not asked for
+        return pa.RecordBatch.from_pylist([], schema=_WRITTEN)
     clusters = pc.dictionary_encode(rows.column("cluster")).combine_chunks()
     part = clusters.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(names) + day[keep]  # (cluster, day)
     rows = rows.append_column("_part", pa.array(part))

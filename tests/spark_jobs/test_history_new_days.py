@@ -176,3 +176,18 @@ def test_a_day_file_is_the_same_bytes_however_its_rows_are_split(tmp_path: Path)
         got = list(zip(t["topic"].to_pylist(), t["broker_id"].to_pylist(), t["ts"].to_pylist()))
         assert got == sorted(got, key=lambda r: (r[0].encode(), r[1], r[2]))
     assert written["by topic"] == written["shuffled"]
+
+
+def test_a_bucket_whose_rows_are_all_of_days_not_pulled_writes_nothing(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from spark_jobs.minute_merge import DELTA_FIELDS, _merge_partition
+
+    n = 3
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([1, 2, 1], pa.int32()), "topic": ["a", "a", "b"],
+                       "metric": ["bytes_in"] * n, "source": ["prometheus"] * n, "reset": [False] * n, "delta": [1.0] * n,
+                       "minute_ms": [0, 0, 60_000], "span_ms": [60_000] * n}, schema=DELTA_FIELDS)
+    batches = deltas.append_column("bucket", pa.array([0] * n, pa.int32())).to_batches()
+    written = pa.Table.from_batches(list(_merge_partition(iter(batches), files={}, directory=str(tmp_path),
+                                                          only_days={"prometheus": ["1970-01-02"]})))
+    assert written.num_rows == 0 and not list(tmp_path.rglob("*.parquet"))
