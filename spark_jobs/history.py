@@ -8,6 +8,11 @@ idempotent. A topic's minute is held either per broker or as the topic's total (
 a per-topic series), never both: a new total replaces the minute's per-broker rows and new per-broker rows replace
 its total; when one ingest brings both, the per-broker rows (exact counters) win. Nothing of the table changes until `commit_days` at the very end of a successful ingest:
 the merged days are staged outside it first, and a local table swaps each day's directory in one rename.
+
+A day the history holds no row of yet (a first run, a daily increment's new day) needs no merge: `stage_new_days`
+writes it straight from the minute merge's per-bucket files (`spark_jobs.minute_merge.merge_buckets`) with Arrow,
+one file a day in the table's order and Parquet types (`write_day`), without Spark's shuffle and sort; a day that
+has rows goes through `stage_merged_days`.
 """
 
 from __future__ import annotations
@@ -24,12 +29,40 @@ from pyspark.sql import functions as F
 from pools.errors import InputError
 from spark_jobs.rates import ALL_BROKERS, OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 
-__all__ = ["HISTORY_KEY", "check_history", "read_history", "stage_merged_days", "commit_days", "day_column"]
+__all__ = [
+    "HISTORY_KEY",
+    "check_history",
+    "read_history",
+    "stage_merged_days",
+    "stage_new_days",
+    "held_days",
+    "write_day",
+    "day_order",
+    "partition_dir",
+    "commit_days",
+    "day_column",
+]
 
 #: The columns that identify a row: one row per cluster, broker, topic and minute.
 HISTORY_KEY = ("cluster", "broker_id", "topic", "ts")
 #: The columns of a topic's minute, whatever its rows' granularity (per broker or `ALL_BROKERS`).
 _MINUTE_KEY = ["cluster", "topic", "ts"]
+
+
+#: The data file of a day written by `write_day` (Spark's own files carry its task number and a random write id).
+DAY_FILE = "part-00000.c000.zstd.parquet"
+#: Characters Spark escapes as ``%XX`` in a partition directory's value (``ExternalCatalogUtils.escapePathName``).
+_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
+
+
+def partition_dir(cluster: str, day: str) -> str:
+    """The directory of a (cluster, day) partition inside the table, its values escaped as Spark escapes them.
+
+    >>> partition_dir("prod", "2026-11-02"), partition_dir("eu/prod:1", "2026-11-02")
+    ('cluster=prod/dt=2026-11-02', 'cluster=eu%2Fprod%3A1/dt=2026-11-02')
+    """
+    escaped = "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in cluster)
+    return f"cluster={escaped}/dt={day}"
 
 
 def _is_local(path: str) -> bool:
@@ -121,6 +154,133 @@ def read_history(
     return df.select(*[F.col(f.name).cast(f.dataType) for f in THROUGHPUT_SCHEMA.fields])
 
 
+def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of the ``(cluster, day)`` pairs the history at ``path`` holds any file of (all of them for a table
+    that is not local: only a merge can tell)."""
+    if not _is_local(path):
+        return set(days)
+    root = _local(path)
+    return {(c, d) for c, d in days if (root / partition_dir(c, d)).is_dir() and _data_files(root / partition_dir(c, d))}
+
+
+def _file_schema():
+    """The Arrow schema of a history file as Spark writes it: `THROUGHPUT_SCHEMA` less ``cluster`` (a directory),
+    every column nullable, and Spark's own description of the row in the footer, so that Spark reads the same
+    types from either writer's files."""
+    import json
+
+    import pyarrow as pa
+    import pyspark
+    from pyspark.sql.types import StructField, StructType
+
+    from spark_jobs.minute_merge import THROUGHPUT_ARROW
+
+    fields = [f.with_nullable(True) for f in THROUGHPUT_ARROW if f.name != "cluster"]
+    spark_row = StructType([StructField(f.name, f.dataType, True) for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"])
+    metadata = {"org.apache.spark.version": pyspark.__version__,
+                "org.apache.spark.sql.parquet.row.metadata": json.dumps(spark_row.jsonValue(), separators=(",", ":"))}
+    return pa.schema(fields, metadata=metadata)
+
+
+def day_order(rows, *leading: str):
+    """Indices that order Arrow ``rows`` by the ``leading`` integer columns, then as a history day is ordered: topic
+    (by UTF-8 bytes, as Spark orders strings), broker, time.
+
+    >>> import pyarrow as pa
+    >>> day_order(pa.table({"topic": ["é", "z", "a", "a"], "broker_id": [1, 1, 2, 1], "ts": [0, 0, 0, 5]})).tolist()
+    [3, 2, 1, 0]
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    topics = pc.dictionary_encode(rows.column("topic")).combine_chunks()
+    names = topics.dictionary.to_pylist()
+    rank = np.empty(len(names), np.int64)
+    rank[sorted(range(len(names)), key=lambda i: names[i].encode())] = np.arange(len(names))
+    keys = [
+        rows.column("ts").cast(pa.int64()).to_numpy(),
+        rows.column("broker_id").to_numpy(),
+        rank[topics.indices.to_numpy(zero_copy_only=False)],
+        *[rows.column(c).to_numpy() for c in reversed(leading)],
+    ]
+    return np.lexsort(keys)
+
+
+def write_day(pieces: Sequence[str], directory: str) -> int:
+    """Write one day of the history from the Parquet files ``pieces`` (rows of one cluster and day, columns of
+    `spark_jobs.minute_merge.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
+
+    The rows are ordered as `day_order` orders them, as `stage_merged_days` orders a day; timestamps are INT96 and
+    every column optional, as Spark writes them. Pieces already in that order that share no topic (the minute
+    merge's buckets) are interleaved topic by topic, without a sort. The file appears whole (temporary name, then a
+    rename), and its bytes depend only on its rows, not on how they were split into pieces.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _file_schema()
+    tables = [pq.read_table(p).select(schema.names).cast(schema).combine_chunks() for p in sorted(pieces)]
+    runs = [run for i, t in enumerate(tables) for run in _topic_runs(t, i)]
+    runs.sort()
+    if all(a[0] < b[0] for a, b in zip(runs, runs[1:])) and all(r[1] >= 0 for r in runs):
+        table = pa.concat_tables([tables[i].slice(s, e - s) for _, i, s, e in runs] or [schema.empty_table()]).combine_chunks()
+    else:
+        table = pa.concat_tables(tables or [schema.empty_table()])
+        table = table.take(pa.array(day_order(table))).combine_chunks()
+    os.makedirs(directory, exist_ok=True)
+    temporary = os.path.join(directory, f".{DAY_FILE}.{uuid.uuid4().hex}.tmp")
+    # dictionaries for the columns with few values (the byte counts rarely repeat): a file as small as Spark's
+    dictionary = [c for c in schema.names if c not in ("bytes_in", "bytes_out", "messages_in")]
+    pq.write_table(table, temporary, compression="zstd", use_dictionary=dictionary, use_deprecated_int96_timestamps=True)
+    os.replace(temporary, os.path.join(directory, DAY_FILE))
+    return table.num_rows
+
+
+def _topic_runs(rows, piece: int) -> list[tuple[bytes, int, int, int]]:
+    """``(topic as UTF-8, piece, start, stop)`` of each run of one topic's rows in ``rows`` (one chunk); the piece
+    is -1 where a run is not in broker and time order."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not rows.num_rows:
+        return []
+    topic = rows.column("topic").chunk(0)
+    same = pc.equal(topic[1:], topic[:-1]).to_numpy(zero_copy_only=False)
+    broker, ts = rows.column("broker_id").to_numpy(), rows.column("ts").cast("int64").to_numpy()
+    after = (broker[1:] > broker[:-1]) | ((broker[1:] == broker[:-1]) & (ts[1:] > ts[:-1]))
+    ordered = bool((after | ~same).all())
+    starts = [0, *(np.flatnonzero(~same) + 1).tolist()]
+    return [(topic[s].as_py().encode(), piece if ordered else -1, s, e) for s, e in zip(starts, [*starts[1:], rows.num_rows])]
+
+
+def _write_days(batches, *, jobs: list[tuple[list[str], str]]):
+    import pyarrow as pa
+
+    for batch in batches:
+        for i in batch.column(0).to_pylist():
+            pieces, directory = jobs[i]
+            yield pa.record_batch([pa.array([write_day(pieces, directory)], pa.int64())], names=["rows"])
+
+
+def stage_new_days(spark: SparkSession, pieces: str, days: Sequence[tuple[str, str]], work: str) -> None:
+    """Stage the ``(cluster, day)`` partitions of the local table ``pieces`` (the minute merge's files, several per
+    day) under ``work`` as days of the history, one file each (`write_day`), one Spark task per day.
+
+    For days the history holds no row of: their rows go in as they are, with no merge (`stage_merged_days`).
+    """
+    from functools import partial
+
+    root = _local(pieces)
+    jobs = [([os.fspath(p) for p in _data_files(root / partition_dir(c, d))], os.path.join(os.path.abspath(_local(work)), partition_dir(c, d)))
+            for c, d in sorted(days)]
+    jobs = [(p, d) for p, d in jobs if p]
+    if not jobs:
+        return
+    done = spark.range(0, len(jobs), 1, len(jobs)).mapInArrow(partial(_write_days, jobs=jobs), "rows long")
+    done.agg(F.sum("rows")).collect()
+
+
 def _write(rows: DataFrame, path: str) -> None:
     out = rows.select(*THROUGHPUT_SCHEMA.fieldNames(), day_column(F.col("ts")).alias("dt"))
     (
@@ -176,6 +336,27 @@ def _without_totals_of(rows: DataFrame, by: DataFrame) -> DataFrame:
     return rows.where(~_total()).unionByName(rows.where(_total()).join(brokers, _MINUTE_KEY, "left_anti"))
 
 
+def without_covered_totals(rows):
+    """Arrow rows (a `pyarrow.Table` with the history's columns) less the topic totals of the minutes they have
+    per-broker rows for: `_without_totals_of` of rows by themselves, where a Python task holds every row of its topics.
+
+    >>> import pyarrow as pa
+    >>> rows = pa.table({"cluster": ["c"] * 3, "topic": ["a"] * 3, "ts": [1, 1, 2], "broker_id": [ALL_BROKERS, 4, ALL_BROKERS]})
+    >>> sorted(without_covered_totals(rows).column("broker_id").to_pylist())
+    [-1, 4]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = pc.equal(rows.column("broker_id"), ALL_BROKERS).to_numpy(zero_copy_only=False)
+    if not total.any() or total.all():
+        return rows
+    brokers = rows.filter(pa.array(~total))
+    minutes = brokers.select(_MINUTE_KEY).group_by(_MINUTE_KEY, use_threads=False).aggregate([])
+    totals = rows.filter(pa.array(total)).join(minutes, _MINUTE_KEY, join_type="left anti", use_threads=False)
+    return pa.concat_tables([brokers, totals.select(rows.column_names).cast(rows.schema)])
+
+
 def commit_days(spark: SparkSession, work: str, history: str, days: Sequence[tuple[str, str]]) -> None:
     """Put the staged days into the history: one directory rename per day for a local table, Spark's dynamic
     partition overwrite for a remote one."""
@@ -186,8 +367,8 @@ def commit_days(spark: SparkSession, work: str, history: str, days: Sequence[tup
         return
     root, staged = _local(history), _local(work)
     for cluster, day in days:
-        source = staged / f"cluster={cluster}" / f"dt={day}"
-        target = root / f"cluster={cluster}" / f"dt={day}"
+        source = staged / partition_dir(cluster, day)
+        target = root / partition_dir(cluster, day)
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
             old = target.with_name(f".{target.name}.{uuid.uuid4().hex}.old")

@@ -27,7 +27,7 @@ from pools.forecast_band import calibrate, held_out
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
-from spark_jobs.history import check_history, commit_days, day_column, read_history, stage_merged_days
+from spark_jobs.history import check_history, commit_days, held_days, read_history, stage_merged_days, stage_new_days
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
 from spark_jobs.metric_names import MetricNames
@@ -198,25 +198,27 @@ def _run(
     _check_usable(counts, inputs, history)
     progress("converting counters to per-minute rows")
     new_path = os.fspath(work / "minutes")
-    merge_buckets(spark, minute_deltas(steps, records, summed=not summed_files), summed_files, buckets, new_path)
-    new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
-    if inputs.prometheus or normalized is not None:
-        if inputs.prometheus:
-            # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
-            new = new.where((F.col("source") != PROMETHEUS_SOURCE) | day_column(F.col("ts")).isin(list(inputs.prometheus_days)))
-        if normalized is not None:
-            new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
-        new_path = os.fspath(work / "new")
-        new.write.parquet(new_path)
-        new = spark.read.schema(THROUGHPUT_SCHEMA).parquet(new_path)
+    # the samples fetched before a day (its first minute's predecessors) give rows of earlier days: not ours
+    only_days = {PROMETHEUS_SOURCE: inputs.prometheus_days} if inputs.prometheus else {}
+    deltas = minute_deltas(steps, records, summed=not summed_files)
+    written = merge_buckets(spark, deltas, summed_files, buckets, new_path, only_days=only_days)
     pulled_days: tuple[str, ...] = ()
     if inputs.prometheus:
-        day = day_column(F.col("ts")).alias("day")
-        pulled = {r["day"] for r in new.where(F.col("source") == PROMETHEUS_SOURCE).select(day).distinct().collect()}
+        pulled = {d for (_, d), sources in written.items() if sources.get(PROMETHEUS_SOURCE)}
         pulled_days = tuple(sorted(pulled - {d for days in unmapped.values() for d in days}))
     progress(f"merging the new days into the history {history}")
     merged_path = os.fspath(work / "merged")
-    days = stage_merged_days(spark, new, history, merged_path)
+    # a day the history has no row of takes the new rows as they are; normalized JSON rows go through the merge
+    fresh = [] if normalized is not None else sorted(set(written) - held_days(history, sorted(written)))
+    merge = [(c, d) for c, d in sorted(written) if (c, d) not in fresh]
+    new = spark.createDataFrame([], THROUGHPUT_SCHEMA)
+    for cluster in sorted({c for c, _ in merge}):
+        new = new.unionByName(read_history(spark, new_path, cluster=cluster, only_days=[d for c, d in merge if c == cluster]))
+    if normalized is not None:
+        new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
+    days = stage_merged_days(spark, new, history, merged_path) if merge or normalized is not None else []
+    stage_new_days(spark, new_path, fresh, merged_path)
+    days = sorted([*days, *fresh])
     rows = read_history(spark, history, cluster=params.cluster, exclude_days=[d for c, d in days if c == params.cluster])
     if days:
         rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))

@@ -9,8 +9,9 @@ Where the rows are summed: a query_range worker that converts its series in the 
 increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`), so that `merge_buckets`
 sums each bucket in one Python task, with Arrow's C++ hash aggregation, next to the few increases Spark's
 sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
-Parquet itself. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which
-took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
+Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
+day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes
+through the JVM's shuffle or a string-keyed Spark aggregation, which took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
 applies the same pivot through a Spark shuffle where a DataFrame is wanted.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import glob
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 
 import numpy as np
@@ -264,11 +265,69 @@ def _read_steps(path: str) -> pa.Table:
     )
 
 
-def _merge_partition(batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str) -> Iterator[pa.RecordBatch]:
-    """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
-    its rows to ``directory/minutes-b<bucket>.parquet``; yield the rows written per bucket."""
+_DAY_US = 86_400_000_000
+#: What a minute-merge task reports per bucket: rows written per (cluster, day, source).
+_WRITTEN = pa.schema([("cluster", pa.string()), ("dt", pa.string()), ("source", pa.string()), ("rows", pa.int64())])
+
+
+def _day_names(days: np.ndarray) -> np.ndarray:
+    """Days since the Unix epoch as the history's ``dt`` values (``YYYY-MM-DD``, the UTC date `spark_jobs.history.day_column` gives).
+
+    >>> _day_names(np.array([0, 20_394])).tolist()
+    ['1970-01-01', '2025-11-02']
+    """
+    return days.astype("datetime64[D]").astype(str)
+
+
+def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]]) -> pa.RecordBatch:
+    """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`) per (cluster, day) to
+    ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``, in a history day's order (`merge_buckets` says which
+    rows are kept); return the rows kept per (cluster, day, source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
 
+    from spark_jobs.history import day_order, partition_dir, without_covered_totals
+
+    day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
+    first = int(day.min())
+    day -= first
+    names = _day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
+    keep = np.ones(rows.num_rows, bool)
+    for source, wanted in only_days.items():
+        theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
+        keep &= ~theirs | np.isin(names, list(wanted))[day]
+    rows = rows.filter(pa.array(keep))
+    if not rows.num_rows:  # every row a pulled one of a day not asked for
+        return pa.RecordBatch.from_pylist([], schema=_WRITTEN)
+    clusters = pc.dictionary_encode(rows.column("cluster")).combine_chunks()
+    part = clusters.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(names) + day[keep]  # (cluster, day)
+    rows = rows.append_column("_part", pa.array(part))
+    counts = rows.group_by(["_part", "source"], use_threads=False).aggregate([([], "count_all")])
+    counted = counts.column("_part").to_numpy()
+    kept = pa.record_batch(
+        [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()), pa.array(names[counted % len(names)], pa.string()),
+         counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
+        schema=_WRITTEN,
+    )
+    rows = without_covered_totals(rows)
+    order = day_order(rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
+    part = rows.column("_part").to_numpy()[order]
+    rows = rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
+    starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
+    for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
+        p = int(part[start])
+        target = os.path.join(directory, partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
+        os.makedirs(target, exist_ok=True)
+        temporary = os.path.join(target, f".part-b{bucket:04d}.{os.getpid()}.tmp")
+        pq.write_table(rows.slice(start, stop - start), temporary, compression="lz4")  # read once or twice, soon
+        os.replace(temporary, os.path.join(target, f"part-b{bucket:04d}.parquet"))
+    return kept
+
+
+def _merge_partition(
+    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str, only_days: Mapping[str, Collection[str]]
+) -> Iterator[pa.RecordBatch]:
+    """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
+    its rows per (cluster, day) (`_write_pieces`); yield the rows written per (cluster, day, source)."""
     batches = list(batches)
     if not batches:
         return
@@ -280,16 +339,20 @@ def _merge_partition(batches: Iterator[pa.RecordBatch], *, files: dict[int, list
         parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
         rows = pivot_minutes(pa.concat_tables(parts))
         if rows.num_rows:
-            target = os.path.join(directory, f"minutes-b{b:04d}.parquet")
-            temporary = os.path.join(directory, f".minutes-b{b:04d}.{os.getpid()}.tmp")
-            pq.write_table(rows, temporary, compression="zstd")
-            os.replace(temporary, target)
-        yield pa.record_batch([pa.array([rows.num_rows], pa.int64())], names=["rows"])
+            yield _write_pieces(rows, b, directory, only_days)
 
 
-def merge_buckets(spark, deltas, steps_files: Sequence[str], buckets: int, directory: str) -> int:
+def merge_buckets(
+    spark, deltas, steps_files: Sequence[str], buckets: int, directory: str, *, only_days: Mapping[str, Collection[str]] | None = None
+) -> dict[tuple[str, str], dict[str, int]]:
     """Write the per-minute rows of Spark's increases ``deltas`` and the workers' bucketed ``steps_files`` under
-    ``directory`` (`THROUGHPUT_ARROW`), one Python task per group of buckets; return the rows written.
+    ``directory``, one Python task per group of buckets; return the rows written per ``(cluster, day)`` and source.
+
+    ``directory`` is laid out as the history (`spark_jobs.history.read_history` reads it): per (cluster, day) one
+    file per bucket, its columns `THROUGHPUT_ARROW` but ``cluster``. A source named in ``only_days`` keeps only
+    its rows of those days (a pull's samples before its first day give rows of the day before). Where a topic's
+    minute has per-broker rows and its total (`spark_jobs.rates.ALL_BROKERS`), the total is dropped, as
+    `spark_jobs.history` merges them (a topic is in one bucket, so each task sees every row of its topics).
 
     ``deltas`` are bucketed as the workers bucket theirs (`bucket_of`); every bucket is sent to a task even
     when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
@@ -305,6 +368,10 @@ def merge_buckets(spark, deltas, steps_files: Sequence[str], buckets: int, direc
     markers = spark.range(buckets).select(
         *[F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in DELTA_FIELDS.names], F.col("id").cast("int").alias("bucket")
     )
-    merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory))
-    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "rows long")
-    return int(done.agg(F.sum("rows")).collect()[0][0] or 0)
+    only = {k: sorted(v) for k, v in (only_days or {}).items()}
+    merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory), only_days=only)
+    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "cluster string, dt string, source string, rows long")  # _WRITTEN
+    written: dict[tuple[str, str], dict[str, int]] = {}
+    for r in done.groupBy("cluster", "dt", "source").agg(F.sum("rows").alias("rows")).collect():
+        written.setdefault((r["cluster"], r["dt"]), {})[r["source"]] = int(r["rows"])
+    return written
