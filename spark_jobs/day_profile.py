@@ -133,64 +133,81 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
     topic = rank[encoded.indices.to_numpy()]
-    ts = t["ts"].to_numpy().astype(np.int64)
-    interval = t["interval_s"].to_numpy().astype(np.int64)
-    own = {}
-    for m in ("bytes_out", "messages_in"):
-        col = t[f"{m}_interval_s"]
-        own[m] = (_ints(col, _NULL), col.is_null().to_numpy(zero_copy_only=False))
-    keys = np.lexsort((own["messages_in"][0], own["bytes_out"][0], interval, ts, topic))
-    topic, ts, interval = topic[keys], ts[keys], interval[keys]
-    n = len(keys)
+    ts = np.asarray(t["ts"].to_numpy(), np.int64)
+    interval = _ints(t["interval_s"], 0)
+    own = {m: _ints(t[f"{m}_interval_s"], _NULL) for m in ("bytes_out", "messages_in")}
+    n = len(ts)
+    # Spark groups a minute's rows by their set of windows first: sort by it only where a minute has several rows
+    ordered = bool(n < 2 or ((topic[1:] > topic[:-1]) | ((topic[1:] == topic[:-1]) & (ts[1:] > ts[:-1]))).all())
+    keys = None if ordered else np.lexsort((own["messages_in"], own["bytes_out"], interval, ts, topic))
+
+    def take(a: np.ndarray) -> np.ndarray:
+        return a if keys is None else a[keys]
+
+    topic, ts, interval = take(topic), take(ts), take(interval)
+    own = {m: take(v) for m, v in own.items()}
     new1 = np.ones(n, bool)
     new2 = np.ones(n, bool)
-    if n:
+    if n and keys is not None:
         same_minute = (topic[1:] == topic[:-1]) & (ts[1:] == ts[:-1])
         new2[1:] = ~same_minute
-        new1[1:] = ~(same_minute & (interval[1:] == interval[:-1])
-                     & (own["bytes_out"][0][keys][1:] == own["bytes_out"][0][keys][:-1])
-                     & (own["messages_in"][0][keys][1:] == own["messages_in"][0][keys][:-1]))
-    start1, start2 = np.flatnonzero(new1), np.flatnonzero(new2)
-    minute_of_group = np.cumsum(new2)[start1] - 1  # the (topic, ts) index of each window set
+        new1[1:] = ~(same_minute & (interval[1:] == interval[:-1]) & (own["bytes_out"][1:] == own["bytes_out"][:-1])
+                     & (own["messages_in"][1:] == own["messages_in"][:-1]))
+    if keys is None:  # one row a minute (a per-topic series): every row its own window set and minute
+        start1 = start2 = minute_of_group = first_group = np.arange(n)
+    else:
+        start1, start2 = np.flatnonzero(new1), np.flatnonzero(new2)
+        minute_of_group = np.cumsum(new2)[start1] - 1  # the (topic, ts) index of each window set
+        first_group = np.flatnonzero(np.diff(minute_of_group, prepend=-1))  # a minute's window sets are contiguous
+    minutes = len(start2)
     if (interval[start1] <= 0).any():
         raise Inexact("a window of 0 s or less")
     out: dict[str, np.ndarray] = {"topic": topic[start2], "ts": ts[start2], "names": names[order]}
+    if not n:
+        return {**out, "rows": np.zeros(0, np.int64), "gaps": np.zeros(0, np.int64), "resets": np.zeros(0, np.int64),
+                **{m: np.zeros(0) for m in _METRICS}, **{m + "_null": np.zeros(0, bool) for m in _METRICS}}
     out["rows"] = np.diff(np.append(start2, n)).astype(np.int64)
-    flags = t["flags"].to_numpy().astype(np.int64)[keys]
+    flags = take(_ints(t["flags"], 0))
     missing = np.maximum((interval + 30) // 60 - 1, 0)  # Spark's round(interval / 60.0), half up, less one
-    out["gaps"] = np.add.reduceat(((flags & FLAG_GAP) != 0) * missing, start2) if n else np.zeros(0, np.int64)
-    out["resets"] = np.add.reduceat(((flags & FLAG_RESET) != 0).astype(np.int64), start2) if n else np.zeros(0, np.int64)
-    minutes = len(start2)
+    out["gaps"] = np.add.reduceat(((flags & FLAG_GAP) != 0) * missing, start2)
+    out["resets"] = np.add.reduceat(((flags & FLAG_RESET) != 0).astype(np.int64), start2)
+
+    def per_minute(a: np.ndarray) -> np.ndarray:
+        return a if len(first_group) == len(a) else np.add.reduceat(a, first_group)
+
     for m in _METRICS:
         col = t[m]
-        null = col.is_null().to_numpy(zero_copy_only=False)[keys]
-        values = _ints(col, 0)[keys]
-        if not n:
-            out[m] = np.zeros(0)
-            out[m + "_null"] = np.zeros(0, bool)
-            continue
-        if np.add.reduceat(np.abs(values.astype(np.float64)), start2).max(initial=0.0) >= _SUM_LIMIT:
+        null = take(col.is_null().to_numpy(zero_copy_only=False))
+        values = take(_ints(col, 0))
+        magnitude = np.abs(values.astype(np.float64))
+        if (magnitude if minutes == n else np.add.reduceat(magnitude, start2)).max(initial=0.0) >= _SUM_LIMIT:
             raise Inexact(f"{m} sums near a long's range")
-        sums = np.add.reduceat(values, start1)
-        reported = np.add.reduceat(~null, start1) > 0
+        sums = values if len(start1) == n else np.add.reduceat(values, start1)
+        reported = ~null if len(start1) == n else np.add.reduceat(~null, start1) > 0
         if m == "bytes_in":
             window = interval[start1]
         else:
-            raw, raw_null = own[m][0][keys][start1], own[m][1][keys][start1]
-            window = np.where(raw_null, interval[start1], raw)
+            raw = own[m][start1]
+            window = np.where(raw == _NULL, interval[start1], raw)
             if (window <= 0).any():
                 raise Inexact("a window of 0 s or less")
         regular = reported & (window == 60)
         odd = reported & (window != 60)
-        if (np.bincount(minute_of_group, np.where(odd, np.abs(sums) / window, 0.0), minutes) >= _ODD_LIMIT).any():
-            raise Inexact(f"{m} odd-window rates beyond {_ODD_LIMIT:g}/s")
-        reg_sum = np.zeros(minutes, np.int64)
-        np.add.at(reg_sum, minute_of_group[regular], sums[regular])
-        odd_sum = np.zeros(minutes, np.int64)
-        np.add.at(odd_sum, minute_of_group[odd], _half_up_millionths(sums[odd], window[odd]))
-        has_reg = np.bincount(minute_of_group, regular, minutes) > 0
-        has_odd = np.bincount(minute_of_group, odd, minutes) > 0
-        rate = np.where(has_reg, reg_sum.astype(np.float64) / 60.0, 0.0) + np.where(has_odd, odd_sum.astype(np.float64) / 1e6, 0.0)
+        reg_sum = per_minute(np.where(regular, sums, 0))
+        rate = reg_sum.astype(np.float64) / 60.0
+        has_reg = per_minute(regular.astype(np.int64)) > 0
+        has_odd = np.zeros(minutes, bool)
+        if odd.any():
+            safe = np.where(odd, window, 1)
+            if (per_minute(np.where(odd, np.abs(sums) / safe, 0.0)) >= _ODD_LIMIT).any():
+                raise Inexact(f"{m} odd-window rates beyond {_ODD_LIMIT:g}/s")
+            quotients = np.zeros(len(sums), np.int64)
+            quotients[odd] = _half_up_millionths(sums[odd], window[odd])
+            odd_sum = per_minute(quotients)
+            has_odd = per_minute(odd.astype(np.int64)) > 0
+            rate = np.where(has_reg, rate, 0.0) + np.where(has_odd, odd_sum.astype(np.float64) / 1e6, 0.0)
+        else:
+            rate = np.where(has_reg, rate, 0.0) + 0.0
         out[m] = rate
         out[m + "_null"] = ~(has_reg | has_odd)
     return out
@@ -223,6 +240,9 @@ def _read_day(files: Sequence[Path]) -> Iterator[pa.Table]:
     for f in files:
         parquet = pq.ParquetFile(f)
         present = [c for c in columns if c in parquet.schema_arrow.names]
+        if parquet.metadata.num_rows <= _MULTI_FILE_ROWS:
+            yield fit(parquet.read(columns=present))
+            continue
         carry: pa.Table | None = None
         for batch in parquet.iter_batches(batch_size=1 << 20, columns=present):
             table = fit(batch) if carry is None else pa.concat_tables([carry, fit(batch)])
@@ -275,12 +295,13 @@ def day_partial(day_dir: Path, day: int) -> pa.Table:
         for m in _METRICS:
             keep = ~mins[m + "_null"]
             owner, values = topic[keep], mins[m][keep]
-            ordered = np.lexsort((values, owner))
-            counts = np.bincount(np.searchsorted(topic[starts], owner), minlength=len(starts))
-            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-            row[m] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(values[ordered], pa.float64()))
+            counts = np.bincount(owner, minlength=len(mins["names"]))[topic[starts]]
+            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):  # a topic's minutes are contiguous
+                values[lo:hi].sort()
+            row[m] = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values, pa.float64()))
             if m == "bytes_in":
-                row["p99"] = _percentiles(values[ordered], offsets, 0.99)
+                row["p99"] = _percentiles(values, offsets, 0.99)
         parts.append(pa.table(row, schema=PARTIAL_SCHEMA))
     table = pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
     return table.sort_by([("bucket", "ascending"), ("topic", "ascending")])
