@@ -222,13 +222,12 @@ def timed(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess, list
     return time.monotonic() - started, peak[0] // 1024, subprocess.CompletedProcess(cmd, proc.returncode, out, err), lines
 
 
-def _step_seconds(lines: list[tuple[float, str]], step: str) -> float | None:
-    """Seconds from the ``-v`` console's line of ``step`` to its next step's line."""
-    steps = [(t, line) for t, line in lines if line.startswith("  ingest ") and ": " in line]
-    for i, (t, line) in enumerate(steps[:-1]):
-        if line.split(": ", 1)[1].startswith(step):
-            return steps[i + 1][0] - t
-    return None
+def _step_seconds(lines: list[tuple[float, str]], step: str, until: str) -> float | None:
+    """Seconds from the ``-v`` console's line of ``step`` to the line of the step ``until``."""
+    steps = [(t, line.split(": ", 1)[1]) for t, line in lines if line.startswith("  ingest ") and ": " in line]
+    begin = next((t for t, text in steps if text.startswith(step)), None)
+    end = next((t for t, text in steps if text.startswith(until)), None)
+    return None if begin is None or end is None else end - begin
 
 
 def ingest(url: str, out: Path, first_day: int, days: int, *, history: Path | None = None) -> dict:
@@ -249,7 +248,7 @@ def ingest(url: str, out: Path, first_day: int, days: int, *, history: Path | No
     records = quality["sources"]["prometheus"]["read"]
     return {"days": days, "wall_s": wall, "records": records, "records_per_s": records / wall, "peak_mb": peak_mb,
             "requests": quality["prometheus"]["requests"], "load": load, "load_after": os.getloadavg()[0], "topics": quality["topics"],
-            "profile_s": _step_seconds(lines, "computing the topic profile")}
+            "profile_s": _step_seconds(lines, "computing the topic profile", "writing the quarantine")}
 
 
 def synthesize_history(path: Path, days: int) -> None:

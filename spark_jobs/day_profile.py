@@ -49,7 +49,7 @@ PARTIAL_FILE = "_profile.parquet"
 #: Topic buckets of a partial (CRC-32 of the topic modulo this): one row group each, so a merge task reads its own.
 PARTIAL_BUCKETS = 64
 #: Bumped whenever the partial's content or rules change: older partials then no longer match.
-_VERSION = "poolplan-day-profile-1"
+_VERSION = "poolplan-day-profile-2"
 _FINGERPRINT_KEY = b"poolplan.fingerprint"
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
 _DAY_US = 86_400_000_000
@@ -73,7 +73,8 @@ PARTIAL_SCHEMA = pa.schema(
         ("gaps", pa.int64()),
         ("resets", pa.int64()),
         ("p99", pa.float64()),
-        *[(m, pa.list_(pa.float64())) for m in _METRICS],
+        # each the day's ascending float64 values, little-endian, as bytes: read back without decoding a list
+        *[(m, pa.large_binary()) for m in _METRICS],
     ]
 )
 
@@ -299,12 +300,29 @@ def day_partial(day_dir: Path, day: int) -> pa.Table:
             offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):  # a topic's minutes are contiguous
                 values[lo:hi].sort()
-            row[m] = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values, pa.float64()))
+            row[m] = _doubles_column(values, offsets)
             if m == "bytes_in":
                 row["p99"] = _percentiles(values, offsets, 0.99)
         parts.append(pa.table(row, schema=PARTIAL_SCHEMA))
     table = pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
     return table.sort_by([("bucket", "ascending"), ("topic", "ascending")])
+
+
+def _doubles_column(values: np.ndarray, offsets: np.ndarray) -> pa.Array:
+    """Row i: ``values[offsets[i]:offsets[i+1]]`` as little-endian float64 bytes.
+
+    >>> _doubles(_doubles_column(np.array([1.0, 2.5, -3.0]), np.array([0, 2, 2, 3])))[1].tolist()
+    [0, 2, 2, 3]
+    """
+    data = pa.py_buffer(np.ascontiguousarray(values, "<f8").tobytes())
+    return pa.Array.from_buffers(pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer((offsets.astype(np.int64) * 8).tobytes()), data])
+
+
+def _doubles(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A `_doubles_column` (any slice of one) as its values and the offsets into them of each row (no copy)."""
+    _, offsets, data = column.buffers()
+    starts = np.frombuffer(offsets, np.int64)[column.offset:column.offset + len(column) + 1] // 8
+    return np.frombuffer(data, "<f8") if data is not None else np.zeros(0), starts
 
 
 def _percentiles(values: np.ndarray, offsets: np.ndarray, q: float) -> pa.Array:
@@ -339,46 +357,57 @@ def _compute_task(job: tuple[str, int, str, str]) -> bool:
     day_dir, day, target, print_ = job
     try:
         table = day_partial(Path(day_dir), day)
-    except Inexact as exc:
+    except (Inexact, pa.ArrowException, ValueError, KeyError) as exc:  # e.g. a column of another type: Spark's path decides
         _log.info("profile of %s by Spark: %s", day_dir, exc)
         return False
     _write_partial(table, Path(target), print_)
     return True
 
 
+_FIGURES = (
+    ("bytes_in", (("bytes_in_p50", 0.5), ("bytes_in_p95", 0.95), ("bytes_in_p99", 0.99), ("bytes_in_max", None))),
+    ("bytes_out", (("bytes_out_p95", 0.95), ("bytes_out_p99", 0.99), ("bytes_out_max", None))),
+    ("messages_in", (("messages_in_p99", 0.99),)),
+)
+
+
 def merge_topics(tables: Sequence[pa.Table]) -> list[dict[str, Any]]:
     """Per topic, the profile's figures from its days' partials (rows of `PARTIAL_SCHEMA`, each topic's days may come
-    from several ``tables``), as `spark_jobs.profile.aggregate_topic_profile` computes them."""
-    if not tables:
-        return []
-    table = pa.concat_tables(tables).sort_by([("topic", "ascending"), ("day", "ascending")])
-    if not table.num_rows:
-        return []
-    topics = table["topic"].to_pylist()
-    starts = [i for i in range(len(topics)) if i == 0 or topics[i] != topics[i - 1]]
-    ends = starts[1:] + [len(topics)]
-    cols = {c: table[c].to_numpy() for c in ("day", "samples", "first_ts", "last_ts", "rows", "gaps", "resets")}
-    p99 = table["p99"].to_pylist()
-    flat = {}
-    for m in _METRICS:
-        array = table[m].combine_chunks()
-        flat[m] = (array.values.to_numpy(), array.offsets.to_numpy())
+    from several ``tables``), as `spark_jobs.profile.aggregate_topic_profile` computes them; ordered by topic.
+
+    The value lists are not copied into one table: each topic's slices are gathered straight into the array its order
+    statistics are taken on.
+    """
+    batches = [b for t in tables for b in t.to_batches()]  # no copy: a batch per row group read
+    rows: dict[str, list[tuple[int, int]]] = {}  # topic -> (batch, row) of each of its days
+    for i, b in enumerate(batches):
+        for r, topic in enumerate(b.column("topic").to_pylist()):
+            rows.setdefault(topic, []).append((i, r))
+    scalars = [{c: b.column(c).to_numpy() for c in ("day", "samples", "first_ts", "last_ts", "rows", "gaps", "resets")} for b in batches]
+    p99 = [b.column("p99").to_pylist() for b in batches]
+    flat = [{m: _doubles(b.column(m)) for m in _METRICS} for b in batches]
     out = []
-    for s, e in zip(starts, ends):
-        stats: dict[str, Any] = {"topic": topics[s]}
-        for m, figures in (("bytes_in", (("bytes_in_p50", 0.5), ("bytes_in_p95", 0.95), ("bytes_in_p99", 0.99), ("bytes_in_max", None))),
-                           ("bytes_out", (("bytes_out_p95", 0.95), ("bytes_out_p99", 0.99), ("bytes_out_max", None))),
-                           ("messages_in", (("messages_in_p99", 0.99),))):
-            values, offsets = flat[m]
-            stats.update(_order_statistics(values[offsets[s]:offsets[e]], figures))
-        stats["samples"] = int(cols["samples"][s:e].sum())
-        stats["first_us"] = int(cols["first_ts"][s:e].min())
-        stats["last_us"] = int(cols["last_ts"][s:e].max())
-        stats["days_observed"] = e - s
-        stats["daily"] = [(int(d), p) for d, p in zip(cols["day"][s:e].tolist(), p99[s:e])]
-        stats["rows"] = int(cols["rows"][s:e].sum())
-        stats["gaps"] = int(cols["gaps"][s:e].sum())
-        stats["counter_resets"] = int(cols["resets"][s:e].sum())
+    for topic in sorted(rows):
+        days = sorted(rows[topic], key=lambda ir: int(scalars[ir[0]]["day"][ir[1]]))
+        stats: dict[str, Any] = {"topic": topic}
+        for m, figures in _FIGURES:
+            parts = []
+            for i, r in days:
+                values, offsets = flat[i][m]
+                parts.append(values[offsets[r]:offsets[r + 1]])
+            stats.update(_order_statistics(np.concatenate(parts) if len(parts) > 1 else parts[0], figures))
+
+        def column(c: str) -> np.ndarray:
+            return np.array([scalars[i][c][r] for i, r in days], np.int64)
+
+        stats["samples"] = int(column("samples").sum())
+        stats["first_us"] = int(column("first_ts").min())
+        stats["last_us"] = int(column("last_ts").max())
+        stats["days_observed"] = len(days)
+        stats["daily"] = [(int(scalars[i]["day"][r]), p99[i][r]) for i, r in days]
+        stats["rows"] = int(column("rows").sum())
+        stats["gaps"] = int(column("gaps").sum())
+        stats["counter_resets"] = int(column("resets").sum())
         out.append(stats)
     return out
 
@@ -397,7 +426,7 @@ def _order_statistics(values: np.ndarray, figures: Sequence[tuple[str, float | N
             positions[name] = (pos, lower, upper)
             wanted |= {lower, upper}
     ranks = sorted(wanted)
-    part = np.partition(values, ranks)
+    part = np.partition(values, ranks)  # a copy: ``values`` may be a view of a partial
     out: dict[str, float | None] = {}
     for name, q in figures:
         if q is None:
@@ -412,8 +441,16 @@ def _order_statistics(values: np.ndarray, figures: Sequence[tuple[str, float | N
 def _merge_task(job: tuple[Sequence[str], Sequence[int]]) -> list[dict[str, Any]]:
     """A Spark task: the topics of ``buckets`` merged over every partial file."""
     paths, buckets = job
-    tables = [pq.read_table(p, filters=[("bucket", "in", list(buckets))]).replace_schema_metadata(None) for p in paths]
-    return merge_topics([t for t in tables if t.num_rows])
+    wanted = set(buckets)
+    tables = []
+    for p in paths:
+        parquet = pq.ParquetFile(p)
+        meta = parquet.metadata
+        # one row group per bucket (`_write_partial`): its statistics name it
+        groups = [g for g in range(meta.num_row_groups) if meta.row_group(g).column(0).statistics.min in wanted]
+        if groups:
+            tables.append(parquet.read_row_groups(groups))
+    return merge_topics(tables)
 
 
 @dataclass(frozen=True)
@@ -499,14 +536,18 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
 
 
 def install_partials(pending: Sequence[PendingPartial]) -> None:
-    """Copy each computed partial into its history day (temp + rename inside the day directory), if the day's data
-    files are still the ones it was computed from; a failure only leaves the day to be computed again next time."""
+    """Move (or copy) each computed partial into its history day (temp + rename inside the day directory), if the
+    day's data files are still the ones it was computed from; a failure only leaves the day to be computed again next
+    time."""
     for p in pending:
         try:
             if not p.day_dir.is_dir() or fingerprint(p.day_dir) != p.fingerprint:
                 continue
             temporary = p.day_dir / f".{PARTIAL_FILE}.{uuid.uuid4().hex}.tmp"
-            shutil.copyfile(p.source, temporary)
+            try:
+                os.replace(p.source, temporary)  # the work directory is usually on the history's file system
+            except OSError:
+                shutil.copyfile(p.source, temporary)
             os.replace(temporary, p.day_dir / PARTIAL_FILE)
         except OSError as exc:
             _log.warning("could not store the profile partial of %s: %s", p.day_dir, exc)

@@ -138,3 +138,25 @@ def test_an_increment_profiles_like_a_first_run_over_all_days(spark, tmp_path: P
     first = _history(spark, rows, tmp_path / "first")
     _same(stats, _reference(spark, first))
     _same(stats, _stats(spark, first, tmp_path / "3")[0])
+
+
+def test_an_ingest_reads_past_a_damaged_partial_and_writes_the_spark_paths_files(spark, tmp_path: Path, monkeypatch) -> None:
+    from spark_jobs.day_profile import PARTIAL_FILE, _stored_fingerprint
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    # every topic-day with a bytes-in minute (its daily p99 feeds the growth fit)
+    rows = [r[:5] + (0 if r[5] is None else r[5],) + r[6:] for r in _random_rows(6, days=2, topics=6)]
+    history = _history(spark, rows, tmp_path / "h")
+    inputs, params = IngestInputs(history=history), IngestParams(cluster="c")
+    run(spark, inputs, tmp_path / "first", params)
+    partials = sorted(Path(history).glob(f"cluster=c/dt=*/{PARTIAL_FILE}"))
+    assert len(partials) == 2  # a history of an older version gets its partials at the commit
+    partials[0].write_bytes(b"damaged")
+    run(spark, inputs, tmp_path / "again", params)
+    assert _stored_fingerprint(partials[0]) is not None  # computed again and stored
+    monkeypatch.setattr("spark_jobs.ingest.topic_stats", lambda *args: None)
+    run(spark, inputs, tmp_path / "spark", params)
+    for name in ("topic_profile.parquet", "topic_profile.json", "backtest.parquet", "quality.json"):
+        want = (tmp_path / "spark" / name).read_bytes()
+        assert (tmp_path / "first" / name).read_bytes() == want, name
+        assert (tmp_path / "again" / name).read_bytes() == want, name
