@@ -39,8 +39,8 @@ import pyarrow.parquet as pq
 
 from spark_jobs.minute_merge import FLAG_GAP, FLAG_RESET
 
-__all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "fingerprint", "day_partial", "merge_topics", "topic_stats", "install_partials",
-           "PendingPartial"]
+__all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "PARTIAL_SCHEMA", "Inexact", "fingerprint", "day_partial", "merge_topics", "topic_stats",
+           "install_partials", "PendingPartial"]
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ _DAY_US = 86_400_000_000
 _ODD_LIMIT = 8e9
 #: Integer sums up to this stay far from a long's range (Spark's ANSI sum would fail beyond it; the Spark path decides).
 _SUM_LIMIT = 2.0**61
-#: A day held in several data files is read whole; beyond this many rows the Spark path takes over.
+#: A day's file of up to this many rows is read whole (larger ones by topic); a day in several files beyond it goes to Spark.
 _MULTI_FILE_ROWS = 30_000_000
 _NULL = -(2**40)  # a null window column in a sort key: below any int32
 
