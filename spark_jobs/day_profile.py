@@ -6,7 +6,7 @@ topic, what `spark_jobs.profile.aggregate_topic_profile` needs of that day, comp
 minute, odd windows as half-up decimal(38,6) quotients): the day's ascending per-minute rates of bytes-in,
 bytes-out and messages-in (nulls dropped), its minutes (``samples``), first and last minute, rows, gaps, counter
 resets and bytes-in p99. Spark and `spark_jobs.history` skip files whose names start with ``_``, so the table's
-rows never see it. Its metadata holds a fingerprint of the day's data files (names and sizes, `fingerprint`):
+rows never see it. Its metadata holds a fingerprint of the day's data files (sizes, rows, footers, `fingerprint`):
 a partial whose fingerprint differs, or that cannot be read, is computed again, never trusted.
 
 `topic_stats` computes the missing partials in Python tasks (numpy, one day per task, no per-row Python) and
@@ -14,7 +14,8 @@ merges every day's partial per topic (`merge_topics`: exact order statistics wit
 linear interpolation as `spark_jobs.profile`), so the figures are the Spark path's, bit for bit. Where the
 vectorised arithmetic could not be exact (a topic-minute beyond 8e9 per second in odd windows, sums near a long's
 range, a window of 0 s, rows whose UTC day is not their directory's, a session time zone other than UTC, a
-history that is not a local directory), it returns None and the caller runs the Spark path.
+history that is not a local directory), it returns None and the caller runs the Spark path. Under Spark Connect
+(no SparkContext) the client runs the same tasks itself.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ PARTIAL_FILE = "_profile.parquet"
 #: Topic buckets of a partial (CRC-32 of the topic modulo this): one row group each, so a merge task reads its own.
 PARTIAL_BUCKETS = 64
 #: Bumped whenever the partial's content or rules change: older partials then no longer match.
-_VERSION = "poolplan-day-profile-2"
+_VERSION = "poolplan-day-profile-3"
 _FINGERPRINT_KEY = b"poolplan.fingerprint"
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
 _DAY_US = 86_400_000_000
@@ -90,11 +91,23 @@ def _data_files(day_dir: Path) -> list[Path]:
 
 
 def fingerprint(day_dir: Path) -> str:
-    """A digest of the day directory's data files (relative names and sizes) and of the partial's version."""
-    digest = hashlib.sha256(_VERSION.encode())
+    """A digest of the day directory's data files and of the partial's version: per file its size, rows and each
+    column chunk's sizes and statistics (from its footer), in an order of their own.
+
+    Not the files' names: Spark names a file by a random write id, and two runs of the same input must write the same
+    partial, byte for byte (`spark_jobs.history`'s days are compared so between a local run and a cluster's).
+    """
+    files = []
     for f in _data_files(day_dir):
-        digest.update(f"\n{f.relative_to(day_dir).as_posix()}\t{f.stat().st_size}".encode())
-    return digest.hexdigest()
+        meta = pq.read_metadata(f)
+        chunks = [
+            (c.path_in_schema, c.total_compressed_size, c.total_uncompressed_size,
+             str(c.statistics.to_dict()) if c.is_stats_set else "")
+            for g in range(meta.num_row_groups)
+            for c in (meta.row_group(g).column(i) for i in range(meta.num_columns))
+        ]
+        files.append(repr((f.stat().st_size, meta.num_rows, chunks)))
+    return hashlib.sha256("\n".join([_VERSION, *sorted(files)]).encode()).hexdigest()
 
 
 def _stored_fingerprint(path: Path) -> str | None:
@@ -497,6 +510,10 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
         return None
     if spark.conf.get("spark.sql.session.timeZone") not in ("UTC", "Etc/UTC", "GMT", "Z", "+00:00"):
         return None
+    try:
+        sc = spark.sparkContext
+    except Exception:  # noqa: BLE001 - a Spark Connect session has no SparkContext: its client runs the tasks itself
+        sc = None  # (it holds the local history: it renames the days into it)
     # absolute: the tasks of a standalone cluster run in their own directories
     history_root, staged_root, work = (Path(os.path.abspath(_local(os.fspath(p)))) for p in (history, staged, work))
     days = {d: p for d, p in _days(history_root, cluster).items() if d not in set(touched)}
@@ -507,7 +524,10 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
             number = (date.fromisoformat(day) - date(1970, 1, 1)).days
         except ValueError:
             return None
-        print_ = fingerprint(directory)
+        try:
+            print_ = fingerprint(directory)
+        except Exception:  # noqa: BLE001 - a data file pyarrow cannot read: the Spark path reports it as today
+            return None
         path = directory / PARTIAL_FILE
         if _stored_fingerprint(path) == print_:
             partials.append(os.fspath(path))
@@ -519,20 +539,26 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
             pending.append(PendingPartial(target, directory, print_))
         jobs.append((os.fspath(directory), number, os.fspath(target), print_))
         partials.append(os.fspath(target))
-    sc = spark.sparkContext
-    if jobs:
-        sc.setJobDescription(f"profile of {len(jobs)} day(s)")
-        if not all(sc.parallelize(jobs, len(jobs)).map(_compute_task).collect()):
-            return None
+    if jobs and not all(_tasks(sc, f"profile of {len(jobs)} day(s)", _compute_task, jobs)):
+        return None
     if not partials:
         return [], pending
     size = sum(os.path.getsize(p) for p in partials)
-    tasks = min(PARTIAL_BUCKETS, max(sc.defaultParallelism, -(-size // (64 << 20))))
+    tasks = min(PARTIAL_BUCKETS, max(sc.defaultParallelism if sc else 1, -(-size // (64 << 20))))
     merges = [(partials, list(range(t, PARTIAL_BUCKETS, tasks))) for t in range(tasks)]
-    sc.setJobDescription(f"profile of {len(days)} day(s): merging per topic")
-    stats = sc.parallelize(merges, tasks).flatMap(_merge_task).collect()
-    sc.setJobDescription(None)
+    stats = [s for part in _tasks(sc, f"profile of {len(days)} day(s): merging per topic", _merge_task, merges) for s in part]
     return sorted(stats, key=lambda s: s["topic"]), pending
+
+
+def _tasks(sc: Any, description: str, task: Any, jobs: Sequence[Any]) -> list[Any]:
+    """``task`` of each job: one Spark task each, or in this process when there is no SparkContext (Spark Connect)."""
+    if sc is None:
+        return [task(job) for job in jobs]
+    sc.setJobDescription(description)
+    try:
+        return sc.parallelize(jobs, len(jobs)).map(task).collect()
+    finally:
+        sc.setJobDescription(None)
 
 
 def install_partials(pending: Sequence[PendingPartial]) -> None:
