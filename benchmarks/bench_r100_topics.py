@@ -21,6 +21,11 @@ the per-topic query over them and of the raw pull's range selector, per raw samp
 
     python benchmarks/bench_r100_topics.py --dir /work/scratch/pertopic/r100 --days 1,3,7 --probe-hours 1
 
+``--quarter`` adds the daily increment onto a quarter: 89 days synthesized straight into the history's layout (the
+same generator), then benchmark day 0 pulled onto them (an older version's history: every day's profile partial is
+computed once) and day 1 onto the 90 days (the daily increment proper). ``--days "" --quarter`` runs it alone.
+Every run prints its wall time, the profile's seconds (from ``-v``'s step lines) and the load before and after.
+
 Needs ``prometheus`` and ``promtool`` on PATH. Keep ``--dir`` out of the repository (about 1 GB of TSDB for 8 days).
 """
 
@@ -187,41 +192,116 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def timed(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess]:
-    """Run ``cmd``; its wall seconds, peak memory (MB, the process tree) and result."""
+def timed(cmd: list[str]) -> tuple[float, int, subprocess.CompletedProcess, list[tuple[float, str]]]:
+    """Run ``cmd``; its wall seconds, peak memory (MB, the process tree), result and standard error's lines, each with
+    the seconds since the start it arrived at."""
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0]
+    lines: list[tuple[float, str]] = []
 
     def watch() -> None:
         while proc.poll() is None:
             peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
             time.sleep(0.2)
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    out, err = proc.communicate()
-    watcher.join()
-    return time.monotonic() - started, peak[0] // 1024, subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append((time.monotonic() - started, line))
+
+    threads = [threading.Thread(target=watch, daemon=True), threading.Thread(target=read, daemon=True)]
+    for t in threads:
+        t.start()
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.wait()
+    for t in threads:
+        t.join()
+    err = "".join(line for _, line in lines)
+    return time.monotonic() - started, peak[0] // 1024, subprocess.CompletedProcess(cmd, proc.returncode, out, err), lines
+
+
+def _step_seconds(lines: list[tuple[float, str]], step: str, until: str) -> float | None:
+    """Seconds from the ``-v`` console's line of ``step`` to the line of the step ``until``."""
+    steps = [(t, line.split(": ", 1)[1]) for t, line in lines if line.startswith("  ingest ") and ": " in line]
+    begin = next((t for t, text in steps if text.startswith(step)), None)
+    end = next((t for t, text in steps if text.startswith(until)), None)
+    return None if begin is None or end is None else end - begin
 
 
 def ingest(url: str, out: Path, first_day: int, days: int, *, history: Path | None = None) -> dict:
-    """``poolplan ingest --prometheus-mode per-topic`` over ``days`` days from benchmark day ``first_day``."""
+    """``poolplan -v ingest --prometheus-mode per-topic`` over ``days`` days from benchmark day ``first_day`` (``-v``:
+    the console prints each step as it starts, which times the profile)."""
     poolplan = str(Path(sys.executable).with_name("poolplan"))
     start = FIRST_DAY + timedelta(days=first_day)
     end = start + timedelta(days=days, minutes=2)  # the last minute's rate is recorded a minute and a half later
-    cmd = [poolplan, "ingest", "--prometheus", url, "--prometheus-mode", "per-topic", "--start", start.isoformat(),
+    cmd = [poolplan, "-v", "ingest", "--prometheus", url, "--prometheus-mode", "per-topic", "--start", start.isoformat(),
            "--end", end.isoformat(), "--cluster", "r100", "--out", str(out)]
     if history is not None:
         cmd += ["--history", str(history)]
     load = os.getloadavg()[0]
-    wall, peak_mb, run = timed(cmd)
+    wall, peak_mb, run, lines = timed(cmd)
     if run.returncode != 0:
         raise SystemExit(f"ingest failed ({run.returncode}): {run.stderr[-3000:]}")
     quality = json.loads((out / "quality.json").read_text())
     records = quality["sources"]["prometheus"]["read"]
     return {"days": days, "wall_s": wall, "records": records, "records_per_s": records / wall, "peak_mb": peak_mb,
-            "requests": quality["prometheus"]["requests"], "load": load, "topics": quality["topics"]}
+            "requests": quality["prometheus"]["requests"], "load": load, "load_after": os.getloadavg()[0], "topics": quality["topics"],
+            "profile_s": _step_seconds(lines, "computing the topic profile", "writing the quarantine")}
+
+
+def synthesize_history(path: Path, days: int) -> None:
+    """``days`` days of R100's per-topic history before the first benchmark day, straight into the history's layout
+    (``cluster=r100/dt=<day>/``, one file a day, rows by topic and time, `broker_id` -1, source ``prometheus``), from the
+    same generator as the backfilled days; days already there are kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = _topic_rates(np.random.default_rng(1))
+    n = TOPICS * MINUTES
+    topics = np.repeat(np.array([f"topic-{t:04d}" for t in range(TOPICS)], dtype=object), MINUTES)
+    for back in range(1, days + 1):
+        day = FIRST_DAY - timedelta(days=back)
+        target = path / "cluster=r100" / f"dt={day:%Y-%m-%d}" / "part-00000-synthetic.c000.zstd.parquet"
+        if target.exists():
+            continue
+        rates = _day_rates(-back, base)
+        ts = int(day.timestamp()) * 1_000_000 + 60_000_000 * np.arange(MINUTES, dtype=np.int64)
+        table = pa.table({
+            "ts": pa.array(np.tile(ts, TOPICS), pa.timestamp("us", tz="UTC")),
+            "interval_s": pa.array(np.full(n, 60, np.int32)),
+            "broker_id": pa.array(np.full(n, -1, np.int32)),
+            "topic": pa.array(topics, pa.string()),
+            **{m: pa.array(np.round(rates[m] * 60).astype(np.int64).ravel()) for m in METRICS},
+            "bytes_out_interval_s": pa.nulls(n, pa.int32()),
+            "messages_in_interval_s": pa.nulls(n, pa.int32()),
+            "source": pa.array(["prometheus"] * n, pa.string()),
+            "flags": pa.array(np.zeros(n, np.int32)),
+        })
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.tmp")
+        pq.write_table(table, temporary, compression="zstd")
+        os.replace(temporary, target)
+
+
+def quarter(url: str, directory: Path) -> list[tuple[str, dict]]:
+    """The daily increment onto a quarter: `QUARTER_DAYS` - 1 synthesized days, then benchmark day 0 pulled onto them
+    (a history of an older version: no day has its profile partial yet), then day 1 onto the 90 days (each day has
+    one: the daily increment)."""
+    source = directory / "history-quarter-source"
+    started = time.monotonic()
+    synthesize_history(source, QUARTER_DAYS - 1)
+    print(f"synthesized {QUARTER_DAYS - 1} days of history in {time.monotonic() - started:.0f} s", flush=True)
+    history = directory / "history-quarter"
+    shutil.rmtree(history, ignore_errors=True)
+    shutil.copytree(source, history)
+    runs = []
+    for what, day in (("upgrade", 0), ("daily", 1)):
+        out = directory / f"run-quarter-{what}"
+        shutil.rmtree(out, ignore_errors=True)
+        runs.append((what, ingest(url, out, day, 1, history=history)))
+    return runs
 
 
 def _query_seconds(url: str, path: str, params: dict[str, str]) -> tuple[float, int]:
@@ -256,21 +336,25 @@ def main() -> int:
     p.add_argument("--days", default="1,3,7", help="first runs of these many days (comma-separated)")
     p.add_argument("--no-increment", action="store_true", help="skip the daily increment onto the longest run's history")
     p.add_argument("--probe-hours", type=int, default=0, help="hours of raw counters to measure the server's query time on")
+    p.add_argument("--quarter", action="store_true",
+                   help=f"the daily increment onto a quarter: {QUARTER_DAYS - 1} synthesized days, then two days pulled one at a time")
     a = p.parse_args()
     lengths = sorted({int(d) for d in a.days.split(",") if d})  # --days "": the probe alone
-    needed = (lengths[-1] if lengths else 0) + (0 if a.no_increment or not lengths else 1)
+    needed = max((lengths[-1] if lengths else 0) + (0 if a.no_increment or not lengths else 1), 2 if a.quarter else 0)
     a.dir.mkdir(parents=True, exist_ok=True)
     meta = backfill(a.dir, needed, a.probe_hours)
     print(f"backfill: {meta['samples']:,} per-topic samples ({meta['days']} days, {TOPICS} topics x 3 metrics) in {meta['seconds']:.0f} s")
     proc, url = serve(a.dir)
     try:
         rows = []
-        print(f"{'run':<10} {'days':>4} {'wall s':>7} {'records':>12} {'records/s':>10} {'peak MB':>8} {'requests':>8} {'load':>5}", flush=True)
+        print(f"{'run':<10} {'days':>4} {'wall s':>7} {'profile s':>9} {'records':>12} {'records/s':>10} {'peak MB':>8} {'requests':>8} "
+              f"{'load':>11}", flush=True)
 
         def show(what: str, r: dict) -> None:
             rows.append((what, r))
-            print(f"{what:<10} {r['days']:>4} {r['wall_s']:>7.1f} {r['records']:>12,} {r['records_per_s']:>10,.0f} {r['peak_mb']:>8,} "
-                  f"{r['requests']:>8} {r['load']:>5.1f}", flush=True)
+            profile = f"{r['profile_s']:>9.1f}" if r["profile_s"] is not None else f"{'?':>9}"
+            print(f"{what:<10} {r['days']:>4} {r['wall_s']:>7.1f} {profile} {r['records']:>12,} {r['records_per_s']:>10,.0f} "
+                  f"{r['peak_mb']:>8,} {r['requests']:>8} {r['load']:>5.1f}->{r['load_after']:<5.1f}", flush=True)
 
         for days in lengths:
             out = a.dir / f"run-{days}d"
@@ -284,6 +368,11 @@ def main() -> int:
             shutil.rmtree(history, ignore_errors=True)
             shutil.copytree(base / "history", history)
             show("increment", ingest(url, out, 0, lengths[-1] + 1, history=history))
+        if a.quarter:
+            for what, r in quarter(url, a.dir):
+                show(f"Q {what}", r)
+            print(f"Q upgrade: day 0 onto {QUARTER_DAYS - 1} synthesized days without profile partials (each computed once); "
+                  f"Q daily: day 1 onto the {QUARTER_DAYS} days, every partial stored")
         first = [r for what, r in rows if what == "first run"]
         if len(first) >= 2:
             slope, intercept = np.polyfit([r["days"] for r in first], [r["wall_s"] for r in first], 1)

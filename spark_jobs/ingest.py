@@ -27,6 +27,7 @@ from pools.forecast_band import calibrate, held_out
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
+from spark_jobs.day_profile import install_partials, topic_stats
 from spark_jobs.history import check_history, commit_days, held_days, read_history, stage_merged_days, stage_new_days
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
@@ -219,11 +220,17 @@ def _run(
     days = stage_merged_days(spark, new, history, merged_path) if merge or normalized is not None else []
     stage_new_days(spark, new_path, fresh, merged_path)
     days = sorted([*days, *fresh])
-    rows = read_history(spark, history, cluster=params.cluster, exclude_days=[d for c, d in days if c == params.cluster])
-    if days:
-        rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))
     progress("computing the topic profile")
-    topics, partitions, extra, scored = _profile(rows, records, inputs, params, counts)
+    touched = [d for c, d in days if c == params.cluster]
+    computed = topic_stats(spark, history, merged_path, params.cluster, touched, work)
+    if computed is None:
+        rows = read_history(spark, history, cluster=params.cluster, exclude_days=touched)
+        if days:
+            rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))
+        stats, pending = _spark_stats(rows), []
+    else:
+        stats, pending = computed
+    topics, partitions, extra, scored = _profile(stats, records, inputs, params, counts)
     if not topics:
         raise InputError(
             f"no topic has traffic or a size in the inputs{_history_note(history)}: {_summary(counts)} "
@@ -242,6 +249,7 @@ def _run(
     if unmapped:
         quality["unmapped_instances"] = {k: unmapped[k] for k in sorted(unmapped)}
     commit_days(spark, merged_path, history, days)
+    install_partials(pending)
     target = out / QUARANTINE_DIR
     if target.exists():
         shutil.rmtree(target)
@@ -438,17 +446,25 @@ def _utc(micros: int) -> datetime:
     return datetime.fromtimestamp(micros / 1_000_000, tz=timezone.utc)
 
 
-def _profile(
-    rows: DataFrame, records: DataFrame, inputs: IngestInputs, params: IngestParams, counts: list[Any]
-) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any], list[BacktestRow]]:
+def _spark_stats(rows: DataFrame) -> list[dict[str, Any]]:
+    """The per-topic figures of `spark_jobs.day_profile.merge_topics`, computed by Spark from the history's rows
+    (where the per-day partials cannot be exact)."""
     profile = aggregate_topic_profile(aggregate_topic_minutes(rows))
-    stats = {
-        r["topic"]: r.asDict()
-        for r in profile.select("*", F.unix_micros("first_ts").alias("first_us"), F.unix_micros("last_ts").alias("last_us"))
-        .drop("first_ts", "last_ts")
-        .collect()
-    }
-    daily = {topic: [(d["day"], d["p99"]) for d in s["daily"]] for topic, s in stats.items()}
+    stats = []
+    for r in profile.select("*", F.unix_micros("first_ts").alias("first_us"), F.unix_micros("last_ts").alias("last_us")).drop(
+        "first_ts", "last_ts"
+    ).collect():
+        s = r.asDict()
+        s["daily"] = [(d["day"], d["p99"]) for d in s["daily"]]
+        stats.append(s)
+    return stats
+
+
+def _profile(
+    figures: list[dict[str, Any]], records: DataFrame, inputs: IngestInputs, params: IngestParams, counts: list[Any]
+) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any], list[BacktestRow]]:
+    stats = {s["topic"]: s for s in figures}
+    daily = {topic: s["daily"] for topic, s in stats.items()}
     rejected: dict[str | None, int] = {}
     for r in counts:
         if r["kind"] == KIND_REJECTED:

@@ -5,6 +5,9 @@ Rates are summed over brokers per minute (each broker's bytes over the window le
 window length and divided once (60 s windows as doubles, others as exact decimals), so the result does not
 depend on partitioning; percentiles are exact (linear interpolation between the closest ranks of the sorted
 values, as numpy's default).
+
+An ingest usually takes the same figures from per-day partials instead (`spark_jobs.day_profile`, exact to these
+functions' doubles); these functions compute them from the rows where that path cannot guarantee it.
 """
 
 from __future__ import annotations
