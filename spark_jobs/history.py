@@ -27,7 +27,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pools.errors import InputError
-from spark_jobs.rates import ALL_BROKERS, OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
+from spark_jobs.minute_merge import ALL_BROKERS, THROUGHPUT_ARROW, day_order, partition_dir
+from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 
 __all__ = [
     "HISTORY_KEY",
@@ -37,8 +38,6 @@ __all__ = [
     "stage_new_days",
     "held_days",
     "write_day",
-    "day_order",
-    "partition_dir",
     "commit_days",
     "day_column",
 ]
@@ -51,18 +50,6 @@ _MINUTE_KEY = ["cluster", "topic", "ts"]
 
 #: The data file of a day written by `write_day` (Spark's own files carry its task number and a random write id).
 DAY_FILE = "part-00000.c000.zstd.parquet"
-#: Characters Spark escapes as ``%XX`` in a partition directory's value (``ExternalCatalogUtils.escapePathName``).
-_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
-
-
-def partition_dir(cluster: str, day: str) -> str:
-    """The directory of a (cluster, day) partition inside the table, its values escaped as Spark escapes them.
-
-    >>> partition_dir("prod", "2026-11-02"), partition_dir("eu/prod:1", "2026-11-02")
-    ('cluster=prod/dt=2026-11-02', 'cluster=eu%2Fprod%3A1/dt=2026-11-02')
-    """
-    escaped = "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in cluster)
-    return f"cluster={escaped}/dt={day}"
 
 
 def _is_local(path: str) -> bool:
@@ -173,38 +160,11 @@ def _file_schema():
     import pyspark
     from pyspark.sql.types import StructField, StructType
 
-    from spark_jobs.minute_merge import THROUGHPUT_ARROW
-
     fields = [f.with_nullable(True) for f in THROUGHPUT_ARROW if f.name != "cluster"]
     spark_row = StructType([StructField(f.name, f.dataType, True) for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"])
     metadata = {"org.apache.spark.version": pyspark.__version__,
                 "org.apache.spark.sql.parquet.row.metadata": json.dumps(spark_row.jsonValue(), separators=(",", ":"))}
     return pa.schema(fields, metadata=metadata)
-
-
-def day_order(rows, *leading: str):
-    """Indices that order Arrow ``rows`` by the ``leading`` integer columns, then as a history day is ordered: topic
-    (by UTF-8 bytes, as Spark orders strings), broker, time.
-
-    >>> import pyarrow as pa
-    >>> day_order(pa.table({"topic": ["é", "z", "a", "a"], "broker_id": [1, 1, 2, 1], "ts": [0, 0, 0, 5]})).tolist()
-    [3, 2, 1, 0]
-    """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    topics = pc.dictionary_encode(rows.column("topic")).combine_chunks()
-    names = topics.dictionary.to_pylist()
-    rank = np.empty(len(names), np.int64)
-    rank[sorted(range(len(names)), key=lambda i: names[i].encode())] = np.arange(len(names))
-    keys = [
-        rows.column("ts").cast(pa.int64()).to_numpy(),
-        rows.column("broker_id").to_numpy(),
-        rank[topics.indices.to_numpy(zero_copy_only=False)],
-        *[rows.column(c).to_numpy() for c in reversed(leading)],
-    ]
-    return np.lexsort(keys)
 
 
 def write_day(pieces: Sequence[str], directory: str) -> int:
@@ -334,27 +294,6 @@ def _without_totals_of(rows: DataFrame, by: DataFrame) -> DataFrame:
     """``rows`` less their topic totals of the minutes ``by`` has per-broker rows for."""
     brokers = by.where(~_total()).select(*_MINUTE_KEY).distinct()
     return rows.where(~_total()).unionByName(rows.where(_total()).join(brokers, _MINUTE_KEY, "left_anti"))
-
-
-def without_covered_totals(rows):
-    """Arrow rows (a `pyarrow.Table` with the history's columns) less the topic totals of the minutes they have
-    per-broker rows for: `_without_totals_of` of rows by themselves, where a Python task holds every row of its topics.
-
-    >>> import pyarrow as pa
-    >>> rows = pa.table({"cluster": ["c"] * 3, "topic": ["a"] * 3, "ts": [1, 1, 2], "broker_id": [ALL_BROKERS, 4, ALL_BROKERS]})
-    >>> sorted(without_covered_totals(rows).column("broker_id").to_pylist())
-    [-1, 4]
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    total = pc.equal(rows.column("broker_id"), ALL_BROKERS).to_numpy(zero_copy_only=False)
-    if not total.any() or total.all():
-        return rows
-    brokers = rows.filter(pa.array(~total))
-    minutes = brokers.select(_MINUTE_KEY).group_by(_MINUTE_KEY, use_threads=False).aggregate([])
-    totals = rows.filter(pa.array(total)).join(minutes, _MINUTE_KEY, join_type="left anti", use_threads=False)
-    return pa.concat_tables([brokers, totals.select(rows.column_names).cast(rows.schema)])
 
 
 def commit_days(spark: SparkSession, work: str, history: str, days: Sequence[tuple[str, str]]) -> None:

@@ -28,7 +28,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "ALL_BROKERS",
     "DELTA_FIELDS",
+    "day_order",
+    "partition_dir",
+    "without_covered_totals",
     "THROUGHPUT_ARROW",
     "bucket_of",
     "bucket_count",
@@ -77,6 +81,11 @@ THROUGHPUT_ARROW = pa.schema(
 )
 #: Flag bits of a normalized row (re-exported by `spark_jobs.rates`).
 FLAG_RESET, FLAG_GAP, FLAG_PARTIAL = 1, 2, 4
+#: The ``broker_id`` of a row that is a topic's total over all its brokers (a per-topic series, such as
+#: ``sum by (topic) (rate(...))``, which has no instance label): Kafka's own "no broker" id. The history holds a
+#: topic's minute either per broker or as such a total, never both (`spark_jobs.history.stage_merged_days`);
+#: the profile sums a minute's rows over brokers, so a total counts once as it is.
+ALL_BROKERS = -1
 #: A window longer than this spans missing scrapes (1.5 minutes).
 GAP_MS = 90_000
 #: A minute covered for less than this is a partial window.
@@ -85,6 +94,8 @@ PARTIAL_MS = 45_000
 _COVERED = "bytes_in_covered"
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
 _KEYS = ["cluster", "broker_id", "topic", "minute_ms"]
+#: The columns of a topic's minute in the history (per broker or `ALL_BROKERS`).
+_TOPIC_MINUTE = ["cluster", "topic", "ts"]
 _MINUTE_MS = 60_000
 #: Input bytes per bucket: a bucket's increases are summed in one task's memory (about 2.5 M rows).
 BUCKET_BYTES = 64 << 20
@@ -279,13 +290,72 @@ def _day_names(days: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype(str)
 
 
+#: Characters Spark escapes as ``%XX`` in a partition directory's value (``ExternalCatalogUtils.escapePathName``).
+_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
+
+
+def partition_dir(cluster: str, day: str) -> str:
+    """The directory of a (cluster, day) partition inside the table, its values escaped as Spark escapes them.
+
+    >>> partition_dir("prod", "2026-11-02"), partition_dir("eu/prod:1", "2026-11-02")
+    ('cluster=prod/dt=2026-11-02', 'cluster=eu%2Fprod%3A1/dt=2026-11-02')
+    """
+    escaped = "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in cluster)
+    return f"cluster={escaped}/dt={day}"
+
+
+def day_order(rows, *leading: str):
+    """Indices that order Arrow ``rows`` by the ``leading`` integer columns, then as a history day is ordered: topic
+    (by UTF-8 bytes, as Spark orders strings), broker, time.
+
+    >>> import pyarrow as pa
+    >>> day_order(pa.table({"topic": ["é", "z", "a", "a"], "broker_id": [1, 1, 2, 1], "ts": [0, 0, 0, 5]})).tolist()
+    [3, 2, 1, 0]
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    topics = pc.dictionary_encode(rows.column("topic")).combine_chunks()
+    names = topics.dictionary.to_pylist()
+    rank = np.empty(len(names), np.int64)
+    rank[sorted(range(len(names)), key=lambda i: names[i].encode())] = np.arange(len(names))
+    keys = [
+        rows.column("ts").cast(pa.int64()).to_numpy(),
+        rows.column("broker_id").to_numpy(),
+        rank[topics.indices.to_numpy(zero_copy_only=False)],
+        *[rows.column(c).to_numpy() for c in reversed(leading)],
+    ]
+    return np.lexsort(keys)
+
+
+def without_covered_totals(rows):
+    """Arrow rows (a `pyarrow.Table` with the history's columns) less the topic totals of the minutes they have
+    per-broker rows for, where a Python task holds every row of its topics: the rule `spark_jobs.history.stage_merged_days`
+    applies to one ingest's rows in Spark.
+
+    >>> import pyarrow as pa
+    >>> rows = pa.table({"cluster": ["c"] * 3, "topic": ["a"] * 3, "ts": [1, 1, 2], "broker_id": [ALL_BROKERS, 4, ALL_BROKERS]})
+    >>> sorted(without_covered_totals(rows).column("broker_id").to_pylist())
+    [-1, 4]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = pc.equal(rows.column("broker_id"), ALL_BROKERS).to_numpy(zero_copy_only=False)
+    if not total.any() or total.all():
+        return rows
+    brokers = rows.filter(pa.array(~total))
+    minutes = brokers.select(_TOPIC_MINUTE).group_by(_TOPIC_MINUTE, use_threads=False).aggregate([])
+    totals = rows.filter(pa.array(total)).join(minutes, _TOPIC_MINUTE, join_type="left anti", use_threads=False)
+    return pa.concat_tables([brokers, totals.select(rows.column_names).cast(rows.schema)])
+
+
 def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]]) -> pa.RecordBatch:
     """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`) per (cluster, day) to
     ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``, in a history day's order (`merge_buckets` says which
     rows are kept); return the rows kept per (cluster, day, source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
-
-    from spark_jobs.history import day_order, partition_dir, without_covered_totals
 
     day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
     first = int(day.min())

@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.minute_merge import DELTA_FIELDS, FLAG_GAP, FLAG_PARTIAL, FLAG_RESET, GAP_MS, PARTIAL_MS, pivot_batches
+from spark_jobs.minute_merge import ALL_BROKERS, DELTA_FIELDS, FLAG_GAP, FLAG_PARTIAL, FLAG_RESET, GAP_MS, PARTIAL_MS, pivot_batches
 from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
 __all__ = [
@@ -79,11 +79,6 @@ THROUGHPUT_SCHEMA = T.StructType(
         T.StructField("flags", T.IntegerType(), False),
     ]
 )
-#: The ``broker_id`` of a row that is a topic's total over all its brokers (a per-topic series, such as
-#: ``sum by (topic) (rate(...))``, which has no instance label): Kafka's own "no broker" id. The history holds a
-#: topic's minute either per broker or as such a total, never both (`spark_jobs.history.stage_merged_days`);
-#: the profile sums a minute's rows over brokers, so a total counts once as it is.
-ALL_BROKERS = -1
 #: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
 OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
 

@@ -135,7 +135,7 @@ def test_an_ingest_that_fails_late_leaves_the_history_as_it_was(spark, tmp_path:
 def test_without_covered_totals_keeps_a_total_only_where_no_broker_has_the_minute() -> None:
     import pyarrow as pa
 
-    from spark_jobs.history import without_covered_totals
+    from spark_jobs.minute_merge import without_covered_totals
 
     ts = [1, 1, 1, 2, 2, 1]
     rows = pa.table({"cluster": ["c"] * 5 + ["d"], "topic": ["a", "a", "b", "a", "a", "a"], "ts": ts,
