@@ -6,9 +6,13 @@ exposition text counters), then in one process measures, once each: Spark sessio
 of each file set (Spark's reader with the table's schema, every column, default options, ``noop`` sink),
 the whole Spark profile as ``poolplan ingest`` computes it (JSON lines validated line by line; per-topic
 percentiles, daily p99 and quality counters, collected), and DuckDB computing the same profile with every
-aggregate fetched. Prints both ratios.
+aggregate fetched. Prints both ratios. ``--formats history`` measures the profile as ``poolplan ingest`` now
+computes it from its history table (`spark_jobs.day_profile`): the same rows written once as a history
+(``cluster=/dt=`` days), the per-day partials computed and merged (a first run), the merge alone (the days'
+partials stored, as a daily increment finds them), the Spark path on the same table (whose figures they must
+equal), a bare Spark scan of the table and DuckDB on its files.
 
-    python benchmarks/bench_ingest.py --rows 20000000 --dir /tmp/bench-ingest [--master local[2]] [--prom] [--formats parquet]
+    python benchmarks/bench_ingest.py --rows 20000000 --dir /tmp/bench-ingest [--master local[2]] [--prom] [--formats parquet,history]
 
 Needs ``duckdb`` (``pip install duckdb``; the optional ``bench`` extra).
 """
@@ -89,6 +93,48 @@ def spark_profile(spark, rows) -> str:
     return hashlib.sha256(repr([tuple(r) for r in result]).encode()).hexdigest()[:16]
 
 
+def history_table(spark, parquet: Path, out: Path) -> Path:
+    """The Parquet rows as a history table (days in the table's order, as an ingest writes them), written once."""
+    from spark_jobs.history import stage_merged_days
+    from spark_jobs.rates import THROUGHPUT_SCHEMA
+
+    root = out / "history"
+    if not (out / "history.done").exists():
+        stage_merged_days(spark, spark.read.schema(THROUGHPUT_SCHEMA).parquet(str(parquet)), str(out / "no-history"), str(root))
+        (out / "history.done").write_text("")
+    return root
+
+
+def measure_history(spark, con, root: Path, work: Path) -> None:
+    """Print the day profile's times (partials computed, then stored) against the Spark path, a scan and DuckDB.
+
+    Its ``cpu`` counts the JVM and this process only: the day profile's numpy work runs in Python workers."""
+    import shutil
+
+    from spark_jobs.day_profile import PARTIAL_FILE, install_partials, topic_stats
+    from spark_jobs.history import read_history
+    from spark_jobs.ingest import _spark_stats
+
+    for partial in root.rglob(PARTIAL_FILE):
+        partial.unlink()
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "staged").mkdir(parents=True)
+    by_topic = lambda stats: sorted(stats, key=lambda s: s["topic"])  # noqa: E731
+    _, scan, scan_cpu = timed(spark, lambda: spark.read.parquet(str(root)).write.format("noop").mode("overwrite").save())
+    (stats, pending), first, first_cpu = timed(spark, lambda: topic_stats(spark, str(root), str(work / "staged"), "bench", [], str(work)))
+    install_partials(pending)
+    (again, _), merge, merge_cpu = timed(spark, lambda: topic_stats(spark, str(root), str(work / "staged"), "bench", [], str(work)))
+    slow, spark_path, spark_cpu = timed(spark, lambda: _spark_stats(read_history(spark, str(root), cluster="bench")))
+    _, duck, duck_cpu = timed(spark, lambda: duckdb_profile(con, f"read_parquet('{root}/*/*/part-*.parquet')"))
+    same = by_topic(stats) == by_topic(again) == by_topic(slow)
+    print(
+        f"history  spark scan {scan:6.1f}s (cpu {scan_cpu:5.1f}s)  day profile {first:6.1f}s (cpu {first_cpu:5.1f}s)  "
+        f"merge of stored partials {merge:6.1f}s (cpu {merge_cpu:5.1f}s)  spark path {spark_path:6.1f}s (cpu {spark_cpu:5.1f}s)  "
+        f"duckdb profile {duck:6.1f}s (cpu {duck_cpu:5.1f}s)  day profile/scan {first / scan:4.2f}x  "
+        f"day profile/duckdb {first / duck:4.2f}x  every figure equal to the spark path's: {same}"
+    )
+
+
 def jvm_cpu_seconds(spark) -> float:
     """User + system CPU seconds of the Spark JVM so far (``/proc``; 0.0 where that is not readable)."""
     try:
@@ -139,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", type=Path, default=Path("/tmp/bench-ingest"))
     p.add_argument("--master", default="local[2]")
     p.add_argument("--prom", action="store_true", help="also write and scan Prometheus text")
-    p.add_argument("--formats", default="json,parquet", help="comma-separated: json, parquet (default both)")
+    p.add_argument("--formats", default="json,parquet", help="comma-separated: json, parquet, history (default json,parquet)")
     a = p.parse_args(argv)
     import duckdb
 
@@ -181,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     con.execute("SET TimeZone = 'UTC'")
     print(f"load average {os.getloadavg()[0]:.1f} (1 min); cpu = CPU seconds of the JVM and of this process")
     for fmt in a.formats.split(","):
+        if fmt == "history":
+            measure_history(spark, con, history_table(spark, paths["parquet"], a.dir), a.dir / "history-work")
+            continue
         _, scan, scan_cpu = timed(spark, lambda: scans[fmt]().write.format("noop").mode("overwrite").save())
         digest, prof, prof_cpu = timed(spark, lambda: spark_profile(spark, readers[fmt]()))
         _, duck, duck_cpu = timed(spark, lambda: duckdb_profile(con, duck_src[fmt]))
