@@ -104,7 +104,7 @@ def test_a_damaged_history_file_is_exit_2_and_the_history_is_unchanged(run_cli, 
     history = tmp_path / "history"
     first = _write(tmp_path / "d1.prom", _scrapes(1, {"a": 600}, range(5)))
     assert run_cli("ingest", "--prom", first, "--history", history, "--out", tmp_path / "p1")[0] == 0
-    part = next(history.rglob("*.parquet"))
+    part = next(history.rglob("part-*.parquet"))  # a data file, not the _profile.parquet cache beside it
     part.write_bytes(part.read_bytes()[:40])  # cut short: no footer
     before = _digest(history)
     later = _write(tmp_path / "d2.prom", _scrapes(1, {"a": 600}, range(1440 + 2, 1440 + 6)))

@@ -75,7 +75,7 @@ def test_new_days_give_the_merged_table_whatever_the_history_held(spark, tmp_pat
         assert _rows(tmp_path / name / "history") == rows, name
     # the fast path's files in the Parquet types Spark's own writer gives a day
     spark_file = next((tmp_path / "again" / "history" / "cluster=c" / "dt=2025-03-04").glob("part-*-*.parquet"))
-    fast_file = next((fresh / "cluster=c" / "dt=2025-03-04").glob("*.parquet"))
+    fast_file = next((fresh / "cluster=c" / "dt=2025-03-04").glob("part-*.parquet"))
     assert pq.read_schema(fast_file).remove_metadata() == pq.read_schema(spark_file).remove_metadata()
     assert pq.read_schema(fast_file).metadata == pq.read_schema(spark_file).metadata
     columns = [[(c.name, c.physical_type, str(c.logical_type), c.max_definition_level) for c in pq.read_metadata(f).schema]
@@ -95,7 +95,7 @@ def test_a_new_day_is_the_same_bytes_whatever_the_buckets(spark, tmp_path: Path)
         spark.conf.set("spark.sql.shuffle.partitions", saved)
     one = _data(tmp_path / "two" / "history")
     assert len(one) == 2 and one == _data(tmp_path / "five" / "history")
-    for path in (tmp_path / "two" / "history").rglob("*.parquet"):
+    for path in (tmp_path / "two" / "history").rglob("part-*.parquet"):
         t = pq.read_table(path)
         order = list(zip(t["topic"].to_pylist(), t["broker_id"].to_pylist(), t["ts"].to_pylist()))
         assert order == sorted(order)
