@@ -176,19 +176,22 @@ def test_the_runbook_sums_copied_bytes_by_reason(plan, snapshot) -> None:
 
 
 def test_the_first_batch_relieves_a_broker_over_its_limit_before_the_plan(plan, snapshot) -> None:
-    """With broker 1 over its pool's nw_in headroom before the plan, the moves taking a replica off it go first."""
+    """With broker 6 alone over its pool's nw_in headroom before the plan (44 % of capacity against a 42 % limit),
+    a move taking a replica off it goes first; without the limit the same bundle starts elsewhere."""
     from planner.emit.bundle import over_limit_before
 
     assert over_limit_before(plan, snapshot) == frozenset()  # the plan states no headroom
-    pools = {p: {"nw_in": {"headroom": 0.2}} for p in set(plan.brokers.values()) if p is not None}
+    pools = {p: {"nw_in": {"headroom": 0.42}} for p in set(plan.brokers.values()) if p is not None}
     hot = replace(plan, utilisation={**plan.utilisation, "pools": pools})
-    over = over_limit_before(hot, snapshot)
-    assert 1 in over and over == {int(b) for b, row in plan.utilisation["brokers"].items()
-                                  if row["nw_in"]["before"] > 0.2 * row["nw_in"]["capacity"]}
-    relieving = {(m.topic, m.partition) for m in plan.moves if over & (set(m.old_replicas) - set(m.replicas))}
-    assert relieving
-    limits = BatchLimits(moves_per_broker=1)
-    batches = json.loads(build_bundle(hot, snapshot, EmitOptions(limits=limits))["batches/index.json"])
-    files = build_bundle(hot, snapshot, EmitOptions(limits=limits))
-    first = {(p["topic"], p["partition"]) for p in json.loads(files[f"batches/{batches[0]['file']}"])["partitions"]}
-    assert first and first <= relieving
+    assert over_limit_before(hot, snapshot) == {6}
+    relieving = {(m.topic, m.partition) for m in plan.moves if 6 in set(m.old_replicas) - set(m.replicas)}
+    assert relieving == {("payments.ledger", 0), ("payments.ledger", 1), ("payments.ledger", 2)}
+
+    def first_batch(p) -> set:
+        files = build_bundle(p, snapshot, EmitOptions(limits=BatchLimits(moves_per_broker=1)))
+        index = json.loads(files["batches/index.json"])
+        return {(r["topic"], r["partition"]) for r in json.loads(files[f"batches/{index[0]['file']}"])["partitions"]}
+
+    assert first_batch(plan).isdisjoint(relieving)
+    assert first_batch(hot)
+    assert first_batch(hot) <= relieving
