@@ -28,6 +28,10 @@ class FiniteRange(click.FloatRange):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return super().convert(number, param, ctx)
 
+    def _describe_range(self) -> str:
+        """No bound, no range in ``--help`` (click would print ``x<=None``)."""
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 #: Any finite float.
 FINITE = FiniteRange()

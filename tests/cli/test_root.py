@@ -59,6 +59,25 @@ def test_every_subcommand_has_help(run_cli, name: str) -> None:
     assert "Usage: poolplan" in out and "--help" in out
 
 
+def _command_paths(group: click.Group = cli, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, command in sorted(group.commands.items()):
+        out.append(path + (name,))
+        if isinstance(command, click.Group):
+            out += _command_paths(command, path + (name,))
+    return out
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=" ".join)
+def test_no_help_text_shows_an_unbounded_range_or_a_none(run_cli, path: tuple[str, ...]) -> None:
+    """An option's ``[default: ...; range]`` never reads ``x<=None`` or ``None`` (click's text for no bound)."""
+    code, out, _ = run_cli(*path, "--help")
+    assert code == 0
+    brackets = " ".join(out.split())
+    assert "None]" not in brackets
+    assert "<=None" not in brackets
+
+
 def test_unknown_command_is_usage_error(run_cli) -> None:
     code, _, err = run_cli("no-such-command")
     assert code == 2
