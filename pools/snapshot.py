@@ -704,8 +704,8 @@ def _partition_fast(p: Any) -> PartitionState | None:
         and (removing == () or _ints(removing))
         and (elr is None or _ints(elr))
         and (lke is None or _ints(lke))
-        and (sizes == () or (len(sizes) == len(replicas) and all(x is None or (type(x) is int and x >= 0) for x in sizes)))
-        and (log_dirs == () or (len(log_dirs) == len(replicas) and all(x is None or type(x) is str for x in log_dirs)))
+        and (sizes == () or (type(sizes) is list and len(sizes) == len(replicas) and all(x is None or (type(x) is int and x >= 0) for x in sizes)))
+        and (log_dirs == () or (type(log_dirs) is list and len(log_dirs) == len(replicas) and all(x is None or type(x) is str for x in log_dirs)))
     )
     if not ok:
         return None
