@@ -18,14 +18,14 @@ from typing import Any
 
 from pools.errors import InputError
 
-__all__ = ["check_output", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir", "remove_file"]
+__all__ = ["check_output", "make_dir", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir", "remove_file"]
 
 
 def check_output(path: str | os.PathLike[str], *, directory: bool = True, overwrite: bool = True) -> Path:
     """Check that ``path`` can be written (as a directory, or a file with ``directory=False``), before any work.
 
     Walks up to the nearest existing ancestor, which must be a writable directory (missing ones are created
-    later). With ``overwrite`` false, an existing ``path`` is refused too.
+    later): it must take a new entry, tried with a temporary directory removed at once. With ``overwrite`` false, an existing ``path`` is refused too.
 
     Raises
     ------
@@ -66,6 +66,10 @@ def _check_output(target: Path, directory: bool, overwrite: bool) -> None:
         raise InputError(f"{target}: cannot write below a regular file ({ancestor})")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise InputError(f"{target}: cannot write: {ancestor} is not writable")
+    try:  # what os.access cannot see: a read-only mount, /sys, an ACL, root squashed on NFS
+        os.rmdir(tempfile.mkdtemp(prefix=".poolplan-probe.", dir=ancestor))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {ancestor} refuses a new entry ({exc.strerror or exc})") from None
 
 
 @contextmanager
@@ -76,6 +80,19 @@ def _writing(target: Path) -> Iterator[None]:
     except OSError as exc:
         where = exc.filename or target
         raise InputError(f"{target}: cannot write ({exc.strerror or exc}: {where})") from None
+
+
+def make_dir(path: str | os.PathLike[str]) -> Path:
+    """Create the directory ``path`` and its missing parents (an `InputError` naming it when the OS refuses).
+
+    >>> import tempfile, pathlib
+    >>> make_dir(pathlib.Path(tempfile.mkdtemp()) / "a" / "b").is_dir()
+    True
+    """
+    target = Path(path)
+    with _writing(target):
+        target.mkdir(parents=True, exist_ok=True)
+    return target
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pools.atomic import check_output
+from pools.atomic import check_output, make_dir
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.progress import Progress, no_progress
@@ -258,6 +258,7 @@ def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
     check_output(options.out)
     if options.history:
         check_output(options.history)
+    make_dir(options.out)  # a file system that refuses it (read-only, /sys) is exit 2 here, not a traceback later
     globs = {
         "--prom": options.prom,
         "--query-range": options.query_range,

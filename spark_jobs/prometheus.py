@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from pools.atomic import make_dir
 from pools.errors import InputError, JobError
 from pools.progress import Progress, no_progress
 from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, MetricNames, closest
@@ -685,7 +686,7 @@ def fetch(
     for s in series:
         if s.used and s.type == RATE:
             _log.warning("Prometheus: %s has no counter on %s; reading its rate gauge %s (less exact)", s.metric, source.url, s.name)
-    spool.mkdir(parents=True, exist_ok=True)
+    make_dir(spool)
     _clean_spool(spool)
     requests = _requests(source, days, spool, series)
     todo = [r for r in requests if not r.target.exists()]

@@ -120,6 +120,22 @@ def test_a_damaged_history_is_exit_2_before_spark_with_nothing_written(run_cli, 
     assert not (tmp_path / "new").exists()  # neither OUT nor the parent this run would have created
 
 
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux's sysfs")
+@pytest.mark.parametrize("where", ["--out", "--history"])
+def test_an_out_or_history_the_file_system_refuses_is_exit_2_before_spark(run_cli, tmp_path: Path, where) -> None:
+    """/sys takes no new entry though its mode bits let root write: one line naming it, no traceback, and none of
+    the run's work (checked before Spark, not at the history's commit minutes later)."""
+    prom = tmp_path / "a.prom"
+    prom.write_text("")
+    out = tmp_path / "new" / "profile"
+    args = {"--out": str(out), "--history": None, where: "/sys/kernel/poolplan-test"}
+    code, stdout, err = run_cli("ingest", "--prom", str(prom), *[x for k, v in args.items() if v for x in (k, v)])
+    assert code == 2
+    assert err.strip().splitlines() == ["error: /sys/kernel/poolplan-test: cannot write: /sys/kernel refuses a new entry "
+                                        "(Operation not permitted)"]
+    assert not (tmp_path / "new").exists()
+
+
 def test_no_usable_record_is_exit_2_and_leaves_out_as_it_was(spark, run_cli, tmp_path: Path) -> None:
     prom = tmp_path / "garbage.prom"
     prom.write_text("this is not the exposition format\n{{{\n")

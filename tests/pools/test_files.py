@@ -83,3 +83,22 @@ def test_a_read_only_directory_is_refused() -> None:
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     shutil.rmtree(top)
     assert proc.returncode != 0 and "is not writable" in proc.stderr, proc.stderr
+
+
+REFUSING = Path("/sys/kernel")  # sysfs: writable by its mode bits for root, yet it takes no new entry
+
+
+@pytest.mark.skipif(not REFUSING.is_dir(), reason="needs Linux's sysfs")
+def test_a_directory_that_refuses_new_entries_despite_its_mode_is_refused() -> None:
+    with pytest.raises(InputError, match=r"/sys/kernel/out: cannot write: /sys/kernel refuses a new entry"):
+        check_output(REFUSING / "out")
+    assert not [p for p in REFUSING.iterdir() if p.name.startswith(".poolplan-probe.")]
+
+
+def test_make_dir_names_the_directory_the_os_refuses(tmp_path) -> None:
+    from pools.atomic import make_dir
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match=r"file/out: cannot write \(Not a directory"):
+        make_dir(tmp_path / "file" / "out")
+    assert make_dir(tmp_path / "a" / "b").is_dir()
