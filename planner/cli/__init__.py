@@ -7,6 +7,7 @@ This is the only place where exceptions become exit codes:
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 from collections.abc import Sequence
@@ -63,13 +64,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except (InputError, InfeasibleError, SolverError, JobError) as exc:
         return report_outcome(exc)
-    except FileExistsError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", markup=True)
-        return EXIT_INPUT
-    except FileNotFoundError as exc:
-        _err.print(f"[bold red]error:[/] {exc.filename or exc}: no such file or directory", markup=True)
-        return EXIT_INPUT
+    except OSError as exc:
+        return _os_error(exc)
     return result if isinstance(result, int) else EXIT_OK
+
+
+#: The OS errors that say a path the user gave cannot be used as given (exit 2); any other (a full disk, an I/O
+#: error) is the machine's (exit 3).
+_PATH_ERRNOS = frozenset({errno.ENOENT, errno.EEXIST, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP,
+                          errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTEMPTY, errno.EXDEV})
+
+
+def _os_error(exc: OSError) -> int:
+    """One line for an OS error no command turned into its own message: the path and what the OS said.
+
+    >>> _os_error(FileNotFoundError(errno.ENOENT, "No such file or directory", "/no/such"))
+    2
+    >>> _os_error(OSError(errno.ENOSPC, "No space left on device", "/full/disk"))
+    3
+    """
+    what = exc.strerror or str(exc)
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno in _PATH_ERRNOS:
+        _err.print(f"[bold red]error:[/] {escape(where)}{escape(what[:1].lower() + what[1:])}", markup=True)
+        return EXIT_INPUT
+    _err.print(f"[bold red]failed:[/] {escape(where)}{escape(what[:1].lower() + what[1:])}", markup=True)
+    return EXIT_FAILED
 
 
 def _usage_error(exc: click.exceptions.UsageError) -> int:

@@ -106,3 +106,20 @@ def test_bad_input_exits_2_without_traceback(run_cli, tmp_path: Path) -> None:
 def test_missing_config_is_named(run_cli, tmp_path: Path) -> None:
     code, _, err = run_cli("run", "--config", tmp_path / "absent.toml")
     assert code == 2 and "absent.toml: no such file" in err
+
+
+@pytest.mark.parametrize("command", ["emit", "ingest"])
+def test_a_path_the_os_refuses_is_one_line_and_exit_2(run_cli, tmp_path, command) -> None:
+    """A file name over the OS's limit (ENAMETOOLONG) fails at the first stat, in any command: one line, no traceback."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "emit"
+    out = tmp_path / ("x" * 300) / "out"
+    prom = tmp_path / "a.prom"
+    prom.write_text("")
+    args = {"emit": ["--plan", data / "plan.json", "--snapshot", data / "snapshot.json"], "ingest": ["--prom", prom]}
+    code, _, err = run_cli(command, *args[command], "--out", out)
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith("error: ") and err.endswith(": file name too long\n")
+    assert "Traceback" not in err
