@@ -63,7 +63,7 @@ def test_short_capacity_exits_1_with_reasons_and_still_writes_the_plan(tmp_path:
                              "--out", tmp_path / "bundle")
     assert code == 0, err
     check = (tmp_path / "bundle" / "check-brokers.sh").read_text()
-    assert f'expected="{first}:' in check and "sh check-brokers.sh" in (tmp_path / "bundle" / "runbook.md").read_text()
+    assert f"expected='{first} " in check and "sh check-brokers.sh" in (tmp_path / "bundle" / "runbook.md").read_text()
 
 
 @pytest.mark.parametrize(("ids", "message"), [

@@ -64,7 +64,7 @@ def test_the_bundle_names_the_brokers_to_buy_and_checks_them_first(bought) -> No
     assert "| 5 | (none) | core |" in runbook and "0. The brokers still to buy (5, 6)" in runbook
     executes = [line for line in runbook.splitlines() if "--execute --throttle" in line and "batches/" in line]
     assert executes and all(line.strip().startswith("sh check-brokers.sh <BOOTSTRAP_SERVERS> && ") for line in executes)
-    assert 'expected="5:null 6:null"' in files[CHECK_BROKERS]
+    assert "expected='5 null\n6 null'\n" in files[CHECK_BROKERS]
 
 
 def test_every_wave_of_a_plan_onto_brokers_to_buy_checks_them(bought) -> None:
@@ -106,3 +106,19 @@ def test_the_check_refuses_a_broker_on_another_rack_and_an_unreachable_cluster(t
     done = _run(script, tmp_path, None, "b:9092")
     assert done.returncode == 2 and done.stderr.splitlines()[-1].startswith("check-brokers: kafka-broker-api-versions")
     assert _run(script, tmp_path, "", ).returncode == 2  # no bootstrap servers: usage
+
+
+@pytest.mark.parametrize("fenced", [False, True])
+def test_racks_with_spaces_quotes_and_dollars_are_compared_whole(tmp_path, fenced) -> None:
+    """broker.rack is any string: the script neither splits it nor lets the shell expand it."""
+    cap = Capacity(1, 1, 1, 1)
+    odd = ["us east 1a", "it's $HOME `x`", "r) -> (x", "a  b"]
+    script = check_brokers_script([PlannedBroker(200 + i, rack, "s", cap) for i, rack in enumerate(odd)])
+    done = _run(script, tmp_path, _listing(*((200 + i, rack) for i, rack in enumerate(odd)), fenced=fenced), "b:9092")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "check-brokers: all 4 expected brokers are registered: 200, 201, 202, 203\n"
+    moved = _listing((200, "us east 1b"), *((201 + i, rack) for i, rack in enumerate(odd[1:])), fenced=fenced)
+    done = _run(script, tmp_path, moved, "b:9092")
+    assert done.returncode == 1
+    assert done.stderr == "check-brokers: refusing: broker(s) 200 on rack us east 1b (planned us east 1a): re-plan " \
+                          "with the racks the brokers have\n"
