@@ -89,9 +89,8 @@ class _Scanner:
             events = np.flatnonzero((b == 34) | (folded == 0x7B) | (folded == 0x7D))
             quote = b[events] == 34
             quotes = np.cumsum(quote, dtype=np.int32 if b.size < 1 << 31 else np.int64)  # the quotes up to each event
-            bracket = ~quote
-            outside = (quotes[bracket] + self.in_string) % 2 == 0
-            return events[bracket][outside], int(quotes[-1]) if quotes.size else 0
+            inside = (quotes & 1).astype(bool) ^ self.in_string
+            return events[~(quote | inside)], int(quotes[-1]) if quotes.size else 0
         quotes = self.real_quotes(b)
         brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
         outside = (np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0
