@@ -77,13 +77,28 @@ class _Scanner:
         self.backslashes = int(run[-1])
         return quotes[before % 2 == 0]
 
+    def brackets(self, b: np.ndarray) -> tuple[np.ndarray, int]:
+        """Positions of the brackets outside strings, and the number of real quotes in the chunk.
+
+        A bracket is inside a string when an odd number of real quotes precede it (plus the carried state).
+        Without a backslash (no escaped quote), quotes and brackets are found in one pass and each bracket's
+        quotes are counted along them; else the real quotes are found first and each bracket looked up among them.
+        """
+        folded = b | 0x20  # "[" and "]" fold onto "{" and "}": two compares, not a table look-up per byte
+        if not self.backslashes and not (b == 92).any():
+            events = np.flatnonzero((b == 34) | (folded == 0x7B) | (folded == 0x7D))
+            quote = b[events] == 34
+            quotes = np.cumsum(quote, dtype=np.int32 if b.size < 1 << 31 else np.int64)  # the quotes up to each event
+            inside = (quotes & 1).astype(bool) ^ self.in_string
+            return events[~(quote | inside)], int(quotes[-1]) if quotes.size else 0
+        quotes = self.real_quotes(b)
+        brackets = np.flatnonzero((folded == 0x7B) | (folded == 0x7D))
+        outside = (np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0
+        return brackets[outside], quotes.size
+
     def feed(self, chunk: bytes) -> Iterator[tuple[str, Any]]:
         b = np.frombuffer(chunk, np.uint8)
-        quotes = self.real_quotes(b)
-        brackets = np.flatnonzero(_STEP[b])
-        # a bracket is inside a string when an odd number of real quotes precede it (plus the carried state)
-        outside = (np.searchsorted(quotes, brackets) + self.in_string) % 2 == 0
-        brackets = brackets[outside]
+        brackets, quotes = self.brackets(b)
         step = _STEP[b[brackets]].astype(np.int64)
         after = self.depth + np.cumsum(step)
         before = after - step
@@ -125,7 +140,7 @@ class _Scanner:
                 self.keys.pop()
         self.route(chunk, pos, len(chunk))
         self.depth = int(after[-1]) if after.size else self.depth
-        self.in_string = bool((len(quotes) + self.in_string) % 2)
+        self.in_string = bool((quotes + self.in_string) % 2)
 
     def route(self, chunk: bytes, start: int, end: int) -> None:
         """Text between structural events goes to the element being collected, else to the skeleton."""
