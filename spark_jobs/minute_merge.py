@@ -161,6 +161,7 @@ def _half_up(x: np.ndarray) -> np.ndarray:
     >>> _half_up(np.array([0.5, 1.49999999999999, 2.5, 0.49999999999999994, -2.5])).tolist()
     [1.0, 1.0, 3.0, 0.0, -3.0]
     """
+    x = np.asarray(x, np.float64)
     a = np.abs(x)
     low = np.floor(a)
     a -= low
