@@ -6,8 +6,9 @@ the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping 
 later minutes a longer bytes-in window covers (`spark_jobs.rates` says what each column means).
 
 Where the rows are summed: a query_range worker that converts its series in the file writes their per-minute
-increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`), so that `merge_buckets`
-sums each bucket in one Python task, with Arrow's C++ hash aggregation, next to the few increases Spark's
+increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`, `STEPS_SCHEMA`), so that `merge_buckets`
+sums each bucket in one Python task, by integer keys (`_pivot`: dictionary codes, one int64 key per row,
+``np.bincount``; a string-keyed hash aggregation cost twice the CPU), next to the few increases Spark's
 sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
 Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
 day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes
@@ -96,6 +97,7 @@ _METRICS = ("bytes_in", "bytes_out", "messages_in")
 #: The columns of a topic's minute in the history (per broker or `ALL_BROKERS`).
 _TOPIC_MINUTE = ["cluster", "topic", "ts"]
 _MINUTE_MS = 60_000
+_DAY_MS = 86_400_000
 #: A worker's file of per-minute increases of one bucket (`steps_file`): per (broker, topic, metric, minute) the
 #: increases summed in the file and their windows' summed length (`spark_jobs.rates.minute_deltas`' ``delta`` and
 #: ``span_ms``), each series' rows together; the file's cluster and source are its schema's metadata (``cluster``,
@@ -266,11 +268,13 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
 _OTHER, _COVERED_CODE = len(_METRICS), len(_METRICS) + 1
 
 
-def _pivot(parts: Sequence[pa.Table]) -> pa.Table:
+def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
     """`pivot_minutes` of the increases of ``parts`` in turn (`DELTA_FIELDS` columns; the strings may be dictionary
     encoded), summed by integer keys: each string is coded once per distinct value (`_Codes`), each row's
     (cluster, broker, topic, minute) becomes a group number (`_group_ids`), and every sum is a ``np.bincount``,
-    which adds a group's values in input order, as Arrow's hash aggregation did."""
+    which adds a group's values in input order, as Arrow's hash aggregation did. With ``by_day`` the rows come
+    per (cluster, day) in a history day's order (`day_order`: topic by UTF-8 bytes, broker, time), not in the
+    order their keys first appear."""
     clusters, topics, metrics, sources = _Codes(), _Codes(), _Codes(), _Codes()
     cols: dict[str, list] = {k: [] for k in ("cluster", "topic", "metric", "source", "broker", "reset", "delta", "minute", "span")}
     for part in parts:
@@ -314,23 +318,38 @@ def _pivot(parts: Sequence[pa.Table]) -> pa.Table:
     n = metric.size
     if not n:
         return THROUGHPUT_ARROW.empty_table()
-    components = [(cluster, len(clusters.values)), (topic, len(topics.values))]
-    for values, ok, unit in ((broker, broker_ok, 1), (minute, minute_ok, _MINUTE_MS)):
+
+    def coded(values: np.ndarray, ok: np.ndarray | None, unit: int = 1) -> tuple[np.ndarray, int]:
+        """A key component of integer ``values``: their offsets from the least (in ``unit``s when all are whole
+        ones, as minutes are), null a key of its own."""
         known = values if ok is None else values[ok]
         low, high = (int(known.min()), int(known.max())) if known.size else (0, 0)
         if unit > 1 and (known % unit).any():
             unit = 1  # minutes not on the minute (a caller's own increases): keyed by the millisecond
         codes, width = (values - low) // unit, (high - low) // unit + 1
-        if ok is not None:  # null is a key of its own
-            codes, width = np.where(ok, codes, width), width + 1
-        components.append((codes, width))
+        return (codes, width) if ok is None else (np.where(ok, codes, width), width + 1)
+
+    if by_day:
+        names = topics.values
+        ranked_topics = sorted(range(len(names)), key=lambda i: (names[i] is not None, (names[i] or "").encode()))
+        topic_rank = np.empty(len(names), np.int64)
+        topic_rank[ranked_topics] = np.arange(len(names))
+        day = minute // _DAY_MS
+        components = [(cluster, len(clusters.values)), coded(day, minute_ok), (topic_rank[topic], len(names)), coded(broker, broker_ok),
+                      coded(minute - day * _DAY_MS, minute_ok, _MINUTE_MS)]
+    else:
+        components = [(cluster, len(clusters.values)), (topic, len(topics.values)), coded(broker, broker_ok), coded(minute, minute_ok, _MINUTE_MS)]
     group, groups = _group_ids(components)
-    first = np.full(groups, n, np.int64)
-    np.minimum.at(first, group, np.arange(n))  # the row each group first appears in (any of its rows holds its key)
-    order = np.argsort(first, kind="stable")
-    number = np.empty(groups, np.int64)
-    number[order] = np.arange(groups)
-    group, first = number[group], first[order]  # groups in order of appearance
+    if by_day:
+        first = np.empty(groups, np.int64)
+        first[group] = np.arange(n)  # a row of each group: any of them holds its key
+    else:
+        first = np.full(groups, n, np.int64)
+        np.minimum.at(first, group, np.arange(n))  # the row each group first appears in
+        order = np.argsort(first, kind="stable")
+        number = np.empty(groups, np.int64)
+        number[order] = np.arange(groups)
+        group, first = number[group], first[order]  # groups in order of appearance
 
     cell = group * 3 + metric  # (group, metric) of a row with one of the three metrics
     pick = metric < _OTHER
@@ -488,10 +507,13 @@ def without_covered_totals(rows):
     return pa.concat_tables([brokers, totals.select(rows.column_names).cast(rows.schema)])
 
 
-def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]]) -> pa.RecordBatch:
-    """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`) per (cluster, day) to
-    ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``, in a history day's order (`merge_buckets` says which
-    rows are kept); return the rows kept per (cluster, day, source) (`_WRITTEN`)."""
+def _write_pieces(
+    rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]], *, ordered: bool = False
+) -> pa.RecordBatch:
+    """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`; ``ordered``: already in a history day's order
+    per (cluster, day), `_pivot`'s ``by_day``) per (cluster, day) to ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``,
+    in a history day's order (`merge_buckets` says which rows are kept); return the rows kept per (cluster, day,
+    source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
 
     day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
@@ -515,10 +537,14 @@ def _write_pieces(rows: pa.Table, bucket: int, directory: str, only_days: Mappin
          counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
         schema=_WRITTEN,
     )
-    rows = without_covered_totals(rows)
-    order = day_order(rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
-    part = rows.column("_part").to_numpy()[order]
-    rows = rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
+    kept_rows = without_covered_totals(rows)
+    if ordered and kept_rows is rows:  # each (cluster, day)'s rows together, in order
+        part = rows.column("_part").to_numpy()
+        rows = rows.drop_columns(["cluster", "_part"])
+    else:
+        order = day_order(kept_rows, "_part")  # each piece in the order of a history day: `write_day` need not sort
+        part = kept_rows.column("_part").to_numpy()[order]
+        rows = kept_rows.drop_columns(["cluster", "_part"]).take(pa.array(order))
     starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
     for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
         p = int(part[start])
@@ -543,9 +569,9 @@ def _merge_partition(
     for b in np.unique(bucket).tolist():
         spark_rows = table.filter(pa.array(bucket == b)).drop_columns(["bucket"])
         spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
-        rows = _pivot([*(_read_steps(p) for p in sorted(files.get(b, ()))), spark_rows.cast(DELTA_FIELDS)])
+        rows = _pivot([*(_read_steps(p) for p in sorted(files.get(b, ()))), spark_rows.cast(DELTA_FIELDS)], by_day=True)
         if rows.num_rows:
-            yield _write_pieces(rows, b, directory, only_days)
+            yield _write_pieces(rows, b, directory, only_days, ordered=True)
 
 
 def merge_buckets(

@@ -901,9 +901,9 @@ def stage_query_range(
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
     ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
     With ``steps`` and ``buckets``, the converted series' per-minute increases are written beside the
-    records, one file per bucket of topics (``<source>-<n>-steps-b<bucket>.parquet``,
-    `spark_jobs.minute_merge.steps_file`), for `spark_jobs.minute_merge.merge_buckets`; they are rows of
-    the returned table all the same.
+    records, one file per bucket of topics (``_steps/<source>-<n>-steps-b<bucket>.parquet``,
+    `spark_jobs.minute_merge.steps_file`, `spark_jobs.minute_merge.STEPS_SCHEMA`), for
+    `spark_jobs.minute_merge.merge_buckets`; the returned table does not hold them.
 
     One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through `parse_file` in a Python worker and writes
     the records straight to ``directory/<source>-<n>.parquet`` with Arrow's Parquet writer; Spark reads them

@@ -171,6 +171,18 @@ def test_the_integer_keyed_pivot_gives_the_arrow_aggregations_rows(increases, en
     assert got.equals(pa.Table.from_pylist(want, schema=THROUGHPUT_ARROW))
 
 
+@given(_increases())
+def test_by_day_the_rows_come_in_a_history_days_order(increases) -> None:
+    table, cuts = increases
+    bounds = [0, *cuts, table.num_rows]
+    got = _pivot([table.slice(a, b - a) for a, b in zip(bounds, bounds[1:])], by_day=True).to_pylist()
+    assert sorted(got, key=str) == sorted(_arrow_pivot(table).to_pylist(), key=str)
+    pieces = [(r["cluster"], _us(r["ts"]) // 86_400_000_000) for r in got]
+    assert [p for i, p in enumerate(pieces) if i == 0 or p != pieces[i - 1]] == list(dict.fromkeys(pieces)), "each (cluster, day) together"
+    order = [((r["topic"] or "").encode(), r["broker_id"], r["ts"]) for r in got]
+    assert all(a < b for (p, a), (q, b) in zip(zip(pieces, order), zip(pieces[1:], order[1:])) if p == q)
+
+
 def _us(ts) -> int:
     return int(ts.timestamp()) * 1_000_000 + ts.microsecond
 
