@@ -295,10 +295,10 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
     ranked = sorted(v for v in sources.values if v is not None)
     rank = np.array([ranked.index(v) if v is not None else -1 for v in sources.values] or [0], np.int16)[np.concatenate(cols["source"])]
     cluster, topic = np.concatenate(cols["cluster"]), np.concatenate(cols["topic"])
-    (broker, broker_ok), (reset, _), (delta, delta_ok), (minute, minute_ok), (span, span_ok) = (
+    (broker, broker_ok), (reset, reset_ok), (delta, delta_ok), (minute, minute_ok), (span, span_ok) = (
         _concat(cols[k]) for k in ("broker", "reset", "delta", "minute", "span")
     )
-    reset = reset & (True if _ is None else _)
+    reset = reset & (True if reset_ok is None else reset_ok)
     # the later minutes each bytes-in window longer than a minute covers: rows of their own, without a value
     long = np.flatnonzero((metric == 0) & (span > _MINUTE_MS) & (True if span_ok is None else span_ok) & (True if minute_ok is None else minute_ok))
     if long.size:
