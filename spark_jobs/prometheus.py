@@ -39,7 +39,10 @@ a counter
     lacks; once for a meter's first scrape, whose bytes since its creation it lacks; once after its last) and
     ``sum by (topic) (resets(<counter>[119999ms])) > 0``; ``quality.json`` reports both.
 a team's recording rule (``topic:<meter>:rate1m``, `MetricNames.recorded`), or a rate gauge
-    ``sum by (topic) (avg_over_time(<series>[59999ms]))``: the rate recorded in each minute, as it is.
+    ``sum by (topic) (avg_over_time(<series>[59999ms]))``: the rate recorded in each minute, as it is. When the
+    server's index (``/api/v1/series``) holds exactly one series per topic in the range, labelled by the topic
+    alone, ``avg_over_time(<series>[59999ms])``: the same answer, without the server regrouping every series at
+    every step (three quarters of its time on 2,000 topics).
 a step longer than 60 s (``--step 5m``)
     peaks kept: ``max_over_time(<the one-minute sum, offset 1ms>[<step> - 1ms:1m])``, the highest one-minute
     rate of the step, stored as the step's rate (a step's minutes are the ones one minute before it: a
@@ -170,6 +173,9 @@ class Series:
     window_s: float = 0
     #: Of a counter pulled per topic: the instances carrying it (its series are at most ``topics × instances``).
     instances: int = 0
+    #: Each topic is one series in the range, labelled by the topic alone (a recording rule summed per topic):
+    #: the per-topic query reads it without the server's ``sum by (topic)`` (`per_topic_query`).
+    one_per_topic: bool = False
 
     def record(self) -> dict[str, Any]:
         out = {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
@@ -477,6 +483,8 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
             why = _why(s, source) if i == 0 else f"another spelling of {metric}: {ranked[0].name} is used ({_why(ranked[0], source).split(':')[0]})"
             chosen.append(replace(s, used=i == 0, why=why))
         chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range") for s in found if s.metric == metric and not s.topics]
+    if source.mode == "per-topic":
+        chosen = [_with_one_per_topic(client, s, names, span) if s.used and s.type != COUNTER else s for s in chosen]
     if not any(s.used and s.metric == "bytes_in" for s in chosen):
         wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else "kafka_server_brokertopicmetrics_bytesin_total"
         known = all_names or sorted(client.get_json("/api/v1/label/__name__/values", select))  # the names of any time
@@ -497,6 +505,16 @@ def _with_instances(client: _Client, series: Series, names: MetricNames, span: S
         if values:
             return replace(series, instances=len(values))
     return series
+
+
+def _with_one_per_topic(client: _Client, series: Series, names: MetricNames, span: Sequence[tuple[str, str]]) -> Series:
+    """``series`` marked `Series.one_per_topic` when the server's index holds, over the whole range, exactly one
+    series per topic with no label but the topic's (then ``sum by (topic)`` of it is itself, value for value and
+    label for label, and the server's per-step regrouping is skipped: about three quarters of its time on R100)."""
+    found = client.get_json("/api/v1/series", [("match[]", "{" + names.matchers(series.match) + "}"), *span])
+    labels = [{k: v for k, v in s.items() if k != "__name__"} if isinstance(s, dict) else {} for s in found]
+    topics = {s.get(names.topic_label) for s in labels if set(s) == {names.topic_label}}
+    return replace(series, one_per_topic=len(found) == len(topics) == series.topics)
 
 
 def _rank(series: Series) -> int:
@@ -584,6 +602,9 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
     'sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms]))'
     >>> per_topic_query(s, DEFAULT, 300)
     'max_over_time(sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms] offset 1ms))[299999ms:1m])'
+    >>> rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 1, window_s=60, one_per_topic=True)
+    >>> per_topic_query(rule, DEFAULT, 60)
+    'avg_over_time({__name__="topic:x:rate1m",topic!=""}[59999ms])'
     """
     selector = "{" + names.matchers(series.match) + "}"
     offset = " offset 1ms" if step_s > 60 else ""
@@ -593,7 +614,7 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
         inner = f"avg_over_time({selector}[59999ms]{offset})"
         if series.type == "increase":
             inner = f"{inner} / {series.window_s:g}"
-    expr = f"sum by ({names.topic_label}) ({inner})"
+    expr = inner if series.one_per_topic else f"sum by ({names.topic_label}) ({inner})"
     return expr if step_s <= 60 else f"max_over_time({expr}[{step_s * 1000 - 1}ms:1m])"
 
 

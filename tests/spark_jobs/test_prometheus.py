@@ -744,3 +744,35 @@ def test_per_topic_requests_sit_on_the_grid_of_each_minutes_closing_scrape(tmp_p
     with pytest.raises(InputError, match="--prometheus-query increase: it says how the raw mode reads counters"):
         prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", query="increase"))
     assert source.identity() != prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-05")).identity()
+
+
+class _Index:
+    """A server index answering ``/api/v1/series`` with fixed label sets (what `_with_one_per_topic` asks)."""
+
+    def __init__(self, series: list[dict[str, str]]) -> None:
+        self.series, self.asked = series, []
+
+    def get_json(self, path: str, params) -> list[dict[str, str]]:
+        self.asked.append((path, dict(params)["match[]"]))
+        return self.series
+
+
+@pytest.mark.parametrize(("labels", "alone"), [
+    ([{"topic": "a"}, {"topic": "b"}], True),  # a rule summed per topic: the server's sum would be the series itself
+    ([{"topic": "a", "job": "rules"}, {"topic": "b", "job": "rules"}], False),  # the sum drops the job label
+    ([{"topic": "a"}, {"topic": "a", "job": "x"}, {"topic": "b"}], False),  # two series of one topic: they are summed
+    ([{"topic": "a"}], False),  # fewer series than the topics the label values found
+])
+def test_a_topic_that_is_one_series_is_read_without_the_servers_sum(labels: list[dict[str, str]], alone: bool) -> None:
+    from spark_jobs.metric_names import DEFAULT
+    from spark_jobs.prometheus import Series, _with_one_per_topic, per_topic_query
+
+    rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 2, True, window_s=60)
+    index = _Index([{"__name__": "topic:x:rate1m", **s} for s in labels])
+    marked = _with_one_per_topic(index, rule, DEFAULT, [("start", "1"), ("end", "2")])
+    assert index.asked == [("/api/v1/series", '{__name__="topic:x:rate1m",topic!=""}')]
+    assert marked.one_per_topic is alone
+    query = per_topic_query(marked, DEFAULT, 60)
+    inner = 'avg_over_time({__name__="topic:x:rate1m",topic!=""}[59999ms])'
+    assert query == (inner if alone else f"sum by (topic) ({inner})")
+    assert per_topic_query(marked, DEFAULT, 300).startswith("max_over_time(" + ("avg_over_time(" if alone else "sum by (topic) ("))
