@@ -49,7 +49,8 @@ a step longer than 60 s (``--step 5m``)
     subquery is evaluated at whole minutes).
 
 **The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
-while it arrives (a complete ``success`` matrix document) and only then given its name, which is a digest of
+to be a complete ``success`` matrix document (by its first and last bytes when it is in the server's own compact
+layout, a truncated transfer being the HTTP client's error; else element by element) and only then given its name, which is a digest of
 what was asked (server, path, query, range, step), so a response is reused only for the same question and a
 failed or foreign one never. A day counts as fetched once the ingest has committed rows of it (``days.json``,
 per server and query); a re-run after an interrupt reuses the checked responses and asks only for the rest.
@@ -66,6 +67,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -338,10 +340,8 @@ class _Client:
 
     def fetch(self, path: str, params: Mapping[str, str], target: Path) -> int:
         """POST a query, stream the answer into ``target`` while checking it is a whole ``success`` matrix; return
-        its value pairs. The file gets its name only once checked."""
+        its value pairs. The file gets its name only once checked (`_whole_matrix`)."""
         import urllib3
-
-        from spark_jobs.json_stream import BROKEN, END, SERIES, split_result
 
         response = self._send("POST", path, params)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -351,34 +351,41 @@ class _Client:
                     head = response.read(4000)
                     self._check_status(response, head, path, params.get("query", ""))
                     raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(head)}")
-
-                def chunks() -> Iterator[bytes]:
+                ends = _Ends()
+                try:
                     for chunk in response.stream(1 << 20):
                         if self.stopped.is_set():
                             raise _Stop
                         fh.write(chunk)
-                        yield chunk
-
-                pairs, end = 0, None
-                try:
-                    for kind, item in split_result(chunks()):
-                        if kind == SERIES:
-                            pairs += item.count(b'"]')
-                        elif kind == END:
-                            end = item
-                        elif kind == BROKEN:
-                            raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+                        ends.feed(chunk)
                 except urllib3.exceptions.HTTPError as exc:
                     self.stopped.set()
                     raise JobError(f"Prometheus at {self.base} stopped answering {path} mid-answer ({_reason(exc)})") from None
-            data = end.get("data") if isinstance(end, dict) else None
-            if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
-                raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+            pairs = ends.pairs if ends.canonical() else self._whole_matrix(Path(tmp), path)
             os.replace(tmp, target)
             return pairs
         finally:
             response.release_conn()
             Path(tmp).unlink(missing_ok=True)
+
+    def _whole_matrix(self, file: Path, path: str) -> int:
+        """The value pairs of the answer in ``file`` after checking its whole structure (`spark_jobs.json_stream`):
+        a complete ``success`` matrix document, whatever its layout."""
+        from spark_jobs.json_stream import BROKEN, END, SERIES, read_chunks, split_result
+
+        pairs, end = 0, None
+        with file.open("rb") as fh:
+            for kind, item in split_result(read_chunks(fh)):
+                if kind == SERIES:
+                    pairs += item.count(b'"]')
+                elif kind == END:
+                    end = item
+                elif kind == BROKEN:
+                    raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+        data = end.get("data") if isinstance(end, dict) else None
+        if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
+            raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+        return pairs
 
     def _check_status(self, response, text: bytes, path: str, query: str) -> None:
         """Raise for an answer that is not a success: exit 2 for a wrong URL or a rejected query, else 3."""
@@ -400,6 +407,43 @@ class _Client:
         if status != 200:
             self.stopped.set()
             raise JobError(f"{where} failed {path} (HTTP {status}: {_detail(text)})")
+
+
+#: How Prometheus (and the servers sharing its API code) begin and end a range result, compact: a document that
+#: begins with `_HEAD` and ends with `_TAIL` (its last series' values closed, or an empty result) is a whole one.
+_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
+_TAIL = re.compile(rb'(?:\]\]\}|"result":\[)\]\}\}\s*$')
+
+
+class _Ends:
+    """What `_Client.fetch` keeps of an answer as it streams by: its head, its last bytes and its value pairs
+    (each pair's value string closes with ``"]``), at the cost of a byte count per chunk.
+
+    >>> ends = _Ends()
+    >>> for part in (_HEAD + b'{"metric":{"topic":"a"},"values":[[1,"2"', b'],[61,"3"]]}]}}'):
+    ...     ends.feed(part)
+    >>> ends.canonical(), ends.pairs
+    (True, 2)
+    >>> ends = _Ends(); ends.feed(_HEAD + b'{"metric":{"topic":"a"},"values":[[1,"2"]]}')  # cut off after a series
+    >>> ends.canonical()
+    False
+    """
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.tail = b""
+        self.pairs = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if len(self.head) < len(_HEAD):
+            self.head += chunk[: len(_HEAD) - len(self.head)]
+        self.pairs += chunk.count(b'"]') + (self.tail.endswith(b'"') and chunk.startswith(b"]"))
+        self.tail = (self.tail + chunk[-64:])[-64:]
+
+    def canonical(self) -> bool:
+        """Whether the answer is a whole ``success`` matrix in the servers' own compact layout (else it is checked
+        element by element: `_Client._whole_matrix`)."""
+        return self.head == _HEAD and _TAIL.search(self.tail) is not None
 
 
 def _is_json(response) -> bool:
