@@ -39,14 +39,18 @@ a counter
     lacks; once for a meter's first scrape, whose bytes since its creation it lacks; once after its last) and
     ``sum by (topic) (resets(<counter>[119999ms])) > 0``; ``quality.json`` reports both.
 a team's recording rule (``topic:<meter>:rate1m``, `MetricNames.recorded`), or a rate gauge
-    ``sum by (topic) (avg_over_time(<series>[59999ms]))``: the rate recorded in each minute, as it is.
+    ``sum by (topic) (avg_over_time(<series>[59999ms]))``: the rate recorded in each minute, as it is. When its
+    series carry no label but the name and the topic (``/api/v1/labels``), each topic is one series and
+    ``avg_over_time(<series>[59999ms])`` is the same answer, without the server regrouping every series at every
+    step (three quarters of its time on 2,000 topics).
 a step longer than 60 s (``--step 5m``)
     peaks kept: ``max_over_time(<the one-minute sum, offset 1ms>[<step> - 1ms:1m])``, the highest one-minute
     rate of the step, stored as the step's rate (a step's minutes are the ones one minute before it: a
     subquery is evaluated at whole minutes).
 
 **The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
-while it arrives (a complete ``success`` matrix document) and only then given its name, which is a digest of
+to be a complete ``success`` matrix document (by its first and last bytes when it is in the server's own compact
+layout, a truncated transfer being the HTTP client's error; else element by element) and only then given its name, which is a digest of
 what was asked (server, path, query, range, step), so a response is reused only for the same question and a
 failed or foreign one never. A day counts as fetched once the ingest has committed rows of it (``days.json``,
 per server and query); a re-run after an interrupt reuses the checked responses and asks only for the rest.
@@ -63,6 +67,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -171,6 +176,9 @@ class Series:
     window_s: float = 0
     #: Of a counter pulled per topic: the instances carrying it (its series are at most ``topics × instances``).
     instances: int = 0
+    #: Each topic is one series in the range, labelled by the topic alone (a recording rule summed per topic):
+    #: the per-topic query reads it without the server's ``sum by (topic)`` (`per_topic_query`).
+    one_per_topic: bool = False
 
     def record(self) -> dict[str, Any]:
         out = {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
@@ -333,10 +341,8 @@ class _Client:
 
     def fetch(self, path: str, params: Mapping[str, str], target: Path) -> int:
         """POST a query, stream the answer into ``target`` while checking it is a whole ``success`` matrix; return
-        its value pairs. The file gets its name only once checked."""
+        its value pairs. The file gets its name only once checked (`_whole_matrix`)."""
         import urllib3
-
-        from spark_jobs.json_stream import BROKEN, END, SERIES, split_result
 
         response = self._send("POST", path, params)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -346,34 +352,41 @@ class _Client:
                     head = response.read(4000)
                     self._check_status(response, head, path, params.get("query", ""))
                     raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(head)}")
-
-                def chunks() -> Iterator[bytes]:
+                ends = _Ends()
+                try:
                     for chunk in response.stream(1 << 20):
                         if self.stopped.is_set():
                             raise _Stop
                         fh.write(chunk)
-                        yield chunk
-
-                pairs, end = 0, None
-                try:
-                    for kind, item in split_result(chunks()):
-                        if kind == SERIES:
-                            pairs += item.count(b'"]')
-                        elif kind == END:
-                            end = item
-                        elif kind == BROKEN:
-                            raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+                        ends.feed(chunk)
                 except urllib3.exceptions.HTTPError as exc:
                     self.stopped.set()
                     raise JobError(f"Prometheus at {self.base} stopped answering {path} mid-answer ({_reason(exc)})") from None
-            data = end.get("data") if isinstance(end, dict) else None
-            if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
-                raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+            pairs = ends.pairs if ends.canonical() else self._whole_matrix(Path(tmp), path)
             os.replace(tmp, target)
             return pairs
         finally:
             response.release_conn()
             Path(tmp).unlink(missing_ok=True)
+
+    def _whole_matrix(self, file: Path, path: str) -> int:
+        """The value pairs of the answer in ``file`` after checking its whole structure (`spark_jobs.json_stream`):
+        a complete ``success`` matrix document, whatever its layout."""
+        from spark_jobs.json_stream import BROKEN, END, SERIES, read_chunks, split_result
+
+        pairs, end = 0, None
+        with file.open("rb") as fh:
+            for kind, item in split_result(read_chunks(fh)):
+                if kind == SERIES:
+                    pairs += item.count(b'"]')
+                elif kind == END:
+                    end = item
+                elif kind == BROKEN:
+                    raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+        data = end.get("data") if isinstance(end, dict) else None
+        if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
+            raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+        return pairs
 
     def _check_status(self, response, text: bytes, path: str, query: str) -> None:
         """Raise for an answer that is not a success: exit 2 for a wrong URL or a rejected query, else 3."""
@@ -395,6 +408,43 @@ class _Client:
         if status != 200:
             self.stopped.set()
             raise JobError(f"{where} failed {path} (HTTP {status}: {_detail(text)})")
+
+
+#: How Prometheus (and the servers sharing its API code) begin and end a range result, compact: a document that
+#: begins with `_HEAD` and ends with `_TAIL` (its last series' values closed, or an empty result) is a whole one.
+_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
+_TAIL = re.compile(rb'(?:\]\]\}|"result":\[)\]\}\}\s*$')
+
+
+class _Ends:
+    """What `_Client.fetch` keeps of an answer as it streams by: its head, its last bytes and its value pairs
+    (each pair's value string closes with ``"]``), at the cost of a byte count per chunk.
+
+    >>> ends = _Ends()
+    >>> for part in (_HEAD + b'{"metric":{"topic":"a"},"values":[[1,"2"', b'],[61,"3"]]}]}}'):
+    ...     ends.feed(part)
+    >>> ends.canonical(), ends.pairs
+    (True, 2)
+    >>> ends = _Ends(); ends.feed(_HEAD + b'{"metric":{"topic":"a"},"values":[[1,"2"]]}')  # cut off after a series
+    >>> ends.canonical()
+    False
+    """
+
+    def __init__(self) -> None:
+        self.head = b""
+        self.tail = b""
+        self.pairs = 0
+
+    def feed(self, chunk: bytes) -> None:
+        if len(self.head) < len(_HEAD):
+            self.head += chunk[: len(_HEAD) - len(self.head)]
+        self.pairs += chunk.count(b'"]') + (self.tail.endswith(b'"') and chunk.startswith(b"]"))
+        self.tail = (self.tail + chunk[-64:])[-64:]
+
+    def canonical(self) -> bool:
+        """Whether the answer is a whole ``success`` matrix in the servers' own compact layout (else it is checked
+        element by element: `_Client._whole_matrix`)."""
+        return self.head == _HEAD and _TAIL.search(self.tail) is not None
 
 
 def _is_json(response) -> bool:
@@ -478,6 +528,8 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
             why = _why(s, source) if i == 0 else f"another spelling of {metric}: {ranked[0].name} is used ({_why(ranked[0], source).split(':')[0]})"
             chosen.append(replace(s, used=i == 0, why=why))
         chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range") for s in found if s.metric == metric and not s.topics]
+    if source.mode == "per-topic":
+        chosen = [_with_one_per_topic(client, s, names, span) if s.used and s.type != COUNTER else s for s in chosen]
     if not any(s.used and s.metric == "bytes_in" for s in chosen):
         wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else "kafka_server_brokertopicmetrics_bytesin_total"
         known = all_names or sorted(client.get_json("/api/v1/label/__name__/values", select))  # the names of any time
@@ -498,6 +550,15 @@ def _with_instances(client: _Client, series: Series, names: MetricNames, span: S
         if values:
             return replace(series, instances=len(values))
     return series
+
+
+def _with_one_per_topic(client: _Client, series: Series, names: MetricNames, span: Sequence[tuple[str, str]]) -> Series:
+    """``series`` marked `Series.one_per_topic` when its series in the range carry no label but the name and the
+    topic (``/api/v1/labels``, an index look-up): the name being fixed, each topic is then one series, and
+    ``sum by (topic)`` of it is itself, value for value and label for label. Skipping that per-step regrouping
+    saves about three quarters of the server's time on R100's 2,000 topics."""
+    labels = client.get_json("/api/v1/labels", [("match[]", "{" + names.matchers(series.match) + "}"), *span])
+    return replace(series, one_per_topic=set(labels) == {"__name__", names.topic_label})
 
 
 def _rank(series: Series) -> int:
@@ -585,6 +646,9 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
     'sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms]))'
     >>> per_topic_query(s, DEFAULT, 300)
     'max_over_time(sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms] offset 1ms))[299999ms:1m])'
+    >>> rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 1, window_s=60, one_per_topic=True)
+    >>> per_topic_query(rule, DEFAULT, 60)
+    'avg_over_time({__name__="topic:x:rate1m",topic!=""}[59999ms])'
     """
     selector = "{" + names.matchers(series.match) + "}"
     offset = " offset 1ms" if step_s > 60 else ""
@@ -594,7 +658,7 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
         inner = f"avg_over_time({selector}[59999ms]{offset})"
         if series.type == "increase":
             inner = f"{inner} / {series.window_s:g}"
-    expr = f"sum by ({names.topic_label}) ({inner})"
+    expr = inner if series.one_per_topic else f"sum by ({names.topic_label}) ({inner})"
     return expr if step_s <= 60 else f"max_over_time({expr}[{step_s * 1000 - 1}ms:1m])"
 
 

@@ -744,3 +744,91 @@ def test_per_topic_requests_sit_on_the_grid_of_each_minutes_closing_scrape(tmp_p
     with pytest.raises(InputError, match="--prometheus-query increase: it says how the raw mode reads counters"):
         prometheus_source(PrometheusOptions("http://p:9090", days=1, mode="per-topic", query="increase"))
     assert source.identity() != prometheus_source(PrometheusOptions("http://p:9090", start="2025-03-03", end="2025-03-05")).identity()
+
+
+class _Index:
+    """A server index answering ``/api/v1/labels`` with the label names of fixed series (what `_with_one_per_topic` asks)."""
+
+    def __init__(self, series: list[dict[str, str]]) -> None:
+        self.series, self.asked = series, []
+
+    def get_json(self, path: str, params) -> list[str]:
+        self.asked.append((path, dict(params)["match[]"]))
+        return sorted({k for s in self.series for k in s})
+
+
+@pytest.mark.parametrize(("labels", "alone"), [
+    ([{"topic": "a"}, {"topic": "b"}], True),  # a rule summed per topic: the server's sum would be the series itself
+    ([{"topic": "a", "job": "rules"}, {"topic": "b", "job": "rules"}], False),  # the sum drops the job label
+    ([{"topic": "a"}, {"topic": "a", "instance": "k1"}, {"topic": "b"}], False),  # two series of one topic: they are summed
+])
+def test_a_topic_that_is_one_series_is_read_without_the_servers_sum(labels: list[dict[str, str]], alone: bool) -> None:
+    from spark_jobs.metric_names import DEFAULT
+    from spark_jobs.prometheus import Series, _with_one_per_topic, per_topic_query
+
+    rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 2, True, window_s=60)
+    index = _Index([{"__name__": "topic:x:rate1m", **s} for s in labels])
+    marked = _with_one_per_topic(index, rule, DEFAULT, [("start", "1"), ("end", "2")])
+    assert index.asked == [("/api/v1/labels", '{__name__="topic:x:rate1m",topic!=""}')]
+    assert marked.one_per_topic is alone
+    query = per_topic_query(marked, DEFAULT, 60)
+    inner = 'avg_over_time({__name__="topic:x:rate1m",topic!=""}[59999ms])'
+    assert query == (inner if alone else f"sum by (topic) ({inner})")
+    assert per_topic_query(marked, DEFAULT, 300).startswith("max_over_time(" + ("avg_over_time(" if alone else "sum by (topic) ("))
+
+
+_RANGE = {"status": "success", "data": {"resultType": "matrix", "result": [
+    {"metric": {"topic": "a"}, "values": [[60.0, "1"], [120.0, "2"]]}, {"metric": {"topic": "b"}, "values": [[60.0, "3"]]}]}}
+_ANSWERS = {
+    "compact": json.dumps(_RANGE, separators=(",", ":")).encode(),  # the server's own layout: checked by its ends
+    "pretty": json.dumps(_RANGE, indent=1).encode(),  # any other layout: checked element by element
+    "warned": json.dumps({**_RANGE, "warnings": ["w"]}, separators=(",", ":")).encode(),
+    "empty": b'{"status":"success","data":{"resultType":"matrix","result":[]}}',
+    "cut": json.dumps(_RANGE, separators=(",", ":")).encode()[:-3],  # the connection closed after the last series
+    "cut-pretty": json.dumps(_RANGE, indent=1).encode()[:-40],
+    "vector": b'{"status":"success","data":{"resultType":"vector","result":[]}}',
+}
+
+
+@pytest.mark.parametrize(("answer", "pairs"), [("compact", 3), ("pretty", 0), ("warned", 3), ("empty", 0), ("cut", None), ("cut-pretty", None),
+                                               ("vector", None)])
+def test_a_response_gets_its_name_only_when_it_is_a_whole_range_result(tmp_path: Path, answer: str, pairs: int | None) -> None:
+    """Whatever its layout, a response is spooled under its name only when it is a whole ``success`` matrix; an answer
+    cut off by a closed connection (no length announced: only its structure tells) is a server failure (exit 3). The
+    pairs, a figure of the pull's speed, are the ``"]`` that close a compact pair (none in a pretty-printed answer)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from pools.errors import JobError
+    from spark_jobs.prometheus import PrometheusSource, _Client
+
+    class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # no Content-Length: the body ends where the connection closes
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            for i in range(0, len(body := _ANSWERS[answer]), 7):  # in pieces: the checks see chunk boundaries
+                self.wfile.write(body[i:i + 7])
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    target = tmp_path / "x.json"
+    try:
+        client = _Client(PrometheusSource(url, datetime(2025, 1, 1, tzinfo=timezone.utc), datetime(2025, 1, 2, tzinfo=timezone.utc)))
+        if pairs is None:
+            with pytest.raises(JobError, match=f"Prometheus at {url} (sent a broken answer|answered /api/v1/query_range with something that is not a range)"):
+                client.fetch("/api/v1/query_range", {"query": "q"}, target)
+            assert not list(tmp_path.iterdir())
+        else:
+            assert client.fetch("/api/v1/query_range", {"query": "q"}, target) == pairs
+            assert target.read_bytes() == _ANSWERS[answer] and [p.name for p in tmp_path.iterdir()] == ["x.json"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
