@@ -52,7 +52,7 @@ def _to_millis(ts: F.Column) -> F.Column:
         .when(value < 1e14, value)
         .when(value < 1e17, value / 1000)
         .otherwise(value / 1000000)
-        .cast("long")
+        .try_cast("long")  # beyond a long (e.g. 1e30): no timestamp, a bad_timestamp record, not a failed read
     )
 
 
