@@ -134,3 +134,15 @@ def test_an_ingest_of_telegraf_lines_writes_the_jvm_readers_files(spark, tmp_pat
     assert json.loads(workers["quality.json"])["totals"]["accepted"] > 0
     assert sorted(workers) == sorted(jvm)
     assert [n for n in jvm if workers[n] != jvm[n]] == []
+
+
+def test_a_file_of_other_spellings_only_is_read_by_spark_alone(spark, tmp_path: Path) -> None:
+    """No line is Telegraf's own (spaces after the colons): the workers write no Parquet, Spark reads every line."""
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    path = tmp_path / "telegraf.json"
+    lines = [json.loads(x) for x in _telegraf_lines(4).decode().splitlines()[10:40] if x.startswith('{"fields"')]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run(spark, IngestInputs(telegraf=(str(path),)), tmp_path / "out", IngestParams(cluster="c", broker_map=BROKERS))
+    totals = result.quality["totals"]
+    assert totals["read"] == sum(len(x["fields"]) for x in lines) and totals["accepted"] > 0
