@@ -9,7 +9,9 @@ resets and bytes-in p99. Spark and `spark_jobs.history` skip files whose names s
 rows never see it. Its metadata holds a fingerprint of the day's data files (sizes, rows, footers, `fingerprint`):
 a partial whose fingerprint differs, or that cannot be read, is computed again, never trusted.
 
-`topic_stats` computes the missing partials in Python tasks (numpy, one day per task, no per-row Python) and
+`topic_stats` computes the missing partials in Python tasks (numpy, one day per task, no per-row Python: a day of
+whole minutes and 60-second windows summed into dense topic × minute arrays, `_regular_day`; any other sorted
+into its window sets, `_minutes`) and
 merges every day's partial per topic (`merge_topics`: exact order statistics with ``np.partition``, the same
 linear interpolation as `spark_jobs.profile`), so the figures are the Spark path's, bit for bit. Where the
 vectorised arithmetic could not be exact (a topic-minute beyond 8e9 per second in odd windows, sums near a long's
