@@ -395,6 +395,6 @@ def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, *,
     found = sorted(f for f in os.listdir(residues) if f.endswith(".json")) if os.path.isdir(residues) else []
     if not found:
         return None
-    names = F.create_map(*[F.lit(x) for i, (p, _) in enumerate(parts) for x in (f"{i:05d}", file_uri(p))])
+    names = F.create_map(*[F.lit(x) for i, (p, _) in enumerate(parts) for x in (i, file_uri(p))])
     rest = read_telegraf(spark, [os.path.join(residues, f) for f in found], cluster=cluster, broker_map=broker_map)
-    return rest.withColumn("file", names[F.regexp_extract("file", r"([0-9]{5})\.json$", 1)])
+    return rest.withColumn("file", names[F.regexp_extract("file", r"/([0-9]+)\.json$", 1).cast("int")])
