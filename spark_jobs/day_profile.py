@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import shutil
 import uuid
 import zlib
@@ -40,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spark_jobs.minute_merge import FLAG_GAP, FLAG_RESET
+from spark_jobs.minute_merge import FLAG_GAP, FLAG_RESET, partition_value
 
 __all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "PARTIAL_SCHEMA", "Inexact", "fingerprint", "day_partial", "merge_topics", "topic_stats",
            "install_partials", "PendingPartial"]
@@ -609,24 +608,16 @@ class PendingPartial:
     fingerprint: str
 
 
-_PART = re.compile(r"%([0-9A-Fa-f]{2})")
-
-
-def _partition_value(name: str) -> str:
-    """A ``key=value`` directory's value, unescaped as Spark does (``%XX``)."""
-    return _PART.sub(lambda m: chr(int(m.group(1), 16)), name.split("=", 1)[1])
-
-
 def _days(root: Path, cluster: str) -> dict[str, Path]:
     """The ``dt`` directories of ``cluster`` under the table ``root``, by day, that hold data files."""
     out: dict[str, Path] = {}
     if not root.is_dir():
         return out
     for c in root.iterdir():
-        if c.is_dir() and c.name.startswith("cluster=") and _partition_value(c.name) == cluster:
+        if c.is_dir() and c.name.startswith("cluster=") and partition_value(c.name) == cluster:
             for d in c.iterdir():
                 if d.is_dir() and d.name.startswith("dt=") and _data_files(d):
-                    out[_partition_value(d.name)] = d
+                    out[partition_value(d.name)] = d
     return out
 
 

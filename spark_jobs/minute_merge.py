@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -33,6 +34,7 @@ __all__ = [
     "DELTA_FIELDS",
     "day_order",
     "partition_dir",
+    "partition_value",
     "without_covered_totals",
     "THROUGHPUT_ARROW",
     "bucket_of",
@@ -447,6 +449,7 @@ def _day_names(days: np.ndarray) -> np.ndarray:
 
 
 #: Characters Spark escapes as ``%XX`` in a partition directory's value (``ExternalCatalogUtils.escapePathName``).
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
 
 
@@ -458,6 +461,15 @@ def partition_dir(cluster: str, day: str) -> str:
     """
     escaped = "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in cluster)
     return f"cluster={escaped}/dt={day}"
+
+
+def partition_value(name: str) -> str:
+    """A ``key=value`` directory's value, unescaped as Spark does (`partition_dir` escapes it).
+
+    >>> partition_value("cluster=eu%2Fprod%3A1")
+    'eu/prod:1'
+    """
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), name.split("=", 1)[1])
 
 
 def day_order(rows, *leading: str):
