@@ -40,6 +40,8 @@ __all__ = [
     "merge_buckets",
     "steps_file",
     "steps_files",
+    "STEPS_SCHEMA",
+    "STEPS_DIR",
     "BUCKET_BYTES",
     "FLAG_RESET",
     "FLAG_GAP",
@@ -90,13 +92,27 @@ ALL_BROKERS = -1
 GAP_MS = 90_000
 #: A minute covered for less than this is a partial window.
 PARTIAL_MS = 45_000
-#: The pseudo-metric of a minute a longer bytes-in window covers.
-_COVERED = "bytes_in_covered"
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
-_KEYS = ["cluster", "broker_id", "topic", "minute_ms"]
 #: The columns of a topic's minute in the history (per broker or `ALL_BROKERS`).
 _TOPIC_MINUTE = ["cluster", "topic", "ts"]
 _MINUTE_MS = 60_000
+#: A worker's file of per-minute increases of one bucket (`steps_file`): per (broker, topic, metric, minute) the
+#: increases summed in the file and their windows' summed length (`spark_jobs.rates.minute_deltas`' ``delta`` and
+#: ``span_ms``), each series' rows together; the file's cluster and source are its schema's metadata (``cluster``,
+#: ``source``). Strings are dictionary encoded, so that `merge_buckets` groups rows by integers.
+STEPS_SCHEMA = pa.schema(
+    [
+        ("broker_id", pa.int32()),
+        ("topic", pa.dictionary(pa.int32(), pa.string())),
+        ("metric", pa.dictionary(pa.int8(), pa.string())),
+        ("minute_ms", pa.int64()),
+        ("delta", pa.float64()),
+        ("span_ms", pa.int64()),
+    ]
+)
+#: The folder of the steps files inside a records directory: Spark's file listing skips a name starting with ``_``,
+#: so reading the records never reads them.
+STEPS_DIR = "_steps"
 #: Input bytes per bucket: a bucket's increases are summed in one task's memory (about 2.5 M rows).
 BUCKET_BYTES = 64 << 20
 
@@ -126,8 +142,8 @@ def bucket_count(paths: Sequence[str], parallelism: int) -> int:
 
 
 def steps_files(directory: str) -> list[str]:
-    """The workers' files of per-minute increases under ``directory`` (`steps_file`), sorted."""
-    return sorted(glob.glob(os.path.join(glob.escape(directory), "*-steps-b*.parquet")))
+    """The workers' files of per-minute increases beside the records in ``directory`` (in its `STEPS_DIR`), sorted."""
+    return sorted(glob.glob(os.path.join(glob.escape(directory), STEPS_DIR, "*-steps-b*.parquet")))
 
 
 def steps_file(prefix: str, bucket: int) -> str:
@@ -145,38 +161,81 @@ def _half_up(x: np.ndarray) -> np.ndarray:
     >>> _half_up(np.array([0.5, 1.49999999999999, 2.5, 0.49999999999999994, -2.5])).tolist()
     [1.0, 1.0, 3.0, 0.0, -3.0]
     """
+    x = np.asarray(x, np.float64)
     a = np.abs(x)
     low = np.floor(a)
-    return np.copysign(low + (a - low >= 0.5), x)
+    a -= low
+    low += a >= 0.5
+    return np.copysign(low, x, out=low)
 
 
-def _covered(deltas: pa.Table) -> pa.Table:
-    """The later minutes each bytes-in window longer than a minute covers, as rows without a metric's value."""
-    span = deltas.column("span_ms").to_numpy(zero_copy_only=False)
-    metric = deltas.column("metric")
-    long = np.flatnonzero(pc.and_(pc.equal(metric, "bytes_in"), pc.greater(deltas.column("span_ms"), _MINUTE_MS)).fill_null(False).to_numpy(zero_copy_only=False))
-    if not long.size:
-        return deltas.schema.empty_table()
-    counts = (span[long] - 1) // _MINUTE_MS  # minutes in [minute + 1 min, minute + span - 1 ms]
-    which = np.repeat(long, counts)
-    step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-    minute = deltas.column("minute_ms").to_numpy(zero_copy_only=False)[which] + step * _MINUTE_MS
-    n = which.size
-    take = pa.array(which)
-    return pa.table(
-        {
-            "cluster": deltas.column("cluster").take(take),
-            "broker_id": deltas.column("broker_id").take(take),
-            "topic": deltas.column("topic").take(take),
-            "metric": pa.array(np.full(n, _COVERED), pa.string()),
-            "source": pa.nulls(n, pa.string()),
-            "reset": pa.array(np.zeros(n, bool)),
-            "delta": pa.nulls(n, pa.float64()),
-            "minute_ms": pa.array(minute, pa.int64()),
-            "span_ms": pa.nulls(n, pa.int64()),
-        },
-        schema=deltas.schema,
-    )
+class _Codes:
+    """Integer codes of a string column's values across tables, one per distinct value (null included), so
+    that rows are grouped by integers: a dictionary column's few values are looked up, never its rows."""
+
+    def __init__(self) -> None:
+        self.values: list[str | None] = []
+        self._index: dict[str | None, int] = {}
+
+    def code(self, value: str | None) -> int:
+        if value not in self._index:
+            self._index[value] = len(self.values)
+            self.values.append(value)
+        return self._index[value]
+
+    def of(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+        """The code of each row of ``column`` (strings, or dictionary-encoded strings)."""
+        out = [np.zeros(0, np.int64)]
+        for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+            if not pa.types.is_dictionary(chunk.type):
+                chunk = pc.dictionary_encode(chunk)
+            local = np.array([self.code(v) for v in chunk.dictionary.to_pylist()] + [self.code(None)], np.int64)
+            indices = chunk.indices.fill_null(len(local) - 1) if chunk.indices.null_count else chunk.indices
+            out.append(local[indices.to_numpy(zero_copy_only=False)])
+        return np.concatenate(out)
+
+
+def _numbers(column: pa.ChunkedArray | pa.Array, dtype: type) -> tuple[np.ndarray, np.ndarray | None]:
+    """A numeric column as numpy values (nulls as 0) and its validity (None: no null)."""
+    if column.null_count:
+        return column.fill_null(dtype(0)).to_numpy(zero_copy_only=False).astype(dtype), column.is_valid().to_numpy(zero_copy_only=False)
+    return column.to_numpy(zero_copy_only=False).astype(dtype, copy=False), None
+
+
+def _concat(parts: list[tuple[np.ndarray, np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray | None]:
+    values = np.concatenate([v for v, _ in parts])
+    if all(valid is None for _, valid in parts):
+        return values, None
+    return values, np.concatenate([np.ones(v.size, bool) if valid is None else valid for v, valid in parts])
+
+
+def _dense(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """``key`` renumbered 0, 1, … in the order of its distinct values, and their count."""
+    distinct, inverse = np.unique(key, return_inverse=True)
+    return inverse.astype(np.int64), int(distinct.size)
+
+
+def _group_ids(components: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """Each row's group (0 … groups - 1, in the order of the combined key) of rows given by integer key
+    ``components``, each ``(codes in [0, size), size)``: one int64 key, grouped by direct counting where the
+    key's range is small next to the rows, else by sorting.
+
+    >>> _group_ids([(np.array([1, 0, 1]), 2), (np.array([5, 7, 5]), 10)])[0].tolist()
+    [1, 0, 1]
+    """
+    n = components[0][0].size
+    key, size = np.zeros(n, np.int64), 1
+    for codes, width in components:
+        if width >= 1 << 31:
+            codes, width = _dense(codes)
+        if size * width >= 1 << 62:
+            key, size = _dense(key)
+        key, size = key * width + codes, size * width
+    if size > 2 * n + 1024:
+        return _dense(key)
+    present = np.bincount(key, minlength=size) > 0
+    lookup = np.cumsum(present) - 1
+    return lookup[key], int(lookup[-1] + 1) if size else 0
 
 
 def pivot_minutes(deltas: pa.Table) -> pa.Table:
@@ -200,56 +259,129 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ...  for r in pivot_minutes(d).to_pylist()]
     [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, 0, 60, 3, None, 'a', 0)]
     """
-    deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
-    deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
-    deltas = pa.concat_tables([deltas, _covered(deltas)])
-    metric = deltas.column("metric")
-    sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
-    columns = {k: deltas.column(k) for k in _KEYS}
-    for m in _METRICS:
-        mine = pc.equal(metric, m)
-        columns[f"{m}_span"] = pc.if_else(mine, deltas.column("span_ms"), None)
-        columns[m] = pc.if_else(mine, deltas.column("delta"), None)
-    columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
-    columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
-    columns["covered"] = pc.cast(pc.equal(metric, _COVERED), pa.int8())
-    aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
-    aggregations += [("reset", "max"), ("rank", "min"), ("covered", "max")]
-    rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
+    return _pivot([deltas])
 
-    def values(name: str) -> tuple[np.ndarray, np.ndarray]:
-        col = rows.column(name)
-        return col.is_null().to_numpy(zero_copy_only=False), col.fill_null(0).to_numpy(zero_copy_only=False)
 
-    spans = {m: values(f"{m}_span_sum") for m in _METRICS}
-    span = np.max([np.where(null, -1, s) for null, s in spans.values()], axis=0)
-    keep = span >= 0  # not a minute only covered
-    rows, span = rows.filter(pa.array(keep)), span[keep]
-    spans = {m: (null[keep], s[keep]) for m, (null, s) in spans.items()}
-    reset = rows.column("reset_max").to_numpy(zero_copy_only=False).astype(np.int32)
-    flags = reset * FLAG_RESET + np.where(span > GAP_MS, FLAG_GAP, 0) + np.where(span < PARTIAL_MS, FLAG_PARTIAL, 0)
-    seconds = {m: (null, np.maximum(_half_up(s / 1000), 1).astype(np.int32)) for m, (null, s) in spans.items()}
-    in_null, in_seconds = seconds["bytes_in"]
-    interval = np.where(in_null, np.maximum(_half_up(span / 1000), 1).astype(np.int32), in_seconds)
+#: A row's metric code in `_pivot`: `_METRICS` 0-2, then any other metric and the minutes a longer bytes-in window covers.
+_OTHER, _COVERED_CODE = len(_METRICS), len(_METRICS) + 1
+
+
+def _pivot(parts: Sequence[pa.Table]) -> pa.Table:
+    """`pivot_minutes` of the increases of ``parts`` in turn (`DELTA_FIELDS` columns; the strings may be dictionary
+    encoded), summed by integer keys: each string is coded once per distinct value (`_Codes`), each row's
+    (cluster, broker, topic, minute) becomes a group number (`_group_ids`), and every sum is a ``np.bincount``,
+    which adds a group's values in input order, as Arrow's hash aggregation did."""
+    clusters, topics, metrics, sources = _Codes(), _Codes(), _Codes(), _Codes()
+    cols: dict[str, list] = {k: [] for k in ("cluster", "topic", "metric", "source", "broker", "reset", "delta", "minute", "span")}
+    for part in parts:
+        if part.column("metric").null_count:  # a row without a metric is no increase
+            part = part.filter(pc.is_valid(part.column("metric")))
+        cols["cluster"].append(clusters.of(part.column("cluster")))
+        cols["topic"].append(topics.of(part.column("topic")))
+        cols["metric"].append(metrics.of(part.column("metric")))
+        cols["source"].append(sources.of(part.column("source")))
+        cols["broker"].append(_numbers(part.column("broker_id"), np.int64))
+        cols["reset"].append(_numbers(part.column("reset"), bool))
+        cols["delta"].append(_numbers(part.column("delta"), np.float64))
+        cols["minute"].append(_numbers(part.column("minute_ms"), np.int64))
+        cols["span"].append(_numbers(part.column("span_ms"), np.int64))
+    metric = np.array([_METRICS.index(v) if v in _METRICS else _OTHER for v in metrics.values] or [0], np.int8)[
+        np.concatenate(cols["metric"])
+    ]
+    ranked = sorted(v for v in sources.values if v is not None)
+    rank = np.array([ranked.index(v) if v is not None else -1 for v in sources.values] or [0], np.int16)[np.concatenate(cols["source"])]
+    cluster, topic = np.concatenate(cols["cluster"]), np.concatenate(cols["topic"])
+    (broker, broker_ok), (reset, _), (delta, delta_ok), (minute, minute_ok), (span, span_ok) = (
+        _concat(cols[k]) for k in ("broker", "reset", "delta", "minute", "span")
+    )
+    reset = reset & (True if _ is None else _)
+    # the later minutes each bytes-in window longer than a minute covers: rows of their own, without a value
+    long = np.flatnonzero((metric == 0) & (span > _MINUTE_MS) & (True if span_ok is None else span_ok) & (True if minute_ok is None else minute_ok))
+    if long.size:
+        counts = (span[long] - 1) // _MINUTE_MS  # minutes in [minute + 1 min, minute + span - 1 ms]
+        which = np.repeat(long, counts)
+        step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+        k = which.size
+        metric = np.r_[metric, np.full(k, _COVERED_CODE, np.int8)]
+        rank = np.r_[rank, np.full(k, -1)]
+        cluster, topic, broker = np.r_[cluster, cluster[which]], np.r_[topic, topic[which]], np.r_[broker, broker[which]]
+        reset, minute = np.r_[reset, np.zeros(k, bool)], np.r_[minute, minute[which] + step * _MINUTE_MS]
+        delta, span = np.r_[delta, np.zeros(k)], np.r_[span, np.zeros(k, np.int64)]
+        broker_ok = None if broker_ok is None else np.r_[broker_ok, broker_ok[which]]
+        minute_ok = None if minute_ok is None else np.r_[minute_ok, np.ones(k, bool)]
+        delta_ok = np.r_[np.ones(metric.size - k, bool) if delta_ok is None else delta_ok, np.zeros(k, bool)]
+        span_ok = np.r_[np.ones(metric.size - k, bool) if span_ok is None else span_ok, np.zeros(k, bool)]
+    n = metric.size
+    if not n:
+        return THROUGHPUT_ARROW.empty_table()
+    components = [(cluster, len(clusters.values)), (topic, len(topics.values))]
+    for values, ok, unit in ((broker, broker_ok, 1), (minute, minute_ok, _MINUTE_MS)):
+        known = values if ok is None else values[ok]
+        low, high = (int(known.min()), int(known.max())) if known.size else (0, 0)
+        if unit > 1 and (known % unit).any():
+            unit = 1  # minutes not on the minute (a caller's own increases): keyed by the millisecond
+        codes, width = (values - low) // unit, (high - low) // unit + 1
+        if ok is not None:  # null is a key of its own
+            codes, width = np.where(ok, codes, width), width + 1
+        components.append((codes, width))
+    group, groups = _group_ids(components)
+    first = np.full(groups, n, np.int64)
+    np.minimum.at(first, group, np.arange(n))  # the row each group first appears in (any of its rows holds its key)
+    order = np.argsort(first, kind="stable")
+    number = np.empty(groups, np.int64)
+    number[order] = np.arange(groups)
+    group, first = number[group], first[order]  # groups in order of appearance
+
+    cell = group * 3 + metric  # (group, metric) of a row with one of the three metrics
+    pick = metric < _OTHER
+
+    def by_metric(weights: np.ndarray, ok: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Per group and metric: whether no row has a value (null), and the values' sum in input order."""
+        mine = pick if ok is None else pick & ok
+        cells = cell if mine.all() else cell[mine]
+        if not mine.all():
+            weights = weights[mine]
+        null = np.bincount(cells, minlength=3 * groups).reshape(groups, 3) == 0
+        return null, np.bincount(cells, weights=weights, minlength=3 * groups).reshape(groups, 3)
+
+    delta_null, delta_sum = by_metric(delta, delta_ok)
+    span_null, span_sum = (delta_null, np.bincount(cell, weights=span, minlength=3 * groups).reshape(groups, 3)) if (
+        span_ok is None and delta_ok is None and pick.all()) else by_metric(span.astype(np.float64), span_ok)
+    span_sum = span_sum.astype(np.int64)
+    widest = np.where(span_null, -1, span_sum).max(axis=1)
+    keep = widest >= 0  # not a minute only covered
+    covered = np.bincount(group[metric == _COVERED_CODE], minlength=groups) > 0
+    resets = np.bincount(group[reset], minlength=groups) > 0
+    if len(ranked) == 1 and not rank.any():  # one source, on every row
+        least = np.zeros(groups, np.int64)
+    else:
+        least = np.full(groups, -1, np.int64)
+        for r in range(len(ranked) - 1, -1, -1):
+            least[np.bincount(group[rank == r], minlength=groups) > 0] = r
+    rep = first[keep]
+    if not keep.all():
+        delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least = (
+            a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least)
+        )
+    flags = resets.astype(np.int32) * FLAG_RESET + np.where(widest > GAP_MS, FLAG_GAP, 0) + np.where(widest < PARTIAL_MS, FLAG_PARTIAL, 0)
+    seconds = np.maximum(_half_up(span_sum / 1000), 1).astype(np.int32)
+    interval = np.where(span_null[:, 0], np.maximum(_half_up(widest / 1000), 1).astype(np.int32), seconds[:, 0])
     out: dict[str, pa.Array] = {
-        "cluster": rows.column("cluster"),
-        "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
+        "cluster": pa.array(clusters.values, pa.string()).take(pa.array(cluster[rep])),
+        "ts": pa.array(minute[rep] * 1000, pa.timestamp("us", tz="UTC")),
         "interval_s": pa.array(interval, pa.int32()),
-        "broker_id": rows.column("broker_id"),
-        "topic": rows.column("topic"),
+        "broker_id": pa.array(broker[rep], pa.int32(), mask=None if broker_ok is None else ~broker_ok[rep]),
+        "topic": pa.array(topics.values, pa.string()).take(pa.array(topic[rep])),
     }
-    covered = rows.column("covered_max").to_numpy(zero_copy_only=False) > 0
-    for m in _METRICS:
-        null, total = values(f"{m}_sum")
-        rounded = _half_up(total).astype(np.int64)
+    rounded = _half_up(delta_sum).astype(np.int64)
+    for i, m in enumerate(_METRICS):
         if m == "bytes_in":
-            out[m] = pa.array(np.where(null, 0, rounded), pa.int64(), mask=null & covered)
+            out[m] = pa.array(np.where(delta_null[:, i], 0, rounded[:, i]), pa.int64(), mask=delta_null[:, i] & covered)
         else:
-            out[m] = pa.array(rounded, pa.int64(), mask=null)
-    for m in _METRICS[1:]:
-        null, s = seconds[m]
-        out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
-    out["source"] = pa.array(sources, pa.string()).take(rows.column("rank_min"))
+            out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
+    for i, m in enumerate(_METRICS[1:], 1):
+        out[f"{m}_interval_s"] = pa.array(seconds[:, i], pa.int32(), mask=span_null[:, i] | (seconds[:, i] == interval))
+    out["source"] = pa.array(ranked, pa.string()).take(pa.array(least, mask=least < 0))
     out["flags"] = pa.array(flags, pa.int32())
     return pa.table(out, schema=THROUGHPUT_ARROW)
 
@@ -262,17 +394,22 @@ def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 
 def _read_steps(path: str) -> pa.Table:
-    """A worker's per-minute increases file (`spark_jobs.records.STAGED_SCHEMA` rows of kind ``steps``) as deltas."""
+    """A worker's file of per-minute increases (`STEPS_SCHEMA`) as `DELTA_FIELDS` columns, the strings dictionary encoded."""
     import pyarrow.parquet as pq
 
-    t = pq.read_table(path, columns=["cluster", "broker_id", "topic", "metric", "source", "ts_ms", "value", "span_ms"])
+    steps = pq.read_table(path)
+    meta = steps.schema.metadata
+    n = steps.num_rows
+
+    def constant(key: bytes) -> pa.DictionaryArray:
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([meta[key].decode()], pa.string()))
+
     return pa.table(
         {
-            "cluster": t.column("cluster"), "broker_id": t.column("broker_id"), "topic": t.column("topic"),
-            "metric": t.column("metric"), "source": t.column("source"), "reset": pa.array(np.zeros(t.num_rows, bool)),
-            "delta": t.column("value"), "minute_ms": t.column("ts_ms"), "span_ms": t.column("span_ms"),
-        },
-        schema=DELTA_FIELDS,
+            "cluster": constant(b"cluster"), "broker_id": steps.column("broker_id"), "topic": steps.column("topic"),
+            "metric": steps.column("metric"), "source": constant(b"source"), "reset": pa.array(np.zeros(n, bool)),
+            "delta": steps.column("delta"), "minute_ms": steps.column("minute_ms"), "span_ms": steps.column("span_ms"),
+        }
     )
 
 
@@ -406,8 +543,7 @@ def _merge_partition(
     for b in np.unique(bucket).tolist():
         spark_rows = table.filter(pa.array(bucket == b)).drop_columns(["bucket"])
         spark_rows = spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])  # a fixed summing order
-        parts = [_read_steps(p) for p in sorted(files.get(b, ()))] + [spark_rows.cast(DELTA_FIELDS)]
-        rows = pivot_minutes(pa.concat_tables(parts))
+        rows = _pivot([*(_read_steps(p) for p in sorted(files.get(b, ()))), spark_rows.cast(DELTA_FIELDS)])
         if rows.num_rows:
             yield _write_pieces(rows, b, directory, only_days)
 

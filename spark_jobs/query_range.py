@@ -32,7 +32,7 @@ import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
 from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s, is_id
-from spark_jobs.minute_merge import bucket_of, steps_file
+from spark_jobs.minute_merge import STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
 from spark_jobs.rates import ALL_BROKERS
 from spark_jobs.records import (
     KIND_COUNTER,
@@ -55,6 +55,8 @@ SOURCE = "prom_range"
 #: The last millisecond of year 9999: a later timestamp is not a real sample time.
 _MAX_TS_MS = 253_402_300_799_999
 _BATCH_ROWS = 65_536
+#: Rows a steps sink holds per bucket before writing them (a row group: about 4 MB).
+_SINK_ROWS = 1 << 17
 _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
@@ -573,16 +575,13 @@ class _Reader:
         k = minutes.size
         if not k:
             return
-        topic = series["topic"]
-        batches = self.batches if self.steps_sink is None else self.steps_sink.batches(topic)
-        for batch in batches.add(
+        if self.steps_sink is not None:
+            self.steps_sink.add(series["broker_id"], series["topic"], series["metric"], minutes, deltas, spans)
+            return
+        yield from self.batches.add(
             k, kind=np.full(k, _KINDS.index(KIND_STEPS)), reason=np.zeros(k, np.int32), ts_ms=minutes, value=deltas,
             span_ms=spans, units=np.zeros(k, np.int64), **series,
-        ):
-            if self.steps_sink is None:
-                yield batch
-            else:
-                self.steps_sink.write(topic, batch)
+        )
 
     def scrape_rows(self) -> Iterator[pa.RecordBatch]:
         """Every broker's distinct scrape times in this file (`KIND_SCRAPE`): the grid of scrape rounds."""
@@ -849,42 +848,72 @@ def _document_reason(skeleton: Any, series: int) -> str | None:
 
 class _StepsSink:
     """A worker's per-minute increases of one file, written to one Parquet file per `bucket <bucket_of>` of
-    topics (`steps_file`), so that `spark_jobs.minute_merge.merge_buckets` sums each bucket in one task.
+    topics (`steps_file`, `STEPS_SCHEMA`, in the records directory's `STEPS_DIR`), so that
+    `spark_jobs.minute_merge.merge_buckets` sums each bucket in one task.
 
     Each file appears whole or not at all (written under a hidden temporary name, renamed by `close`)."""
 
     def __init__(self, file: str, cluster: str, source: str, *, buckets: int, directory: str, prefix: str) -> None:
         self.file, self.cluster, self.source = file, cluster, source
-        self.buckets, self.directory, self.prefix = buckets, directory, prefix
-        self.pending: dict[int, _Batches] = {}
+        self.buckets, self.directory, self.prefix = buckets, os.path.join(directory, STEPS_DIR), prefix
+        self.schema = STEPS_SCHEMA.with_metadata({"cluster": cluster, "source": source})
+        self.pending: dict[int, list[tuple[int, str, str, np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.rows: dict[int, int] = {}
+        self.bucket: dict[str, int] = {}
         self.writers: dict[int, tuple[Any, str, str]] = {}
 
-    def batches(self, topic: str) -> _Batches:
-        """The batches of ``topic``'s bucket."""
-        return self.pending.setdefault(bucket_of(topic, self.buckets), _Batches(self.file, self.cluster, self.source))
+    def add(self, broker: int, topic: str, metric: str, minutes: np.ndarray, deltas: np.ndarray, spans: np.ndarray) -> None:
+        """One series' increases summed per minute (``minutes`` ascending), with their windows' summed lengths."""
+        bucket = self.bucket.get(topic)
+        if bucket is None:
+            bucket = self.bucket[topic] = bucket_of(topic, self.buckets)
+        self.pending.setdefault(bucket, []).append((broker, topic, metric, minutes, deltas, spans))
+        self.rows[bucket] = self.rows.get(bucket, 0) + minutes.size
+        if self.rows[bucket] >= _SINK_ROWS:
+            self._flush(bucket)
 
-    def write(self, topic: str, batch: pa.RecordBatch) -> None:
-        self._write(bucket_of(topic, self.buckets), batch)
-
-    def _write(self, bucket: int, batch: pa.RecordBatch) -> None:
+    def _flush(self, bucket: int) -> None:
+        """Write a bucket's pending series as one row group, in the order they came."""
         import pyarrow.parquet as pq
 
+        series, self.pending[bucket], self.rows[bucket] = self.pending[bucket], [], 0
+        counts = np.array([s[3].size for s in series], np.int64)
+
+        def coded(i: int, index: type) -> pa.DictionaryArray:
+            names = list(dict.fromkeys(s[i] for s in series))
+            code = {name: k for k, name in enumerate(names)}
+            indices = np.repeat(np.array([code[s[i]] for s in series], index), counts)
+            return pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(names, pa.string()))
+
+        batch = pa.record_batch(
+            [
+                pa.array(np.repeat(np.array([s[0] for s in series], np.int32), counts)), coded(1, np.int32), coded(2, np.int8),
+                pa.array(np.concatenate([s[3] for s in series]).astype(np.int64, copy=False)),
+                pa.array(np.concatenate([s[4] for s in series]).astype(np.float64, copy=False)),
+                pa.array(np.concatenate([s[5] for s in series]).astype(np.int64, copy=False)),
+            ],
+            schema=self.schema,
+        )
         if bucket not in self.writers:
+            os.makedirs(self.directory, exist_ok=True)
             name = steps_file(self.prefix, bucket)
             temporary = os.path.join(self.directory, f".{name}.{os.getpid()}.tmp")
-            writer = pq.ParquetWriter(temporary, batch.schema, compression="zstd")
+            writer = pq.ParquetWriter(  # read once, soon: fast to decode; times, spans and brokers as deltas
+                temporary, self.schema, compression="lz4", use_dictionary=["topic", "metric"],
+                column_encoding={c: "DELTA_BINARY_PACKED" for c in ("broker_id", "minute_ms", "span_ms")},
+            )
             self.writers[bucket] = (writer, temporary, os.path.join(self.directory, name))
         self.writers[bucket][0].write_batch(batch)
 
     def close(self) -> None:
         """Write what every bucket holds and put its file in place."""
-        for bucket, pending in sorted(self.pending.items()):
-            if pending.parts:
-                self._write(bucket, pending.flush())
+        for bucket in sorted(self.pending):
+            if self.pending[bucket]:
+                self._flush(bucket)
         for writer, temporary, target in self.writers.values():
             writer.close()
             os.replace(temporary, target)
-        self.pending, self.writers = {}, {}
+        self.pending, self.rows, self.writers = {}, {}, {}
 
     def discard(self) -> None:
         """Remove the temporary files of a parse that did not finish."""
@@ -892,7 +921,7 @@ class _StepsSink:
             writer.close()
             if os.path.exists(temporary):
                 os.remove(temporary)
-        self.pending, self.writers = {}, {}
+        self.pending, self.rows, self.writers = {}, {}, {}
 
 
 def stage_query_range(

@@ -1,0 +1,225 @@
+"""The minute merge's integer-keyed pivot against the Arrow hash aggregation it replaced, and the steps files' format.
+
+`_arrow_pivot` is the implementation `spark_jobs.minute_merge.pivot_minutes` had before it summed by integer keys
+(Arrow's string-keyed ``group_by``), kept here only as the oracle: the same increases must give the same rows to the
+byte, in the order their keys first appear.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spark_jobs.minute_merge import (
+    ALL_BROKERS,
+    DELTA_FIELDS,
+    FLAG_GAP,
+    FLAG_PARTIAL,
+    FLAG_RESET,
+    GAP_MS,
+    PARTIAL_MS,
+    STEPS_DIR,
+    STEPS_SCHEMA,
+    THROUGHPUT_ARROW,
+    _merge_partition,
+    _pivot,
+    _read_steps,
+    pivot_minutes,
+    steps_file,
+    steps_files,
+)
+from spark_jobs.query_range import _StepsSink
+
+_MINUTE_MS = 60_000
+_METRICS = ("bytes_in", "bytes_out", "messages_in")
+_KEYS = ["cluster", "broker_id", "topic", "minute_ms"]
+
+
+def _old_half_up(x: np.ndarray) -> np.ndarray:
+    a = np.abs(x)
+    low = np.floor(a)
+    return np.copysign(low + (a - low >= 0.5), x)
+
+
+def _old_covered(deltas: pa.Table) -> pa.Table:
+    span = deltas.column("span_ms").to_numpy(zero_copy_only=False)
+    metric = deltas.column("metric")
+    long = np.flatnonzero(
+        pc.and_(pc.equal(metric, "bytes_in"), pc.greater(deltas.column("span_ms"), _MINUTE_MS)).fill_null(False).to_numpy(zero_copy_only=False)
+    )
+    if not long.size:
+        return deltas.schema.empty_table()
+    counts = (span[long] - 1) // _MINUTE_MS
+    which = np.repeat(long, counts)
+    step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+    minute = deltas.column("minute_ms").to_numpy(zero_copy_only=False)[which] + step * _MINUTE_MS
+    n = which.size
+    take = pa.array(which)
+    return pa.table(
+        {
+            "cluster": deltas.column("cluster").take(take), "broker_id": deltas.column("broker_id").take(take),
+            "topic": deltas.column("topic").take(take), "metric": pa.array(np.full(n, "bytes_in_covered"), pa.string()),
+            "source": pa.nulls(n, pa.string()), "reset": pa.array(np.zeros(n, bool)), "delta": pa.nulls(n, pa.float64()),
+            "minute_ms": pa.array(minute, pa.int64()), "span_ms": pa.nulls(n, pa.int64()),
+        },
+        schema=deltas.schema,
+    )
+
+
+def _arrow_pivot(deltas: pa.Table) -> pa.Table:
+    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle)."""
+    deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
+    deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
+    deltas = pa.concat_tables([deltas, _old_covered(deltas)])
+    metric = deltas.column("metric")
+    sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
+    columns = {k: deltas.column(k) for k in _KEYS}
+    for m in _METRICS:
+        mine = pc.equal(metric, m)
+        columns[f"{m}_span"] = pc.if_else(mine, deltas.column("span_ms"), None)
+        columns[m] = pc.if_else(mine, deltas.column("delta"), None)
+    columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
+    columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
+    columns["covered"] = pc.cast(pc.equal(metric, "bytes_in_covered"), pa.int8())
+    aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
+    aggregations += [("reset", "max"), ("rank", "min"), ("covered", "max")]
+    rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
+
+    def values(name: str) -> tuple[np.ndarray, np.ndarray]:
+        col = rows.column(name)
+        return col.is_null().to_numpy(zero_copy_only=False), col.fill_null(0).to_numpy(zero_copy_only=False)
+
+    spans = {m: values(f"{m}_span_sum") for m in _METRICS}
+    span = np.max([np.where(null, -1, s) for null, s in spans.values()], axis=0)
+    keep = span >= 0
+    rows, span = rows.filter(pa.array(keep)), span[keep]
+    spans = {m: (null[keep], s[keep]) for m, (null, s) in spans.items()}
+    reset = rows.column("reset_max").to_numpy(zero_copy_only=False).astype(np.int32)
+    flags = reset * FLAG_RESET + np.where(span > GAP_MS, FLAG_GAP, 0) + np.where(span < PARTIAL_MS, FLAG_PARTIAL, 0)
+    seconds = {m: (null, np.maximum(_old_half_up(s / 1000), 1).astype(np.int32)) for m, (null, s) in spans.items()}
+    in_null, in_seconds = seconds["bytes_in"]
+    interval = np.where(in_null, np.maximum(_old_half_up(span / 1000), 1).astype(np.int32), in_seconds)
+    out = {
+        "cluster": rows.column("cluster"),
+        "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
+        "interval_s": pa.array(interval, pa.int32()), "broker_id": rows.column("broker_id"), "topic": rows.column("topic"),
+    }
+    covered = rows.column("covered_max").to_numpy(zero_copy_only=False) > 0
+    for m in _METRICS:
+        null, total = values(f"{m}_sum")
+        rounded = _old_half_up(total).astype(np.int64)
+        if m == "bytes_in":
+            out[m] = pa.array(np.where(null, 0, rounded), pa.int64(), mask=null & covered)
+        else:
+            out[m] = pa.array(rounded, pa.int64(), mask=null)
+    for m in _METRICS[1:]:
+        null, s = seconds[m]
+        out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
+    out["source"] = pa.array(sources, pa.string()).take(rows.column("rank_min"))
+    out["flags"] = pa.array(flags, pa.int32())
+    return pa.table(out, schema=THROUGHPUT_ARROW)
+
+
+@st.composite
+def _increases(draw) -> tuple[pa.Table, list[int]]:
+    """Increases of a few series as the workers and Spark hand them over: duplicates and overlaps (several rows of a
+    key, in several parts), resets, gaps, partial and long windows, topic totals beside per-broker rows, several
+    sources and clusters, metrics the pivot ignores, rows without a metric; the minutes dense, or sparse enough
+    to be grouped by sorting; and where to cut them into parts."""
+    n = draw(st.integers(1, 120))
+    sparse = draw(st.booleans())
+    minute = st.integers(0, 400_000 if sparse else 12).map(lambda k: k * _MINUTE_MS)
+    if draw(st.booleans()):  # a caller's own increases need not start on the minute
+        minute = st.one_of(minute, st.integers(0, 900_000))
+    half = st.integers(-4, 40_000).map(lambda k: k / 2)  # whole and half bytes: rounding half up matters
+    rows = draw(st.lists(st.one_of(
+        st.tuples(
+            st.sampled_from(["c", "eu/prod"]), st.sampled_from([1, 2, 7, ALL_BROKERS]), st.sampled_from(["a", "b", "é", "zz"]),
+            st.sampled_from([*_METRICS, *_METRICS, "log_size"]), st.sampled_from(["prom_range", "prometheus", "prom"]),
+            st.sampled_from([False, False, True]), st.one_of(half, st.floats(0, 1e12)), minute,
+            st.one_of(st.sampled_from([60_000, 30_000, 44_999, 45_000, 90_000, 90_001, 61_500, 180_000, 500, 1_500, 2_500]), st.integers(1, 900_000)),
+        ),
+        st.just((None,) * len(DELTA_FIELDS)),  # a bucket's marker row (`merge_buckets`)
+    ), min_size=n, max_size=n))
+    table = pa.table({name: list(col) for name, col in zip(DELTA_FIELDS.names, zip(*rows))}, schema=DELTA_FIELDS)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+    return table, cuts
+
+
+@given(_increases(), st.booleans())
+def test_the_integer_keyed_pivot_gives_the_arrow_aggregations_rows(increases, encoded: bool) -> None:
+    table, cuts = increases
+    bounds = [0, *cuts, table.num_rows]
+    parts = [table.slice(a, b - a) for a, b in zip(bounds, bounds[1:])]
+    if encoded:  # as the steps files are read: the strings dictionary encoded
+        parts = [pa.table({c: pc.dictionary_encode(p.column(c)) if p.schema.field(c).type == pa.string() else p.column(c) for c in p.column_names})
+                 for p in parts]
+    expected = _arrow_pivot(table)
+    got = _pivot(parts)
+    assert got.schema == expected.schema
+    # in the order their keys first appear (Arrow's hash aggregation gave no such promise: its order is not compared)
+    first: dict[tuple, int] = {}
+    for i, r in enumerate(table.to_pylist()):
+        if r["metric"] is not None:
+            first.setdefault((r["cluster"], r["broker_id"], r["topic"], r["minute_ms"] * 1000), i)
+    want = sorted(expected.to_pylist(), key=lambda r: first[(r["cluster"], r["broker_id"], r["topic"], _us(r["ts"]))])
+    assert got.to_pylist() == want
+    assert got.equals(pa.Table.from_pylist(want, schema=THROUGHPUT_ARROW))
+
+
+def _us(ts) -> int:
+    return int(ts.timestamp()) * 1_000_000 + ts.microsecond
+
+
+def test_sums_run_in_input_order_as_arrow_added_them() -> None:
+    # 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1 in floating point: the rows' order decides the rounding of a sum's .5
+    values = [1e16, 1.0, -1e16, 0.5] * 3
+    n = len(values)
+    table = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([1] * n, pa.int32()), "topic": ["t"] * n, "metric": ["bytes_out"] * n,
+                      "source": ["s"] * n, "reset": [False] * n, "delta": values, "minute_ms": [0] * n, "span_ms": [60_000] * n}, schema=DELTA_FIELDS)
+    assert pivot_minutes(table).equals(_arrow_pivot(table))
+    assert pivot_minutes(table).column("bytes_out").to_pylist() == _arrow_pivot(table).column("bytes_out").to_pylist()
+
+
+def test_a_sink_writes_narrow_steps_files_the_merge_reads_back(tmp_path) -> None:
+    sink = _StepsSink("f.json", "eu/prod", "prom_range", buckets=4, directory=str(tmp_path), prefix="prom_range-00001")
+    series = [(1, "orders", "bytes_in", [0, 60_000, 120_000]), (ALL_BROKERS, "orders", "bytes_out", [0]), (2, "é", "messages_in", [60_000, 180_000])]
+    for broker, topic, metric, minutes in series:
+        k = len(minutes)
+        sink.add(broker, topic, metric, np.array(minutes, np.int64), np.arange(k, dtype=np.float64) + 0.5, np.full(k, 60_000, np.int64))
+    sink.close()
+    files = steps_files(str(tmp_path))
+    assert files and all(f.startswith(str(tmp_path / STEPS_DIR) + "/") for f in files)
+    assert not list(tmp_path.glob("*.parquet")), "a records directory holds no steps file: Spark reads it as records"
+    assert str(tmp_path / STEPS_DIR / steps_file("prom_range-00001", 0)).rsplit("-b", 1)[0] == files[0].rsplit("-b", 1)[0]
+    read = [_read_steps(f) for f in files]
+    for f in files:
+        assert pq.read_schema(f).remove_metadata() == STEPS_SCHEMA
+    rows = pa.concat_tables([t.select(["cluster", "source", "broker_id", "topic", "metric", "minute_ms", "delta", "span_ms"]).cast(
+        pa.schema([("cluster", pa.string()), ("source", pa.string()), ("broker_id", pa.int32()), ("topic", pa.string()), ("metric", pa.string()),
+                   ("minute_ms", pa.int64()), ("delta", pa.float64()), ("span_ms", pa.int64())])) for t in read])
+    got = sorted(tuple(r.values()) for r in rows.to_pylist())
+    want = sorted(("eu/prod", "prom_range", b, t, m, minute, i + 0.5, 60_000) for b, t, m, ms in series for i, minute in enumerate(ms))
+    assert got == want
+
+
+def test_a_bucket_of_steps_files_and_spark_increases_merges_as_one_table(tmp_path) -> None:
+    sink = _StepsSink("f.json", "c", "prom_range", buckets=1, directory=str(tmp_path), prefix="prom_range-00000")
+    sink.add(1, "t", "bytes_in", np.array([0, 60_000]), np.array([10.5, 20.0]), np.array([60_000, 60_000]))
+    sink.add(ALL_BROKERS, "u", "bytes_in", np.array([0]), np.array([5.0]), np.array([60_000]))
+    sink.close()
+    spark_rows = pa.table({"cluster": ["c", "c", None], "broker_id": pa.array([1, 1, None], pa.int32()), "topic": ["t", "t", None],
+                           "metric": ["bytes_in", "bytes_out", None], "source": ["prom", "prom", None], "reset": [True, False, None],
+                           "delta": [3.0, 4.0, None], "minute_ms": [120_000, 0, None], "span_ms": [200_000, 60_000, None]}, schema=DELTA_FIELDS)
+    batches = spark_rows.append_column("bucket", pa.array([0, 0, 0], pa.int32())).to_batches()
+    out = tmp_path / "minutes"
+    list(_merge_partition(iter(batches), files={0: steps_files(str(tmp_path))}, directory=str(out), only_days={}))
+    got = pq.read_table(out / "cluster=c" / "dt=1970-01-01" / "part-b0000.parquet")
+    expected = _arrow_pivot(pa.concat_tables([
+        pa.table({c: _read_steps(f).column(c).cast(DELTA_FIELDS.field(c).type) for c in DELTA_FIELDS.names}) for f in steps_files(str(tmp_path))
+    ] + [spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])]))
+    assert sorted(got.to_pylist(), key=str) == sorted(expected.drop_columns(["cluster"]).to_pylist(), key=str)
