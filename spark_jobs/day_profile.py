@@ -141,12 +141,7 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
     """Per (topic, ts) of ``t`` (rows of one cluster): the three rates, rows, gaps and resets, as
     `spark_jobs.profile.aggregate_topic_minutes` computes them. ``topic`` of the result is an index into
     ``names`` (sorted), and the minutes are ordered by (topic, ts)."""
-    encoded = pc.dictionary_encode(t["topic"]).combine_chunks()
-    names = np.array(encoded.dictionary.to_pylist(), dtype=object)
-    order = np.argsort(names, kind="stable")
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    topic = rank[encoded.indices.to_numpy()]
+    names, topic = _topic_ranks(t["topic"])
     ts = np.asarray(t["ts"].to_numpy(), np.int64)
     interval = _ints(t["interval_s"], 0)
     own = {m: _ints(t[f"{m}_interval_s"], _NULL) for m in ("bytes_out", "messages_in")}
@@ -176,7 +171,7 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
     minutes = len(start2)
     if (interval[start1] <= 0).any():
         raise Inexact("a window of 0 s or less")
-    out: dict[str, np.ndarray] = {"topic": topic[start2], "ts": ts[start2], "names": names[order]}
+    out: dict[str, np.ndarray] = {"topic": topic[start2], "ts": ts[start2], "names": names}
     if not n:
         return {**out, "rows": np.zeros(0, np.int64), "gaps": np.zeros(0, np.int64), "resets": np.zeros(0, np.int64),
                 **{m: np.zeros(0) for m in _METRICS}, **{m + "_null": np.zeros(0, bool) for m in _METRICS}}
@@ -283,42 +278,179 @@ def day_partial(day_dir: Path, day: int) -> pa.Table:
     Inexact
         Where the vectorised figures could differ from the Spark path's.
     """
+    files = _data_files(day_dir)
+    regular = _regular_day(files, day)
     parts = []
     seen: set[str] = set()
-    for table in _read_day(_data_files(day_dir)):
-        mins = _minutes(table)
-        if len(mins["ts"]) and ((mins["ts"] // _DAY_US) != day).any():
-            raise Inexact(f"{day_dir}: rows of another UTC day")
-        topic = mins["topic"]
-        starts = np.flatnonzero(np.diff(topic, prepend=-1)) if len(topic) else np.zeros(0, np.int64)
-        names = mins["names"][topic[starts]].tolist()
+    for table in [None] if regular is not None else _read_day(files):
+        topics = regular if table is None else _topics(_minutes(table), day, day_dir)
+        names = topics.pop("topic")
         if seen.intersection(names):
             raise Inexact(f"{day_dir}: a topic's rows are not together")
         seen.update(names)
-        ends = np.append(starts[1:], len(topic))
-        row: dict[str, Any] = {
-            "bucket": [zlib.crc32(n.encode()) % PARTIAL_BUCKETS for n in names],
-            "topic": names,
-            "day": np.full(len(starts), day, np.int32),
-            "samples": (ends - starts).astype(np.int64),
-            "first_ts": mins["ts"][starts],
-            "last_ts": mins["ts"][ends - 1],
-        }
-        for c in ("rows", "gaps", "resets"):
-            row[c] = np.add.reduceat(mins[c], starts) if len(starts) else np.zeros(0, np.int64)
+        row: dict[str, Any] = {"bucket": [zlib.crc32(n.encode()) % PARTIAL_BUCKETS for n in names], "topic": names,
+                               "day": np.full(len(names), day, np.int32)}
+        row.update({c: topics[c] for c in ("samples", "first_ts", "last_ts", "rows", "gaps", "resets")})
         for m in _METRICS:
-            keep = ~mins[m + "_null"]
-            owner, values = topic[keep], mins[m][keep]
-            counts = np.bincount(owner, minlength=len(mins["names"]))[topic[starts]]
-            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):  # a topic's minutes are contiguous
-                values[lo:hi].sort()
+            values, offsets = topics[m]
             row[m] = _doubles_column(values, offsets)
             if m == "bytes_in":
                 row["p99"] = _percentiles(values, offsets, 0.99)
         parts.append(pa.table(row, schema=PARTIAL_SCHEMA))
     table = pa.concat_tables(parts) if parts else PARTIAL_SCHEMA.empty_table()
     return table.sort_by([("bucket", "ascending"), ("topic", "ascending")])
+
+
+def _topics(mins: dict[str, np.ndarray], day: int, day_dir: Path) -> dict[str, Any]:
+    """Per topic of `_minutes`' result: its name, samples, first and last minute, rows, gaps, resets and, per metric,
+    its ascending non-null rates (all topics' values and the offsets of each topic's)."""
+    if len(mins["ts"]) and ((mins["ts"] // _DAY_US) != day).any():
+        raise Inexact(f"{day_dir}: rows of another UTC day")
+    topic = mins["topic"]
+    starts = np.flatnonzero(np.diff(topic, prepend=-1)) if len(topic) else np.zeros(0, np.int64)
+    ends = np.append(starts[1:], len(topic))
+    out: dict[str, Any] = {
+        "topic": mins["names"][topic[starts]].tolist(),
+        "samples": (ends - starts).astype(np.int64),
+        "first_ts": mins["ts"][starts],
+        "last_ts": mins["ts"][ends - 1],
+    }
+    for c in ("rows", "gaps", "resets"):
+        out[c] = np.add.reduceat(mins[c], starts) if len(starts) else np.zeros(0, np.int64)
+    for m in _METRICS:
+        keep = ~mins[m + "_null"]
+        owner, values = topic[keep], mins[m][keep]
+        counts = np.bincount(owner, minlength=len(mins["names"]))[topic[starts]]
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        for lo, hi in zip(offsets[:-1].tolist(), offsets[1:].tolist()):  # a topic's minutes are contiguous
+            values[lo:hi].sort()
+        out[m] = (values, offsets)
+    return out
+
+
+def _topic_ranks(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct topics of ``col`` in ascending order (code points, i.e. UTF-8 bytes) and each row's index into them."""
+    encoded = pc.dictionary_encode(col).combine_chunks()
+    names = np.array(encoded.dictionary.to_pylist(), dtype=object)
+    order = np.argsort(names, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return names[order], rank[encoded.indices.to_numpy()]
+
+
+def _exact_sums(key: np.ndarray, values: np.ndarray, size: int, most: int) -> np.ndarray:
+    """Per ``key`` (0 <= key < size), the int64 sum of ``values``, exactly, where at most ``most`` (< 2^21) rows share
+    a key: a float64 ``bincount`` is exact while every partial sum stays below 2^53; beyond, the high and low 32 bits
+    are summed apart (each exact for fewer than 2^21 rows a key) and joined.
+
+    >>> _exact_sums(np.array([0, 1, 1]), np.array([7, -5, 2**60 + 3]), 2, 2).tolist() == [7, 2**60 - 2]
+    True
+    """
+    if float(np.abs(values).max(initial=0)) * most < 2.0**53:
+        return np.bincount(key, weights=values, minlength=size).astype(np.int64)
+    high = np.bincount(key, weights=values >> 32, minlength=size).astype(np.int64)
+    low = np.bincount(key, weights=values & 0xFFFFFFFF, minlength=size).astype(np.int64)
+    return (high << 32) + low
+
+
+#: Rows per batch of the regular path: its arrays stay small, so a worker reuses their memory instead of faulting in
+#: fresh pages for every column of a day.
+_BATCH_ROWS = 1 << 18
+_COLUMNS = ("ts", "interval_s", "topic", "flags", *_METRICS, "bytes_out_interval_s", "messages_in_interval_s")
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
+
+def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
+    """`_topics` of the day's ``files`` without sorting or hashing their rows, where every row is a whole minute of
+    ``day`` with 60-second windows (a scraped history's usual day); None otherwise (`_minutes` then decides).
+
+    With one window for every row, a topic-minute's rate is its integer sum over brokers divided by 60, so the rows
+    are summed batch by batch into dense (topic, minute-of-day) arrays by ``np.bincount``, and each topic's rates
+    sorted row-wise (missing minutes and null rates as NaN, which sort last).
+    """
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    ids: dict[str, int] = {}
+    counts = resets = np.zeros(0, np.int64)
+    sums = {m: np.zeros(0, np.int64) for m in _METRICS}
+    reported = {m: np.zeros(0, np.int64) for m in _METRICS}
+    largest = 0.0
+    for f in files:
+        parquet = pq.ParquetFile(f)
+        present = [c for c in _COLUMNS if c in parquet.schema_arrow.names]
+        if not {"ts", "topic", "interval_s"} <= set(present):
+            return None
+        for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=present):
+            n = batch.num_rows
+            ts, topics = batch.column("ts"), batch.column("topic")
+            if topics.null_count or ts.null_count or batch.column("interval_s").null_count:
+                return None
+            for c in ("interval_s", "bytes_out_interval_s", "messages_in_interval_s"):
+                if c in present and batch.column(c).null_count < n and pc.min_max(batch.column(c)).as_py() != {"min": 60, "max": 60}:
+                    return None
+            if not pa.types.is_timestamp(ts.type) or ts.type.tz not in (None, "UTC", "Etc/UTC", "+00:00"):
+                return None
+            per_minute = 60 * _PER_SECOND[ts.type.unit]
+            offset = np.frombuffer(ts.buffers()[1], np.int64, n, ts.offset * 8) - day * 1440 * per_minute
+            minute = offset // per_minute  # a constant divisor: numpy multiplies instead
+            if (minute * per_minute != offset).any() or minute.min(initial=0) < 0 or minute.max(initial=0) >= 1440:
+                return None
+            encoded = pc.dictionary_encode(topics)
+            local = np.array([ids.setdefault(name, len(ids)) for name in encoded.dictionary.to_pylist()], np.int64)
+            size = len(ids) * 1440
+            if size > max(4 * rows, 1 << 22):  # a few rows of many topics: the general path's memory stays with the rows
+                return None
+            if size > len(counts):  # room for twice the topics seen: growing stays rare
+                def grow(a: np.ndarray, length: int) -> np.ndarray:
+                    return np.concatenate([a, np.zeros(length - len(a), np.int64)])
+
+                counts, resets = grow(counts, 2 * size), grow(resets, 2 * len(ids))
+                sums = {m: grow(v, 2 * size) for m, v in sums.items()}
+                reported = {m: grow(v, 2 * size) for m, v in reported.items()}
+            topic = local[encoded.indices.to_numpy()]
+            key = topic * 1440 + minute
+            here = np.bincount(key, minlength=size)
+            counts[:size] += here
+            most = int(here.max(initial=0))
+            if "flags" in present:
+                reset = (_ints(batch.column("flags"), 0) & FLAG_RESET) != 0
+                resets[:len(ids)] += np.bincount(topic, weights=reset, minlength=len(ids)).astype(np.int64)
+            for m in _METRICS:
+                if m not in present or batch.column(m).null_count == n:
+                    continue
+                col = batch.column(m)
+                values = _ints(col, 0)
+                largest = max(largest, float(np.abs(values).max(initial=0)))
+                sums[m][:size] += _exact_sums(key, values, size, most)
+                reported[m][:size] += here if not col.null_count else np.bincount(
+                    key, weights=col.is_valid().to_numpy(zero_copy_only=False), minlength=size).astype(np.int64)
+    if not ids or largest * counts.max() >= _SUM_LIMIT:  # sums that may near a long's range: the general path checks
+        return None
+    names = np.array(list(ids), dtype=object)
+    order = np.argsort(names, kind="stable")  # code points: UTF-8 bytes
+    size = len(ids) * 1440
+
+    def dense(a: np.ndarray) -> np.ndarray:
+        return a[:size].reshape(len(ids), 1440)[order]
+
+    present_minutes = dense(counts) > 0
+    first = np.argmax(present_minutes, axis=1).astype(np.int64)
+    last = 1439 - np.argmax(present_minutes[:, ::-1], axis=1).astype(np.int64)
+    out: dict[str, Any] = {
+        "topic": names[order].tolist(),
+        "samples": present_minutes.sum(axis=1).astype(np.int64),
+        "first_ts": day * _DAY_US + first * 60_000_000,
+        "last_ts": day * _DAY_US + last * 60_000_000,
+        "rows": dense(counts).sum(axis=1),
+        "gaps": np.zeros(len(ids), np.int64),  # a 60-second window misses no minute
+        "resets": resets[:len(ids)][order],
+    }
+    for m in _METRICS:
+        has = dense(reported[m]) > 0
+        rates = np.where(has, dense(sums[m]).astype(np.float64) / 60.0, np.nan)
+        rates.sort(axis=1)
+        kept = has.sum(axis=1)
+        out[m] = (rates[np.arange(1440) < kept[:, None]], np.concatenate([[0], np.cumsum(kept)]).astype(np.int64))
+    return out
 
 
 def _doubles_column(values: np.ndarray, offsets: np.ndarray) -> pa.Array:

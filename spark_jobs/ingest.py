@@ -42,7 +42,8 @@ from spark_jobs.query_range import RangeValues, stage_query_range
 from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
-from spark_jobs.telegraf import read_telegraf
+from spark_jobs.telegraf import SOURCE as TELEGRAF_SOURCE
+from spark_jobs.telegraf import stage_telegraf
 
 __all__ = ["IngestInputs", "IngestParams", "IngestResult", "run", "QUALITY_FILE", "QUARANTINE_DIR", "LOG_FILE"]
 
@@ -298,16 +299,21 @@ def _stage_records(
 ) -> DataFrame:
     """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
 
-    query_range exports (files or fetched from Prometheus) and exposition text are written there by the Python
-    workers that parse them (`spark_jobs.query_range.stage_query_range`, their series' per-minute increases
-    split into ``buckets`` of topics when given; `spark_jobs.prom_text.stage_prom_text`); the JVM readers'
-    records by Spark. (Not partitioned by kind: a partitioned write sorts every task's rows by the partition
-    column first.)
+    query_range exports (files or fetched from Prometheus), exposition text and Telegraf's own JSON lines are
+    written there by the Python workers that parse them (`spark_jobs.query_range.stage_query_range`, their series'
+    per-minute increases split into ``buckets`` of topics when given; `spark_jobs.prom_text.stage_prom_text`;
+    `spark_jobs.telegraf.stage_telegraf`); the JVM readers' records (log-dirs captures, other JSON lines) by Spark.
+    (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
     """
     parts: list[str] = []
-    frames = _readers(spark, inputs, params)
-    if frames is not None or inputs.query_range or inputs.prometheus or inputs.prom_text:
+    if inputs.log_dirs or inputs.telegraf or inputs.query_range or inputs.prometheus or inputs.prom_text:
         progress("reading the metric logs")
+    residue = None
+    if inputs.telegraf:
+        path = os.fspath(work / TELEGRAF_SOURCE)
+        residue = stage_telegraf(spark, inputs.telegraf, path, cluster=params.cluster, broker_map=params.broker_map)
+        parts.append(path)
+    frames = _readers(spark, inputs, params, residue)
     if inputs.prom_text:
         path = os.fspath(work / PROM_TEXT_SOURCE)
         stage_prom_text(spark, inputs.prom_text, path, cluster=params.cluster, broker_map=params.broker_map, names=params.metric_names)
@@ -374,12 +380,10 @@ def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence
     return {k: sorted(v) for k, v in out.items()}
 
 
-def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams) -> DataFrame | None:
-    """The records of the inputs Spark's JVM reads (Telegraf lines, log-dirs captures), unioned."""
-    frames = []
-    bm = params.broker_map
-    if inputs.telegraf:
-        frames.append(read_telegraf(spark, inputs.telegraf, cluster=params.cluster, broker_map=bm))
+def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams, telegraf: DataFrame | None) -> DataFrame | None:
+    """The records of the inputs Spark's JVM reads (log-dirs captures, the Telegraf lines not Telegraf's own:
+    ``telegraf``, from `spark_jobs.telegraf.stage_telegraf`), unioned."""
+    frames = [] if telegraf is None else [telegraf]
     if inputs.log_dirs:
         frames.append(read_log_dirs(spark, inputs.log_dirs, cluster=params.cluster))
     if not frames:

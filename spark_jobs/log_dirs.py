@@ -67,7 +67,8 @@ def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) ->
         "line",
         "utf8",
         "file",
-        F.when(stamp != "", F.unix_millis(F.to_timestamp(stamp, "yyyyMMdd'T'HHmmss'Z'"))).alias("ts_ms"),
+        # an impossible stamp (20250230T...) is no snapshot time, not a failed read
+        F.when(stamp != "", F.unix_millis(F.try_to_timestamp(stamp, F.lit("yyyyMMdd'T'HHmmss'Z'")))).alias("ts_ms"),
         F.when(F.trim("line").startswith("{"), doc).alias("doc"),
     )
     stripped = F.trim("line")

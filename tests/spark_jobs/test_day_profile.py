@@ -160,3 +160,81 @@ def test_an_ingest_reads_past_a_damaged_partial_and_writes_the_spark_paths_files
         want = (tmp_path / "spark" / name).read_bytes()
         assert (tmp_path / "first" / name).read_bytes() == want, name
         assert (tmp_path / "again" / name).read_bytes() == want, name
+
+
+def _regular_rows(seed: int, day: datetime, topics: int) -> list[tuple]:
+    """Whole minutes of ``day`` with 60-second windows (own windows null or 60): nulls, topic totals, flags, and values
+    whose sums pass 2^53 (the exact split sums)."""
+    rng = np.random.default_rng(seed)
+    names = ["Z", "a", "é", "😀", "topic.x", "topic-x", *[f"t{i:02d}" for i in range(topics)]]
+    rows = []
+    for topic in names:
+        for minute in np.sort(rng.choice(1440, size=int(rng.integers(1, 60)), replace=False)).tolist():
+            brokers = [ALL_BROKERS] if rng.random() < 0.2 else sorted(rng.choice(6, size=int(rng.integers(1, 5)), replace=False).tolist())
+            for b in brokers:
+                scale = 2**56 if rng.random() < 0.05 else 10 ** int(rng.integers(0, 10))
+                values = [None if rng.random() < 0.15 else int(rng.integers(0, scale)) for _ in range(3)]
+                own = [60 if rng.random() < 0.3 else None for _ in range(2)]
+                flags = int(rng.choice([0, 0, FLAG_GAP, FLAG_RESET, FLAG_GAP | FLAG_RESET]))
+                rows.append(("c", day + timedelta(minutes=minute), 60, b, topic, *values, *own, "prometheus", flags))
+    return rows
+
+
+def _day_dir(rows: list[tuple], path: Path, files: int = 2) -> Path:
+    """``rows`` as Parquet files of a day directory (schema of the history, rows in no particular order)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = [f.name for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"]
+    path.mkdir(parents=True)
+    for i in range(files):
+        part = rows[i::files]
+        table = pa.table({c: [r[j + 1] for r in part] for j, c in enumerate(columns)})
+        table = table.set_column(0, "ts", table["ts"].cast(pa.timestamp("us")))
+        pq.write_table(table, path / f"part-{i:05d}.parquet")
+    return path
+
+
+def test_a_regular_day_is_summed_densely_to_the_general_paths_figures(tmp_path: Path, monkeypatch) -> None:
+    from spark_jobs import day_profile
+    from spark_jobs.history import _data_files
+
+    monkeypatch.setattr(day_profile, "_BATCH_ROWS", 97)  # topics and minutes across batches and files
+    day = DAY0.replace(tzinfo=None)
+    number = (DAY0.date() - datetime(1970, 1, 1).date()).days
+    directory = _day_dir(_regular_rows(7, day, 20), tmp_path / "d")
+    assert day_profile._regular_day(_data_files(directory), number) is not None
+    dense = day_profile.day_partial(directory, number)
+    monkeypatch.setattr(day_profile, "_regular_day", lambda files, day: None)
+    assert dense.equals(day_profile.day_partial(directory, number))
+
+
+@pytest.mark.parametrize("change", ["odd window", "own odd window", "half minute", "other day", "long's range"])
+def test_a_day_that_is_not_regular_goes_the_general_way(tmp_path: Path, change: str) -> None:
+    from spark_jobs import day_profile
+    from spark_jobs.history import _data_files
+
+    day = DAY0.replace(tzinfo=None)
+    number = (DAY0.date() - datetime(1970, 1, 1).date()).days
+    rows = _regular_rows(8, day, 3)
+    r = list(rows[5])
+    if change == "odd window":
+        r[2] = 61
+    elif change == "own odd window":
+        r[8] = 30
+    elif change == "half minute":
+        r[1] += timedelta(seconds=30)
+    elif change == "other day":
+        r[1] += timedelta(days=1)
+    else:
+        r[5] = 2**62
+    rows[5] = tuple(r)
+    assert day_profile._regular_day(_data_files(_day_dir(rows, tmp_path / "d")), number) is None
+
+
+def test_a_regular_history_gives_the_spark_profile_value_for_value(spark, tmp_path: Path) -> None:
+    rows = [r for d in range(2) for r in _regular_rows(9 + d, (DAY0 + timedelta(days=d)).replace(tzinfo=None), 15)]
+    history = _history(spark, rows, tmp_path / "h")
+    got = _stats(spark, history, tmp_path)
+    assert got is not None
+    _same(got[0], _reference(spark, history))

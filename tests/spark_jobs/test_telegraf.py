@@ -1,0 +1,136 @@
+"""`spark_jobs.telegraf`: the reader's records of the pinned random + adversarial corpus, and what any input may not do."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.spark_jobs.telegraf_corpus import BROKERS, corpus, records
+
+pytestmark = pytest.mark.spark
+
+
+def _key(row: dict, directory: str) -> str:
+    row = {**row, "file": row["file"].replace(directory, "{dir}") if row["file"] else None}
+    if row["value"] is not None and (math.isnan(row["value"]) or math.isinf(row["value"])):
+        row["value"] = repr(row["value"])
+    return json.dumps(row, sort_keys=True, ensure_ascii=False)
+
+
+def test_every_corpus_line_gives_the_pinned_records(spark, tmp_path: Path) -> None:
+    from spark_jobs.telegraf import read_telegraf
+
+    data, expected = records()
+    path = tmp_path / "corpus.json"
+    path.write_bytes(data)
+    rows = [r.asDict() for r in read_telegraf(spark, [str(path)], cluster="c", broker_map=BROKERS).collect()]
+    got = Counter(_key(r, rows[0]["file"].rsplit("/", 1)[0]) for r in rows)
+    want = Counter(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in expected)
+    assert got - want == Counter() and want - got == Counter()
+
+
+@pytest.mark.parametrize("split", [None, 50_000])
+def test_the_worker_path_gives_the_pinned_records_in_any_split(spark, tmp_path: Path, split: int | None) -> None:
+    """Telegraf's own lines by the Python workers, every other line by Spark's JSON reader: the JVM reader's records."""
+    from spark_jobs.prom_text import split_points
+    from spark_jobs.records import RECORD_SCHEMA, STAGED_SCHEMA
+    from spark_jobs.telegraf import stage_telegraf
+
+    data, expected = records()
+    path = tmp_path / "in dir" / "corpus.json"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    if split:
+        assert len(split_points(str(path), split)) > 10
+    rest = stage_telegraf(spark, [str(path)], str(tmp_path / "staged"), cluster="c", broker_map=BROKERS, split_bytes=split)
+    worker = spark.read.schema(STAGED_SCHEMA).parquet(str(tmp_path / "staged")).select(*RECORD_SCHEMA.fieldNames())
+    rows = [r.asDict() for r in worker.unionByName(rest).collect()]
+    assert sum(1 for r in worker.collect()) > 400  # the canonical lines were the workers'
+    got = Counter(_key(r, f"file:{tmp_path}/in%20dir") for r in rows)
+    want = Counter(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in expected)
+    assert got - want == Counter() and want - got == Counter()
+
+
+def test_the_corpus_is_the_generators_and_holds_every_kind_and_reason() -> None:
+    data, expected = records()
+    assert data == corpus()
+    reasons = {(r["kind"], r["reason"]) for r in expected}
+    for reason in ("malformed_json", "no_fields", "bad_value", "nan_value", "infinite_value", "negative_value", "value_out_of_range",
+                   "bad_timestamp", "unknown_broker", "bad_partition"):
+        assert ("rejected", reason) in reasons
+    for reason in ("other_measurement", "other_field", "broker_total"):
+        assert ("ignored", reason) in reasons
+    assert {("counter", None), ("size", None)} <= reasons
+
+
+def test_a_timestamp_beyond_a_long_is_a_bad_timestamp_not_a_failed_read(spark, tmp_path: Path) -> None:
+    from spark_jobs.telegraf import read_telegraf
+
+    path = tmp_path / "t.json"
+    line = '{"fields":{"BytesInPerSec.Count":5},"name":"kafka_topic","tags":{"topic":"a","jolokia_agent_url":"7"},"timestamp":%s}\n'
+    path.write_text(line % "1e30" + line % "1740960000")
+    rows = read_telegraf(spark, [str(path)], cluster="c", broker_map={}).select("kind", "reason", "ts_ms").collect()
+    assert sorted(tuple(r) for r in rows) == [("counter", None, 1740960000000), ("rejected", "bad_timestamp", None)]
+
+
+def _telegraf_lines(seed: int) -> bytes:
+    """A few brokers' Telegraf lines over an hour (counters rising, partition sizes), as Telegraf writes them, with a
+    few lines of other spellings among them."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for minute in range(60):
+        for broker, agent in enumerate(BROKERS, start=1):
+            for topic in ("orders", "payments.v2", "é-topic"):
+                count = 1000 * minute * broker + rng.randint(0, 999)
+                fields = {"BytesInPerSec.Count": count * 100, "BytesOutPerSec.Count": count * 250, "MessagesInPerSec.Count": count,
+                          "BytesInPerSec.OneMinuteRate": round(rng.random() * 1e4, 3)}
+                line = {"fields": fields, "name": "kafka_topic", "tags": {"jolokia_agent_url": agent, "topic": topic},
+                        "timestamp": 1740960000 + 60 * minute}
+                out.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False) if rng.random() < 0.9 else json.dumps(line))
+                size = {"fields": {"Size": count * 7}, "name": "kafka_partition",
+                        "tags": {"jolokia_agent_url": agent, "partition": str(broker % 3), "topic": topic}, "timestamp": 1740960000 + 60 * minute}
+                out.append(json.dumps(size, separators=(",", ":"), ensure_ascii=False))
+    bad = {"fields": {"BytesInPerSec.Count": "NaN", "Size": 5}, "name": "kafka_topic",
+           "tags": {"jolokia_agent_url": "http://kafka-9:8778/jolokia", "topic": "orders"}, "timestamp": 1740960000}
+    out[5:5] = [json.dumps(bad, separators=(",", ":")), '{"broken', json.dumps({**bad, "timestamp": 0}, separators=(",", ":"))]
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.slow
+def test_an_ingest_of_telegraf_lines_writes_the_jvm_readers_files(spark, tmp_path: Path, monkeypatch) -> None:
+    """The same ingest with every line read by Spark's JSON reader (the reader before the worker path) writes the same files."""
+    import spark_jobs.telegraf as telegraf
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    path = tmp_path / "telegraf.json"
+    path.write_bytes(_telegraf_lines(3))
+    inputs, params = IngestInputs(telegraf=(str(path),)), IngestParams(cluster="c", broker_map=BROKERS)
+    run(spark, inputs, tmp_path / "workers", params)
+
+    def jvm_only(spark, paths, directory, *, cluster, broker_map):  # the reader before the worker path
+        Path(directory).mkdir(parents=True)
+        return telegraf.read_telegraf(spark, paths, cluster=cluster, broker_map=broker_map)
+
+    monkeypatch.setattr("spark_jobs.ingest.stage_telegraf", jvm_only)
+    run(spark, inputs, tmp_path / "jvm", params)
+    from spark_jobs.spark_log import LOG_FILE
+
+    import pyarrow.parquet as pq
+
+    def files(out: Path) -> dict[str, object]:  # every output but Spark's own log (times, ids); a table's rows in order
+        found: dict[str, object] = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != LOG_FILE}
+        for d in (p for p in out.iterdir() if p.is_dir()):  # written by Spark: part files of random names
+            found[d.name] = sorted(map(repr, pq.read_table(d).to_pylist()))
+        return found
+
+    workers, jvm = files(tmp_path / "workers"), files(tmp_path / "jvm")
+    assert {"quality.json", "topic_profile.parquet", "quarantine"} <= set(jvm)
+    assert json.loads(workers["quality.json"])["totals"]["accepted"] > 0
+    assert sorted(workers) == sorted(jvm)
+    assert [n for n in jvm if workers[n] != jvm[n]] == []
