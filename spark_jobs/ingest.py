@@ -240,6 +240,8 @@ def _run(
     progress("writing the quarantine and the profile")
     quarantine = os.fspath(work / QUARANTINE_DIR)
     rejected = units.where(F.col("kind") == KIND_REJECTED).drop("kind", "n")
+    if not any(r["kind"] == KIND_REJECTED for r in counts):  # the counts say so: no need to read every input unit again
+        rejected = spark.createDataFrame([], rejected.schema)
     # one file in an order of all its columns: its rows do not depend on how the inputs were split into tasks
     rejected.repartition(1).sortWithinPartitions(*rejected.columns).write.parquet(quarantine)
     # paths inside OUT are stored relative to it, like "quarantine": a run directory is renamed into place

@@ -77,26 +77,32 @@ def run_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None
     """Run ``worker(i, path, part, **options)`` (it returns the rows it wrote) for each ``(path, part)`` of ``parts``
     in a task of its own (in that order: put the largest first), ``part`` being ``(index, start, end)`` or None
     for the whole file."""
-    from pyspark.sql import functions as F
-
-    map_tasks(spark, parts, partial(_count, worker=worker), "rows long", **options).agg(F.sum("rows")).collect()
+    # each task's one count row comes back as it is: summing them in Spark took a shuffle and a second stage
+    map_tasks(spark, parts, partial(_count, worker=worker), "rows long", **options).collect()
 
 
 def map_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None]], worker: Callable[..., Iterator[pa.RecordBatch]],
               schema: Any, **options: Any):
     """The DataFrame (``schema``) of the batches ``worker(i, path, part, **options)`` yields for each ``(path, part)``
-    of ``parts``, one task each (see `run_tasks`); lazy, like any DataFrame."""
-    rows = [(i, p, *(part if part else (None, None, None))) for i, (p, part) in enumerate(parts)]
-    files = spark.createDataFrame(rows, "i int, path string, part int, start long, end long")
-    files = files.repartitionByRange(max(1, len(rows)), "i")
-    return files.mapInArrow(partial(_task, worker=worker, options=options), schema)
+    of ``parts``, one task each (see `run_tasks`); lazy, like any DataFrame.
+
+    Task ``i`` is partition ``i`` of ``spark.range(n, numPartitions=n)`` (one number each) and finds its part in
+    the list it was sent: no sampling job and no shuffle to spread the parts, as a range-partitioned table of them took.
+    """
+    listed = list(parts)
+    return spark.range(0, len(listed), 1, max(1, len(listed))).mapInArrow(
+        partial(_task, parts=listed, worker=worker, options=options), schema
+    )
 
 
 def _count(i: int, path: str, part: tuple[int, int, int] | None, *, worker: Callable[..., int], **options: Any) -> Iterator[pa.RecordBatch]:
     yield pa.record_batch([pa.array([worker(i, path, part, **options)], pa.int64())], names=["rows"])
 
 
-def _task(batches: Iterator[pa.RecordBatch], *, worker: Callable[..., Iterator[pa.RecordBatch]], options: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+def _task(
+    batches: Iterator[pa.RecordBatch], *, parts: Sequence[tuple[str, tuple[int, int, int] | None]],
+    worker: Callable[..., Iterator[pa.RecordBatch]], options: dict[str, Any],
+) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        for i, path, part, start, end in zip(*(batch.column(c).to_pylist() for c in ("i", "path", "part", "start", "end"))):
-            yield from worker(i, path, None if part is None else (part, start, end), **options)
+        for i in batch.column("id").to_pylist():
+            yield from worker(i, *parts[i], **options)

@@ -126,3 +126,42 @@ def test_one_metric_losing_a_sample_keeps_the_others_windows(spark) -> None:
     rates = {int(r["ts"].timestamp() * 1000 - T0) // M: (r["bytes_in"], r["bytes_out"], r["messages_in"])
              for r in aggregate_topic_minutes(df).collect()}
     assert rates == {0: (10.0, 20.0, 1.0), 1: (10.0, 20.0, 1.0), 2: (None, 20.0, 1.0), 3: (10.0, 20.0, 1.0)}
+
+
+def _rounds_by_windows(times):
+    """The scrape rounds as Spark window functions compute them (the implementation `_rounds` replaced): the oracle."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from spark_jobs.rates import ROUND_MS
+
+    grid = times.distinct()
+    by_broker = Window.partitionBy("cluster", "broker_id").orderBy("ts_ms")
+    grid = grid.select("*", F.coalesce((F.col("ts_ms") - F.lag("ts_ms").over(by_broker) > ROUND_MS).cast("int"),
+                                       F.lit(0)).alias("new"))
+    grid = grid.select("*", F.sum("new").over(by_broker).alias("round"))
+    starts = grid.groupBy("cluster", "broker_id", "round").agg(F.min("ts_ms").alias("round_ms"))
+    starts = starts.select("cluster", "broker_id", "round", F.lag("round_ms").over(
+        Window.partitionBy("cluster", "broker_id").orderBy("round")).alias("prev_round_ms"))
+    return grid.join(starts, ["cluster", "broker_id", "round"]).select("cluster", "broker_id", "ts_ms", "prev_round_ms")
+
+
+def test_scrape_rounds_in_one_pass_equal_the_window_functions(spark) -> None:
+    """Random scrape grids (jittered rounds, duplicates, gaps, rounds closer than ROUND_MS chained, several clusters
+    and brokers, negative times): every time's previous round start equals the window functions' answer."""
+    import numpy as np
+
+    from spark_jobs.rates import ROUND_MS, _rounds
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for cluster in ("a", "b/c"):
+        for broker in (1, 2, 3, 1_000_000):
+            t = int(rng.integers(-10**7, 10**7))
+            for _ in range(int(rng.integers(1, 300))):
+                t += int(rng.choice([rng.integers(0, ROUND_MS + 2), 60_000 + rng.integers(-3000, 3000), 400_000]))
+                rows += [(cluster, broker, t)] * int(rng.integers(1, 3))
+    times = spark.createDataFrame(rows, "cluster string, broker_id int, ts_ms long")
+    got = sorted(_rounds(times).collect())
+    assert got == sorted(_rounds_by_windows(times).collect())
+    assert len(got) == len(set(rows)) and any(r.prev_round_ms is None for r in got)
