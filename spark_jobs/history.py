@@ -167,34 +167,84 @@ def _file_schema():
     return pa.schema(fields, metadata=metadata)
 
 
-def write_day(pieces: Sequence[str], directory: str) -> int:
+#: Rows per row group of a day file (pyarrow's default for ``write_table``, which the first writer of these files used).
+DAY_ROW_GROUP = 1 << 20
+
+
+def write_day(pieces: Sequence[str], directory: str, row_group: int = DAY_ROW_GROUP) -> int:
     """Write one day of the history from the Parquet files ``pieces`` (rows of one cluster and day, columns of
     `spark_jobs.minute_merge.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
 
     The rows are ordered as `day_order` orders them, as `stage_merged_days` orders a day; timestamps are INT96 and
     every column optional, as Spark writes them. Pieces already in that order that share no topic (the minute
-    merge's buckets) are interleaved topic by topic, without a sort. The file appears whole (temporary name, then a
-    rename), and its bytes depend only on its rows, not on how they were split into pieces.
+    merge's buckets) are interleaved topic by topic, without a sort, one row group at a time: memory holds a row
+    group and each piece's current batch, not the day (a day of R100's per-broker rows is some 80 M). Other pieces
+    are read whole and sorted. The file appears whole (temporary name, then a rename), and its bytes depend only on
+    its rows, not on how they were split into pieces.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema = _file_schema()
-    tables = [pq.read_table(p).select(schema.names).cast(schema).combine_chunks() for p in sorted(pieces)]
-    runs = [run for i, t in enumerate(tables) for run in _topic_runs(t, i)]
+    files = [pq.ParquetFile(p) for p in sorted(pieces)]
+    runs = [run for i, f in enumerate(files) for run in _topic_runs(f.read(columns=["topic", "broker_id", "ts"]).combine_chunks(), i)]
     runs.sort()
-    if all(a[0] < b[0] for a, b in zip(runs, runs[1:])) and all(r[1] >= 0 for r in runs):
-        table = pa.concat_tables([tables[i].slice(s, e - s) for _, i, s, e in runs] or [schema.empty_table()]).combine_chunks()
-    else:
-        table = pa.concat_tables(tables or [schema.empty_table()])
-        table = table.take(pa.array(day_order(table))).combine_chunks()
     os.makedirs(directory, exist_ok=True)
     temporary = os.path.join(directory, f".{DAY_FILE}.{uuid.uuid4().hex}.tmp")
     # dictionaries for the columns with few values (the byte counts rarely repeat): a file as small as Spark's
     dictionary = [c for c in schema.names if c not in ("bytes_in", "bytes_out", "messages_in")]
-    pq.write_table(table, temporary, compression="zstd", use_dictionary=dictionary, use_deprecated_int96_timestamps=True)
-    os.replace(temporary, os.path.join(directory, DAY_FILE))
-    return table.num_rows
+    try:
+        with pq.ParquetWriter(temporary, schema, compression="zstd", use_dictionary=dictionary,
+                              use_deprecated_int96_timestamps=True) as writer:
+            if all(a[0] < b[0] for a, b in zip(runs, runs[1:])) and all(r[1] >= 0 for r in runs):
+                rows = _interleaved(files, runs, schema, row_group)
+            else:
+                rows = _sorted(files, schema, row_group)
+            written = 0
+            for group in rows:
+                writer.write_table(group, row_group_size=row_group)
+                written += group.num_rows
+        os.replace(temporary, os.path.join(directory, DAY_FILE))
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    return written
+
+
+def _interleaved(files, runs, schema, row_group: int):
+    """The rows of ``runs`` (``(topic, piece, start, stop)``, in output order; each piece's runs in its own order)
+    in row groups of ``row_group`` rows, each one chunk, reading every piece once in batches."""
+    import pyarrow as pa
+
+    streams = [f.iter_batches(batch_size=1 << 16, columns=schema.names) for f in files]
+    current = [schema.empty_table() for _ in files]  # per piece: the rows read but not yet taken
+    pending, count = [], 0
+    for _, i, start, stop in runs:
+        need = stop - start
+        while need:
+            if not current[i].num_rows:
+                current[i] = pa.Table.from_batches([next(streams[i])]).select(schema.names).cast(schema)
+            take = min(need, current[i].num_rows)
+            pending.append(current[i].slice(0, take))
+            current[i] = current[i].slice(take)
+            need, count = need - take, count + take
+            while count >= row_group:
+                table = pa.concat_tables(pending)
+                yield table.slice(0, row_group).combine_chunks()
+                pending, count = [table.slice(row_group)], count - row_group
+    if count or not runs:
+        yield pa.concat_tables(pending or [schema.empty_table()]).combine_chunks()
+
+
+def _sorted(files, schema, row_group: int):
+    """Every row of ``files`` in `day_order`, in row groups of ``row_group`` rows (the whole day in memory: pieces
+    that are not the minute merge's)."""
+    import pyarrow as pa
+
+    table = pa.concat_tables([f.read().select(schema.names).cast(schema) for f in files] or [schema.empty_table()])
+    table = table.take(pa.array(day_order(table))).combine_chunks()
+    for start in range(0, max(table.num_rows, 1), row_group):
+        yield table.slice(start, row_group)
 
 
 def _topic_runs(rows, piece: int) -> list[tuple[bytes, int, int, int]]:

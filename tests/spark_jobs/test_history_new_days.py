@@ -191,3 +191,38 @@ def test_a_bucket_whose_rows_are_all_of_days_not_pulled_writes_nothing(tmp_path:
     written = pa.Table.from_batches(list(_merge_partition(iter(batches), files={}, directory=str(tmp_path),
                                                           only_days={"prometheus": ["1970-01-02"]})))
     assert written.num_rows == 0 and not list(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("row_group", [1_000, 65_536, 1 << 20])
+def test_a_day_is_written_a_row_group_at_a_time_with_the_bytes_of_the_whole_day_written_at_once(tmp_path: Path, row_group) -> None:
+    """Pieces of 200,000 rows over 300 topics (each piece's topics in runs longer and shorter than a read batch) give,
+    streamed, the bytes the whole day sorted in memory and written in one call gives."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_jobs.history import DAY_FILE, _file_schema, write_day
+    from spark_jobs.minute_merge import THROUGHPUT_ARROW, day_order
+
+    rng = np.random.default_rng(11)
+    n = 200_000
+    topic = np.array([f"t{i:03d}" for i in range(300)])[np.sort(rng.integers(0, 300, n))]
+    rows = pa.table({"ts": pa.array(np.arange(n) * 60_000_000, pa.timestamp("us", tz="UTC")),
+                     "interval_s": pa.array(np.full(n, 60), pa.int32()), "broker_id": pa.array(rng.integers(-1, 9, n), pa.int32()),
+                     "topic": topic, "bytes_in": rng.integers(0, 10**12, n), "bytes_out": rng.integers(0, 10**9, n),
+                     "messages_in": pa.nulls(n, pa.int64()), "bytes_out_interval_s": pa.array(np.full(n, 60), pa.int32()),
+                     "messages_in_interval_s": pa.nulls(n, pa.int32()), "source": np.where(rng.random(n) < .5, "a", "b"),
+                     "flags": pa.array(rng.integers(0, 8, n), pa.int32())},
+                    schema=pa.schema([f for f in THROUGHPUT_ARROW if f.name != "cluster"]))
+    rows = rows.take(pa.array(day_order(rows)))
+    bucket = np.array([int(t[1:]) % 3 for t in rows["topic"].to_pylist()])  # a topic in one piece, as the buckets do
+    paths = []
+    for b in range(3):
+        paths.append(str(tmp_path / f"piece-{b}.parquet"))
+        pq.write_table(rows.filter(pa.array(bucket == b)), paths[-1])
+    assert write_day(paths, str(tmp_path / "streamed"), row_group) == n
+    schema = _file_schema()
+    whole = rows.select(schema.names).cast(schema).combine_chunks()
+    dictionary = [c for c in schema.names if c not in ("bytes_in", "bytes_out", "messages_in")]
+    pq.write_table(whole, tmp_path / "whole.parquet", row_group_size=row_group, compression="zstd",
+                   use_dictionary=dictionary, use_deprecated_int96_timestamps=True)
+    assert (tmp_path / "streamed" / DAY_FILE).read_bytes() == (tmp_path / "whole.parquet").read_bytes()
