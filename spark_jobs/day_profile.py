@@ -16,8 +16,8 @@ merges every day's partial per topic (`merge_topics`: exact order statistics wit
 linear interpolation as `spark_jobs.profile`), so the figures are the Spark path's, bit for bit. Where the
 vectorised arithmetic could not be exact (a topic-minute beyond 8e9 per second in odd windows, sums near a long's
 range, a window of 0 s, rows whose UTC day is not their directory's, a session time zone other than UTC, a
-history that is not a local directory), it returns None and the caller runs the Spark path. Under Spark Connect
-(no SparkContext) the client runs the same tasks itself.
+history that is not a local directory), it returns None and the caller runs the Spark path. The tasks are Spark
+tasks on a cluster; under a local master, or Spark Connect (no SparkContext), this process runs them in threads.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import shutil
 import uuid
 import zlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -676,9 +677,15 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
 
 
 def _tasks(sc: Any, description: str, task: Any, jobs: Sequence[Any]) -> list[Any]:
-    """``task`` of each job: one Spark task each, or in this process when there is no SparkContext (Spark Connect)."""
-    if sc is None:
-        return [task(job) for job in jobs]
+    """``task`` of each job: one Spark task each on a cluster; under a local master, or Spark Connect (no
+    SparkContext: its client holds the local history), in this process's threads, as many as the cores Spark uses:
+    the same numpy and Arrow work, without shipping it to Python workers (nor starting them)."""
+    if sc is None or sc.master.startswith("local"):
+        threads = min(len(jobs), sc.defaultParallelism if sc is not None else os.cpu_count() or 1)
+        if threads <= 1:
+            return [task(job) for job in jobs]
+        with ThreadPoolExecutor(threads) as pool:
+            return list(pool.map(task, jobs))
     sc.setJobDescription(description)
     try:
         return sc.parallelize(jobs, len(jobs)).map(task).collect()
