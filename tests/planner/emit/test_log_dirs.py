@@ -87,7 +87,8 @@ def test_a_cordoned_dir_is_never_a_target_and_a_lone_giant_replica_stays(data_di
     assert dict(out.targets) == {("audit", 0, 1): "/data/d3"}
     assert out.fill[1]["/data/d3"] == (45 * 10**9, 45 * 10**9)
     # /data/d1 holds one 900 GB replica: moving it would only move the imbalance, so nothing moves
-    assert 1 not in out.moves
+    assert out.moves == {}
+    assert out.fill[1]["/data/d1"] == (900 * 10**9, 900 * 10**9)  # (before, after): the giant stays where it is
     assert set(out.fill[1]) == {"/data/d1", "/data/d3", "/data/d4"}  # the cordoned /data/d2 is no target
 
 
