@@ -396,11 +396,11 @@ class _RackHeaps:
         self.limit = np.where(limit > 0, limit, 1e-9).tolist()
         self.rack = rack.tolist()
         self.version = [0] * len(self.load)
+        self.open = [True] * len(self.load) if excluded is None else (~np.asarray(excluded, dtype=bool)).tolist()
         self.heaps: dict[int, list[tuple[float, int, int]]] = {}
         for b, r in enumerate(self.rack):
-            if excluded is not None and excluded[b]:
-                continue
-            self.heaps.setdefault(r, []).append((self._score(b), b, 0))
+            if self.open[b]:
+                self.heaps.setdefault(r, []).append((self._score(b), b, 0))
         for h in self.heaps.values():
             heapq.heapify(h)
         self.racks = sorted(self.heaps)
@@ -413,7 +413,7 @@ class _RackHeaps:
         for d, v in enumerate(vector.tolist()):
             row[d] += v
         self.version[b] += 1
-        if self.rack[b] in self.heaps:
+        if self.open[b] and self.rack[b] in self.heaps:  # an excluded broker's load counts, it never takes one
             heapq.heappush(self.heaps[self.rack[b]], (self._score(b), b, self.version[b]))
 
     def _top(self, r: int, skip: list[int]) -> tuple[float, int] | None:
