@@ -14,7 +14,7 @@ File format (``snapshot.json``, documented in ``docs/formats.md``)::
      ],
      "log_dir_errors": [{"broker": 2, "log_dir": "/data2", "error": "KafkaStorageException"}]}
 
-Broker fields ``cordoned`` (false), ``cordoned_log_dirs`` and ``log_dirs`` (empty) and partition fields with
+Broker fields ``cordoned`` (false), ``cordoned_log_dirs``, ``log_dirs`` and ``cordon_sources`` (empty) and partition fields with
 their default value (empty lists, ``null`` ELR) are omitted when written (so older readers' files are unchanged); every
 partition is written on its own line so large snapshots stay diffable. Loading then saving gives the
 same bytes.
@@ -94,7 +94,8 @@ class Broker:
     ``log_dirs`` are the broker's log dirs as ``kafka-log-dirs.sh`` lists them (empty when unknown; several on a
     JBOD broker). ``cordoned_log_dirs`` take no new replica (KIP-1066, Kafka 4.3+); ``cordoned`` means the whole
     broker takes none: cordoned as such (``cordoned.log.dirs=*``) or every log dir it has is cordoned. Both lists
-    are kept sorted and distinct.
+    are kept sorted and distinct. ``cordon_sources`` say where each cordon came from: ``(dir, source)`` pairs,
+    ``*`` for the whole broker (`pools.snapshot_build` names the file and the field); `cordon_source` reads them.
 
     >>> Broker(1, "r1", Capacity(1, 1, 1, 1), log_dirs=("/d2", "/d1"), cordoned_log_dirs=("/d1", "/d2")).cordoned
     True
@@ -107,12 +108,32 @@ class Broker:
     cordoned: bool = False
     cordoned_log_dirs: tuple[str, ...] = ()
     log_dirs: tuple[str, ...] = ()
+    cordon_sources: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "log_dirs", tuple(sorted(set(self.log_dirs))))
         object.__setattr__(self, "cordoned_log_dirs", tuple(sorted(set(self.cordoned_log_dirs))))
+        object.__setattr__(self, "cordon_sources", tuple(sorted(set(self.cordon_sources))))
         if self.log_dirs and set(self.log_dirs) <= set(self.cordoned_log_dirs):
             object.__setattr__(self, "cordoned", True)
+
+    def cordon_source(self, log_dir: str | None = None) -> str:
+        """Where the cordon of ``log_dir`` (None: of the whole broker) came from: its sources joined by ``; ``,
+        every dir's for a broker cordoned dir by dir; empty when the snapshot does not say.
+
+        >>> b = Broker(1, None, Capacity(1, 1, 1, 1), log_dirs=("/a", "/b"), cordoned_log_dirs=("/a", "/b"),
+        ...            cordon_sources=(("/a", "inventory x.toml"), ("/b", "isCordoned in y.json")))
+        >>> b.cordon_source(), b.cordon_source("/b")
+        ('inventory x.toml; isCordoned in y.json', 'isCordoned in y.json')
+        """
+        if log_dir is not None:
+            keys = {"*", log_dir}
+        elif any(d == "*" for d, _ in self.cordon_sources):
+            keys = {"*"}
+        else:
+            keys = set(self.cordoned_log_dirs)
+        found = sorted({s for d, s in self.cordon_sources if d in keys})
+        return "; ".join(found)
 
     def log_dir_cordoned(self, log_dir: str | None) -> bool:
         """True when a replica may not be placed in ``log_dir`` (``None``: any dir) of this broker."""
@@ -392,6 +413,8 @@ def _broker_to_dict(b: Broker) -> dict[str, Any]:
     for name in ("cordoned_log_dirs", "log_dirs"):
         if getattr(b, name):
             out[name] = list(getattr(b, name))
+    if b.cordon_sources:
+        out["cordon_sources"] = [[d, s] for d, s in b.cordon_sources]
     return out
 
 
@@ -638,17 +661,23 @@ def _broker(v: _Validator, b: Any, where: str) -> Broker:
         for j, d in enumerate(values):
             v.require(isinstance(d, str) and d != "", f"{where}.{name}[{j}]", f"expected a log dir path, got {d!r}")
         dirs[name] = tuple(values)
+    sources = v.array(b.get("cordon_sources", []), f"{where}.cordon_sources")
+    for j, pair in enumerate(sources):
+        v.require(isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) and x for x in pair),
+                  f"{where}.cordon_sources[{j}]", f"expected [log dir or \"*\", source], got {pair!r}")
     return Broker(
         id=v.broker_id(b.get("id"), f"{where}.id"),
         rack=v.optional_string(b.get("rack"), f"{where}.rack"),
         capacity=capacity,
         pool=v.optional_string(b.get("pool"), f"{where}.pool"),
         cordoned=cordoned,
+        cordon_sources=tuple((d, s) for d, s in sources),
         **dirs,
     )
 
 
-_BROKER_KEYS = frozenset(("id", "rack", "pool", "capacity", "cordoned", "cordoned_log_dirs", "log_dirs"))
+_BROKER_KEYS = frozenset(("id", "rack", "pool", "capacity", "cordoned", "cordoned_log_dirs", "log_dirs",
+                          "cordon_sources"))
 
 
 def _topic(v: _Validator, t: Any, where: str) -> TopicState:

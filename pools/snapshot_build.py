@@ -21,7 +21,8 @@ Rules:
 - A broker's log dirs are those ``kafka-log-dirs.sh`` lists for it. Its cordons (KIP-1066) are the union of the
   inventory's ``cordoned``/``cordoned_log_dirs``, the ``cordoned.log.dirs`` config in ``kafka-configs.sh --describe
   --entity-type brokers`` output (``*`` cordons the broker) and log dirs a capture marks ``"isCordoned": true``.
-  A cordoned dir the broker does not list is an error (Kafka refuses such a config).
+  A cordoned dir the broker does not list is an error, from the inventory as from the configs (Kafka refuses such
+  a config); each cordon keeps its source (`pools.snapshot.Broker.cordon_sources`: the file and the field).
 - Impossible cluster state is an error naming the line: repeated or empty replicas, a leader that is not a replica,
   an ISR, ELR or adding/removing replica outside the replicas, a partition described twice, partition lines that
   are not ``0..PartitionCount-1``, a ``ReplicationFactor`` that is not the first partition's (during a reassignment
@@ -34,7 +35,8 @@ import logging
 from collections.abc import Mapping
 
 from pools.errors import InputError
-from pools.kafka_formats.broker_configs import BrokerCordon, cordons_from_configs, parse_broker_configs
+from pools.kafka_formats.broker_configs import (ALL_LOG_DIRS, CORDONED_LOG_DIRS, BrokerCordon, cordons_from_configs,
+                                                parse_broker_configs)
 from pools.kafka_formats.cruise_control import DEFAULT_BROKER_ID, capacity_for
 from pools.kafka_formats.inventory import BrokerCapacity
 from pools.kafka_formats.log_dirs import LogDirsReport, parse_log_dirs
@@ -84,7 +86,8 @@ def build_snapshot(
     taken_at : str, optional
         ISO-8601 time the outputs were captured.
     sources : mapping, optional
-        File names for error messages, keys ``describe``, ``log_dirs`` and ``broker_configs``.
+        File names for error messages and cordon sources, keys ``describe``, ``log_dirs``, ``broker_configs`` and
+        ``inventory``.
     broker_configs_text : str, optional
         ``kafka-configs.sh --describe --entity-type brokers [--all]`` output, for ``cordoned.log.dirs``.
 
@@ -131,7 +134,7 @@ def build_snapshot(
         parse_broker_configs(broker_configs_text, source=configs_source))
     return ClusterSnapshot(
         cluster=cluster,
-        brokers=_cordoned(_brokers(inventory, seen), report, cordons, configs_source),
+        brokers=_cordoned(_brokers(inventory, seen), report, cordons, names),
         topics=tuple(
             TopicState(t.topic, t.topic_id, dict(t.configs), t.marked_for_deletion) for t in topics
         ),
@@ -281,18 +284,31 @@ def _brokers(inventory: Mapping[int, BrokerCapacity], seen: set[int]) -> tuple[B
 
 
 def _cordoned(brokers: tuple[Broker, ...], report: LogDirsReport | None, cordons: Mapping[int, BrokerCordon],
-              source: str) -> tuple[Broker, ...]:
-    """``brokers`` with their log dirs (from ``report``) and every cordon joined (see the module docstring)."""
+              names: Mapping[str, str]) -> tuple[Broker, ...]:
+    """``brokers`` with their log dirs (from ``report``) and every cordon joined, each with its source (see the
+    module docstring)."""
     listed = {} if report is None else {b.broker: b.log_dirs for b in report.brokers}
+    inventory = names.get("inventory", "inventory")
+    configs = names.get("broker_configs", "<kafka-configs --describe>")
+    log_dirs = names.get("log_dirs", "<kafka-log-dirs --describe>")
     out = []
     for b in brokers:
         dirs = tuple(d.log_dir for d in listed.get(b.id, ()))
         cordon = cordons.get(b.id, BrokerCordon(b.id))
         marked = tuple(d.log_dir for d in listed.get(b.id, ()) if d.cordoned)
-        unknown = sorted(set(cordon.log_dirs) - set(dirs)) if dirs else []
-        if unknown:
-            raise InputError(f"{source}: broker {b.id}: cordoned.log.dirs: {unknown[0]!r} is not one of its log dirs "
-                             f"{list(dirs)} (kafka-log-dirs.sh)")
+        for given, source, field in ((b.cordoned_log_dirs, inventory, "cordoned_log_dirs"),
+                                     (cordon.log_dirs, configs, CORDONED_LOG_DIRS)):
+            unknown = sorted(set(given) - set(dirs)) if dirs else []
+            if unknown:
+                raise InputError(f"{source}: broker {b.id}: {field}: {unknown[0]!r} is not one of its log dirs "
+                                 f"{list(dirs)} (kafka-log-dirs.sh)")
+        value = ALL_LOG_DIRS if cordon.all_log_dirs else ",".join(cordon.log_dirs)
+        sources = [*((("*", f"{inventory} (cordoned = true)"),) if b.cordoned else ()),
+                   *((d, f"{inventory} (cordoned_log_dirs)") for d in b.cordoned_log_dirs),
+                   *((("*", f"{configs} ({CORDONED_LOG_DIRS}=*)"),) if cordon.all_log_dirs else ()),
+                   *((d, f"{configs} ({CORDONED_LOG_DIRS}={value})") for d in cordon.log_dirs),
+                   *((d, f"{log_dirs} (isCordoned)") for d in marked)]
         out.append(Broker(b.id, b.rack, b.capacity, b.pool, cordoned=b.cordoned or cordon.all_log_dirs,
-                          cordoned_log_dirs=(*b.cordoned_log_dirs, *cordon.log_dirs, *marked), log_dirs=dirs))
+                          cordoned_log_dirs=(*b.cordoned_log_dirs, *cordon.log_dirs, *marked), log_dirs=dirs,
+                          cordon_sources=tuple(sources)))
     return tuple(out)

@@ -71,7 +71,7 @@ def snapshot(options: SnapshotOptions, *, progress: Progress = no_progress) -> S
         cluster=options.cluster,
         taken_at=options.taken_at or (taken_at_from_name(log_dirs_file.name) if log_dirs_file else None),
         sources={"describe": options.describe_path, "log_dirs": str(log_dirs_file),
-                 "broker_configs": str(options.broker_configs_path)},
+                 "broker_configs": str(options.broker_configs_path), "inventory": options.inventory_path},
         broker_configs_text=read_text(options.broker_configs_path) if options.broker_configs_path else None,
     )
     progress("writing the snapshot")
