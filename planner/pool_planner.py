@@ -31,7 +31,7 @@ import numpy as np
 from planner.placement.minimal_move import place_in_pools
 from planner.solvers import Solver
 from planner.reasons import with_reasons
-from planner.validator import validate_plan
+from planner.validator import refuse_cordon_crossings, validate_plan
 from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
 from pools.errors import InputError
@@ -195,6 +195,7 @@ def plan_pools(
     plan = with_reasons(plan, cluster, placement.reasons, health.brokers)
     progress("checking the plan against the policy")  # the independent validator's findings become warnings
     found = validate_plan(cluster, policy, plan, forecast)
+    refuse_cordon_crossings(found)
     notes = [f"validator: {v.message}" for v in found[:10]]
     if len(found) > 10:
         notes.append(f"validator: {len(found) - 10} more violation(s)")

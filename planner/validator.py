@@ -20,7 +20,8 @@ import numpy as np
 from pools.cluster_arrays import cluster_arrays
 from pools.new_brokers import with_planned_brokers
 from pools.demand import Demand, broker_load
-from pools.health import cluster_health, evacuation_keeps
+from pools.errors import InfeasibleError
+from pools.health import cluster_health, cordon_crossings, evacuation_keeps
 from pools.plan_file import Plan
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
@@ -50,6 +51,7 @@ __all__ = [
     "check_health",
     "check_reasons",
     "check_cordons",
+    "refuse_cordon_crossings",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -283,21 +285,31 @@ def check_health(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dema
 
 
 def check_cordons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
-    """No new replica lands on a cordoned broker (KIP-1066, `pools.snapshot.Broker.cordoned`): Kafka 4.3 rejects
+    """No new replica lands on a cordoned broker (KIP-1066, `pools.health.cordon_crossings`): Kafka 4.3 rejects
     that reassignment with ``INVALID_REPLICA_ASSIGNMENT`` and the bundle stops halfway. A replica it already holds
-    may stay."""
+    may stay. Hard, and more: every command refuses a plan that breaks it (`refuse_cordon_crossings`)."""
     cordoned = sorted(b.id for b in snapshot.brokers if b.cordoned)
     if not cordoned:
         return []
     flagged = _flagged(snapshot, plan, lambda s, p, view: np.isin(view.target, cordoned).any(axis=1))
-    current = _current_replicas(snapshot, [(m.topic, m.partition) for m in flagged])
-    out = []
-    for m in flagged:
-        bad = [b for b in m.replicas if b in cordoned and b not in current.get((m.topic, m.partition), ())]
-        if bad:
-            out.append(Violation("cordons", True, f"partition {m.topic}-{m.partition} gets a new replica on "
-                                                  f"cordoned broker(s) {bad}"))
-    return out
+    crossed = cordon_crossings(snapshot, ((m.topic, m.partition, m.replicas, None) for m in flagged))
+    return [Violation("cordons", True, line) for line in crossed]
+
+
+def refuse_cordon_crossings(found: list[Violation]) -> None:
+    """Refuse a plan the validator found crossing a cordon (`check_cordons`): one line naming the first crossing
+    (partition, broker, the cordon's source) and how many more there are.
+
+    Raises
+    ------
+    InfeasibleError
+        When ``found`` holds a ``cordons`` violation.
+    """
+    crossed = [v.message for v in found if v.rule == "cordons"]
+    if crossed:
+        more = f" (and {len(crossed) - 1} more crossing(s))" if len(crossed) > 1 else ""
+        raise InfeasibleError(f"refused: the plan crosses a cordon: {crossed[0]}{more}; no open broker of its pool "
+                              "can take that replica (uncordon a broker or add one)")
 
 
 def _current_replicas(snapshot: ClusterSnapshot,

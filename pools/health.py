@@ -13,7 +13,10 @@ One rule for the planner, the validator, the runbook and the audit:
 - A broker is **closed** (`ClusterHealth.closed`, the one rule for where a new replica may land) when it is
   unhealthy or **cordoned** (KIP-1066: ``cordoned.log.dirs=*`` or every log dir cordoned, `pools.snapshot.Broker`).
   A cordoned broker still serves and gives up its replicas (a drain copies from it); only a broker with an open
-  log dir takes a new one, which Kafka places in an open dir (a reassignment's ``"any"``).
+  log dir takes a new one, which Kafka places in an open dir (a reassignment's ``"any"``). A log dir may be named
+  for a replica only when it is open (`open_log_dirs`): on a cordoned broker none is. `cordon_crossings` is the
+  one check of both, naming each crossing's partition, broker or dir and the cordon's source; the validator,
+  every command and every file ``emit`` writes ask it.
 
 An empty ISR with a leader is "not reported" (Kafka always lists the leader in the ISR), not under-replicated.
 `partition_states` is that reading of each partition's leader and ISR; the audit's partition-health rules
@@ -31,16 +34,17 @@ brokers are replaced by new ones, which copy from that leader; every other repli
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
 from pools.cluster_arrays import cluster_arrays
-from pools.snapshot import ClusterSnapshot
+from pools.snapshot import Broker, ClusterSnapshot
 
-__all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "evacuation_keeps", "partition_states"]
+__all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "cordon_crossings", "evacuation_keeps",
+           "open_log_dirs", "partition_states"]
 
 #: Why a partition is held, worst first (a partition is named once, for the first that applies).
 HOLD_REASONS: tuple[str, ...] = (
@@ -234,11 +238,71 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
         for i in np.flatnonzero(mask).tolist():
             p = snapshot.partitions[i]
             held.setdefault((p.topic, p.partition), reason)
-    cordoned = {b.id: f"cordoned: {', '.join(b.cordoned_log_dirs) or 'all log dirs'}" for b in snapshot.brokers
-                if b.cordoned}
+    cordoned = {b.id: f"cordoned: {', '.join(b.cordoned_log_dirs) or 'all log dirs'}"
+                      + _by(b.cordon_source()) for b in snapshot.brokers if b.cordoned}
     health = ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
     gone = sorted({b for p in snapshot.partitions for b in p.replicas} - set(snapshot.broker_by_id))
     return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
+
+
+def open_log_dirs(broker: Broker) -> tuple[str, ...]:
+    """The log dirs of ``broker`` a replica may be placed in: none on a cordoned broker, else those not cordoned.
+
+    >>> from pools.snapshot import Capacity
+    >>> cap = Capacity(1, 1, 1, 1)
+    >>> open_log_dirs(Broker(1, None, cap, log_dirs=("/a", "/b"), cordoned_log_dirs=("/b",)))
+    ('/a',)
+    >>> open_log_dirs(Broker(1, None, cap, cordoned=True, log_dirs=("/a", "/b")))
+    ()
+    """
+    return () if broker.cordoned else tuple(d for d in broker.log_dirs if d not in broker.cordoned_log_dirs)
+
+
+#: A reassignment target as `cordon_crossings` reads it: topic, partition, replicas, and each replica's log dir
+#: (``"any"``: the broker chooses) or None for none named.
+Target = tuple[str, int, Sequence[int], Sequence[str] | None]
+
+
+def cordon_crossings(snapshot: ClusterSnapshot, targets: Iterable[Target]) -> list[str]:
+    """Every way ``targets`` cross a cordon (KIP-1066), one line each naming the partition, the broker or dir and
+    the cordon's source: a replica new to a cordoned broker, or a log dir named for a replica that is cordoned
+    (or not the broker's: Kafka rejects both) unless the replica is in that dir already. Kafka 4.3 rejects such
+    a reassignment (``INVALID_REPLICA_ASSIGNMENT``); a replica a cordoned broker or dir holds may stay.
+
+    >>> from pools.snapshot import Capacity, PartitionState
+    >>> b5 = Broker(5, None, Capacity(1, 1, 1, 1), cordoned=True, cordon_sources=(("*", "brokers.toml"),))
+    >>> snap = ClusterSnapshot("c", (Broker(4, None, Capacity(1, 1, 1, 1)), b5), (),
+    ...                        (PartitionState("t", 0, (4,), leader=4),))
+    >>> cordon_crossings(snap, [("t", 0, (5,), None)])
+    ['partition t-0: a new replica on broker 5, which is cordoned (all log dirs, by brokers.toml)']
+    """
+    brokers = snapshot.broker_by_id
+    if not any(b.cordoned or b.cordoned_log_dirs for b in snapshot.brokers):
+        return []
+    now = {(p.topic, p.partition): p for p in snapshot.partitions}
+    out = []
+    for topic, partition, replicas, dirs in targets:
+        state = now.get((topic, partition))
+        held = dict(zip(state.replicas, state.log_dirs or (None,) * len(state.replicas))) if state else {}
+        for j, b in enumerate(replicas):
+            broker = brokers.get(b)
+            if broker is None:
+                continue
+            named = dirs[j] if dirs is not None and dirs[j] != "any" else None
+            if broker.cordoned and b not in held:
+                out.append(f"partition {topic}-{partition}: a new replica on broker {b}, which is cordoned "
+                           f"(all log dirs{_by(broker.cordon_source())})")
+            elif named is not None and named != held.get(b) and (broker.cordoned or broker.log_dirs) \
+                    and named not in open_log_dirs(broker):
+                why = (f"cordoned{_by(broker.cordon_source(named), ' (by {})')}" if named in broker.log_dirs
+                       else f"not one of its log dirs {list(broker.log_dirs)}")
+                out.append(f"partition {topic}-{partition}: log dir {named} of broker {b} is {why}")
+    return out
+
+
+def _by(source: str, form: str = ", by {}") -> str:
+    """``form`` naming a cordon's ``source``; empty when the snapshot does not say where it came from."""
+    return form.format(source) if source else ""
 
 
 def evacuation_keeps(old: Sequence[int], new: Sequence[int], drained: Collection[int],

@@ -2,7 +2,8 @@
 
 `build_bundle` is pure (plan + snapshot -> ``{relative path: text}``); `write_bundle` is the only I/O and
 writes the whole directory atomically. Every reassignment file is re-read with the Kafka-exact parser (and
-checked against the snapshot as ``--execute`` would) before it is accepted.
+checked against the snapshot as ``--execute`` would, cordons included: `pools.health.cordon_crossings`) before
+it is accepted; rollback.json restores the replicas as they were.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_
 from planner.emit.batch_throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
-from pools.health import cluster_health, evacuation_keeps
+from pools.health import cluster_health, cordon_crossings, evacuation_keeps
 from pools.new_brokers import with_planned_brokers
 from pools.kafka_formats import (
     ReassignmentEntry,
@@ -107,8 +108,16 @@ def build_bundle(
     expected = plan.planned_brokers  # the plan's figures count on every one of them
     if expected:
         files[CHECK_BROKERS] = check_brokers_script(expected)
+    def checked(entries: list[ReassignmentEntry], name: str) -> str:
+        crossed = cordon_crossings(snapshot, ((e.topic, e.partition, e.replicas, e.log_dirs) for e in entries))
+        if crossed:
+            more = f" (and {len(crossed) - 1} more)" if len(crossed) > 1 else ""
+            raise InputError(f"{plan_source}: {crossed[0]}{more}: Kafka 4.3 would reject {name} "
+                             "(INVALID_REPLICA_ASSIGNMENT); re-plan from this snapshot")
+        return _checked(entries, cluster, name)
+
     if moves:
-        files["reassignment.json"] = _checked(_entries(target, dirs.targets), cluster, "reassignment.json")
+        files["reassignment.json"] = checked(_entries(target, dirs.targets), "reassignment.json")
         known = {b.id for b in snapshot.brokers}
         restorable = {k: rollback_replicas(old, target[k], known) for k, old in current.items()}
         files["rollback.json"] = _checked(_entries(restorable), cluster, "rollback.json")
@@ -118,14 +127,13 @@ def build_bundle(
     for i, (b, t) in enumerate(zip(batches, throttles, strict=True)):
         progress("checking every batch file with Kafka's parser", done=i, total=len(batches), unit="batches")
         batch_target = {(m.topic, m.partition): m.replicas for m in b.moves}
-        files[f"batches/{b.index:03d}.json"] = _checked(_entries(batch_target, dirs.targets), cluster,
-                                                        f"batches/{b.index:03d}.json")
+        files[f"batches/{b.index:03d}.json"] = checked(_entries(batch_target, dirs.targets),
+                                                       f"batches/{b.index:03d}.json")
     for broker, dir_moves in dirs.moves.items():
         inside = {(m.topic, m.partition): target.get((m.topic, m.partition), parts[m.topic, m.partition].replicas)
                   for m in dir_moves}
         name = f"log-dirs/broker-{broker}.json"
-        files[name] = _checked(_entries(inside, {(m.topic, m.partition, broker): m.to_dir for m in dir_moves}),
-                               cluster, name)
+        files[name] = checked(_entries(inside, {(m.topic, m.partition, broker): m.to_dir for m in dir_moves}), name)
     files["batches/index.json"] = dump_json([_batch_row(b, t) for b, t in zip(batches, throttles, strict=True)])
     rollback_rate = min((t.rate for t in throttles), default=MIN_THROTTLE_BPS)
     moved_held = [f"{m.topic}-{m.partition}" for m in moves if (m.topic, m.partition) in health.partitions]
@@ -141,7 +149,8 @@ def build_bundle(
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
         reasons=bytes_by_reason(moves),
-        cordon=[b for b in plan.drained if b not in health.cordoned],
+        cordon={b: ",".join(snapshot.broker_by_id[b].cordoned_log_dirs) for b in plan.drained
+                if b not in health.cordoned and b in snapshot.broker_by_id},
         kafka_version=options.kafka_version,
         log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
                         "moved_bytes": sum(m.size_bytes for m in ms)} for b, ms in dirs.moves.items()],

@@ -1,8 +1,8 @@
 """JBOD log-dir targets of a bundle (``poolplan emit --log-dirs balance``): where each new replica lands on a
 broker with several log dirs, and the moves between a broker's dirs that even them out.
 
-Per broker with two or more open log dirs (not cordoned, KIP-1066; a broker with a log dir in error is left
-alone), each dir holding `pools.pool_rules.log_dir_capacity`:
+Per broker with two or more open log dirs (`pools.health.open_log_dirs`: none on a cordoned broker, KIP-1066; a
+broker with a log dir in error is left alone), each dir holding `pools.pool_rules.log_dir_capacity`:
 
 1. The dirs' fill after the plan starts from today's replicas in each dir, less those the plan takes off the
    broker.
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pools.health import ClusterHealth
+from pools.health import ClusterHealth, open_log_dirs
 from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
 
@@ -74,8 +74,7 @@ def balance_log_dirs(snapshot: ClusterSnapshot, target: Mapping[tuple[str, int],
     >>> dict(out.targets), [(m.partition, m.to_dir) for m in out.moves[1]], dict(out.fill[1])
     ({('t', 2, 1): '/b'}, [(1, '/b')], {'/a': (90, 60), '/b': (20, 50)})
     """
-    brokers = {b.id: b for b in snapshot.brokers
-               if b.id not in health.brokers and len([d for d in b.log_dirs if d not in b.cordoned_log_dirs]) > 1}
+    brokers = {b.id: b for b in snapshot.brokers if b.id not in health.brokers and len(open_log_dirs(b)) > 1}
     if not brokers:
         return LogDirPlan({}, {}, {})
     held: dict[int, dict[str, list[tuple[int, str, int]]]] = {b: {d: [] for d in brokers[b].log_dirs} for b in brokers}
@@ -96,7 +95,7 @@ def balance_log_dirs(snapshot: ClusterSnapshot, target: Mapping[tuple[str, int],
     fill: dict[int, dict[str, tuple[int, int]]] = {}
     for broker_id in sorted(brokers):
         b = brokers[broker_id]
-        open_dirs = [d for d in b.log_dirs if d not in b.cordoned_log_dirs]
+        open_dirs = list(open_log_dirs(b))
         used = {d: sum(s for s, _, _ in held[broker_id][d]) for d in b.log_dirs}
         for size, topic, partition in sorted(incoming[broker_id], key=lambda r: (-r[0], r[1], r[2])):
             d = min(open_dirs, key=lambda x: (used[x], x))

@@ -6,7 +6,8 @@ and an ``operation`` table: what was asked, each touched pool's balance before a
 (`planner.operations.balance`), the bytes moved and a lower bound: no placement that drains the same brokers
 and gives every broker the same disk load copies less (the larger of the bytes the operation must copy
 anyway and the disk that arrives on brokers whose disk grows, in copied bytes). The independent
-validator (`planner.validator`) checks the plan; what it finds becomes warnings, as for a quarterly plan.
+validator (`planner.validator`) checks the plan; what it finds becomes warnings, as for a quarterly plan, but a
+plan crossing a cordon is refused (`planner.validator.refuse_cordon_crossings`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from planner.operations.scope import OperationInputs, bytes_per_storage
 from planner.placement.engine import MoveReason
 from planner.placement.minimal_move import PoolPlacement
 from planner.reasons import with_reasons
-from planner.validator import validate_plan
+from planner.validator import refuse_cordon_crossings, validate_plan
 from pools.demand import broker_load
 from pools.plan_file import PartitionMove, Plan, SolverReport
 from pools.pool_rules import usable_capacity
@@ -129,6 +130,7 @@ def operation_plan(
     )
     plan = with_reasons(plan, snap, reasons or {}, inputs.health.brokers)
     found = validate_plan(snap, inputs.policy, plan, inputs.forecast)
+    refuse_cordon_crossings(found)
     if found:
         notes = [f"validator: {v.message}" for v in found[:10]]
         if len(found) > 10:

@@ -6,8 +6,8 @@ snapshot, policy and profile sends the partition to the same brokers unless it c
 relieves an overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). The seed
 changes only what it must: a replica outside the pool or on a repeated rack is replaced in its own slot, on a
 rack the partition does not use yet where the pool has one, and the leader stays. A target is proposed only
-when it repairs the partition (`FixTargets.repairs`: every replica in the pool, the racks spanned); otherwise
-the fix is a new plan. A partition `pools.health` holds gets no reassignment: its health comes first. Every
+when it repairs the partition (`FixTargets.repairs`: every replica in the pool, the racks spanned) and crosses
+no cordon (a plan's target may); otherwise the fix is a new plan. A partition `pools.health` holds gets no reassignment: its health comes first. Every
 reassignment carries ``--throttle`` (`pools.throttle.throttle_rate` over the brokers it involves: the bundle's
 rule at its default fraction).
 """
@@ -21,7 +21,7 @@ import numpy as np
 from pools.audit.loads import Loads
 from pools.cluster_arrays import ClusterArrays, cluster_arrays, pool_arrays
 from pools.fill import seed_pools
-from pools.health import cluster_health
+from pools.health import cluster_health, cordon_crossings
 from pools.kafka_formats.reassignment import format_reassignment_json
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, racks_required
@@ -100,6 +100,11 @@ class FixTargets:
         need = racks_required(len(target), len(self.pool_racks[pool]))
         return bool((racks < 0).any() or len(set(racks.tolist())) >= need)
 
+    def _allowed(self, part: int, target: tuple[int, ...]) -> bool:
+        """Whether ``target`` `repairs` partition ``part`` and crosses no cordon (`pools.health.cordon_crossings`)."""
+        p = self.snapshot.partitions[part]
+        return self.repairs(part, target) and not cordon_crossings(self.snapshot, [(p.topic, p.partition, target, None)])
+
     def fix(self, part: int, target: tuple[int, ...] | None = None) -> str:
         """The command that moves partition ``part`` to ``target`` when it `repairs` the partition, else to its
         seed when that does, else what to do instead."""
@@ -108,9 +113,9 @@ class FixTargets:
         if held is not None:
             return (f"# {p.topic}-{p.partition} is {held}: poolplan leaves it alone; repair its health first "
                     "(see its partition or broker finding), then audit again")
-        if target is None or not self.repairs(part, target):
+        if target is None or not self._allowed(part, target):
             target = self.replicas(part)
-        if target is None or not self.repairs(part, target):
+        if target is None or not self._allowed(part, target):
             return PLAN_FIX
         rate = throttle_rate(set(p.replicas) | set(target), capacity=self.capacity, load=self.load,
                              fraction=DEFAULT_THROTTLE_FRACTION)

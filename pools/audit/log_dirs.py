@@ -15,6 +15,7 @@ from pools.audit.common import finding, num, pool_name, ratio
 from pools.audit.findings import Finding
 from pools.audit.loads import Loads
 from pools.cluster_arrays import cluster_arrays, pool_arrays
+from pools.health import open_log_dirs
 from pools.kafka_formats.reassignment import ANY_LOG_DIR, format_reassignment_json
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, log_dir_capacity, over_limit
@@ -51,7 +52,7 @@ def check_replicas_on_cordoned(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
                                      f"on: kafka-configs.sh --bootstrap-server $BOOTSTRAP --alter --entity-type "
                                      f"brokers --entity-name {broker_id} --delete-config cordoned.log.dirs"))
             continue
-        open_dirs = [d for d in b.log_dirs if d not in b.cordoned_log_dirs]
+        open_dirs = list(open_log_dirs(b))
         for log_dir in b.cordoned_log_dirs:
             replicas = sorted(dirs.get(log_dir, ()), key=_largest_first)
             if not replicas:
@@ -87,7 +88,7 @@ def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, l
         for log_dir in b.log_dirs:
             if not over_limit(used[log_dir], headroom * share):
                 continue
-            open_dirs = [d for d in b.log_dirs if d != log_dir and d not in b.cordoned_log_dirs]
+            open_dirs = [d for d in open_log_dirs(b) if d != log_dir]
             moving, excess = [], used[log_dir] - headroom * share
             for r in sorted(dirs.get(log_dir, ()), key=_largest_first):
                 if excess <= 0 or len(moving) == SHOWN:
