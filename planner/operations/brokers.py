@@ -432,7 +432,8 @@ def _rack_shortfall(inputs: OperationInputs, pool: str, members: Sequence[Broker
     """What each rack of ``pool`` lacks for the load racks pin: a partition whose replication factor reaches the
     pool's racks keeps a replica in every rack (min(RF, racks) racks), so each rack carries one follower's load
     of all of them (the load `planner.placement.engine.fair_share` keeps in its rack), within headroom × its
-    brokers' capacity (`pools.pool_rules.PoolLimits.broker_limit`)."""
+    brokers' capacity (`pools.pool_rules.PoolLimits.broker_limit`). A closed broker (cordoned or unhealthy) counts
+    only for the followers of those partitions it already holds (`pools.pool_rules.closed_capacity`)."""
     rack = {b.id: b.rack for b in members}
     racks = sorted({r for r in rack.values() if r is not None})
     if len(racks) < 2 or None in rack.values():
@@ -444,18 +445,31 @@ def _rack_shortfall(inputs: OperationInputs, pool: str, members: Sequence[Broker
         return []
     loads = partition_loads(snap, inputs.forecast)
     # one follower per partition, in DIMENSIONS: bytes-in fetched, nothing served, its storage, one replica
-    pinned = (float(loads.bytes_in[wide].sum()), 0.0, float(loads.storage[wide].sum()), float(wide.sum()))
+    follower = np.stack([loads.bytes_in, np.zeros(len(wide)), loads.storage, np.ones(len(wide))], axis=1)
+    follower[~wide] = 0.0
+    pinned = follower.sum(axis=0)
+    closed = inputs.health.closed
     out = []
     for r in racks:
         brokers = sorted(b for b in rack if rack[b] == r)
-        room = np.sum([limits.broker_limit(snap.broker_by_id[b].capacity) for b in brokers], axis=0)
+        room = np.zeros(len(DIMENSIONS))
+        for b in brokers:
+            capacity = snap.broker_by_id[b].capacity
+            if b in closed:
+                held = follower[[b in p.replicas for p in snap.partitions]].sum(axis=0)
+                room += [h * closed_capacity(capacity.get(d), float(held[i]), h)
+                         for i, (d, h) in enumerate(zip(DIMENSIONS, limits.headroom))]
+            else:
+                room += limits.broker_limit(capacity)
         short = [f"{d} {_amount(d, pinned[i])} against the {_amount(d, room[i])} it can carry "
                  f"({limits.headroom[i]:.0%} of its capacity)" for i, d in enumerate(DIMENSIONS)
-                 if over_limit(pinned[i], float(room[i]))]
+                 if over_limit(float(pinned[i]), float(room[i]))]
         if short:
-            out.append(f"rack {r!r} of pool {pool!r} would keep broker(s) {', '.join(map(str, brokers))}, which must "
-                       f"hold a replica of each of the {int(wide.sum())} partition(s) whose replication factor reaches "
-                       f"the pool's {len(racks)} racks: {'; '.join(short)}")
+            shut = [f"{b} {inputs.health.why_closed(b)}" for b in brokers if b in closed]
+            note = f" (closed, counted only for what it holds: {'; '.join(shut)})" if shut else ""
+            out.append(f"rack {r!r} of pool {pool!r} would keep broker(s) {', '.join(map(str, brokers))}{note}, "
+                       f"which must hold a replica of each of the {int(wide.sum())} partition(s) whose replication "
+                       f"factor reaches the pool's {len(racks)} racks: {'; '.join(short)}")
     return out
 
 
