@@ -38,7 +38,7 @@ def render_runbook(
     moved_held: Sequence[str] = (),
     evacuated: Sequence[str] = (),
     reasons: Sequence[dict[str, Any]] = (),
-    cordon: Sequence[int] = (),
+    cordon: Mapping[int, str] | None = None,
     kafka_version: str | None = None,
     log_dir_moves: Sequence[Mapping[str, Any]] = (),
     log_dir_throttle: int = 0,
@@ -51,8 +51,9 @@ def render_runbook(
     moves although they were held (a plan made without the health rule), which the pre-flight warns about;
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
     pre-flight check 1 may list; ``reasons`` are the rows of the "Why these moves" table (`bytes_by_reason`).
-    ``cordon`` names the brokers a drain empties (a plan's ``drained``): on Kafka
-    4.3+ (``kafka_version``; unknown: the step says it needs 4.3) the pre-flight cordons them first (KIP-1066).
+    ``cordon`` maps the brokers a drain empties (a plan's ``drained``) that are not cordoned yet to their
+    ``cordoned.log.dirs`` before it (empty: none): on Kafka 4.3+ (``kafka_version``; unknown: the step says it
+    needs 4.3) the pre-flight cordons them first (KIP-1066) and the rollback restores that value.
     ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
     (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
     ``expected_brokers`` (``id``, ``rack``, ``pool``) are the plan's brokers still to buy: the
@@ -94,7 +95,7 @@ def render_runbook(
         moved_held=list(moved_held),
         evacuated=list(evacuated),
         reasons=list(reasons),
-        cordon=_cordon_step(cordon, kafka_version),
+        cordon=_cordon_step(cordon or {}, kafka_version),
         log_dir_moves=[{**m, "moved_bytes_h": format_bytes(m["moved_bytes"])} for m in log_dir_moves],
         log_dir_throttle=log_dir_throttle,
         log_dir_throttle_h=format_rate(log_dir_throttle),
@@ -131,18 +132,24 @@ def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
 CORDON_VERSION = (4, 3)
 
 
-def _cordon_step(brokers: Sequence[int], kafka_version: str | None) -> dict[str, Any] | None:
-    """The runbook's cordon step for ``brokers``, or None when there is none or the cluster predates cordons.
+def _cordon_step(brokers: Mapping[int, str], kafka_version: str | None) -> dict[str, Any] | None:
+    """The runbook's cordon step for ``brokers`` (each with its ``cordoned.log.dirs`` before the drain, empty for
+    none), or None when there is none or the cluster predates cordons. The rollback puts each value back: a
+    list as ``kafka-configs.sh --add-config`` takes one (``[/d1,/d2]``), none as ``--delete-config``.
 
-    >>> _cordon_step([4], "4.3.1")["conditional"], _cordon_step([4], None)["conditional"], _cordon_step([4], "4.2")
-    (False, True, None)
+    >>> _cordon_step({4: ""}, "4.3.1")["conditional"], _cordon_step({4: ""}, None)["conditional"]
+    (False, True)
+    >>> _cordon_step({4: ""}, "4.2"), _cordon_step({3: "/d1,/d2", 4: "/d1"}, "4.3")["restore"]
+    (None, [(3, '[/d1,/d2]'), (4, '/d1')])
     """
     if not brokers:
         return None
     version = parse_kafka_version(kafka_version) if kafka_version is not None else None
     if version is not None and version < CORDON_VERSION:
         return None
-    return {"brokers": sorted(brokers), "conditional": version is None}
+    restore = [(b, f"[{v}]" if "," in v else v) for b, v in sorted(brokers.items()) if v]
+    return {"brokers": sorted(brokers), "conditional": version is None, "restore": restore,
+            "delete": [b for b, v in sorted(brokers.items()) if not v]}
 
 
 def parse_kafka_version(text: str) -> tuple[int, int]:
