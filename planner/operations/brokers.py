@@ -104,7 +104,8 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
     Raises
     ------
     InputError
-        An unknown broker or one in no pool, a destination that is drained, in another pool or unhealthy.
+        An unknown broker or one in no pool, a destination that is drained, in another pool, unhealthy or
+        cordoned.
     InfeasibleError
         The rest of a pool cannot hold its partitions (brokers, racks, capacity), or a drained broker holds
         partitions that must keep their replicas; the message says what is missing.
@@ -129,7 +130,9 @@ def decommission_brokers(inputs: OperationInputs, brokers: Sequence[int], *,
         raise InfeasibleError(f"cannot decommission broker(s) {', '.join(map(str, drained))}: " + "; ".join(missing))
     targets = sorted(set(_known(inputs, destinations, "--to"))) if destinations else []
     for b in targets:
-        if b in drained or after[b] not in pools or b in inputs.health.brokers:
+        if b in inputs.health.closed:
+            raise InputError(f"--to: broker {b} is {inputs.health.why_closed(b)}; it can take no replica")
+        if b in drained or after[b] not in pools:
             raise InputError(f"--to: broker {b} cannot take replicas: it must be a healthy broker that stays in "
                              f"pool(s) {', '.join(map(repr, pools))}")
     optimiser = pool_optimiser if not targets else lambda state, goal: pool_optimiser(_only_to(state, targets), goal)
