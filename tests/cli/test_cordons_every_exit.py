@@ -189,3 +189,16 @@ def test_the_rollback_restores_a_dir_cordon_the_drain_replaced(cluster, tmp_path
     assert "--entity-name 3 --add-config 'cordoned.log.dirs=*'" in runbook
     assert "--entity-name 3 --add-config 'cordoned.log.dirs=/var/lib/kafka/data-1'" in runbook
     assert "--entity-name 3 --delete-config" not in runbook
+
+
+def test_an_inventory_cordon_on_a_dir_the_broker_lacks_is_exit_2(tmp_path, run_cli) -> None:
+    files = write_cluster(tmp_path, "inventory")
+    inventory = files["inventory"].read_text().replace('"/var/lib/kafka/data-1"]', '"/var/lib/kafka/data-9"]')
+    files["inventory"].write_text(inventory)
+    out = tmp_path / "snapshot.json"
+    code, _, err = run_cli("snapshot", "--describe", files["describe"], "--log-dirs", files["log_dirs"],
+                           "--inventory", files["inventory"], "--out", out)
+    assert code == 2 and not out.exists() and "Traceback" not in err
+    assert err.strip().splitlines() == [f"error: {files['inventory']}: broker 3: cordoned_log_dirs: "
+                                        "'/var/lib/kafka/data-9' is not one of its log dirs "
+                                        "['/var/lib/kafka/data-0', '/var/lib/kafka/data-1'] (kafka-log-dirs.sh)"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pools.errors import InputError
+from pools.health import cluster_health
 from pools.kafka_formats.cruise_control import parse_capacity_json
 from pools.kafka_formats.inventory import BrokerCapacity, parse_inventory_toml
 from pools.snapshot import load_snapshot, save_snapshot
@@ -320,7 +321,32 @@ def test_a_cordon_on_a_dir_the_broker_lacks_is_an_error(data_dir):
                        cluster="k4", broker_configs_text=configs, sources={"broker_configs": "cfg.txt"})
 
 
+def test_an_inventory_cordon_on_a_dir_the_broker_lacks_is_an_error_too(data_dir):
+    typo = KAFKA4_INVENTORY.replace('cordoned_log_dirs = ["/data/d1"]', 'cordoned_log_dirs = ["/data/d9"]')
+    with pytest.raises(InputError, match=r"^inv.toml: broker 6: cordoned_log_dirs: '/data/d9' is not one of its log "
+                                         r"dirs \['/data/d1'\] \(kafka-log-dirs.sh\)$"):
+        d = data_dir / "kafka-formats"
+        build_snapshot((d / "kafka-topics-describe-4.3.txt").read_text(),
+                       (d / "kafka-log-dirs-describe-4.3.txt").read_text(), parse_inventory_toml(typo),
+                       cluster="k4", sources={"inventory": "inv.toml"})
+
+
+def test_each_cordon_names_its_source(data_dir):
+    d = data_dir / "kafka-formats"
+    snap = build_snapshot((d / "kafka-topics-describe-4.3.txt").read_text(),
+                          (d / "kafka-log-dirs-describe-4.3.txt").read_text(), parse_inventory_toml(KAFKA4_INVENTORY),
+                          cluster="k4", broker_configs_text=(d / "kafka-configs-describe-brokers-4.3.txt").read_text(),
+                          sources={"inventory": "inv.toml", "broker_configs": "cfg.txt", "log_dirs": "dirs.json"})
+    b = snap.broker_by_id
+    assert b[1].cordon_source("/data/d2") == "cfg.txt (cordoned.log.dirs=/data/d2)"
+    assert b[3].cordon_source() == "cfg.txt (cordoned.log.dirs=*)"
+    assert b[4].cordon_source("/data/d3") == "cfg.txt (cordoned.log.dirs=/data/d1,/data/d3); dirs.json (isCordoned)"
+    assert b[6].cordon_source() == "inv.toml (cordoned_log_dirs)" and b[2].cordon_source() == ""
+    assert cluster_health(snap).cordoned[3] == "cordoned: all log dirs, by cfg.txt (cordoned.log.dirs=*)"
+
+
 @pytest.mark.parametrize("field, value, expected", [
+    ("cordon_sources", [["*"]], "brokers[0].cordon_sources[0]: expected [log dir or \"*\", source], got ['*']"),
     ("cordoned", "yes", "brokers[0].cordoned: expected true or false, got 'yes'"),
     ("cordoned_log_dirs", ["/d1", 3], "brokers[0].cordoned_log_dirs[1]: expected a log dir path, got 3"),
     ("log_dirs", "/d1", "brokers[0].log_dirs: expected a JSON array"),
