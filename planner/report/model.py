@@ -198,7 +198,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         cost=costing(run),
         risks=plan_risks(plan, run.findings, snapshot) if plan and run.findings is not None else None,
         history_end=max(r.last_ts for r in run.profile.values()).date() if run.profile else None,
-        read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1))
+        read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1, current=True))
         if snapshot and run.policy else None,
         progress=run.progress,
     )

@@ -303,8 +303,9 @@ def _read_only(model: ReportModel) -> tuple:
                  for f in sorted(model.read_only, key=lambda f: (f.pool or "", f.topic or "")))
     return (
         Para(f"{len(rows)} topic(s) go read-only for `acks=all` producers on such a loss: each has partitions whose "
-             "replication factor minus the brokers lost is below its own `min.insync.replicas` (the broker named "
-             "blocks most of them; any broker holding one does)."),
+             "in-sync replicas minus the brokers lost are below its own `min.insync.replicas` (the broker named "
+             "blocks most of them; any broker holding one does); a partition already at its min ISR goes read-only "
+             "on any one loss, and a topic of replication factor 1 goes offline."),
         Table("read-only", ("topic", "pool", "min.insync.replicas", "replication factor", "broker lost",
                             "partitions blocked", "partitions at risk"), rows, frozenset({0, 1, 4})),
     )

@@ -2,8 +2,8 @@
 
 Kinds use the audit's vocabulary and its precedence for partition health: a partition reports one of
 ``offline_partition`` (no leader), ``under_min_isr`` (a leader, ISR below ``min.insync.replicas``),
-``under_replicated`` (ISR at or above the minimum but below the replication factor, adding replicas not
-counted). What is planted:
+``at_min_isr`` (ISR exactly the minimum, below the replication factor), ``under_replicated`` (ISR above the
+minimum but below the replication factor, adding replicas not counted). What is planted:
 
 - ``broker_without_pool``: the spare broker (no pool tag, no pin, no replica);
 - ``topic_without_pool``: the ``legacy.*`` topic (no tenant, no selector, no default pool);
@@ -11,7 +11,8 @@ counted). What is planted:
   a broker of the other pool (a rack the partition's other replicas do not use), so ``broker_mixed_pools`` for
   every broker receiving one; ``pool`` is the topic's pool;
 - ``rack_shared``: a follower replaced by a pool broker in the rack of another replica;
-- ``under_replicated``: the last follower dropped from the ISR (ISR still at least min ISR);
+- ``under_replicated`` (``at_min_isr`` when the ISR left is the topic's minimum): the last follower dropped from
+  the ISR (ISR still at least min ISR);
 - ``under_min_isr``: ISR shrunk to the leader on a topic with ``min.insync.replicas=2``;
 - ``offline_partition`` + ``log_dir_error``: the leader's second log dir failed while it was the only ISR member:
   ``Leader: none``, ``Isr: <it>``, its replica missing from the log-dirs output, the dir reported with
@@ -161,7 +162,9 @@ class _Planter:
 
     def drop_follower(self) -> None:
         p = self.pick(lambda p, t: len(p.replicas) - 1 >= t.min_insync_replicas)
-        self.put(replace(p, isr=p.replicas[:-1]), Problem("under_replicated", p.topic, p.partition))
+        at_min = len(p.replicas) - 1 == self.topics[p.topic].min_insync_replicas  # one more loss: read-only
+        self.put(replace(p, isr=p.replicas[:-1]),
+                 Problem("at_min_isr" if at_min else "under_replicated", p.topic, p.partition))
 
     def fail_log_dir(self) -> tuple[int, SamplePartition]:
         p = self.pick(lambda p, t: True)

@@ -27,6 +27,8 @@ SEVERITY: dict[str, Severity] = {
     "replicas_on_cordoned": Severity.WARNING,
     "log_dir_over_headroom": Severity.ERROR,
     "min_isr_after_broker_loss": Severity.ERROR,
+    "at_min_isr": Severity.ERROR,
+    "single_replica_topic": Severity.ERROR,
 }
 
 

@@ -20,7 +20,7 @@ from pools.audit.capacity import (
     check_utilisation_over_headroom,
 )
 from pools.audit.common import SEVERITY, finding, pool_name
-from pools.audit.durability import check_min_isr_after_broker_loss
+from pools.audit.durability import check_at_min_isr, check_min_isr_after_broker_loss, check_single_replica_topic
 from pools.audit.findings import Finding, Severity
 from pools.audit.fixes import PLAN_FIX, fix_targets, replica_span
 from pools.audit.loads import Loads
@@ -53,6 +53,8 @@ __all__ = [
     "check_replicas_on_cordoned",
     "check_log_dir_over_headroom",
     "check_min_isr_after_broker_loss",
+    "check_at_min_isr",
+    "check_single_replica_topic",
 ]
 
 #: A broker's leader count is skewed when it is above ``ceil(mean * (1 + LEADER_SKEW))`` or below
@@ -203,16 +205,24 @@ def check_rack_shared(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Load
 
 
 def check_offline_partition(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions without a leader (``Leader: none``)."""
+    """Partitions without a leader (``Leader: none``). One with eligible leader replicas (KIP-966: ``Elr`` not
+    empty) gets a leader back, without losing data, as soon as one of them is up: its fix brings them back and
+    never elects uncleanly; the others' last resort is an unclean election (naming ``LastKnownElr``, the replicas
+    most likely to hold the latest data, when Kafka reports them)."""
     a = cluster_arrays(snapshot)
-    return [
-        _partition_finding(
-            "offline_partition", snapshot, policy, part,
-            fix="kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type UNCLEAN "
-            "--topic {topic} --partition {partition}  # last resort, loses data: first bring brokers {replicas} back",
-        )
-        for part in np.flatnonzero(a.part_offline).tolist()
-    ]
+    out = []
+    for part in np.flatnonzero(a.part_offline).tolist():
+        p = snapshot.partitions[part]
+        if p.elr:
+            fix = (f"# bring broker(s) {_ids(p.elr)} back: the controller elects a leader from the ELR (KIP-966) "
+                   "without losing data; no unclean election")
+        else:
+            first = f"brokers {_ids(p.last_known_elr)} (last known ELR) or {{replicas}}" if p.last_known_elr \
+                else "brokers {replicas}"
+            fix = ("kafka-leader-election.sh --bootstrap-server $BOOTSTRAP --election-type UNCLEAN "
+                   f"--topic {{topic}} --partition {{partition}}  # last resort, loses data: first bring {first} back")
+        out.append(_partition_finding("offline_partition", snapshot, policy, part, fix=fix))
+    return out
 
 
 def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
@@ -231,14 +241,14 @@ def check_under_min_isr(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Lo
 
 
 def check_under_replicated(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """Partitions with a leader and at least min ISR whose reported ISR lacks a replica: the planner's
+    """Partitions with a leader and more than min ISR whose reported ISR lacks a replica: the planner's
     under-replicated (`pools.health.partition_states`), so a partition the audit reports is one the plan holds.
 
     A reassignment's adding replicas are not expected in the ISR yet, as `kafka-topics.sh` leaves them out of the
     replication factor.
     """
     a, states = cluster_arrays(snapshot), partition_states(snapshot)
-    bad = states.under_replicated & (states.in_sync >= _min_isr(snapshot, a))
+    bad = states.under_replicated & (states.in_sync > _min_isr(snapshot, a))  # at min ISR: `check_at_min_isr`
     return [
         _partition_finding(
             "under_replicated", snapshot, policy, part,
@@ -367,6 +377,8 @@ RULES: tuple[Rule, ...] = (
     Rule("replicas_on_cordoned", check_replicas_on_cordoned, SEVERITY["replicas_on_cordoned"]),
     Rule("log_dir_over_headroom", check_log_dir_over_headroom, SEVERITY["log_dir_over_headroom"]),
     Rule("min_isr_after_broker_loss", check_min_isr_after_broker_loss, SEVERITY["min_isr_after_broker_loss"]),
+    Rule("at_min_isr", check_at_min_isr, SEVERITY["at_min_isr"]),
+    Rule("single_replica_topic", check_single_replica_topic, SEVERITY["single_replica_topic"]),
 )
 
 
@@ -380,6 +392,8 @@ def _partition_finding(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy,
     out_of_sync = [b for b in state.replicas if b not in state.isr]
     evidence = {"replicas": list(state.replicas), "leader": state.leader, "isr": list(state.isr),
                 "min_insync_replicas": min_isr}
+    if state.elr or state.last_known_elr:  # KIP-966, as kafka-topics.sh prints them
+        evidence |= {"elr": list(state.elr or ()), "last_known_elr": list(state.last_known_elr or ())}
     if state.adding_replicas or state.removing_replicas:
         evidence |= {"adding_replicas": list(state.adding_replicas), "removing_replicas": list(state.removing_replicas)}
     text = fix.format(topic=state.topic, partition=state.partition, replicas=_ids(state.replicas),

@@ -41,6 +41,8 @@ def oracle(snap: ClusterSnapshot) -> set[tuple]:
             out.add(("offline_partition", p.topic, p.partition, None))
         elif len(p.isr) < min_isr[p.topic]:
             out.add(("under_min_isr", p.topic, p.partition, None))
+        elif len(p.isr) == min_isr[p.topic] < rf:
+            out.add(("at_min_isr", p.topic, p.partition, None))
         elif len(p.isr) < rf:
             out.add(("under_replicated", p.topic, p.partition, None))
         if p.adding_replicas:
@@ -60,7 +62,7 @@ def oracle(snap: ClusterSnapshot) -> set[tuple]:
 
 @given(clusters())
 def test_rules_match_the_oracle(snap):
-    kinds = {"offline_partition", "under_min_isr", "under_replicated", "reassignment_in_progress",
+    kinds = {"offline_partition", "under_min_isr", "at_min_isr", "under_replicated", "reassignment_in_progress",
              "leader_not_preferred", "replica_outside_pool", "rack_shared", "broker_mixed_pools"}
     found = audit(snap, policy())
     got = {(f.kind, f.topic, f.partition, f.broker) for f in found if f.kind in kinds}

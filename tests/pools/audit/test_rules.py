@@ -116,7 +116,7 @@ def test_rack_shared_with_a_fix_moving_to_an_unused_rack():
     [
         ({"leader": None, "isr": ()}, "offline_partition"),
         ({"isr": (1,)}, "under_min_isr"),
-        ({"isr": (1, 2)}, "under_replicated"),
+        ({"isr": (1, 2)}, "at_min_isr"),  # min.insync.replicas 2 of 3: one more loss makes it read-only
     ],
 )
 def test_partition_health_reports_the_worst_state_only(changes, kind):
@@ -149,7 +149,7 @@ def test_leader_not_preferred_needs_the_preferred_replica_in_isr():
     assert kinds(found) == [("leader_not_preferred", None, "b-y", 0)]
     assert found[0].fix.endswith("--election-type PREFERRED --topic b-y --partition 0")
     parts = with_partition(base_parts(), "b-y", 0, leader=5, isr=(5, 6))
-    assert [f.kind for f in audit(snapshot(parts), policy())] == ["under_replicated"]
+    assert [f.kind for f in audit(snapshot(parts), policy())] == ["at_min_isr"]
 
 
 def test_leader_count_skew():
