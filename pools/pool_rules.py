@@ -196,15 +196,23 @@ def failure_loss(capacities: Iterable[float], tolerated_failures: int) -> float:
     return math.fsum(heapq.nlargest(tolerated_failures, capacities))
 
 
-def log_dir_capacity(broker: Broker) -> float:
-    """The disk one log dir of ``broker`` holds: its share of the broker's ``disk`` (``kafka-log-dirs.sh`` prints no
-    per-dir size, so JBOD disks are taken as equal); the whole disk for a broker with one or unknown dirs.
+def log_dir_capacity(broker: Broker, log_dir: str | None = None) -> float:
+    """The disk ``log_dir`` of ``broker`` holds: the capacity the inventory gives it (``log_dir_capacities``), else
+    an equal share of what the broker's ``disk`` leaves to its dirs without one (``kafka-log-dirs.sh`` prints no
+    per-dir size); the whole disk for a broker with one or unknown dirs. ``log_dir`` None: a dir without one.
 
     >>> from pools.snapshot import Capacity
     >>> log_dir_capacity(Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3", "/d4")))
     1000000000000.0
+    >>> b = Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3"), log_dir_capacities=(("/d1", 2e12),))
+    >>> log_dir_capacity(b, "/d1"), log_dir_capacity(b, "/d2")
+    (2000000000000.0, 1000000000000.0)
     """
-    return broker.capacity.disk / max(1, len(broker.log_dirs))
+    sized = dict(broker.log_dir_capacities)
+    if log_dir in sized:
+        return float(sized[log_dir])
+    rest = [d for d in broker.log_dirs if d not in sized]
+    return max(0.0, broker.capacity.disk - math.fsum(sized.values())) / max(1, len(rest))
 
 
 def usable_capacity(capacities: Iterable[float], tolerated_failures: int) -> float:

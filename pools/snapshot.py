@@ -14,7 +14,8 @@ File format (``snapshot.json``, documented in ``docs/formats.md``)::
      ],
      "log_dir_errors": [{"broker": 2, "log_dir": "/data2", "error": "KafkaStorageException"}]}
 
-Broker fields ``cordoned`` (false), ``cordoned_log_dirs``, ``log_dirs`` and ``cordon_sources`` (empty) and partition fields with
+Broker fields ``cordoned`` (false), ``cordoned_log_dirs``, ``log_dirs``, ``cordon_sources`` and ``log_dir_capacities``
+(empty) and partition fields with
 their default value (empty lists, ``null`` ELR) are omitted when written (so older readers' files are unchanged); every
 partition is written on its own line so large snapshots stay diffable. Loading then saving gives the
 same bytes.
@@ -96,6 +97,8 @@ class Broker:
     broker takes none: cordoned as such (``cordoned.log.dirs=*``) or every log dir it has is cordoned. Both lists
     are kept sorted and distinct. ``cordon_sources`` say where each cordon came from: ``(dir, source)`` pairs,
     ``*`` for the whole broker (`pools.snapshot_build` names the file and the field); `cordon_source` reads them.
+    ``log_dir_capacities`` are the bytes of the dirs the inventory sizes (``(dir, bytes)`` pairs; empty: JBOD dirs
+    taken as equal, `pools.pool_rules.log_dir_capacity`).
 
     >>> Broker(1, "r1", Capacity(1, 1, 1, 1), log_dirs=("/d2", "/d1"), cordoned_log_dirs=("/d1", "/d2")).cordoned
     True
@@ -109,11 +112,13 @@ class Broker:
     cordoned_log_dirs: tuple[str, ...] = ()
     log_dirs: tuple[str, ...] = ()
     cordon_sources: tuple[tuple[str, str], ...] = ()
+    log_dir_capacities: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "log_dirs", tuple(sorted(set(self.log_dirs))))
         object.__setattr__(self, "cordoned_log_dirs", tuple(sorted(set(self.cordoned_log_dirs))))
         object.__setattr__(self, "cordon_sources", tuple(sorted(set(self.cordon_sources))))
+        object.__setattr__(self, "log_dir_capacities", tuple(sorted(self.log_dir_capacities)))
         if self.log_dirs and set(self.log_dirs) <= set(self.cordoned_log_dirs):
             object.__setattr__(self, "cordoned", True)
 
@@ -415,6 +420,8 @@ def _broker_to_dict(b: Broker) -> dict[str, Any]:
             out[name] = list(getattr(b, name))
     if b.cordon_sources:
         out["cordon_sources"] = [[d, s] for d, s in b.cordon_sources]
+    if b.log_dir_capacities:
+        out["log_dir_capacities"] = dict(b.log_dir_capacities)
     return out
 
 
@@ -665,6 +672,11 @@ def _broker(v: _Validator, b: Any, where: str) -> Broker:
     for j, pair in enumerate(sources):
         v.require(isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) and x for x in pair),
                   f"{where}.cordon_sources[{j}]", f"expected [log dir or \"*\", source], got {pair!r}")
+    sized = b.get("log_dir_capacities", {})
+    v.require(isinstance(sized, dict), f"{where}.log_dir_capacities", "expected an object of log dir to bytes")
+    for d, n in sized.items():
+        v.require(d != "" and isinstance(n, int) and not isinstance(n, bool) and n > 0,
+                  f"{where}.log_dir_capacities[{d!r}]", f"expected a positive number of bytes, got {n!r}")
     return Broker(
         id=v.broker_id(b.get("id"), f"{where}.id"),
         rack=v.optional_string(b.get("rack"), f"{where}.rack"),
@@ -672,12 +684,13 @@ def _broker(v: _Validator, b: Any, where: str) -> Broker:
         pool=v.optional_string(b.get("pool"), f"{where}.pool"),
         cordoned=cordoned,
         cordon_sources=tuple((d, s) for d, s in sources),
+        log_dir_capacities=tuple(sized.items()),
         **dirs,
     )
 
 
 _BROKER_KEYS = frozenset(("id", "rack", "pool", "capacity", "cordoned", "cordoned_log_dirs", "log_dirs",
-                          "cordon_sources"))
+                          "cordon_sources", "log_dir_capacities"))
 
 
 def _topic(v: _Validator, t: Any, where: str) -> TopicState:

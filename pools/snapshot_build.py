@@ -22,7 +22,8 @@ Rules:
   inventory's ``cordoned``/``cordoned_log_dirs``, the ``cordoned.log.dirs`` config in ``kafka-configs.sh --describe
   --entity-type brokers`` output (``*`` cordons the broker) and log dirs a capture marks ``"isCordoned": true``.
   A cordoned dir the broker does not list is an error, from the inventory as from the configs (Kafka refuses such
-  a config); each cordon keeps its source (`pools.snapshot.Broker.cordon_sources`: the file and the field).
+  a config); each cordon keeps its source (`pools.snapshot.Broker.cordon_sources`: the file and the field). So
+  are the inventory's per-dir capacities (``log_dir_capacities``; Cruise Control's JBOD ``DISK`` map).
 - Impossible cluster state is an error naming the line: repeated or empty replicas, a leader that is not a replica,
   an ISR, ELR or adding/removing replica outside the replicas, a partition described twice, partition lines that
   are not ``0..PartitionCount-1``, a ``ReplicationFactor`` that is not the first partition's (during a reassignment
@@ -279,7 +280,8 @@ def _brokers(inventory: Mapping[int, BrokerCapacity], seen: set[int]) -> tuple[B
         c = capacity_for(dict(inventory), broker_id)
         replicas = c.max_replicas if c.max_replicas is not None else DEFAULT_MAX_REPLICAS
         out.append(Broker(broker_id, c.rack, Capacity(c.nw_in, c.nw_out, c.disk, replicas), c.pool,
-                          cordoned=c.cordoned, cordoned_log_dirs=c.cordoned_log_dirs))
+                          cordoned=c.cordoned, cordoned_log_dirs=c.cordoned_log_dirs,
+                          log_dir_capacities=c.log_dir_capacities))
     return tuple(out)
 
 
@@ -297,11 +299,18 @@ def _cordoned(brokers: tuple[Broker, ...], report: LogDirsReport | None, cordons
         cordon = cordons.get(b.id, BrokerCordon(b.id))
         marked = tuple(d.log_dir for d in listed.get(b.id, ()) if d.cordoned)
         for given, source, field in ((b.cordoned_log_dirs, inventory, "cordoned_log_dirs"),
-                                     (cordon.log_dirs, configs, CORDONED_LOG_DIRS)):
+                                     (cordon.log_dirs, configs, CORDONED_LOG_DIRS),
+                                     ([d for d, _ in b.log_dir_capacities], inventory, "log_dir_capacities")):
             unknown = sorted(set(given) - set(dirs)) if dirs else []
             if unknown:
                 raise InputError(f"{source}: broker {b.id}: {field}: {unknown[0]!r} is not one of its log dirs "
                                  f"{list(dirs)} (kafka-log-dirs.sh)")
+        sized = dict(b.log_dir_capacities)
+        unsized = [d for d in dirs if d not in sized]
+        if sized and (sum(sized.values()) > b.capacity.disk or (unsized and sum(sized.values()) >= b.capacity.disk)):
+            raise InputError(f"{inventory}: broker {b.id}: log_dir_capacities: the dirs given sum to "
+                             f"{sum(sized.values())} bytes, leaving nothing of its {int(b.capacity.disk)}-byte disk "
+                             f"for {', '.join(unsized) or 'the rest'}")
         value = ALL_LOG_DIRS if cordon.all_log_dirs else ",".join(cordon.log_dirs)
         sources = [*((("*", f"{inventory} (cordoned = true)"),) if b.cordoned else ()),
                    *((d, f"{inventory} (cordoned_log_dirs)") for d in b.cordoned_log_dirs),
@@ -310,5 +319,5 @@ def _cordoned(brokers: tuple[Broker, ...], report: LogDirsReport | None, cordons
                    *((d, f"{log_dirs} (isCordoned)") for d in marked)]
         out.append(Broker(b.id, b.rack, b.capacity, b.pool, cordoned=b.cordoned or cordon.all_log_dirs,
                           cordoned_log_dirs=(*b.cordoned_log_dirs, *cordon.log_dirs, *marked), log_dirs=dirs,
-                          cordon_sources=tuple(sources)))
+                          cordon_sources=tuple(sources), log_dir_capacities=b.log_dir_capacities))
     return tuple(out)

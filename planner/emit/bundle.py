@@ -153,7 +153,8 @@ def build_bundle(
                 if b not in health.cordoned and b in snapshot.broker_by_id},
         kafka_version=options.kafka_version,
         log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
-                        "moved_bytes": sum(m.size_bytes for m in ms)} for b, ms in dirs.moves.items()],
+                        "moved_bytes": sum(m.size_bytes for m in ms),
+                        "sized": bool(snapshot.broker_by_id[b].log_dir_capacities)} for b, ms in dirs.moves.items()],
         log_dir_throttle=INTRA_BROKER_THROTTLE_BPS,
         expected_brokers=[{"id": b.id, "rack": b.rack, "pool": b.pool} for b in expected],
     )
@@ -221,15 +222,17 @@ def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]],
 
 
 def _log_dir_summary(snapshot: ClusterSnapshot, dirs: LogDirPlan) -> dict[str, Any]:
-    """``summary.json``'s ``log_dirs``: targets named, and per JBOD broker its moves and each open dir's fill."""
+    """``summary.json``'s ``log_dirs``: targets named, and per JBOD broker its moves, each open dir's capacity (and
+    whether the inventory gave it) and fill."""
     brokers = {}
     for b, fill in dirs.fill.items():
-        capacity = log_dir_capacity(snapshot.broker_by_id[b])
+        broker = snapshot.broker_by_id[b]
         moves = dirs.moves.get(b, ())
         brokers[str(b)] = {
             "moves": len(moves),
             "moved_bytes": sum(m.size_bytes for m in moves),
-            "log_dir_capacity": capacity,
+            "log_dir_capacities": {d: log_dir_capacity(broker, d) for d in fill},
+            "capacities_from": "inventory" if broker.log_dir_capacities else "equal shares of the broker's disk",
             "fill": {d: {"after_plan": a, "after_moves": z} for d, (a, z) in fill.items()},
             "replicas": [{"topic": m.topic, "partition": m.partition, "from": m.from_dir, "to": m.to_dir,
                           "size_bytes": m.size_bytes} for m in moves],

@@ -6,11 +6,12 @@ broker with a log dir in error is left alone), each dir holding `pools.pool_rule
 
 1. The dirs' fill after the plan starts from today's replicas in each dir, less those the plan takes off the
    broker.
-2. **Targets**: each replica the plan adds to the broker goes to its open dir with the lowest fill (largest
-   replicas first); the bundle's ``log_dirs`` names that dir, ``any`` elsewhere.
+2. **Targets**: each replica the plan adds to the broker goes to its open dir with the lowest fill (bytes over
+   the dir's capacity; largest replicas first); the bundle's ``log_dirs`` names that dir, ``any`` elsewhere.
 3. **Moves inside the broker** (what a ``rebalance --log-dirs`` would move): while the fullest and the emptiest
-   open dir differ by more than `LOG_DIR_BAND` of a dir's capacity, the replica of the fullest dir whose size is
-   nearest half the gap (and below the gap, so the spread shrinks) moves to the emptiest; partitions the plan
+   open dir (by fill: bytes over the dir's capacity) differ by more than `LOG_DIR_BAND`, the replica of the
+   fullest dir whose size is nearest the bytes that would even the two (half the gap for dirs of one size; below
+   twice that, so the spread shrinks) moves to the emptiest; partitions the plan
    moves or holds (`pools.health`) stay. At most `MAX_MOVES_PER_BROKER` per broker, fewest bytes first: each
    move is a full local copy.
 
@@ -28,7 +29,7 @@ from pools.snapshot import ClusterSnapshot
 
 __all__ = ["LOG_DIR_BAND", "MAX_MOVES_PER_BROKER", "LogDirMove", "LogDirPlan", "balance_log_dirs"]
 
-#: Fill spread (fraction of one dir's capacity) within which a broker's open dirs count as even.
+#: Fill spread (bytes over each dir's capacity) within which a broker's open dirs count as even.
 LOG_DIR_BAND = 0.1
 #: Moves between one broker's dirs in one bundle, at most.
 MAX_MOVES_PER_BROKER = 200
@@ -97,13 +98,14 @@ def balance_log_dirs(snapshot: ClusterSnapshot, target: Mapping[tuple[str, int],
         b = brokers[broker_id]
         open_dirs = list(open_log_dirs(b))
         used = {d: sum(s for s, _, _ in held[broker_id][d]) for d in b.log_dirs}
+        cap = {d: max(log_dir_capacity(b, d), 1.0) for d in b.log_dirs}
         for size, topic, partition in sorted(incoming[broker_id], key=lambda r: (-r[0], r[1], r[2])):
-            d = min(open_dirs, key=lambda x: (used[x], x))
+            d = min(open_dirs, key=lambda x: (used[x] / cap[x], x))
             targets[topic, partition, broker_id] = d
             used[d] += size
         planned = dict(used)
         movable = {d: sorted(r for r in held[broker_id][d] if r[2] >= 0) for d in open_dirs}
-        done = _even_out(broker_id, open_dirs, used, movable, LOG_DIR_BAND * log_dir_capacity(b))
+        done = _even_out(broker_id, open_dirs, used, movable, LOG_DIR_BAND, cap)
         if done:
             moves[broker_id] = done
         fill[broker_id] = {d: (planned[d], used[d]) for d in open_dirs}
@@ -111,19 +113,21 @@ def balance_log_dirs(snapshot: ClusterSnapshot, target: Mapping[tuple[str, int],
 
 
 def _even_out(broker: int, dirs: list[str], used: dict[str, int], movable: dict[str, list[tuple[int, str, int]]],
-              band: float) -> tuple[LogDirMove, ...]:
-    """Moves from the fullest to the emptiest of ``dirs`` until they are within ``band`` bytes (updates ``used``)."""
+              band: float, cap: Mapping[str, float]) -> tuple[LogDirMove, ...]:
+    """Moves from the fullest to the emptiest of ``dirs`` (by fill: bytes over the dir's ``cap``) until their fills
+    are within ``band`` (updates ``used``). Each move takes the replica nearest the bytes that would even the two
+    dirs, below twice that (so the spread shrinks): half the gap between two dirs of one size."""
     out: list[LogDirMove] = []
     while len(out) < MAX_MOVES_PER_BROKER:
-        full = max(dirs, key=lambda d: (used[d], d))
-        empty = min(dirs, key=lambda d: (used[d], d))
-        gap = used[full] - used[empty]
-        if gap <= band:
+        full = max(dirs, key=lambda d: (used[d] / cap[d], d))
+        empty = min(dirs, key=lambda d: (used[d] / cap[d], d))
+        if used[full] / cap[full] - used[empty] / cap[empty] <= band:
             break
-        fits = [r for r in movable[full] if 0 < r[0] < gap]
+        even = (used[full] * cap[empty] - used[empty] * cap[full]) / (cap[full] + cap[empty])
+        fits = [r for r in movable[full] if 0 < r[0] < 2 * even]
         if not fits:
             break
-        pick = min(fits, key=lambda r: (abs(gap / 2 - r[0]), r[1], r[2]))
+        pick = min(fits, key=lambda r: (abs(even - r[0]), r[1], r[2]))
         movable[full].remove(pick)
         movable[empty].append(pick)
         used[full] -= pick[0]

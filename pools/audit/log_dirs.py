@@ -1,7 +1,8 @@
 """The audit's log-dir rules (Kafka 4.x): replicas left on a cordoned broker or log dir (KIP-1066), and a JBOD
 log dir over its headroom while its broker is under.
 
-A JBOD broker's log dir holds `pools.pool_rules.log_dir_capacity` (its share of the broker's disk). Sizes are the replicas' current sizes (local bytes).
+A JBOD broker's log dir holds `pools.pool_rules.log_dir_capacity` (the inventory's capacity for it, else an equal
+share of the broker's disk; the evidence says which). Sizes are the replicas' current sizes (local bytes).
 Both rules read each replica's log dir from the snapshot and look only at brokers with a cordon or several dirs.
 """
 
@@ -65,10 +66,10 @@ def check_replicas_on_cordoned(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
 
 
 def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:
-    """A log dir of a JBOD broker over the disk headroom of its share (the broker's disk over its dir count) while
+    """A log dir of a JBOD broker over the disk headroom of its capacity (`pools.pool_rules.log_dir_capacity`) while
     the broker as a whole is within its headroom: Kafka fills dirs unevenly (new replicas go to the dir with the
     fewest partitions), and a full dir goes offline with every replica in it. The fix moves the dir's largest
-    replicas to the broker's emptiest open dir until the dir is back within headroom."""
+    replicas to the broker's emptiest open dir (by fill) until the dir is back within headroom."""
     jbod = {b.id: b for b in snapshot.brokers if len(b.log_dirs) > 1}
     if not jbod:
         return []
@@ -81,12 +82,12 @@ def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, l
         headroom = rules.limits(pool).headroom_of("disk")
         dirs = held.get(broker_id, {})
         used = {d: sum(s for _, s in dirs.get(d, ())) for d in b.log_dirs}
-        share = log_dir_capacity(b)
         total = sum(used.values())
-        if share <= 0 or over_limit(total, headroom * b.capacity.disk):
+        if over_limit(total, headroom * b.capacity.disk):
             continue  # a broker over its headroom is utilisation_over_headroom's finding
         for log_dir in b.log_dirs:
-            if not over_limit(used[log_dir], headroom * share):
+            share = log_dir_capacity(b, log_dir)
+            if share <= 0 or not over_limit(used[log_dir], headroom * share):
                 continue
             open_dirs = [d for d in open_log_dirs(b) if d != log_dir]
             moving, excess = [], used[log_dir] - headroom * share
@@ -95,13 +96,16 @@ def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, l
                     break
                 moving.append(r)
                 excess -= r[1]
-            target = min(open_dirs, key=lambda d: (used[d], d)) if open_dirs else None
+            target = min(open_dirs, key=lambda d: (used[d] / max(log_dir_capacity(b, d), 1.0), d)) \
+                if open_dirs else None
             fix = (_dir_move(broker_id, moving, target) if target is not None and moving else
                    f"# broker {broker_id} has no other open log dir: add a disk or move replicas off the broker")
             out.append(finding(
                 "log_dir_over_headroom", pool=pool, broker=broker_id,
                 evidence={"log_dir": log_dir, "log_dirs": len(b.log_dirs), "size_bytes": num(used[log_dir]),
-                          "capacity": num(share), "headroom": headroom, "utilisation": ratio(used[log_dir], share),
+                          "capacity": num(share), "capacity_from": "inventory" if log_dir in dict(b.log_dir_capacities)
+                          else "equal share of the broker's disk", "headroom": headroom,
+                          "utilisation": ratio(used[log_dir], share),
                           "broker_utilisation": ratio(total, b.capacity.disk)},
                 fix=fix,
             ))

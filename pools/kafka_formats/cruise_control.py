@@ -2,7 +2,7 @@
 
 Units follow Cruise Control's ``BrokerCapacityConfigFileResolver`` and its metric processing, which
 divide byte counts by ``BYTES_IN_KB = 1024.0`` and ``BYTES_IN_MB = 1024.0 * 1024.0``: ``DISK`` is in MiB
-(a JBOD broker gives a map of log dir to MiB, summed here), ``NW_IN``/``NW_OUT`` in KiB/s, ``CPU`` a
+(a JBOD broker gives a map of log dir to MiB: summed, and kept per dir), ``NW_IN``/``NW_OUT`` in KiB/s, ``CPU`` a
 percentage (or ``{"num.cores": n}``). ``brokerId`` ``"-1"`` is the default for brokers not listed.
 """
 
@@ -50,9 +50,11 @@ def parse_capacity_json(text: str, *, source: str = "capacity.json") -> dict[int
             raise InputError(f"{source}: {path}.capacity: expected a JSON object")
         cpath = f"{path}.capacity"
         disk = cap.get("DISK")
+        dirs: tuple[tuple[str, int], ...] = ()
         if isinstance(disk, dict):
             if not disk:
                 raise InputError(f"{source}: {cpath}.DISK: expected at least one log dir")
+            dirs = tuple(sorted((k, round(_number(v, source, f"{cpath}.DISK[{k!r}]") * _MIB)) for k, v in disk.items()))
             disk_mib = sum(_number(v, source, f"{cpath}.DISK[{k!r}]") for k, v in disk.items())
         else:
             disk_mib = _number(disk, source, f"{cpath}.DISK")
@@ -68,6 +70,7 @@ def parse_capacity_json(text: str, *, source: str = "capacity.json") -> dict[int
             nw_in=round(_number(cap.get("NW_IN"), source, f"{cpath}.NW_IN") * _KIB),
             nw_out=round(_number(cap.get("NW_OUT"), source, f"{cpath}.NW_OUT") * _KIB),
             cpu=cores,
+            log_dir_capacities=dirs,
         )
     return dict(sorted(result.items()))
 

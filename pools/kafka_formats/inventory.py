@@ -18,6 +18,10 @@ Format (validated with pydantic; every error names the file and key, e.g.
     disk_bytes = ...        # each capacity key optional when [defaults] has it
     cordoned = true         # optional (KIP-1066): the broker takes no new replica (as cordoned.log.dirs=*)
     cordoned_log_dirs = ["/data/d2"]   # optional: log dirs that take no new replica
+    log_dir_capacities = { "/data/d1" = 2_000_000_000_000, "/data/d2" = 1_000_000_000_000 }
+                            # optional (JBOD dirs of unequal size): bytes per log dir; without it a broker's dirs
+                            # share its disk equally. Given for every dir, their sum is the broker's disk
+                            # (a disk_bytes of its own must equal it).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class BrokerCapacity:
     max_replicas: int | None = None
     cordoned: bool = False
     cordoned_log_dirs: tuple[str, ...] = ()
+    log_dir_capacities: tuple[tuple[str, int], ...] = ()
 
 
 _Positive = Annotated[int, Field(gt=0, le=INT64_MAX)]
@@ -68,6 +73,7 @@ class _Broker(_Defaults):
     pool: str | None = None
     cordoned: bool = False
     cordoned_log_dirs: list[Annotated[str, Field(min_length=1)]] = []
+    log_dir_capacities: dict[Annotated[str, Field(min_length=1)], _Positive] = {}
 
 
 class _Inventory(Strict):
@@ -95,6 +101,12 @@ def inventory_from_dict(raw: Any, *, source: str = "conf/brokers.toml") -> dict[
         if b.id in result:
             raise InputError(f"{source}: broker[{i}].id: broker id {b.id} is listed twice")
         values = {}
+        dirs = b.log_dir_capacities
+        if dirs and b.disk_bytes is not None and sum(dirs.values()) != b.disk_bytes:
+            raise InputError(f"{source}: broker[{i}].log_dir_capacities: the dirs sum to {sum(dirs.values())} bytes, "
+                             f"not its disk_bytes {b.disk_bytes}")
+        if dirs and b.disk_bytes is None:  # its dirs are its disk, whatever [defaults] says
+            b = b.model_copy(update={"disk_bytes": sum(dirs.values())})
         for key in ("disk_bytes", "nw_in_Bps", "nw_out_Bps"):
             value = getattr(b, key) if getattr(b, key) is not None else getattr(inv.defaults, key)
             if value is None:
@@ -111,5 +123,6 @@ def inventory_from_dict(raw: Any, *, source: str = "conf/brokers.toml") -> dict[
             max_replicas=b.max_replicas if b.max_replicas is not None else inv.defaults.max_replicas,
             cordoned=b.cordoned,
             cordoned_log_dirs=tuple(sorted(set(b.cordoned_log_dirs))),
+            log_dir_capacities=tuple(sorted(dirs.items())),
         )
     return dict(sorted(result.items()))

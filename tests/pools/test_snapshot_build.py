@@ -367,3 +367,36 @@ def test_tiered_config_values_kafka_rejects_are_errors():
     assert topic_config_problem({"remote.storage.enable": "yes"}) == (
         "remote.storage.enable", "expected true or false, got 'yes'")
     assert topic_config_problem({"local.retention.bytes": "-2", "remote.storage.enable": "TRUE"}) is None
+
+
+def test_log_dir_capacities_come_from_the_inventory_and_are_checked_against_the_capture(data_dir, tmp_path):
+    from pools.kafka_formats.cruise_control import parse_capacity_json
+    from pools.pool_rules import log_dir_capacity
+
+    d = data_dir / "kafka-formats"
+    sized = KAFKA4_INVENTORY.replace('id = 1\n', 'id = 1\nlog_dir_capacities = { "/data/d1" = 2_000_000_000_000, '
+                                     '"/data/d2" = 1_000_000_000_000, "/data/d3" = 500_000_000_000, '
+                                     '"/data/d4" = 500_000_000_000 }\n', 1)
+    inventory = parse_inventory_toml(sized, source="inv.toml")
+    assert inventory[1].disk == 4 * 10**12 and inventory[1].log_dir_capacities[0] == ("/data/d1", 2 * 10**12)
+
+    def build(inv):
+        return build_snapshot((d / "kafka-topics-describe-4.3.txt").read_text(),
+                              (d / "kafka-log-dirs-describe-4.3.txt").read_text(), inv, cluster="k4",
+                              sources={"inventory": "inv.toml"})
+
+    snap = build(inventory)
+    b1 = snap.broker_by_id[1]
+    assert (log_dir_capacity(b1, "/data/d1"), log_dir_capacity(b1, "/data/d4")) == (2e12, 5e11)
+    assert load_snapshot(save_snapshot(snap, tmp_path / "s.json")) == snap
+    with pytest.raises(InputError, match=r"^inv.toml: broker\[0\].log_dir_capacities: the dirs sum to 3000 bytes, "
+                                         r"not its disk_bytes 4000$"):
+        parse_inventory_toml('[[broker]]\nid = 1\ndisk_bytes = 4000\nnw_in_Bps = 1\nnw_out_Bps = 1\n'
+                             'log_dir_capacities = { "/a" = 1000, "/b" = 2000 }\n', source="inv.toml")
+    typo = sized.replace('"/data/d4" = 500', '"/data/d9" = 500')
+    with pytest.raises(InputError, match=r"^inv.toml: broker 1: log_dir_capacities: '/data/d9' is not one of its"):
+        build(parse_inventory_toml(typo, source="inv.toml"))
+    # Cruise Control's capacityJBOD.json: MiB per dir
+    cc = parse_capacity_json('{"brokerCapacities": [{"brokerId": "1", "capacity": {"DISK": {"/a": "100", '
+                             '"/b": "300"}, "CPU": "100", "NW_IN": "1000", "NW_OUT": "1000"}}]}')
+    assert cc[1].log_dir_capacities == (("/a", 100 * 2**20), ("/b", 300 * 2**20)) and cc[1].disk == 400 * 2**20

@@ -95,6 +95,39 @@ def test_a_cordoned_dir_is_never_a_target_and_a_lone_giant_replica_stays(data_di
 def test_moves_stop_within_the_band_when_the_replicas_allow_it():
     used = {"/a": 100, "/b": 0}
     movable = {"/a": [(10, "t", i) for i in range(10)], "/b": []}
-    moves = _even_out(1, ["/a", "/b"], used, movable, LOG_DIR_BAND * 100)
+    moves = _even_out(1, ["/a", "/b"], used, movable, LOG_DIR_BAND, {"/a": 100, "/b": 100})
     assert len(moves) == 5 and used == {"/a": 50, "/b": 50}
     assert {m.to_dir for m in moves} == {"/b"} and sum(m.size_bytes for m in moves) == 50
+
+
+def test_dirs_of_unequal_size_are_evened_by_fill_not_bytes():
+    from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
+
+    def balanced(sized):
+        # a 3 TB broker: /big 2 TB and /small 1 TB when the inventory says so, else 1.5 TB each; 1.2 TB in /big
+        jbod = Broker(1, None, Capacity(1, 1, 3e12, 100), log_dirs=("/big", "/small"),
+                      log_dir_capacities=(("/big", 2 * 10**12), ("/small", 10**12)) if sized else ())
+        parts = tuple(PartitionState("t", i, (1,), 1, (1,), log_dirs=("/big",), sizes=(10**11,)) for i in range(12))
+        snap = ClusterSnapshot("c", (jbod,), (), parts)
+        return balance_log_dirs(snap, {}, cluster_health(snap)).fill[1]
+
+    # by fill: 1.2 TB over 3 TB is 40 %: /big keeps 0.8 TB (40 %), /small takes 0.4 TB (40 %)
+    assert balanced(True) == {"/big": (12 * 10**11, 8 * 10**11), "/small": (0, 4 * 10**11)}
+    # equal shares: 0.6 TB each
+    assert balanced(False) == {"/big": (12 * 10**11, 6 * 10**11), "/small": (0, 6 * 10**11)}
+
+
+def test_the_runbook_says_when_dirs_are_taken_as_equal():
+    s = _jbod_pool()
+    plan, files = _bundle(s, "balance")
+    summary = json.loads(files["summary.json"])["log_dirs"]["brokers"]
+    assert {b["capacities_from"] for b in summary.values()} == {"equal shares of the broker's disk"}
+    assert "the inventory gives no capacity per log dir" in files["runbook.md"]
+    sized = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=tuple(
+        dataclasses.replace(b, log_dir_capacities=(("/d1", int(b.capacity.disk) // 2),
+                                                   ("/d2", int(b.capacity.disk) - int(b.capacity.disk) // 2)))
+        if b.id in (1, 4) else b for b in s.snapshot.brokers)))
+    plan, files = _bundle(sized, "balance")
+    summary = json.loads(files["summary.json"])["log_dirs"]["brokers"]
+    assert {b["capacities_from"] for b in summary.values()} == {"inventory"}
+    assert "the inventory gives no capacity per log dir" not in files["runbook.md"]
