@@ -73,7 +73,7 @@ def test_one_partition_health_rule_for_the_audit_and_the_planner(changes: dict, 
     health = cluster_health(snap).partitions.get(("a-x", 0))
     assert health == held
     found = {f.kind for f in audit(snap, policy()) if (f.topic, f.partition) == ("a-x", 0)}
-    unhealthy = found & {"offline_partition", "under_min_isr", "under_replicated"}
+    unhealthy = found & {"offline_partition", "under_min_isr", "at_min_isr", "under_replicated"}
     # the audit reports a partition's health exactly when the planner holds it for that health
     assert bool(unhealthy) == (health in ("offline", "under-replicated"))
     assert ("offline_partition" in found) == (health == "offline")
