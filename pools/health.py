@@ -35,8 +35,10 @@ brokers are replaced by new ones, which copy from that leader; every other repli
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from operator import attrgetter
 
 import numpy as np
 
@@ -279,10 +281,11 @@ def cordon_crossings(snapshot: ClusterSnapshot, targets: Iterable[Target]) -> li
     brokers = snapshot.broker_by_id
     if not any(b.cordoned or b.cordoned_log_dirs for b in snapshot.brokers):
         return []
-    now = {(p.topic, p.partition): p for p in snapshot.partitions}
     out = []
     for topic, partition, replicas, dirs in targets:
-        state = now.get((topic, partition))
+        parts = snapshot.partitions_by_topic.get(topic, ())
+        i = bisect_left(parts, partition, key=attrgetter("partition"))
+        state = parts[i] if i < len(parts) and parts[i].partition == partition else None
         held = dict(zip(state.replicas, state.log_dirs or (None,) * len(state.replicas))) if state else {}
         for j, b in enumerate(replicas):
             broker = brokers.get(b)
