@@ -204,7 +204,8 @@ def log_dir_capacity(broker: Broker, log_dir: str | None = None) -> float:
     >>> from pools.snapshot import Capacity
     >>> log_dir_capacity(Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3", "/d4")))
     1000000000000.0
-    >>> b = Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3"), log_dir_capacities=(("/d1", 2e12),))
+    >>> b = Broker(1, None, Capacity(1, 1, 4e12, 1), log_dirs=("/d1", "/d2", "/d3"),
+    ...            log_dir_capacities=(("/d1", 2e12),))
     >>> log_dir_capacity(b, "/d1"), log_dir_capacity(b, "/d2")
     (2000000000000.0, 1000000000000.0)
     """

@@ -4,10 +4,10 @@ A partition keeps accepting ``acks=all`` writes while its ISR has at least ``min
 eligible leader replicas, KIP-966, the high watermark stops below it too). Losing ``tolerated_broker_failures``
 brokers of the pool (a failure, or a rolling restart taking one down at a time) removes up to that many in-sync
 replicas of a partition; when fewer than ``min.insync.replicas`` remain the partition goes read-only for those
-producers. Each topic is judged by its own setting, on its partitions with every replica in sync; the report's
-N−1 judges every writable partition by the ISR Kafka reports now (`topics_below_min_isr`'s ``current``), so a
-partition already short of a replica counts with the ISR it has. The broker named is the one whose loss blocks most of the topic's partitions (ties: the lowest id), the
-biggest loss the topic can suffer.
+producers. Each topic is judged by its own setting, on its partitions with every replica in sync; the report's N−1
+judges every writable partition by the ISR Kafka reports now (`topics_below_min_isr`'s ``current``), so a partition
+already short of a replica counts with the ISR it has. The broker named is the one whose loss blocks most of the
+topic's partitions (ties: the lowest id), the biggest loss the topic can suffer.
 
 - ``at_min_isr`` (`check_at_min_isr`): a partition whose ISR is exactly its ``min.insync.replicas``, below its
   replication factor (``kafka-topics.sh --describe --at-min-isr-partitions``): one more loss makes it read-only,

@@ -1,15 +1,15 @@
 """The fixes the audit proposes: a re-plan, or a throttled reassignment to the brokers a plan would choose.
 
 A partition's target is its pool's seed placement (`pools.fill.seed_pools`) under the current pools, at the
-forecast load when the audit has a profile: the code `poolplan plan` starts from, so a plan of the same
-snapshot, policy and profile sends the partition to the same brokers unless it changes the pool's brokers or
-relieves an overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). The seed
-changes only what it must: a replica outside the pool or on a repeated rack is replaced in its own slot, on a
-rack the partition does not use yet where the pool has one, and the leader stays. A target is proposed only
-when it repairs the partition (`FixTargets.repairs`: every replica in the pool, the racks spanned) and crosses
-no cordon (a plan's target may); otherwise the fix is a new plan. A partition `pools.health` holds gets no reassignment: its health comes first. Every
-reassignment carries ``--throttle`` (`pools.throttle.throttle_rate` over the brokers it involves: the bundle's
-rule at its default fraction).
+forecast load when the audit has a profile: the code `poolplan plan` starts from, so a plan of the same snapshot,
+policy and profile sends the partition to the same brokers unless it changes the pool's brokers or relieves an
+overloaded one (`pools.audit.audit` then takes the plan's target when given the plan). The seed changes only what
+it must: a replica outside the pool or on a repeated rack is replaced in its own slot, on a rack the partition does
+not use yet where the pool has one, and the leader stays. A target is proposed only when it repairs the partition
+(`FixTargets.repairs`: every replica in the pool, the racks spanned) and crosses no cordon (a plan's target may);
+otherwise the fix is a new plan. A partition `pools.health` holds gets no reassignment: its health comes first.
+Every reassignment carries ``--throttle`` (`pools.throttle.throttle_rate` over the brokers it involves: the
+bundle's rule at its default fraction).
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ class FixTargets:
     def _allowed(self, part: int, target: tuple[int, ...]) -> bool:
         """Whether ``target`` `repairs` partition ``part`` and crosses no cordon (`pools.health.cordon_crossings`)."""
         p = self.snapshot.partitions[part]
-        return self.repairs(part, target) and not cordon_crossings(self.snapshot, [(p.topic, p.partition, target, None)])
+        crossed = cordon_crossings(self.snapshot, [(p.topic, p.partition, target, None)])
+        return self.repairs(part, target) and not crossed
 
     def fix(self, part: int, target: tuple[int, ...] | None = None) -> str:
         """The command that moves partition ``part`` to ``target`` when it `repairs` the partition, else to its

@@ -1,8 +1,9 @@
-"""A 12-broker JBOD cluster in Kafka's own formats, cordoned from one chosen source (KIP-1066).
+"""A 14-broker JBOD cluster in Kafka's own formats, cordoned from one chosen source (KIP-1066).
 
 Two pools of six brokers (``pay``: 1-6, ``ops``: 7-12) over three racks, two brokers of each pool per rack, and two
-empty brokers in no pool (13 on r1, 14 on r2) for ``brokers add`` and ``replace``; every broker has two log dirs, ``/var/lib/kafka/data-0`` and ``data-1``, most replicas in ``data-0`` (so a balance of the
-dirs has work to do). The cordons are the same whatever their source:
+empty brokers in no pool (13 on r1, 14 on r2) for ``brokers add`` and ``replace``; every broker has two log dirs,
+``/var/lib/kafka/data-0`` and ``data-1``, most replicas in ``data-0`` (so a balance of the dirs has work to do).
+The cordons are the same whatever their source:
 
 - brokers 5, 10 and 14 entirely (``cordoned.log.dirs=*``, ``cordoned = true``, or both dirs ``isCordoned``): 5 is
   the only other broker of rack r2 in pool ``pay``, 10 the only other of rack r1 in pool ``ops``;

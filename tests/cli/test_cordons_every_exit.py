@@ -74,7 +74,8 @@ def _bundle_crossings(bundle: Path, snapshot: Path) -> list[str]:
     for path, doc in files.items():
         out += [f"{path.relative_to(bundle)}: {c}" for c in _crossings(doc["partitions"], dirs)]
     runbook = "\n".join(p.read_text() for p in bundle.rglob("runbook.md"))
-    out += [f"runbook names log-dirs/broker-{b}.json" for b in CORDONED_BROKERS if f"log-dirs/broker-{b}.json" in runbook]
+    out += [f"runbook names log-dirs/broker-{b}.json" for b in CORDONED_BROKERS
+            if f"log-dirs/broker-{b}.json" in runbook]
     return out
 
 

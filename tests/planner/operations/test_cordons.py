@@ -50,8 +50,8 @@ def test_a_rebalance_fills_every_empty_broker_but_the_cordoned_one() -> None:
     assert "broker 4 is cordoned: all log dirs: it takes no new replica" in op.plan.warnings
     # the validator rejects the naive plan on the cordoned snapshot
     found = check_cordons(s.snapshot, s.policy, naive.plan, {})
-    assert found and all(v.rule == "cordons" and v.hard and "a new replica on broker 4, which is cordoned (all log dirs)"
-                         in v.message for v in found)
+    assert found and all(v.rule == "cordons" and v.hard
+                         and "a new replica on broker 4, which is cordoned (all log dirs)" in v.message for v in found)
 
 
 def test_a_broker_with_one_open_log_dir_still_takes_replicas() -> None:
