@@ -142,6 +142,8 @@ class ReportModel:
     backtest_topics: tuple[Score, ...] = ()
     calibration: BandCalibration | None = None
     progress: Progress | None = None
+    tiered: tuple[str, ...] = ()
+    equal_dirs: tuple[int, ...] = ()
 
     @property
     def top_throughput(self) -> tuple[TopicRow, ...]:
@@ -201,6 +203,9 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1, current=True))
         if snapshot and run.policy else None,
         progress=run.progress,
+        tiered=tuple(t.topic for t in snapshot.topics if t.remote_storage_enabled) if snapshot else (),
+        equal_dirs=tuple(b.id for b in snapshot.brokers if len(b.log_dirs) > 1 and not b.log_dir_capacities)
+        if snapshot else (),
     )
     model = replace(model, runway=_runway(run, model, topic_pool, calibration))
     if run.backtest is not None:

@@ -118,7 +118,27 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                        ", and the busiest of them. Red: above the maximum utilisation. Two bases for \"now\": here, "
                        "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
                        "count the demand of the pool's topics (after the plan), wherever they are placed."))
+    blocks += _storage_notes(model)
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
+
+
+def _storage_notes(model: ReportModel) -> list:
+    """What the disk figures leave unmeasured: the remote side of tiered topics (KIP-405) and JBOD dirs of sizes
+    the inventory does not give (taken as equal shares of their broker's disk)."""
+    out = []
+    if model.tiered:
+        names = ", ".join(f"`{t}`" for t in model.tiered[:10]) + (" and more" if len(model.tiered) > 10 else "")
+        out.append(Para(f"{len(model.tiered)} tiered topic(s) ({names}): disk counts their local bytes only (the "
+                        "`kafka-log-dirs.sh` sizes, the forecast capped by `local.retention.*`). Their remote side "
+                        "is unmeasured: the metric history has no remote-storage metrics (`RemoteLogSizeBytes`, "
+                        "remote copy and fetch rates), so remote bytes and remote fetch traffic in network out are "
+                        "not counted.", MISSING))
+    if model.equal_dirs:
+        out.append(Para(f"{len(model.equal_dirs)} JBOD broker(s) ({', '.join(map(str, model.equal_dirs[:10]))}"
+                        f"{' and more' if len(model.equal_dirs) > 10 else ''}): the inventory gives no capacity per "
+                        "log dir (`log_dir_capacities`), so their dirs are taken as equal shares of the broker's "
+                        "disk.", MISSING))
+    return out
 
 
 def _runway(model: ReportModel, charts: set[str]) -> Section:

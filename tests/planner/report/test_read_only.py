@@ -43,3 +43,26 @@ def test_n_minus_1_loses_a_broker_even_where_the_policy_tolerates_none(data_dir)
 def test_a_cluster_that_survives_says_so_and_no_policy_says_nothing(data_dir):
     assert "No topic drops below its own `min.insync.replicas`" in _markdown(data_dir, without={"audit"})
     assert "read-only" not in _markdown(data_dir, None)
+
+
+def test_the_remote_side_of_tiered_topics_and_equal_jbod_dirs_are_said_to_be_unmeasured(data_dir):
+    text = _markdown(data_dir)
+    section = text[text.index("## Pool capacity and utilisation"):text.index("## Losing the largest broker")]
+    assert "1 tiered topic(s) (`clicks`): disk counts their local bytes only" in section
+    assert "Their remote side is unmeasured" in section
+    assert "2 JBOD broker(s) (1, 4): the inventory gives no capacity per log dir" in section
+    assert "tiered topic(s)" not in _markdown(data_dir, without={"clicks"})
+
+
+def test_an_at_min_isr_partition_is_in_the_n_minus_1_read_only_list(data_dir):
+    d = data_dir / "kafka-formats"
+    describe = (d / "kafka-topics-describe-4.3.txt").read_text().replace(
+        "Partition: 0\tLeader: 1\tReplicas: 1,2,5\tIsr: 1,2,5", "Partition: 0\tLeader: 1\tReplicas: 1,2,5\tIsr: 1,2")
+    snap = build_snapshot(describe, (d / "kafka-log-dirs-describe-4.3.txt").read_text(),
+                          parse_inventory_toml(KAFKA4_INVENTORY.replace('rack = "r', 'pool = "core"\nrack = "r')),
+                          cluster="k4")
+    run = RunInputs("run", snapshot=snap, policy=parse_policy(POLICY, source="pools.toml"))
+    text = render_markdown(report_document(build_model(run), set(), has_policy=True))
+    section = text[text.index("## Losing the largest broker"):]
+    # orders (min ISR 2 of RF 3) survives one loss with every replica in sync, not with orders-0 at its min ISR
+    assert "2 topic(s) go read-only" in section and "| orders " in section
