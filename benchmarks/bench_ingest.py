@@ -96,7 +96,7 @@ def spark_profile(spark, rows) -> str:
 def history_table(spark, parquet: Path, out: Path) -> Path:
     """The Parquet rows as a history table (days in the table's order, as an ingest writes them), written once."""
     from spark_jobs.history import stage_merged_days
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
 
     root = out / "history"
     if not (out / "history.done").exists():
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from spark_jobs.normalized_json import read_normalized_json
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
     from spark_jobs.records import KIND_MINUTE
     from spark_jobs.session import build_session
 

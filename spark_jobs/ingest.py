@@ -32,14 +32,15 @@ from spark_jobs.history import check_history, commit_days, held_days, read_histo
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
 from spark_jobs.metric_names import MetricNames
-from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
+from spark_jobs.history_contract import THROUGHPUT_SCHEMA, bucket_count, steps_files
+from spark_jobs.minute_merge import merge_buckets
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
 from spark_jobs.prom_text import stage_prom_text
 from spark_jobs.query_range import RangeValues, stage_query_range
-from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
+from spark_jobs.rates import duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.telegraf import SOURCE as TELEGRAF_SOURCE

@@ -22,7 +22,7 @@ a rate gauge (either query)
 
 **Per-topic mode** (``--prometheus-mode per-topic``): the server sums each meter per topic and only those
 series travel, ``brokers × topics`` counters becoming ``topics`` series; each row is the topic's total over its
-brokers (`spark_jobs.rates.ALL_BROKERS`). Per series name and day, through ``query_range`` on the grid of
+brokers (`spark_jobs.history_contract.ALL_BROKERS`). Per series name and day, through ``query_range`` on the grid of
 every minute's last millisecond (``…:00:59.999``):
 
 a counter

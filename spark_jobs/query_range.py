@@ -32,8 +32,7 @@ import pyarrow.csv as pcsv
 
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
 from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s, is_id
-from spark_jobs.minute_merge import STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
-from spark_jobs.rates import ALL_BROKERS
+from spark_jobs.history_contract import ALL_BROKERS, STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -942,7 +941,7 @@ def stage_query_range(
     ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
     With ``steps`` and ``buckets``, the converted series' per-minute increases are written beside the
     records, one file per bucket of topics (``_steps/<source>-<n>-steps-b<bucket>.parquet``,
-    `spark_jobs.minute_merge.steps_file`, `spark_jobs.minute_merge.STEPS_SCHEMA`), for
+    `spark_jobs.history_contract.steps_file`, `spark_jobs.history_contract.STEPS_SCHEMA`), for
     `spark_jobs.minute_merge.merge_buckets`; the returned table does not hold them.
 
     One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through `parse_file` in a Python worker and writes

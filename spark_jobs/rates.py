@@ -10,7 +10,7 @@ broker only anchors its series. Two samples of a series with the same timestamp 
 (``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
 quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
 window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
-windows longer than `GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
+windows longer than `spark_jobs.history_contract.GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
 missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA` table, each with
 its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
 ``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
@@ -33,21 +33,13 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from spark_jobs.minute_merge import ALL_BROKERS, DELTA_FIELDS, FLAG_GAP, FLAG_PARTIAL, FLAG_RESET, GAP_MS, PARTIAL_MS, pivot_batches
+from spark_jobs.history_contract import DELTA_FIELDS, THROUGHPUT_SCHEMA, spark_type
+from spark_jobs.minute_merge import pivot_batches
 from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
 __all__ = [
-    "THROUGHPUT_SCHEMA",
-    "OPTIONAL_COLUMNS",
-    "ALL_BROKERS",
     "metric_interval",
-    "FLAG_RESET",
-    "FLAG_GAP",
-    "FLAG_PARTIAL",
-    "GAP_MS",
-    "PARTIAL_MS",
     "ROUND_MS",
     "with_increase",
     "sample_steps",
@@ -63,27 +55,6 @@ __all__ = [
 #: Scrape timestamps of one broker closer than this belong to one scrape round.
 ROUND_MS = 5_000
 _MINUTE_MS = 60_000
-
-#: The normalized per-minute table (`kafka-formats` README, ``throughput_minute``).
-THROUGHPUT_SCHEMA = T.StructType(
-    [
-        T.StructField("cluster", T.StringType(), False),
-        T.StructField("ts", T.TimestampType(), False),
-        T.StructField("interval_s", T.IntegerType(), False),
-        T.StructField("broker_id", T.IntegerType(), False),
-        T.StructField("topic", T.StringType(), False),
-        T.StructField("bytes_in", T.LongType(), True),
-        T.StructField("bytes_out", T.LongType(), True),
-        T.StructField("messages_in", T.LongType(), True),
-        T.StructField("bytes_out_interval_s", T.IntegerType(), True),
-        T.StructField("messages_in_interval_s", T.IntegerType(), True),
-        T.StructField("source", T.StringType(), False),
-        T.StructField("flags", T.IntegerType(), False),
-    ]
-)
-#: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
-OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
-
 
 def metric_interval(metric: str) -> F.Column:
     """The window in seconds of ``metric``'s value in a normalized row: its own column where set, else
@@ -164,7 +135,7 @@ def duplicate_units(steps: DataFrame) -> DataFrame:
 
 
 def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed: bool = True) -> DataFrame:
-    """Every increase of `sample_steps` output (`spark_jobs.minute_merge.DELTA_FIELDS`: one metric's window of one
+    """Every increase of `sample_steps` output (`spark_jobs.history_contract.DELTA_FIELDS`: one metric's window of one
     series, credited to the minute it starts in), plus the increases of series converted in their files
     (``records``' `KIND_STEPS` rows, unless ``summed`` is false: their workers left them for
     `spark_jobs.minute_merge.merge_buckets`) and with those series' scrape times (`KIND_SCRAPE`) in the rounds."""
@@ -201,10 +172,8 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
         deltas = deltas.unionByName(records.where(F.col("kind") == KIND_STEPS).select(
             *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"), F.col("ts_ms").alias("minute_ms"), "span_ms"
         ))
-    return deltas.select(*[F.col(f.name).cast(_SPARK_TYPES[str(f.type)]) for f in DELTA_FIELDS])
+    return deltas.select(*[F.col(f.name).cast(spark_type(f.type)) for f in DELTA_FIELDS])
 
-
-_SPARK_TYPES = {"string": "string", "int32": "int", "bool": "boolean", "double": "double", "int64": "long"}
 
 
 def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_jobs.minute_merge import (
+from spark_jobs.history_contract import (
     ALL_BROKERS,
     DELTA_FIELDS,
     FLAG_GAP,
@@ -25,13 +25,10 @@ from spark_jobs.minute_merge import (
     STEPS_DIR,
     STEPS_SCHEMA,
     THROUGHPUT_ARROW,
-    _merge_partition,
-    _pivot,
-    _read_steps,
-    pivot_minutes,
     steps_file,
     steps_files,
 )
+from spark_jobs.minute_merge import _merge_partition, _pivot, _read_steps, pivot_minutes
 from spark_jobs.query_range import _StepsSink
 
 _MINUTE_MS = 60_000

@@ -129,7 +129,7 @@ def test_rejected_pairs_of_series_in_prometheus_own_layout_are_quarantined(tmp_p
 def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> None:
     # `sum by (topic) (...)` drops the instance: the series is the topic's total over its brokers (ALL_BROKERS),
     # while a series whose instance the map does not name stays quarantined
-    from spark_jobs.rates import ALL_BROKERS
+    from spark_jobs.history_contract import ALL_BROKERS
 
     name = "kafka_server_brokertopicmetrics_bytesin_total"
     path = _write(tmp_path, "p.json", [
@@ -143,7 +143,7 @@ def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> 
 def test_a_pulled_topic_total_is_summed_per_minute_in_its_file(tmp_path: Path) -> None:
     # a per-topic pull's answer (no other file holds its windows): each window's bytes in the minute it starts in
     # and one count of its samples, as Spark would credit the increase records; a bad value is still quarantined
-    from spark_jobs.rates import ALL_BROKERS
+    from spark_jobs.history_contract import ALL_BROKERS
 
     t = 1_740_960_119.999  # the value of minute 00:00 (the step closed by its scrape before 00:01:59.999)
     series = [{"metric": {"topic": "t"}, "values": [[t, "10"], [t + 60, "NaN"], [t + 120, "2.5"]]}]
