@@ -2,8 +2,8 @@
 
 `spark_jobs.rates` turns samples into increases (``deltas``: one row per window, credited to the minute it
 starts in, for one metric of one series); `pivot_minutes` sums them per (cluster, broker, topic, minute) with
-the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping its own window, and marks the
-later minutes a longer bytes-in window covers (`spark_jobs.rates` says what each column means).
+the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping its own window (`spark_jobs.rates`
+says what each column means).
 
 Where the rows are summed: a query_range worker that converts its series in the file writes their per-minute
 increases already split into buckets by topic (`spark_jobs.query_range`; the steps files and their buckets are
@@ -138,8 +138,10 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
 
     Per (cluster, broker, topic, minute) and metric: the bytes summed and the windows' lengths summed; a
     metric's window is its summed length in whole seconds (half up, at least 1), ``interval_s`` bytes-in's
-    (else the longest of the row's), the other two only where they differ from it. ``bytes_in`` is null on a
-    minute a longer bytes-in window covers, else 0 when the row has none. Flags: a reset among the row's
+    (else the longest of the row's), the other two only where they differ from it. A metric the row has no window
+    of is null, whichever it is: its meter did not exist that minute (Kafka creates ``BytesInPerSec`` and
+    ``MessagesInPerSec`` on a partition leader only, ``BytesOutPerSec`` on first use) or an earlier, longer window
+    covers the minute. Flags: a reset among the row's
     windows, a gap (longest window > 90 s), a partial minute (< 45 s). The row's source is the least of its
     windows' sources. Rows in the order their keys first appear; sums in input order.
 
@@ -152,13 +154,13 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ...               "span_ms": [60_000, 61_000, 180_000, 60_000, 60_000]}, schema=DELTA_FIELDS)
     >>> [(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"], r["flags"])
     ...  for r in pivot_minutes(d).to_pylist()]
-    [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, 0, 60, 3, None, 'a', 0)]
+    [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, None, 60, 3, None, 'a', 0)]
     """
     return _pivot([deltas])
 
 
-#: A row's metric code in `_pivot`: `METRICS` 0-2, then any other metric and the minutes a longer bytes-in window covers.
-_OTHER, _COVERED_CODE = len(METRICS), len(METRICS) + 1
+#: A row's metric code in `_pivot`: `METRICS` 0-2, then any other metric.
+_OTHER = len(METRICS)
 
 
 def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
@@ -192,22 +194,6 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         _concat(cols[k]) for k in ("broker", "reset", "delta", "minute", "span")
     )
     reset = reset & (True if reset_ok is None else reset_ok)
-    # the later minutes each bytes-in window longer than a minute covers: rows of their own, without a value
-    long = np.flatnonzero((metric == 0) & (span > _MINUTE_MS) & (True if span_ok is None else span_ok) & (True if minute_ok is None else minute_ok))
-    if long.size:
-        counts = (span[long] - 1) // _MINUTE_MS  # minutes in [minute + 1 min, minute + span - 1 ms]
-        which = np.repeat(long, counts)
-        step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-        k = which.size
-        metric = np.r_[metric, np.full(k, _COVERED_CODE, np.int8)]
-        rank = np.r_[rank, np.full(k, -1)]
-        cluster, topic, broker = np.r_[cluster, cluster[which]], np.r_[topic, topic[which]], np.r_[broker, broker[which]]
-        reset, minute = np.r_[reset, np.zeros(k, bool)], np.r_[minute, minute[which] + step * _MINUTE_MS]
-        delta, span = np.r_[delta, np.zeros(k)], np.r_[span, np.zeros(k, np.int64)]
-        broker_ok = None if broker_ok is None else np.r_[broker_ok, broker_ok[which]]
-        minute_ok = None if minute_ok is None else np.r_[minute_ok, np.ones(k, bool)]
-        delta_ok = np.r_[np.ones(metric.size - k, bool) if delta_ok is None else delta_ok, np.zeros(k, bool)]
-        span_ok = np.r_[np.ones(metric.size - k, bool) if span_ok is None else span_ok, np.zeros(k, bool)]
     n = metric.size
     if not n:
         return THROUGHPUT_ARROW.empty_table()
@@ -261,8 +247,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         span_ok is None and delta_ok is None and pick.all()) else by_metric(span.astype(np.float64), span_ok)
     span_sum = span_sum.astype(np.int64)
     widest = np.where(span_null, -1, span_sum).max(axis=1)
-    keep = widest >= 0  # not a minute only covered
-    covered = np.bincount(group[metric == _COVERED_CODE], minlength=groups) > 0
+    keep = widest >= 0  # a minute of none of the three metrics is no row
     resets = np.bincount(group[reset], minlength=groups) > 0
     if len(ranked) == 1 and not rank.any():  # one source, on every row
         least = np.zeros(groups, np.int64)
@@ -272,8 +257,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
             least[np.bincount(group[rank == r], minlength=groups) > 0] = r
     rep = first[keep]
     if not keep.all():
-        delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least = (
-            a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least)
+        delta_null, delta_sum, span_null, span_sum, widest, resets, least = (
+            a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, resets, least)
         )
     flags = resets.astype(np.int32) * FLAG_RESET + np.where(widest > GAP_MS, FLAG_GAP, 0) + np.where(widest < PARTIAL_MS, FLAG_PARTIAL, 0)
     seconds = np.maximum(_half_up(span_sum / 1000), 1).astype(np.int32)
@@ -286,11 +271,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         "topic": pa.array(topics.values, pa.string()).take(pa.array(topic[rep])),
     }
     rounded = _half_up(delta_sum).astype(np.int64)
-    for i, m in enumerate(METRICS):
-        if m == "bytes_in":
-            out[m] = pa.array(np.where(delta_null[:, i], 0, rounded[:, i]), pa.int64(), mask=delta_null[:, i] & covered)
-        else:
-            out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
+    for i, m in enumerate(METRICS):  # a metric no window of the row has: its meter did not exist, or was not seen
+        out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
     for i, m in enumerate(METRICS[1:], 1):
         out[f"{m}_interval_s"] = pa.array(seconds[:, i], pa.int32(), mask=span_null[:, i] | (seconds[:, i] == interval))
     out["source"] = pa.array(ranked, pa.string()).take(pa.array(least, mask=least < 0))

@@ -15,9 +15,10 @@ missing minutes. The three metrics are then pivoted into the normalized `THROUGH
 its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
 ``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
 ``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
-(null where they do not, and in history written before they existed). A row without a bytes-in window of its
-own has ``bytes_in`` null when an earlier, longer bytes-in window covers its minute, else 0 (the broker's
-BytesIn meter was closed: it led none of the topic's partitions).
+(null where they do not, and in history written before they existed). A metric without a window of its own in
+a row is null, whichever metric it is: the meter did not exist (Kafka closes a topic's ``BytesInPerSec`` and
+``MessagesInPerSec`` on a broker that leads none of its partitions) or an earlier, longer window covers the minute.
+The profile drops a null from every metric's percentiles alike.
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.

@@ -42,36 +42,11 @@ def _old_half_up(x: np.ndarray) -> np.ndarray:
     return np.copysign(low + (a - low >= 0.5), x)
 
 
-def _old_covered(deltas: pa.Table) -> pa.Table:
-    span = deltas.column("span_ms").to_numpy(zero_copy_only=False)
-    metric = deltas.column("metric")
-    long = np.flatnonzero(
-        pc.and_(pc.equal(metric, "bytes_in"), pc.greater(deltas.column("span_ms"), _MINUTE_MS)).fill_null(False).to_numpy(zero_copy_only=False)
-    )
-    if not long.size:
-        return deltas.schema.empty_table()
-    counts = (span[long] - 1) // _MINUTE_MS
-    which = np.repeat(long, counts)
-    step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-    minute = deltas.column("minute_ms").to_numpy(zero_copy_only=False)[which] + step * _MINUTE_MS
-    n = which.size
-    take = pa.array(which)
-    return pa.table(
-        {
-            "cluster": deltas.column("cluster").take(take), "broker_id": deltas.column("broker_id").take(take),
-            "topic": deltas.column("topic").take(take), "metric": pa.array(np.full(n, "bytes_in_covered"), pa.string()),
-            "source": pa.nulls(n, pa.string()), "reset": pa.array(np.zeros(n, bool)), "delta": pa.nulls(n, pa.float64()),
-            "minute_ms": pa.array(minute, pa.int64()), "span_ms": pa.nulls(n, pa.int64()),
-        },
-        schema=deltas.schema,
-    )
-
-
 def _arrow_pivot(deltas: pa.Table) -> pa.Table:
-    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle)."""
+    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle), with today's rule for
+    a metric without a window in the row: null, for every metric (a missing meter is not 0)."""
     deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
     deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
-    deltas = pa.concat_tables([deltas, _old_covered(deltas)])
     metric = deltas.column("metric")
     sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
     columns = {k: deltas.column(k) for k in _KEYS}
@@ -81,9 +56,8 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         columns[m] = pc.if_else(mine, deltas.column("delta"), None)
     columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
     columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
-    columns["covered"] = pc.cast(pc.equal(metric, "bytes_in_covered"), pa.int8())
     aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
-    aggregations += [("reset", "max"), ("rank", "min"), ("covered", "max")]
+    aggregations += [("reset", "max"), ("rank", "min")]
     rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
 
     def values(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -105,14 +79,9 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
         "interval_s": pa.array(interval, pa.int32()), "broker_id": rows.column("broker_id"), "topic": rows.column("topic"),
     }
-    covered = rows.column("covered_max").to_numpy(zero_copy_only=False) > 0
     for m in _METRICS:
         null, total = values(f"{m}_sum")
-        rounded = _old_half_up(total).astype(np.int64)
-        if m == "bytes_in":
-            out[m] = pa.array(np.where(null, 0, rounded), pa.int64(), mask=null & covered)
-        else:
-            out[m] = pa.array(rounded, pa.int64(), mask=null)
+        out[m] = pa.array(_old_half_up(total).astype(np.int64), pa.int64(), mask=null)
     for m in _METRICS[1:]:
         null, s = seconds[m]
         out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
@@ -232,3 +201,35 @@ def test_a_bucket_of_steps_files_and_spark_increases_merges_as_one_table(tmp_pat
         pa.table({c: _read_steps(f).column(c).cast(DELTA_FIELDS.field(c).type) for c in DELTA_FIELDS.names}) for f in steps_files(str(tmp_path))
     ] + [spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])]))
     assert sorted(got.to_pylist(), key=str) == sorted(expected.drop_columns(["cluster"]).to_pylist(), key=str)
+
+
+def test_a_missing_meter_is_null_in_every_metric_and_the_profile_drops_it_alike(tmp_path) -> None:
+    """Broker 2 lost leadership of ``t`` at minute 1: Kafka closed its BytesIn and MessagesIn meters there, its
+    BytesOut meter stays (0 bytes); a bytes-in window of 3 minutes on broker 1 covers minutes 1 and 2 of ``u``.
+    Every metric without a window in a row is null, so the day profile takes bytes-in and messages-in over the
+    same minutes (before, bytes-in was 0 and messages-in null in such a minute)."""
+    from spark_jobs.day_profile import day_partial
+
+    rows = [  # broker, topic, metric, minute, delta, span
+        (2, "t", "bytes_in", 0, 600.0, 60_000), (2, "t", "messages_in", 0, 6.0, 60_000), (2, "t", "bytes_out", 0, 900.0, 60_000),
+        (2, "t", "bytes_out", 1, 0.0, 60_000),
+        (1, "u", "bytes_in", 0, 1800.0, 180_000), (1, "u", "messages_in", 0, 30.0, 180_000),
+        (1, "u", "bytes_out", 1, 70.0, 60_000), (1, "u", "bytes_out", 2, 80.0, 60_000),
+    ]
+    n = len(rows)
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([r[0] for r in rows], pa.int32()), "topic": [r[1] for r in rows],
+                       "metric": [r[2] for r in rows], "source": ["prom_text"] * n, "reset": [False] * n,
+                       "delta": [r[4] for r in rows], "minute_ms": [r[3] * _MINUTE_MS for r in rows],
+                       "span_ms": [r[5] for r in rows]}, schema=DELTA_FIELDS)
+    out = pivot_minutes(deltas)
+    assert out.equals(_arrow_pivot(deltas))
+    got = {(r["topic"], r["ts"].minute): (r["bytes_in"], r["bytes_out"], r["messages_in"]) for r in out.to_pylist()}
+    assert got == {("t", 0): (600, 900, 6), ("t", 1): (None, 0, None),
+                   ("u", 0): (1800, None, 30), ("u", 1): (None, 70, None), ("u", 2): (None, 80, None)}
+    day = tmp_path / "cluster=c" / "dt=1970-01-01"
+    day.mkdir(parents=True)
+    pq.write_table(out.drop_columns(["cluster"]), day / "part-0.parquet")
+    partial = {r["topic"]: r for r in day_partial(day, 0).to_pylist()}
+    for topic, minutes in (("t", 1), ("u", 1)):
+        taken = {m: len(partial[topic][m]) // 8 for m in ("bytes_in", "messages_in")}
+        assert taken == {"bytes_in": minutes, "messages_in": minutes}, (topic, taken)
