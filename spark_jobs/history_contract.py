@@ -7,8 +7,8 @@
 * **Flags and limits.** `FLAG_RESET`, `FLAG_GAP`, `FLAG_PARTIAL` and the windows that set them (`GAP_MS`,
   `PARTIAL_MS`); `ALL_BROKERS`, the ``broker_id`` of a topic's total.
 * **Partition directories and row order.** ``cluster=<c>/dt=<YYYY-MM-DD>/`` escaped as Spark escapes them
-  (`partition_dir`, `partition_value`, `partition_key`, `day_dirs`), a day's name (`day_names`, `day_column`), its data file (`DAY_FILE`) and
-  its rows' order (`DAY_ORDER`, `day_order`).
+  (`partition_dir`, `partition_value`, `partition_key`, `day_dirs`), a day's name (`day_names`, `day_column`), its
+  data file (`DAY_FILE`) and its rows' order (`DAY_ORDER`, `day_order`).
 * **Steps files.** Where the query_range workers leave their per-minute increases (`STEPS_DIR`), how they are
   named (`steps_file`, `steps_bucket`, `steps_files`) and bucketed by topic (`bucket_of`, `bucket_count`).
 
@@ -189,7 +189,8 @@ def day_dirs(root: Path, cluster: str) -> dict[str, Path]:
         return out
     for c in sorted(root.iterdir()):
         if c.is_dir() and partition_key(c.name) == "cluster" and partition_value(c.name) == cluster:
-            out.update({partition_value(d.name): d for d in sorted(c.iterdir()) if d.is_dir() and partition_key(d.name) == "dt"})
+            days = (d for d in sorted(c.iterdir()) if d.is_dir() and partition_key(d.name) == "dt")
+            out.update({partition_value(d.name): d for d in days})
     return out
 
 

@@ -200,7 +200,8 @@ def _contract_offenders(modules: dict[str, Path]) -> dict[str, set[str]]:
         if module == _CONTRACT:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        docstrings = {id(n.value) for n in ast.walk(tree)
+                      if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         hits: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.lstrip("_") in _CONTRACT_FUNCTIONS:
@@ -229,9 +230,11 @@ def test_the_history_contract_lives_in_one_module() -> None:
 
 def test_a_re_implemented_history_contract_is_seen(tmp_path) -> None:
     copy = tmp_path / "copy.py"
-    copy.write_text('import pyarrow as pa\nROWS = pa.schema([("bytes_in", pa.int64()), ("bytes_out_interval_s", pa.int32())])\n'
+    copy.write_text('import pyarrow as pa\n'
+                    'ROWS = pa.schema([("bytes_in", pa.int64()), ("bytes_out_interval_s", pa.int32())])\n'
                     'def where(c, d):\n    """``cluster=<c>``"""\n    return f"cluster={c}/dt={d}"\n'
-                    'def bucket_file(p, b):\n    return p + "-steps-b%04d.parquet" % b\nGAP_MS = 90_000\n', encoding="utf-8")
+                    'def bucket_file(p, b):\n    return p + "-steps-b%04d.parquet" % b\n'
+                    'GAP_MS = 90_000\n', encoding="utf-8")
     hits = _contract_offenders({"spark_jobs.copy": copy})["spark_jobs.copy"]
-    assert hits == {"declares the history's schema (pa.schema)", "spells 'cluster='", "spells '-steps-b%04d.parquet'",
-                    "assigns GAP_MS"}, hits
+    assert hits == {"declares the history's schema (pa.schema)", "spells 'cluster='",
+                    "spells '-steps-b%04d.parquet'", "assigns GAP_MS"}, hits
