@@ -81,7 +81,7 @@ from urllib.parse import urlencode
 
 from pools.atomic import make_dir
 from pools.errors import InputError, JobError
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, MetricNames, closest
 
 __all__ = [
@@ -718,7 +718,7 @@ def fetch(
     history: str,
     cluster: str,
     *,
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> Fetched:
     """Find the series (`discover`), fetch what the history lacks into the spool; return the documents to ingest.
 

@@ -13,7 +13,7 @@ from planner.cli.options import renamed_option, take_renamed
 from planner.cli.stage import Outcome, Stage, run_command
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
-from pools.progress import Progress
+from pools.progress import ProgressReporter
 from pools.units import format_plural
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _options(params: Mapping[str, Any]) -> IngestOptions:
     return IngestOptions(prometheus=PrometheusOptions(url=url, **prom) if url else None, conf=confs, **options)
 
 
-def _ingest(options: IngestOptions, *, progress: Progress) -> IngestResult:
+def _ingest(options: IngestOptions, *, progress: ProgressReporter) -> IngestResult:
     """`spark_jobs.ingest_stage.ingest`, with Spark's and the JVM's log also on the console at DEBUG (``-v``)."""
     from spark_jobs.ingest_stage import ingest
 
