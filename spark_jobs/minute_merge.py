@@ -143,7 +143,8 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ``MessagesInPerSec`` on a partition leader only, ``BytesOutPerSec`` on first use) or an earlier, longer window
     covers the minute. Flags: a reset among the row's
     windows, a gap (longest window > 90 s), a partial minute (< 45 s). The row's source is the least of its
-    windows' sources. Rows in the order their keys first appear; sums in input order.
+    windows' sources. The bytes are whole: a series' fractions (a rate × its window) are carried from minute to
+    minute within its UTC day (`_whole_bytes`). Rows in the order their keys first appear; sums in input order.
 
     Examples
     --------
@@ -270,7 +271,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         "broker_id": pa.array(broker[rep], pa.int32(), mask=None if broker_ok is None else ~broker_ok[rep]),
         "topic": pa.array(topics.values, pa.string()).take(pa.array(topic[rep])),
     }
-    rounded = _half_up(delta_sum).astype(np.int64)
+    rounded = _whole_bytes(delta_sum, delta_null, [cluster[rep], topic[rep], broker[rep]], minute[rep])
     for i, m in enumerate(METRICS):  # a metric no window of the row has: its meter did not exist, or was not seen
         out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
     for i, m in enumerate(METRICS[1:], 1):
@@ -278,6 +279,38 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
     out["source"] = pa.array(ranked, pa.string()).take(pa.array(least, mask=least < 0))
     out["flags"] = pa.array(flags, pa.int32())
     return pa.table(out, schema=THROUGHPUT_ARROW)
+
+
+def _whole_bytes(sums: np.ndarray, null: np.ndarray, series: Sequence[np.ndarray], minute: np.ndarray) -> np.ndarray:
+    """Whole bytes (int64) of each row's summed increases (``sums``, rows × metrics; ``null`` where a row has none):
+    a series' fractions carried from minute to minute within its UTC day.
+
+    The rows of one ``series`` (cluster, topic and broker codes) and day, in ``minute`` order, take the differences
+    of their running total rounded half up, so they sum to their total rounded, as Prometheus' ``increase()`` over
+    them gives it: an increase seen in several minutes (a rate gauge's step after a lost sample, read as rate ×
+    60 s each minute) is never a byte under or over from rounding each minute alone. A row alone in its series-day
+    is its sum rounded half up; whole sums (every counter's) stay as they are.
+
+    >>> codes = [np.zeros(3, np.int64)] * 3
+    >>> _whole_bytes(np.array([[107056302.5], [107056302.5], [7.0]]), np.zeros((3, 1), bool), codes,
+    ...              np.array([0, 60_000, 120_000])).ravel().tolist()
+    [107056303, 107056302, 7]
+    """
+    values = np.where(null, 0.0, sums)
+    rounded = _half_up(values)
+    fractional = (rounded != values).any(axis=1)
+    if not fractional.any():
+        return rounded.astype(np.int64)
+    day = minute // _DAY_MS
+    order = np.lexsort((minute, *reversed(series), day))
+    keys = np.stack([day, *series])[:, order]
+    starts = np.flatnonzero(np.r_[True, (keys[:, 1:] != keys[:, :-1]).any(axis=0)])
+    for start, stop in zip(starts.tolist(), [*starts[1:].tolist(), order.size]):
+        rows = order[start:stop]
+        if stop - start > 1 and fractional[rows].any():
+            total = _half_up(np.cumsum(values[rows], axis=0))
+            rounded[rows] = np.diff(total, axis=0, prepend=np.zeros((1, values.shape[1])))
+    return rounded.astype(np.int64)
 
 
 def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

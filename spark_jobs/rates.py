@@ -178,13 +178,14 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
 
 
 def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic, minute)'s
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic)'s
     increases brought together by a shuffle and pivoted by `spark_jobs.minute_merge.pivot_minutes`.
 
     (``poolplan ingest`` sums the bulk of them without the shuffle: `spark_jobs.minute_merge.merge_buckets`.)
     """
     deltas = minute_deltas(steps, records)
-    return deltas.repartition("cluster", "broker_id", "topic", "minute_ms").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
+    # a series' rows together: its fractional bytes are carried from minute to minute (`pivot_minutes`)
+    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
 
 
 def with_increase(records: DataFrame) -> DataFrame:

@@ -42,9 +42,25 @@ def _old_half_up(x: np.ndarray) -> np.ndarray:
     return np.copysign(low + (a - low >= 0.5), x)
 
 
+def _carried(series: list[tuple], minutes: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Whole bytes row by row in plain Python: each series-day's running total rounded half up, less the rounded
+    total before it (the oracle of the fractions carried from minute to minute)."""
+    out = np.zeros(len(totals), np.int64)
+    running: dict[tuple, tuple[float, int]] = {}
+    for i in sorted(range(len(totals)), key=lambda i: minutes[i]):
+        key = (series[i], minutes[i] // 86_400_000)
+        before, rounded_before = running.get(key, (0.0, 0))
+        now = before + totals[i]
+        rounded = int(_old_half_up(np.array([now]))[0])
+        out[i] = rounded - rounded_before
+        running[key] = (now, rounded)
+    return out
+
+
 def _arrow_pivot(deltas: pa.Table) -> pa.Table:
-    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle), with today's rule for
-    a metric without a window in the row: null, for every metric (a missing meter is not 0)."""
+    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle), with today's rules: a
+    metric without a window in the row is null, for every metric (a missing meter is not 0), and a series' fractional
+    bytes are carried from minute to minute within its day (`_carried`)."""
     deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
     deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
     metric = deltas.column("metric")
@@ -79,9 +95,12 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
         "interval_s": pa.array(interval, pa.int32()), "broker_id": rows.column("broker_id"), "topic": rows.column("topic"),
     }
+    series = list(zip(rows.column("cluster").to_pylist(), rows.column("topic").to_pylist(),
+                      rows.column("broker_id").to_pylist()))
+    minutes = rows.column("minute_ms").to_numpy(zero_copy_only=False)
     for m in _METRICS:
         null, total = values(f"{m}_sum")
-        out[m] = pa.array(_old_half_up(total).astype(np.int64), pa.int64(), mask=null)
+        out[m] = pa.array(_carried(series, minutes, np.where(null, 0.0, total)), pa.int64(), mask=null)
     for m in _METRICS[1:]:
         null, s = seconds[m]
         out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
@@ -233,3 +252,29 @@ def test_a_missing_meter_is_null_in_every_metric_and_the_profile_drops_it_alike(
     for topic, minutes in (("t", 1), ("u", 1)):
         taken = {m: len(partial[topic][m]) // 8 for m in ("bytes_in", "messages_in")}
         assert taken == {"bytes_in": minutes, "messages_in": minutes}, (topic, taken)
+
+
+def test_an_increase_seen_in_two_minutes_sums_to_prometheus_increase() -> None:
+    """A rate gauge's step of 120 s after a lost sample (214,112,605 bytes) read in each of its two minutes as rate ×
+    60 s: 107,056,302.5 bytes a minute. Rounded minute by minute that made 214,112,606 (or one under, as other
+    fractions fall); carried, the two minutes sum to the step's increase exactly, and the bytes stay whole."""
+    increase = 214_112_605
+    rate = increase / 120.0
+    thirds = 1_000_000_001 / 180.0  # a 180 s step read three times: each minute 333,333,333.67, rounded up 3 times
+    rows = [("t", 0, rate * 60), ("t", 1, rate * 60), ("u", 0, thirds * 60), ("u", 1, thirds * 60), ("u", 2, thirds * 60)]
+    n = len(rows)
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([ALL_BROKERS] * n, pa.int32()), "topic": [r[0] for r in rows],
+                       "metric": ["bytes_in"] * n, "source": ["prometheus"] * n, "reset": [False] * n,
+                       "delta": [r[2] for r in rows], "minute_ms": [r[1] * _MINUTE_MS for r in rows],
+                       "span_ms": [60_000] * n}, schema=DELTA_FIELDS)
+    out = pivot_minutes(deltas)
+    assert out.equals(_arrow_pivot(deltas))
+    got: dict[str, list[int]] = {}
+    for r in out.to_pylist():
+        got.setdefault(r["topic"], []).append(r["bytes_in"])
+    assert sum(got["t"]) == increase and sum(got["u"]) == 1_000_000_001
+    assert all(abs(b - rate * 60) < 1 for b in got["t"]) and all(abs(b - thirds * 60) < 1 for b in got["u"])
+    # the next day starts its own carry: a day's rows do not depend on the day before being in the same ingest
+    later = deltas.set_column(7, "minute_ms", pa.array([r[1] * _MINUTE_MS + 86_400_000 for r in rows], pa.int64()))
+    both = pivot_minutes(pa.concat_tables([deltas, later]))
+    assert both.column("bytes_in").to_pylist() == out.column("bytes_in").to_pylist() * 2
