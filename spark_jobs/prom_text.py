@@ -42,7 +42,7 @@ from spark_jobs.records import (
     RECORD_SCHEMA,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import file_size, map_tasks, open_input, run_tasks, write_parquet
+from spark_jobs.staging import file_size, map_tasks, open_input, run_tasks, staged_batch, write_parquet
 
 __all__ = ["read_prom_text", "stage_prom_text", "split_points", "java_double", "java_long", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN", "SPLIT_BYTES"]
 
@@ -235,32 +235,19 @@ def _records(
     kind = np.where(data, np.where(is_size, 1, 0), np.where(ignored, 2, 3)).astype(np.int32)
     rejected = kind == 3
     none = pa.scalar(None, pa.string())
-    constant = lambda text: pa.array([text], pa.string()).take(pa.array(np.zeros(n, np.int32)))  # noqa: E731
-    raw = pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(line, 0, RAW_LIMIT), none)
-    columns = {
-        "source": constant(SOURCE),
-        "file": constant(file),
-        "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-        "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
-        "cluster": constant(cluster),
-        "ts_ms": pa.array(ts, pa.int64(), mask=~data),
-        "broker_id": broker,
-        "topic": topic,
-        "partition": pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
-        "metric": pc.if_else(pa.array(data), metric, none),
-        "value": pa.array(value, pa.float64(), mask=~data),
-        "log_dir": pa.nulls(n, pa.string()),
-        "is_future": pa.array(np.zeros(n, bool), pa.bool_(), mask=~data),
-        "raw": raw,
-        "window_s": pa.nulls(n, pa.float64()),
-        "n": pa.array(np.ones(n, np.int64)),
-        "counted": pa.array(np.zeros(n, bool)),
-        "inner": pa.array(np.zeros(n, bool)),
-        "fast_ok": pa.array(np.zeros(n, bool)),
-        "segment": pa.nulls(n, pa.int32()),
-        "span_ms": pa.nulls(n, pa.int64()),
-    }
-    return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames())
+    return staged_batch(
+        n, source=SOURCE, file=file, cluster=cluster,
+        kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+        reason=pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
+        ts_ms=pa.array(ts, pa.int64(), mask=~data),
+        broker_id=broker,
+        topic=topic,
+        partition=pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
+        metric=pc.if_else(pa.array(data), metric, none),
+        value=pa.array(value, pa.float64(), mask=~data),
+        is_future=pa.array(np.zeros(n, bool), pa.bool_(), mask=~data),
+        raw=pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(line, 0, RAW_LIMIT), none),
+    )
 
 
 def _lines(data: bytes) -> tuple[pa.Array, np.ndarray]:

@@ -45,7 +45,7 @@ from spark_jobs.records import (
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import file_size, open_input, run_tasks, write_parquet
+from spark_jobs.staging import file_size, open_input, repeated_strings, run_tasks, staged_batch, write_parquet
 
 __all__ = ["stage_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
 
@@ -179,14 +179,11 @@ class _Batches:
 
         def per_series(name: str, typ: pa.DataType) -> pa.Array:
             if typ == pa.string():
-                return _repeated([p.get(name) for p in parts], counts)
+                return repeated_strings([p.get(name) for p in parts], counts)
             return pa.array([p.get(name) for p in parts], typ).take(which)
 
         def per_row(name: str, dtype: type, fill: Any) -> np.ndarray:
             return np.concatenate([p[name] if p.get(name) is not None else np.full(p["n"], fill, dtype) for p in parts]).astype(dtype)
-
-        def constant(text: str) -> pa.Array:
-            return _repeated([text], np.array([rows]))
 
         partition = per_row("partition", np.int64, -1)
         ts_ms = per_row("ts_ms", np.int64, 0)
@@ -194,50 +191,26 @@ class _Batches:
         span = per_row("span_ms", np.int64, -1)
         window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
         raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
-        columns = {
-            "source": constant(self.source),
-            "file": constant(self.file),
-            "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-            "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason)),
-            "cluster": constant(self.cluster),
-            "ts_ms": pa.array(ts_ms, pa.int64(), mask=no_sample),
-            "broker_id": per_series("broker_id", pa.int32()),
-            "topic": per_series("topic", pa.string()),
-            "partition": pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
-            "metric": _masked(per_series("metric", pa.string()), no_data),
-            "value": pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_sample),
-            "log_dir": pa.nulls(rows, pa.string()),
-            "is_future": pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
-            "raw": pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
-            "window_s": pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
-            "n": pa.array(per_row("units", np.int64, 1), pa.int64()),
-            "counted": pa.array(per_row("counted", bool, False), pa.bool_()),
-            "inner": pa.array(per_row("inner", bool, False), pa.bool_()),
-            "fast_ok": pa.array(per_row("fast_ok", bool, False), pa.bool_()),
-            "segment": per_series("segment", pa.int32()),
-            "span_ms": pa.array(span, pa.int64(), mask=span < 0),
-        }
-        return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames())
-
-
-def _repeated(texts: list[str | None], counts: np.ndarray) -> pa.Array:
-    """A string array of each of ``texts`` repeated its count of times (None: nulls), built from its buffers:
-    as ``take`` would give it, without a look-up per row (that took 70 ns a row for a file's path).
-
-    >>> _repeated(["a", None, "bc"], np.array([2, 1, 2])).to_pylist()
-    ['a', 'a', None, 'bc', 'bc']
-    """
-    encoded = [b"" if t is None else t.encode() for t in texts]
-    sizes = np.repeat(np.array([len(e) for e in encoded], np.int64), counts)
-    rows = sizes.size
-    offsets = np.zeros(rows + 1, np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    if offsets[-1] >= 1 << 31:  # beyond a string array's 32-bit offsets: as take would, Arrow says so
-        return pa.array(texts, pa.string()).take(pa.array(np.repeat(np.arange(len(texts)), counts)))
-    data = b"".join(e * c for e, c in zip(encoded, counts.tolist()))
-    nulls = np.repeat(np.array([t is None for t in texts]), counts)
-    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
-    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), validity, int(nulls.sum()))
+        return staged_batch(
+            rows, source=self.source, file=self.file, cluster=self.cluster,
+            kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+            reason=pa.array(_REASONS, pa.string()).take(pa.array(reason)),
+            ts_ms=pa.array(ts_ms, pa.int64(), mask=no_sample),
+            broker_id=per_series("broker_id", pa.int32()),
+            topic=per_series("topic", pa.string()),
+            partition=pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
+            metric=_masked(per_series("metric", pa.string()), no_data),
+            value=pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_sample),
+            is_future=pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
+            raw=pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
+            window_s=pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
+            n=pa.array(per_row("units", np.int64, 1), pa.int64()),
+            counted=pa.array(per_row("counted", bool, False), pa.bool_()),
+            inner=pa.array(per_row("inner", bool, False), pa.bool_()),
+            fast_ok=pa.array(per_row("fast_ok", bool, False), pa.bool_()),
+            segment=per_series("segment", pa.int32()),
+            span_ms=pa.array(span, pa.int64(), mask=span < 0),
+        )
 
 
 def _masked(array: pa.Array, mask: np.ndarray) -> pa.Array:

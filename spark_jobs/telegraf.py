@@ -200,7 +200,8 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
 
     from spark_jobs.metric_names import ID_PATTERN
     from spark_jobs.prom_text import _per_distinct, java_double, java_long
-    from spark_jobs.records import MAX_COUNT, RAW_LIMIT, STAGED_SCHEMA
+    from spark_jobs.records import MAX_COUNT, RAW_LIMIT
+    from spark_jobs.staging import staged_batch
 
     np_ = lambda a: a.to_numpy(zero_copy_only=False)  # noqa: E731
     parsed = pc.extract_regex(line, TELEGRAF_LINE)
@@ -277,32 +278,21 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     rejected = kind == 3
     none = pa.scalar(None, pa.string())
     line_only = ~data_line
-    constant = lambda text: pa.array([text], pa.string()).take(pa.array(np.zeros(m, np.int32)))  # noqa: E731
     raw = _raw(rec_name, t_line, t_key, t_value, owner, field_key, field_value, ts_text.take(at)) if rejected.any() else pa.nulls(m, pa.string())
-    columns = {
-        "source": constant(SOURCE),
-        "file": constant(file),
-        "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-        "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
-        "cluster": constant(cluster),
-        "ts_ms": pa.array(ts, pa.int64(), mask=~data),
-        "broker_id": pc.if_else(pa.array(line_only), pa.scalar(None, pa.int32()), broker),
-        "topic": pc.if_else(pa.array(line_only), none, topic),
-        "partition": pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
-        "metric": pc.if_else(pa.array(data), metric, none),
-        "value": pa.array(value, pa.float64(), mask=~data),
-        "log_dir": pa.nulls(m, pa.string()),
-        "is_future": pa.array(np.zeros(m, bool), pa.bool_(), mask=~data),
-        "raw": pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(raw, 0, RAW_LIMIT), none),
-        "window_s": pa.nulls(m, pa.float64()),
-        "n": pa.array(np.ones(m, np.int64)),
-        "counted": pa.array(np.zeros(m, bool)),
-        "inner": pa.array(np.zeros(m, bool)),
-        "fast_ok": pa.array(np.zeros(m, bool)),
-        "segment": pa.nulls(m, pa.int32()),
-        "span_ms": pa.nulls(m, pa.int64()),
-    }
-    return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames()), ok
+    batch = staged_batch(
+        m, source=SOURCE, file=file, cluster=cluster,
+        kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+        reason=pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
+        ts_ms=pa.array(ts, pa.int64(), mask=~data),
+        broker_id=pc.if_else(pa.array(line_only), pa.scalar(None, pa.int32()), broker),
+        topic=pc.if_else(pa.array(line_only), none, topic),
+        partition=pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
+        metric=pc.if_else(pa.array(data), metric, none),
+        value=pa.array(value, pa.float64(), mask=~data),
+        is_future=pa.array(np.zeros(m, bool), pa.bool_(), mask=~data),
+        raw=pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(raw, 0, RAW_LIMIT), none),
+    )
+    return batch, ok
 
 
 def _field_metric(key: pa.Array) -> pa.Array:
