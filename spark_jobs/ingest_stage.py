@@ -252,7 +252,7 @@ def _ingest(options: IngestOptions, *, progress: ProgressReporter, spark_console
     """`ingest` inside its guard of the output directory."""
     from spark_jobs.ingest_inputs import expand_globs, load_broker_map, partition_counts
     from spark_jobs.metric_names import load_metric_names
-    from spark_jobs.query_range import parse_range_values
+    from spark_jobs.metric_names import parse_range_values
     from spark_jobs.session import parse_conf
 
     check_output(options.out)

@@ -30,9 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s, is_id
 from spark_jobs.history_contract import ALL_BROKERS, STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
+from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
+from spark_jobs.metric_names import COUNTER, LOG_SIZE, MetricNames, RangeValues, duration_s, is_id
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -45,9 +45,9 @@ from spark_jobs.records import (
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import file_size, open_input, repeated_strings, run_tasks, staged_batch, write_parquet
+from spark_jobs.staging import ReaderOptions, file_size, open_input, repeated_strings, run_tasks, staged_batch, write_parquet
 
-__all__ = ["stage_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
+__all__ = ["stage_query_range", "parse_file", "SOURCE"]
 
 SOURCE = "prom_range"
 
@@ -83,18 +83,6 @@ _REASONS = (
 _R = {r: i for i, r in enumerate(_REASONS)}
 
 
-@dataclass(frozen=True, slots=True)
-class RangeValues:
-    """What a series' values are: raw counters (``operation`` None) or ``increase``/``rate`` over ``window_s``."""
-
-    operation: str | None = None
-    window_s: float | None = None
-
-    @property
-    def label(self) -> str:
-        return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
-
-
 def _spacing_s(ts_ms: np.ndarray) -> float:
     """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
 
@@ -103,28 +91,6 @@ def _spacing_s(ts_ms: np.ndarray) -> float:
     """
     steps = np.diff(np.unique(ts_ms[ts_ms > 0]))
     return float(np.median(steps)) / 1000 if steps.size else 60.0
-
-
-def parse_range_values(text: str | None) -> RangeValues | None:
-    """``--range-values``: ``auto`` (None: by name), ``counter``, ``increase:<window>`` or ``rate:<window>``.
-
-    >>> parse_range_values("increase:1m"), parse_range_values("auto")
-    (RangeValues(operation='increase', window_s=60), None)
-
-    Raises
-    ------
-    ValueError
-        For any other text.
-    """
-    if text is None or text == "auto":
-        return None
-    if text == "counter":
-        return RangeValues()
-    op, _, window = text.partition(":")
-    seconds = duration_s(window)
-    if op not in ("increase", "rate") or not seconds:
-        raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
-    return RangeValues(op, seconds)
 
 
 def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> tuple[str | None, RangeValues | None]:
@@ -344,24 +310,13 @@ class _Reader:
     both give the same records.
     """
 
-    def __init__(
-        self,
-        batches: _Batches,
-        file_name: str | None,
-        broker_map: Mapping[str, int],
-        declared: RangeValues | None,
-        *,
-        steps: bool,
-        names: MetricNames = DEFAULT,
-        steps_sink: _StepsSink | None = None,
-        own_windows: bool = False,
-    ) -> None:
-        self.batches, self.file_name, self.broker_map, self.declared, self.names = batches, file_name, broker_map, declared, names
-        self.steps_sink = steps_sink
-        self.own_windows = own_windows
+    def __init__(self, batches: _Batches, file_name: str | None, options: ReaderOptions,
+                 steps_sink: _StepsSink | None = None) -> None:
+        self.batches, self.file_name, self.steps_sink = batches, file_name, steps_sink
+        self.broker_map, self.declared, self.names = options.broker_map, options.declared, options.names
+        self.steps, self.own_windows = options.steps, options.own_windows
         self.pending: list[_Series] = []
         self.pending_bytes = 0
-        self.steps = steps
         self.segment = 0
         #: broker id → the distinct times of its usable counter samples in this file
         self.scrapes: dict[int, np.ndarray] = {}
@@ -680,26 +635,15 @@ def _flush(batches: _Batches) -> Iterator[pa.RecordBatch]:
         yield batches.flush()
 
 
-def parse_file(
-    path: str,
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-    declared: RangeValues | None = None,
-    source: str = SOURCE,
-    steps: bool = False,
-    names: MetricNames = DEFAULT,
-    steps_sink: _StepsSink | None = None,
-    part: tuple[int, int, int] | None = None,
-    own_windows: bool = False,
-) -> Iterator[pa.RecordBatch]:
+def parse_file(path: str, options: ReaderOptions, *, steps_sink: _StepsSink | None = None,
+               part: tuple[int, int, int] | None = None) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
-    ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
+    ``options.steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
     a count and the few samples Spark still needs, and the file's scrape times. With a ``steps_sink`` the
     per-minute increases go to it, bucketed by topic, instead of among the batches yielded. With ``part``
     (``(index, start, end)``, from `split_points`) only the series whose text starts in bytes
-    ``[start, end)`` of the file are read, as if they were the whole result. With ``own_windows`` (the
-    file's pre-aggregated windows are in no other file: a Prometheus pull's answers) and ``steps``, a topic's
+    ``[start, end)`` of the file are read, as if they were the whole result. With ``options.own_windows``
+    (the file's pre-aggregated windows are in no other file: a Prometheus pull's answers) and ``steps``, a topic's
     total of windows is summed per minute here too (`_Reader.window_steps`).
 
     Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
@@ -710,8 +654,8 @@ def parse_file(
     """
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
-    batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink, own_windows=own_windows)
+    batches = _Batches(path, options.cluster, options.source or SOURCE)
+    reader = _Reader(batches, file_name, options, steps_sink)
     series = 0
     with open_input(path) as stream:
         chunks = read_chunks(stream) if part is None else _part_chunks(stream, *part[1:])
@@ -896,52 +840,37 @@ class _StepsSink:
         self.pending, self.rows, self.writers = {}, {}, {}
 
 
-def stage_query_range(
-    spark,
-    paths: Sequence[str],
-    directory: str,
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-    declared: RangeValues | None = None,
-    source: str = SOURCE,
-    steps: bool = False,
-    names: MetricNames = DEFAULT,
-    buckets: int | None = None,
-    own_windows: bool = False,
-):
+def stage_query_range(spark, paths: Sequence[str], directory: str, options: ReaderOptions):
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
-    ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
-    With ``steps`` and ``buckets``, the converted series' per-minute increases are written beside the
+    ``options.steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
+    With ``steps`` and ``options.buckets``, the converted series' per-minute increases are written beside the
     records, one file per bucket of topics (``_steps/<source>-<n>-steps-b<bucket>.parquet``,
     `spark_jobs.history_contract.steps_file`, `spark_jobs.history_contract.STEPS_SCHEMA`), for
     `spark_jobs.minute_merge.merge_buckets`; the returned table does not hold them.
 
-    One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through `parse_file` in a Python worker and writes
-    the records straight to ``directory/<source>-<n>.parquet`` with Arrow's Parquet writer; Spark reads them
-    back with its vectorized reader. Memory is bounded by the chunk size and the longest series, not by the
-    file, and no record passes through the JVM row by row (turning Arrow batches into Spark rows and writing
-    them took three times the parsing's time). ``directory`` must be one the executors and the driver both
-    see, like any Spark output path.
+    One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through
+    `parse_file` in a Python worker and writes the records straight to ``directory/<source>-<n>.parquet`` with
+    Arrow's Parquet writer; Spark reads them back with its vectorized reader. Memory is bounded by the chunk size
+    and the longest series, not by the file, and no record passes through the JVM row by row (turning Arrow batches
+    into Spark rows and writing them took three times the parsing's time). ``directory`` must be one the executors
+    and the driver both see, like any Spark output path.
     """
     os.makedirs(directory, exist_ok=True)
     ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p)]
-    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names,
-               "own_windows": own_windows}
-    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
+    parts = [(p, part) for p in ordered for part in split_points(p, options.split_bytes or SPLIT_BYTES)]
+    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), options=options)
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
-def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, prefix: str, buckets: int | None = None,
-                **options: Any) -> int:
-    """Parse one file (or one part of it) and write its records to ``directory/<prefix>-<i>.parquet``."""
-    name = f"{prefix}-{i:05d}"
+def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, options: ReaderOptions) -> int:
+    """Parse one file (or one part of it) and write its records to ``directory/<source>-<i>.parquet``."""
+    source = options.source or SOURCE
+    name = f"{source}-{i:05d}"
     sink = None
-    if buckets and options.get("steps"):
-        sink = _StepsSink(path, options["cluster"], options["source"], buckets=buckets, directory=directory, prefix=name)
+    if options.buckets and options.steps:
+        sink = _StepsSink(path, options.cluster, source, buckets=options.buckets, directory=directory, prefix=name)
     try:
-        return write_parquet(parse_file(path, steps_sink=sink, part=part, **options), os.path.join(directory, f"{name}.parquet"))
+        return write_parquet(parse_file(path, options, steps_sink=sink, part=part), os.path.join(directory, f"{name}.parquet"))
     finally:
         if sink is not None:
             sink.discard()

@@ -11,20 +11,59 @@ its record batches with `staged_batch`, the one place the staged columns' order,
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from spark_jobs.metric_names import DEFAULT, MetricNames, RangeValues
 from spark_jobs.records import STAGED_SCHEMA
 
-__all__ = ["write_parquet", "open_input", "file_size", "run_tasks", "map_tasks", "ROW_GROUP_ROWS", "staged_batch",
+__all__ = ["ReaderOptions", "write_parquet", "open_input", "file_size", "run_tasks", "map_tasks", "ROW_GROUP_ROWS", "staged_batch",
            "repeated_strings"]
 
 #: Rows per row group of a staged Parquet file (Spark splits its reading by row group).
 ROW_GROUP_ROWS = 1 << 19
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """What a reader that parses in Python workers is told, the same for each of its files.
+
+    Attributes
+    ----------
+    cluster : str
+        The cluster every record belongs to.
+    broker_map : mapping of str to int
+        Label value (instance, pod, agent URL) → broker id.
+    names : MetricNames
+        The metric names and the topic and instance labels to read by (``--metric-names``).
+    split_bytes : int, optional
+        A file is parsed by one task per this many bytes (None: the reader's own `SPLIT_BYTES`).
+    declared : RangeValues, optional
+        query_range: what the values are when declared (``--range-values``); None: by each series' name.
+    source : str, optional
+        query_range: the records' source (None: ``prom_range``; a Prometheus pull's files are ``prometheus``).
+    steps : bool
+        query_range: convert each counter series in its file (`spark_jobs.query_range.parse_file`).
+    buckets : int, optional
+        query_range with ``steps``: write the per-minute increases in this many topic buckets beside the records.
+    own_windows : bool
+        query_range with ``steps``: the pre-aggregated windows are in no other file (a Prometheus pull's answers).
+    """
+
+    cluster: str
+    broker_map: Mapping[str, int] = field(default_factory=dict)
+    names: MetricNames = DEFAULT
+    split_bytes: int | None = None
+    declared: RangeValues | None = None
+    source: str | None = None
+    steps: bool = False
+    buckets: int | None = None
+    own_windows: bool = False
 
 
 #: The Arrow type of each staged column (`spark_jobs.records.STAGED_SCHEMA`'s Spark types).

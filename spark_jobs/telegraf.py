@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +40,7 @@ from spark_jobs.records import (
     partition_rule,
     value_rules,
 )
+from spark_jobs.staging import ReaderOptions
 
 __all__ = ["read_telegraf", "stage_telegraf", "parse_file", "SOURCE", "TELEGRAF_SCHEMA", "TELEGRAF_LINE"]
 
@@ -70,13 +70,7 @@ def _to_millis(ts: F.Column) -> F.Column:
     )
 
 
-def read_telegraf(
-    spark: SparkSession,
-    paths: Sequence[str],
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-) -> DataFrame:
+def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOptions) -> DataFrame:
     """Read Telegraf JSON lines into classified records, one per field (a line that does not parse counts once).
 
     Rejection reasons: ``malformed_json``, ``no_fields``, ``bad_value``, ``nan_value``, ``infinite_value``,
@@ -114,7 +108,7 @@ def read_telegraf(
         _to_millis(F.col("timestamp")).alias("ts_ms"),
         F.when(tags["topic"] != "", tags["topic"]).alias("topic"),
         tags["partition"].alias("partition_text"),
-        broker_lookup(broker_map, tags["jolokia_agent_url"], tags["host"]).alias("broker_id"),
+        broker_lookup(options.broker_map, tags["jolokia_agent_url"], tags["host"]).alias("broker_id"),
     )
     is_size = F.col("name") == "kafka_partition"
     kind, reason = classify(
@@ -136,7 +130,7 @@ def read_telegraf(
         F.to_json(F.struct("name", "tags", F.create_map("field", "field_value").alias("fields"), "timestamp")).alias("raw"),
     )
     out = fields.unionByName(other, allowMissingColumns=True)
-    return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(cluster).alias("cluster")))
+    return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(options.cluster).alias("cluster")))
 
 
 # ---- the worker path: Telegraf's own lines parsed in Python workers, any other line by Spark's JSON reader ----
@@ -324,7 +318,7 @@ def _raw(name: pa.Array, t_line: np.ndarray, t_key: pa.Array, t_value: pa.Array,
         '{"name":"', name, '","tags":{', tags, '},"fields":{"', field_key, '":"', field_value, '"},"timestamp":"', ts_text, '"}', "")
 
 
-def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str, int], part: tuple[int, int, int] | None = None
+def parse_file(path: str, options: ReaderOptions, *, residue: str, part: tuple[int, int, int] | None = None
                ) -> Iterator[pa.RecordBatch]:
     """Stream the Telegraf lines of one file (or of its ``part`` from `spark_jobs.prom_text.split_points`) into record
     batches; every other line's bytes (line ends kept) go to the file ``residue`` for Spark's JSON reader, after a
@@ -339,7 +333,7 @@ def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str
             if not data:
                 continue
             array, utf8 = _lines(data)
-            batch, ok = _telegraf_records(array, utf8, file=uri, cluster=cluster, broker_map=broker_map)
+            batch, ok = _telegraf_records(array, utf8, file=uri, cluster=options.cluster, broker_map=options.broker_map)
             if not ok.all():
                 starts, _ = _line_starts(data)
                 rest = np.frombuffer(data, np.uint8)[np.repeat(~ok, np.diff(starts))]
@@ -357,20 +351,20 @@ def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str
             os.replace(residue + ".tmp", residue)
 
 
-def _stage_part(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, residues: str, **options: Any) -> int:
+def _stage_part(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, residues: str,
+                options: ReaderOptions) -> int:
     from spark_jobs.staging import write_parquet
 
     residue = os.path.join(residues, f"{i:05d}.json")
     if os.path.exists(residue):  # a retried task's
         os.remove(residue)
-    return write_parquet(parse_file(path, residue=residue, part=part, **options), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
+    return write_parquet(parse_file(path, options, residue=residue, part=part), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
 
 
-def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, *, cluster: str, broker_map: Mapping[str, int],
-                   split_bytes: int | None = None) -> DataFrame | None:
+def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, options: ReaderOptions) -> DataFrame | None:
     """Parse Telegraf JSON files into classified records (`STAGED_SCHEMA`, one per field, see `read_telegraf`):
     Telegraf's own lines (`TELEGRAF_LINE`) by the Python workers into ``directory/telegraf-<n>.parquet``, one task
-    per file or per ``split_bytes`` part of a large one, largest first; return the records of every other line
+    per file or per ``options.split_bytes`` part of a large one, largest first; return the records of every other line
     (Spark's JSON reader, `read_telegraf`, on the lines the workers left, named by their own file), None if none.
     """
     from spark_jobs.prom_text import SPLIT_BYTES, file_uri, split_points
@@ -379,12 +373,11 @@ def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, *,
     os.makedirs(directory, exist_ok=True)
     residues = os.path.abspath(directory) + ".residue"
     ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p, split_bytes or SPLIT_BYTES)]
-    run_tasks(spark, parts, _stage_part, directory=os.path.abspath(directory), residues=residues, cluster=cluster,
-              broker_map=dict(broker_map))
+    parts = [(p, part) for p in ordered for part in split_points(p, options.split_bytes or SPLIT_BYTES)]
+    run_tasks(spark, parts, _stage_part, directory=os.path.abspath(directory), residues=residues, options=options)
     found = sorted(f for f in os.listdir(residues) if f.endswith(".json")) if os.path.isdir(residues) else []
     if not found:
         return None
     names = F.create_map(*[F.lit(x) for i, (p, _) in enumerate(parts) for x in (i, file_uri(p))])
-    rest = read_telegraf(spark, [os.path.join(residues, f) for f in found], cluster=cluster, broker_map=broker_map)
+    rest = read_telegraf(spark, [os.path.join(residues, f) for f in found], options)
     return rest.withColumn("file", names[F.regexp_extract("file", r"/([0-9]+)\.json$", 1).cast("int")])

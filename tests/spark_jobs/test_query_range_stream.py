@@ -57,9 +57,10 @@ def _write(tmp_path: Path, name: str, series: list[dict], *, indent: int | None 
 
 def _records(path: str, **kw) -> list[dict]:
     from spark_jobs.query_range import parse_file
+    from spark_jobs.staging import ReaderOptions
 
     rows = []
-    for batch in parse_file(path, cluster="c", broker_map={"kafka-1:7071": 1}, **kw):
+    for batch in parse_file(path, ReaderOptions("c", {"kafka-1:7071": 1}, **kw)):
         rows += batch.to_pylist()
     return rows
 
@@ -105,7 +106,7 @@ def test_a_series_that_is_not_utf8_is_one_rejected_unit(tmp_path: Path) -> None:
     ],
 )
 def test_pre_aggregated_series_are_windows_by_name_or_declaration(tmp_path: Path, name: str, declared, value: float, window) -> None:
-    from spark_jobs.query_range import parse_range_values
+    from spark_jobs.metric_names import parse_range_values
 
     rate_or_increase = 600.0 if "increase" in name else 10.0
     path = _write(tmp_path, f"{name}-w1.json", [{"metric": {"instance": "kafka-1:7071", "topic": "a"}, "values": [[1_740_960_060, str(rate_or_increase)]]}])
@@ -161,6 +162,7 @@ def test_a_pulled_topic_total_is_summed_per_minute_in_its_file(tmp_path: Path) -
 def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path: Path) -> None:
     # both cores read one large file: each part starts at a series, and the parts' records are the whole's
     from spark_jobs.query_range import parse_file, split_points
+    from spark_jobs.staging import ReaderOptions
 
     rng = random.Random(5)
     series = [
@@ -176,7 +178,7 @@ def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path:
 
     def rows(part) -> list[tuple]:
         out = []
-        for batch in parse_file(str(path), cluster="c", broker_map={"kafka-1:7071": 1}, steps=True, part=part):
+        for batch in parse_file(str(path), ReaderOptions("c", {"kafka-1:7071": 1}, steps=True), part=part):
             out += [repr(tuple(v for k, v in r.items() if k != "segment")) for r in batch.to_pylist()]
         return out
 
