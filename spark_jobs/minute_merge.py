@@ -6,14 +6,15 @@ the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping 
 says what each column means).
 
 Where the rows are summed: a query_range worker that converts its series in the file writes their per-minute
-increases already split into buckets by topic (`spark_jobs.query_range`; the steps files and their buckets are
-the history contract's, `spark_jobs.history_contract`), so that `merge_buckets` sums each bucket in one Python task, by integer keys (`_pivot`: dictionary codes, one int64 key per row,
-``np.bincount``; a string-keyed hash aggregation cost twice the CPU), next to the few increases Spark's
-sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
-Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
-day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes
-through the JVM's shuffle or a string-keyed Spark aggregation, which took more than half of a large ingest before
-(docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows` applies the same pivot through a Spark shuffle where a DataFrame is wanted.
+increases already split into buckets by topic (`spark_jobs.query_range`; the steps files and their buckets are the
+history contract's, `spark_jobs.history_contract`), so that `merge_buckets` sums each bucket in one Python task, by
+integer keys (`_pivot`: dictionary codes, one int64 key per row, ``np.bincount``; a string-keyed hash aggregation
+cost twice the CPU), next to the few increases Spark's sample-by-sample path adds (the steps across files, resets,
+pre-aggregated windows), and writes the rows to Parquet itself, per (cluster, day) in the history's layout: a day
+the history holds no row of becomes a history day from these files alone (`spark_jobs.history.stage_new_days`), with
+no Spark sort. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which took more
+than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows` applies the same
+pivot through a Spark shuffle where a DataFrame is wanted.
 """
 
 from __future__ import annotations
@@ -153,9 +154,13 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ...               "source": ["a", "b", "a", "a", "a"], "reset": [False, False, True, False, False],
     ...               "delta": [10.0, 4.0, 5.0, 7.0, 2.5], "minute_ms": [0, 0, 60_000, 120_000, 300_000],
     ...               "span_ms": [60_000, 61_000, 180_000, 60_000, 60_000]}, schema=DELTA_FIELDS)
-    >>> [(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"], r["flags"])
-    ...  for r in pivot_minutes(d).to_pylist()]
-    [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, None, 60, 3, None, 'a', 0)]
+    >>> for r in pivot_minutes(d).to_pylist():
+    ...     print(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"],
+    ...           r["flags"])
+    0 10 60 4 61 a 0
+    1 5 180 None None a 3
+    2 None 60 7 None a 0
+    5 None 60 3 None a 0
     """
     return _pivot([deltas])
 
@@ -446,8 +451,8 @@ def merge_buckets(
     minute has per-broker rows and its total (`spark_jobs.history_contract.ALL_BROKERS`), the total is dropped, as
     `spark_jobs.history` merges them (a topic is in one bucket, so each task sees every row of its topics).
 
-    ``deltas`` are bucketed as the workers bucket theirs (`spark_jobs.history_contract.bucket_of`); every bucket is sent to a task even
-    when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
+    ``deltas`` are bucketed as the workers bucket theirs (`spark_jobs.history_contract.bucket_of`); every bucket is
+    sent to a task even when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
     """
     from pyspark.sql import functions as F
 

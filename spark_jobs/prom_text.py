@@ -422,7 +422,8 @@ def stage_prom_text(spark: Any, paths: Sequence[str], directory: str, options: R
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
-def _parse_part(i: int, path: str, part: tuple[int, int, int] | None, *, options: ReaderOptions) -> Iterator[pa.RecordBatch]:
+def _parse_part(i: int, path: str, part: tuple[int, int, int] | None, *,
+                options: ReaderOptions) -> Iterator[pa.RecordBatch]:
     return parse_file(path, options, part=part)
 
 

@@ -45,7 +45,15 @@ from spark_jobs.records import (
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import ReaderOptions, file_size, open_input, repeated_strings, run_tasks, staged_batch, write_parquet
+from spark_jobs.staging import (
+    ReaderOptions,
+    file_size,
+    open_input,
+    repeated_strings,
+    run_tasks,
+    staged_batch,
+    write_parquet,
+)
 
 __all__ = ["stage_query_range", "parse_file", "SOURCE"]
 
@@ -870,7 +878,8 @@ def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directo
     if options.buckets and options.steps:
         sink = _StepsSink(path, options.cluster, source, buckets=options.buckets, directory=directory, prefix=name)
     try:
-        return write_parquet(parse_file(path, options, steps_sink=sink, part=part), os.path.join(directory, f"{name}.parquet"))
+        records = parse_file(path, options, steps_sink=sink, part=part)
+        return write_parquet(records, os.path.join(directory, f"{name}.parquet"))
     finally:
         if sink is not None:
             sink.discard()

@@ -10,9 +10,9 @@ broker only anchors its series. Two samples of a series with the same timestamp 
 (``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
 quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
 window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
-windows longer than `spark_jobs.history_contract.GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
-missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA` table, each with
-its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
+windows longer than `spark_jobs.history_contract.GAP_MS` are flagged as gaps and keep their real length instead of
+being spread over the missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA`
+table, each with its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
 ``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
 ``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
 (null where they do not, and in history written before they existed). A metric without a window of its own in

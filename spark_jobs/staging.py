@@ -22,8 +22,8 @@ import pyarrow as pa
 from spark_jobs.metric_names import DEFAULT, MetricNames, RangeValues
 from spark_jobs.records import STAGED_SCHEMA
 
-__all__ = ["ReaderOptions", "write_parquet", "open_input", "file_size", "run_tasks", "map_tasks", "ROW_GROUP_ROWS", "staged_batch",
-           "repeated_strings"]
+__all__ = ["ReaderOptions", "write_parquet", "open_input", "file_size", "run_tasks", "map_tasks", "ROW_GROUP_ROWS",
+           "staged_batch", "repeated_strings"]
 
 #: Rows per row group of a staged Parquet file (Spark splits its reading by row group).
 ROW_GROUP_ROWS = 1 << 19
@@ -86,8 +86,9 @@ def staged_batch(rows: int, *, source: str, file: str, cluster: str, **columns: 
     unknown = set(columns) - set(names)
     if unknown:
         raise ValueError(f"not staged columns: {sorted(unknown)}")
-    columns = {"source": repeated_strings([source], np.array([rows])), "file": repeated_strings([file], np.array([rows])),
-               "cluster": repeated_strings([cluster], np.array([rows])), **columns}
+    every_row = np.array([rows])
+    columns = {"source": repeated_strings([source], every_row), "file": repeated_strings([file], every_row),
+               "cluster": repeated_strings([cluster], every_row), **columns}
     arrays = []
     for f in STAGED_SCHEMA.fields:
         kind = _ARROW[f.dataType.simpleString()]
@@ -117,7 +118,8 @@ def repeated_strings(texts: list[str | None], counts: np.ndarray) -> pa.Array:
     data = b"".join(e * c for e, c in zip(encoded, counts.tolist()))
     nulls = np.repeat(np.array([t is None for t in texts]), counts)
     validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
-    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), validity, int(nulls.sum()))
+    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), validity,
+                                       int(nulls.sum()))
 
 
 def write_parquet(batches: Iterable[pa.RecordBatch], target: str) -> int:

@@ -358,10 +358,12 @@ def _stage_part(i: int, path: str, part: tuple[int, int, int] | None, *, directo
     residue = os.path.join(residues, f"{i:05d}.json")
     if os.path.exists(residue):  # a retried task's
         os.remove(residue)
-    return write_parquet(parse_file(path, options, residue=residue, part=part), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
+    records = parse_file(path, options, residue=residue, part=part)
+    return write_parquet(records, os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
 
 
-def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, options: ReaderOptions) -> DataFrame | None:
+def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str,
+                   options: ReaderOptions) -> DataFrame | None:
     """Parse Telegraf JSON files into classified records (`STAGED_SCHEMA`, one per field, see `read_telegraf`):
     Telegraf's own lines (`TELEGRAF_LINE`) by the Python workers into ``directory/telegraf-<n>.parquet``, one task
     per file or per ``options.split_bytes`` part of a large one, largest first; return the records of every other line

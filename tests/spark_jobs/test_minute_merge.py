@@ -230,14 +230,16 @@ def test_a_missing_meter_is_null_in_every_metric_and_the_profile_drops_it_alike(
     from spark_jobs.day_profile import day_partial
 
     rows = [  # broker, topic, metric, minute, delta, span
-        (2, "t", "bytes_in", 0, 600.0, 60_000), (2, "t", "messages_in", 0, 6.0, 60_000), (2, "t", "bytes_out", 0, 900.0, 60_000),
+        (2, "t", "bytes_in", 0, 600.0, 60_000), (2, "t", "messages_in", 0, 6.0, 60_000),
+        (2, "t", "bytes_out", 0, 900.0, 60_000),
         (2, "t", "bytes_out", 1, 0.0, 60_000),
         (1, "u", "bytes_in", 0, 1800.0, 180_000), (1, "u", "messages_in", 0, 30.0, 180_000),
         (1, "u", "bytes_out", 1, 70.0, 60_000), (1, "u", "bytes_out", 2, 80.0, 60_000),
     ]
     n = len(rows)
-    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([r[0] for r in rows], pa.int32()), "topic": [r[1] for r in rows],
-                       "metric": [r[2] for r in rows], "source": ["prom_text"] * n, "reset": [False] * n,
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([r[0] for r in rows], pa.int32()),
+                       "topic": [r[1] for r in rows], "metric": [r[2] for r in rows], "source": ["prom_text"] * n,
+                       "reset": [False] * n,
                        "delta": [r[4] for r in rows], "minute_ms": [r[3] * _MINUTE_MS for r in rows],
                        "span_ms": [r[5] for r in rows]}, schema=DELTA_FIELDS)
     out = pivot_minutes(deltas)
@@ -261,10 +263,12 @@ def test_an_increase_seen_in_two_minutes_sums_to_prometheus_increase() -> None:
     increase = 214_112_605
     rate = increase / 120.0
     thirds = 1_000_000_001 / 180.0  # a 180 s step read three times: each minute 333,333,333.67, rounded up 3 times
-    rows = [("t", 0, rate * 60), ("t", 1, rate * 60), ("u", 0, thirds * 60), ("u", 1, thirds * 60), ("u", 2, thirds * 60)]
+    rows = [("t", 0, rate * 60), ("t", 1, rate * 60),
+            ("u", 0, thirds * 60), ("u", 1, thirds * 60), ("u", 2, thirds * 60)]
     n = len(rows)
-    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([ALL_BROKERS] * n, pa.int32()), "topic": [r[0] for r in rows],
-                       "metric": ["bytes_in"] * n, "source": ["prometheus"] * n, "reset": [False] * n,
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([ALL_BROKERS] * n, pa.int32()),
+                       "topic": [r[0] for r in rows], "metric": ["bytes_in"] * n, "source": ["prometheus"] * n,
+                       "reset": [False] * n,
                        "delta": [r[2] for r in rows], "minute_ms": [r[1] * _MINUTE_MS for r in rows],
                        "span_ms": [60_000] * n}, schema=DELTA_FIELDS)
     out = pivot_minutes(deltas)
