@@ -96,7 +96,7 @@ def spark_profile(spark, rows) -> str:
 def history_table(spark, parquet: Path, out: Path) -> Path:
     """The Parquet rows as a history table (days in the table's order, as an ingest writes them), written once."""
     from spark_jobs.history import stage_merged_days
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
 
     root = out / "history"
     if not (out / "history.done").exists():
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F
 
     from spark_jobs.normalized_json import read_normalized_json
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
     from spark_jobs.records import KIND_MINUTE
     from spark_jobs.session import build_session
 
@@ -241,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
     if a.prom and paths["prom"].exists():
         from spark_jobs.prom_text import stage_prom_text
+        from spark_jobs.staging import ReaderOptions
         from spark_jobs.rates import with_increase
 
         t = time.perf_counter()
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         scan = time.perf_counter() - t
         t = time.perf_counter()
         files = sorted(str(p) for p in paths["prom"].glob("*.prom"))
-        records = stage_prom_text(spark, files, str(a.dir / "prom-staged"), cluster="bench", broker_map={})
+        records = stage_prom_text(spark, files, str(a.dir / "prom-staged"), ReaderOptions("bench"))
         spark_profile(spark, with_increase(records))
         prof = time.perf_counter() - t
         print(f"prom     spark scan {scan:6.1f}s  spark parse+rates+profile {prof:6.1f}s  profile/scan {prof / scan:4.2f}x")

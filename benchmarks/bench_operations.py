@@ -18,7 +18,7 @@ import time
 
 from planner.operations import decommission_brokers, operation_inputs, rebalance
 from planner.operations.balance import spread
-from planner.random_clusters import random_cluster
+from random_clusters import random_cluster
 
 
 def report(name: str, seconds: float, op) -> None:

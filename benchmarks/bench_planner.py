@@ -23,7 +23,7 @@ from planner.placement import assign_replicas_to_brokers
 from planner.placement.exact import exact_placement
 from planner.placement.minimal_move import place_in_pools
 from planner.pool_planner import plan_pools
-from planner.random_clusters import random_cluster
+from random_clusters import random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.errors import InfeasibleError

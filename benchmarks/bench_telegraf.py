@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from spark_jobs.records import RECORD_SCHEMA, STAGED_SCHEMA, staged
     from spark_jobs.session import build_session
+    from spark_jobs.staging import ReaderOptions
     from spark_jobs.telegraf import read_telegraf, stage_telegraf
 
     a.dir.mkdir(parents=True, exist_ok=True)
@@ -71,10 +72,10 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(str(target) + extra, ignore_errors=True)
         t = time.perf_counter()
         if name == "jvm":
-            staged(read_telegraf(spark, [str(path)], cluster="c", broker_map=brokers)).write.parquet(str(target))
+            staged(read_telegraf(spark, [str(path)], ReaderOptions("c", brokers))).write.parquet(str(target))
             records = spark.read.schema(STAGED_SCHEMA).parquet(str(target))
         else:
-            rest = stage_telegraf(spark, [str(path)], str(target), cluster="c", broker_map=brokers)
+            rest = stage_telegraf(spark, [str(path)], str(target), ReaderOptions("c", brokers))
             frames = [f for f in (rest and staged(rest),) if f is not None]
             if frames:
                 frames[0].write.parquet(str(target) + ".rest")

@@ -53,7 +53,7 @@ from planner.highs import QuietHighs
 from planner.solvers import Solver
 from pools.errors import InputError, SolverError
 from pools.plan_file import SolverReport
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 from pools.pool_rules import (
     RACK_DIMENSIONS,
     PoolLimits,
@@ -153,7 +153,7 @@ def solve_pools(
     gap: float = 0.01,
     threads: int = 1,
     restrict: bool = True,
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> PoolSolution:
     """Solve the pool model (see the module docstring).
 
@@ -171,7 +171,7 @@ def solve_pools(
         Name stage 2's free brokers only in the pools holding at least ``gap`` of their bytes, and count them by
         class elsewhere (exact at gap 0, smaller); False gives every free broker every pool by name (the
         reference benchmarks use).
-    progress : Progress
+    progress : ProgressReporter
         Told each stage, then HiGHS's gap and the time left as its branch and bound goes on.
 
     Returns
@@ -251,7 +251,7 @@ class _StartedHiGHS(pulp.HiGHS):
     to this module's logger (DEBUG), never to the console; its branch-and-bound lines tell ``progress`` the gap.
     """
 
-    def __init__(self, *, progress: Progress, step: str, **options: object) -> None:
+    def __init__(self, *, progress: ProgressReporter, step: str, **options: object) -> None:
         super().__init__(**options)
         self.progress, self.step = progress, step
 
@@ -292,7 +292,7 @@ def _solver_note(gap: float, left: float) -> str:
     return f"{shown}at most {format_elapsed(max(left, 0.0))} left"
 
 
-def _solver(solver: Solver, time_limit: float, gap: float, threads: int, progress: Progress = no_progress,
+def _solver(solver: Solver, time_limit: float, gap: float, threads: int, progress: ProgressReporter = no_progress,
             step: str = _STEPS[0], abs_gap: float | None = None) -> pulp.LpSolver:
     if solver is Solver.HIGHS:
         return _StartedHiGHS(

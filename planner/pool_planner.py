@@ -48,7 +48,7 @@ from pools.pool_rules import (
     usable_capacity,
 )
 from pools.profile import PartitionProfile, TopicProfile
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 from pools.snapshot import DIMENSIONS, Capacity, ClusterSnapshot
 
 __all__ = ["PlanOutcome", "plan_pools", "check_policy"]
@@ -77,7 +77,7 @@ def plan_pools(
     threads: int = 1,
     horizon_days: int | None = None,
     new_broker_ids: Sequence[int] | None = None,
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> PlanOutcome:
     """Decide pools, brokers to add and every partition's target replicas.
 
@@ -97,7 +97,7 @@ def plan_pools(
         re-derived at it (`pools.demand.at_horizon`).
     new_broker_ids : sequence of int, optional
         Ids for the brokers still to buy, in order (`pools.new_brokers.new_broker_ids`); default the next free ids.
-    progress : Progress
+    progress : ProgressReporter
         Told each step (the solver's with its gap and time left).
 
     Returns

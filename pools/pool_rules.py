@@ -23,14 +23,11 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
 from pools.snapshot import DIMENSIONS, Broker, Capacity
-
-if TYPE_CHECKING:
-    from pools.policy import PoolPolicy
 
 __all__ = [
     "DEFAULT_HEADROOM",
@@ -42,6 +39,9 @@ __all__ = [
     "RACK_DIMENSIONS",
     "PoolLimits",
     "PoolRules",
+    "LimitsPolicy",
+    "PolicyDefaults",
+    "PoolLimitsSpec",
     "failing_brokers",
     "failure_loss",
     "usable_capacity",
@@ -111,6 +111,42 @@ class PoolLimits:
         return tuple(h * capacity.get(d) for h, d in zip(self.headroom, DIMENSIONS, strict=True))
 
 
+class PolicyDefaults(Protocol):
+    """What `PoolRules.from_policy` reads of a policy's defaults (`pools.policy.Defaults` has it)."""
+
+    @property
+    def headroom(self) -> Mapping[str, float]: ...
+    @property
+    def min_brokers(self) -> int: ...
+    @property
+    def tolerated_broker_failures(self) -> int: ...
+    @property
+    def forecast_horizon_days(self) -> int: ...
+
+
+class PoolLimitsSpec(Protocol):
+    """What `PoolRules.from_policy` reads of a pool's own settings (`pools.policy.PoolSpec` has it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def headroom(self) -> Mapping[str, float] | None: ...
+    @property
+    def min_brokers(self) -> int | None: ...
+    @property
+    def min_racks(self) -> int | None: ...
+
+
+class LimitsPolicy(Protocol):
+    """A policy as the pool rules see it: its defaults and its pools (`pools.policy.PoolPolicy`); the rules import
+    nothing of the policy module, which imports their defaults."""
+
+    @property
+    def defaults(self) -> PolicyDefaults: ...
+    @property
+    def pools(self) -> Sequence[PoolLimitsSpec]: ...
+
+
 @dataclass(frozen=True)
 class PoolRules:
     """Every pool's resolved limits, and the policy defaults that brokers in no pool are held to."""
@@ -119,12 +155,13 @@ class PoolRules:
     default: PoolLimits
 
     @classmethod
-    def from_policy(cls, policy: PoolPolicy, *, horizon_days: int | None = None) -> PoolRules:
+    def from_policy(cls, policy: LimitsPolicy, *, horizon_days: int | None = None) -> PoolRules:
         """Resolve the limits of every pool of ``policy``: a pool's own value, else the policy default.
 
         Parameters
         ----------
-        policy : PoolPolicy
+        policy : LimitsPolicy
+            A `pools.policy.PoolPolicy`.
         horizon_days : int, optional
             Overrides the policy's ``forecast_horizon_days`` (the command line's ``--horizon-days``).
 

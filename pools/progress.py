@@ -1,6 +1,6 @@
 """How long work tells the console where it is: one callback shape every stage, job and solver uses.
 
-A stage function takes ``progress: Progress`` and calls it as it works: ``progress("reading the metric logs")``
+A stage function takes ``progress: ProgressReporter`` and calls it as it works: ``progress("reading the metric logs")``
 when a step starts, ``progress("batching the moves", done=1200, total=5000, unit="moves")`` as countable work
 advances, and ``note=`` for live detail the console cannot compute (``"gap 3.1 %, at most 28 s left"``). The
 console (``planner/cli/console.py``) owns what is shown: elapsed time, the estimate of what is left (from
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-__all__ = ["Progress", "no_progress"]
+__all__ = ["ProgressReporter", "no_progress"]
 
 
-class Progress(Protocol):
+class ProgressReporter(Protocol):
     """``progress(step, *, done=None, total=None, unit="", note="")``: where the work is now.
 
     Parameters
@@ -40,7 +40,7 @@ class Progress(Protocol):
 
 def no_progress(step: str, /, *, done: int | None = None, total: int | None = None, unit: str = "",
                 note: str = "") -> None:
-    """A `Progress` that shows nothing (the default of every library call).
+    """A `ProgressReporter` that shows nothing (the default of every library call).
 
     >>> no_progress("reading", done=1, total=2, unit="files")
     """

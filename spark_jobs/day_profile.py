@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from spark_jobs.minute_merge import FLAG_GAP, FLAG_RESET, partition_value
+from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, day_dirs
 
 __all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "PARTIAL_SCHEMA", "Inexact", "fingerprint", "day_partial", "merge_topics", "topic_stats",
            "install_partials", "PendingPartial"]
@@ -54,7 +54,6 @@ PARTIAL_BUCKETS = 64
 #: Bumped whenever the partial's content or rules change: older partials then no longer match.
 _VERSION = "poolplan-day-profile-3"
 _FINGERPRINT_KEY = b"poolplan.fingerprint"
-_METRICS = ("bytes_in", "bytes_out", "messages_in")
 _DAY_US = 86_400_000_000
 #: Odd-window rates up to this (per topic-minute, per second) keep every decimal(38,6) sum below 2^53 millionths.
 _ODD_LIMIT = 8e9
@@ -77,7 +76,7 @@ PARTIAL_SCHEMA = pa.schema(
         ("resets", pa.int64()),
         ("p99", pa.float64()),
         # each the day's ascending float64 values, little-endian, as bytes: read back without decoding a list
-        *[(m, pa.large_binary()) for m in _METRICS],
+        *[(m, pa.large_binary()) for m in METRICS],
     ]
 )
 
@@ -176,7 +175,7 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {"topic": topic[start2], "ts": ts[start2], "names": names}
     if not n:
         return {**out, "rows": np.zeros(0, np.int64), "gaps": np.zeros(0, np.int64), "resets": np.zeros(0, np.int64),
-                **{m: np.zeros(0) for m in _METRICS}, **{m + "_null": np.zeros(0, bool) for m in _METRICS}}
+                **{m: np.zeros(0) for m in METRICS}, **{m + "_null": np.zeros(0, bool) for m in METRICS}}
     out["rows"] = np.diff(np.append(start2, n)).astype(np.int64)
     flags = take(_ints(t["flags"], 0))
     missing = np.maximum((interval + 30) // 60 - 1, 0)  # Spark's round(interval / 60.0), half up, less one
@@ -186,7 +185,7 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
     def per_minute(a: np.ndarray) -> np.ndarray:
         return a if len(first_group) == len(a) else np.add.reduceat(a, first_group)
 
-    for m in _METRICS:
+    for m in METRICS:
         col = t[m]
         null = take(col.is_null().to_numpy(zero_copy_only=False))
         values = take(_ints(col, 0))
@@ -226,7 +225,7 @@ def _minutes(t: pa.Table) -> dict[str, np.ndarray]:
 
 def _read_day(files: Sequence[Path]) -> Iterator[pa.Table]:
     """The rows of a day in tables that each hold whole topics."""
-    columns = ["ts", "interval_s", "topic", "flags", *_METRICS, "bytes_out_interval_s", "messages_in_interval_s"]
+    columns = ["ts", "interval_s", "topic", "flags", *METRICS, "bytes_out_interval_s", "messages_in_interval_s"]
 
     def fit(batch: pa.Table | pa.RecordBatch) -> pa.Table:
         table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
@@ -293,7 +292,7 @@ def day_partial(day_dir: Path, day: int) -> pa.Table:
         row: dict[str, Any] = {"bucket": [zlib.crc32(n.encode()) % PARTIAL_BUCKETS for n in names], "topic": names,
                                "day": np.full(len(names), day, np.int32)}
         row.update({c: topics[c] for c in ("samples", "first_ts", "last_ts", "rows", "gaps", "resets")})
-        for m in _METRICS:
+        for m in METRICS:
             values, offsets = topics[m]
             row[m] = _doubles_column(values, offsets)
             if m == "bytes_in":
@@ -319,7 +318,7 @@ def _topics(mins: dict[str, np.ndarray], day: int, day_dir: Path) -> dict[str, A
     }
     for c in ("rows", "gaps", "resets"):
         out[c] = np.add.reduceat(mins[c], starts) if len(starts) else np.zeros(0, np.int64)
-    for m in _METRICS:
+    for m in METRICS:
         keep = ~mins[m + "_null"]
         owner, values = topic[keep], mins[m][keep]
         counts = np.bincount(owner, minlength=len(mins["names"]))[topic[starts]]
@@ -358,7 +357,7 @@ def _exact_sums(key: np.ndarray, values: np.ndarray, size: int, most: int) -> np
 #: Rows per batch of the regular path: its arrays stay small, so a worker reuses their memory instead of faulting in
 #: fresh pages for every column of a day.
 _BATCH_ROWS = 1 << 18
-_COLUMNS = ("ts", "interval_s", "topic", "flags", *_METRICS, "bytes_out_interval_s", "messages_in_interval_s")
+_COLUMNS = ("ts", "interval_s", "topic", "flags", *METRICS, "bytes_out_interval_s", "messages_in_interval_s")
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
@@ -373,8 +372,8 @@ def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
     ids: dict[str, int] = {}
     counts = resets = np.zeros(0, np.int64)
-    sums = {m: np.zeros(0, np.int64) for m in _METRICS}
-    reported = {m: np.zeros(0, np.int64) for m in _METRICS}
+    sums = {m: np.zeros(0, np.int64) for m in METRICS}
+    reported = {m: np.zeros(0, np.int64) for m in METRICS}
     largest = 0.0
     for f in files:
         parquet = pq.ParquetFile(f)
@@ -416,7 +415,7 @@ def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
             if "flags" in present:
                 reset = (_ints(batch.column("flags"), 0) & FLAG_RESET) != 0
                 resets[:len(ids)] += np.bincount(topic, weights=reset, minlength=len(ids)).astype(np.int64)
-            for m in _METRICS:
+            for m in METRICS:
                 if m not in present or batch.column(m).null_count == n:
                     continue
                 col = batch.column(m)
@@ -446,7 +445,7 @@ def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
         "gaps": np.zeros(len(ids), np.int64),  # a 60-second window misses no minute
         "resets": resets[:len(ids)][order],
     }
-    for m in _METRICS:
+    for m in METRICS:
         has = dense(reported[m]) > 0
         rates = np.where(has, dense(sums[m]).astype(np.float64) / 60.0, np.nan)
         rates.sort(axis=1)
@@ -532,7 +531,7 @@ def merge_topics(tables: Sequence[pa.Table]) -> list[dict[str, Any]]:
             rows.setdefault(topic, []).append((i, r))
     scalars = [{c: b.column(c).to_numpy() for c in ("day", "samples", "first_ts", "last_ts", "rows", "gaps", "resets")} for b in batches]
     p99 = [b.column("p99").to_pylist() for b in batches]
-    flat = [{m: _doubles(b.column(m)) for m in _METRICS} for b in batches]
+    flat = [{m: _doubles(b.column(m)) for m in METRICS} for b in batches]
     out = []
     for topic in sorted(rows):
         days = sorted(rows[topic], key=lambda ir: int(scalars[ir[0]]["day"][ir[1]]))
@@ -611,15 +610,7 @@ class PendingPartial:
 
 def _days(root: Path, cluster: str) -> dict[str, Path]:
     """The ``dt`` directories of ``cluster`` under the table ``root``, by day, that hold data files."""
-    out: dict[str, Path] = {}
-    if not root.is_dir():
-        return out
-    for c in root.iterdir():
-        if c.is_dir() and c.name.startswith("cluster=") and partition_value(c.name) == cluster:
-            for d in c.iterdir():
-                if d.is_dir() and d.name.startswith("dt=") and _data_files(d):
-                    out[partition_value(d.name)] = d
-    return out
+    return {day: d for day, d in day_dirs(root, cluster).items() if _data_files(d)}
 
 
 def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Sequence[str], work: str | os.PathLike[str]

@@ -27,11 +27,21 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pools.errors import InputError
-from spark_jobs.minute_merge import ALL_BROKERS, THROUGHPUT_ARROW, day_order, partition_dir
-from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
+from spark_jobs.history_contract import (
+    ALL_BROKERS,
+    DAY_FILE,
+    DAY_ORDER,
+    HISTORY_KEY,
+    OPTIONAL_COLUMNS,
+    THROUGHPUT_ARROW,
+    THROUGHPUT_SCHEMA,
+    day_column,
+    day_order,
+    partition_dir,
+    partition_key,
+)
 
 __all__ = [
-    "HISTORY_KEY",
     "check_history",
     "read_history",
     "stage_merged_days",
@@ -39,17 +49,10 @@ __all__ = [
     "held_days",
     "write_day",
     "commit_days",
-    "day_column",
 ]
 
-#: The columns that identify a row: one row per cluster, broker, topic and minute.
-HISTORY_KEY = ("cluster", "broker_id", "topic", "ts")
 #: The columns of a topic's minute, whatever its rows' granularity (per broker or `ALL_BROKERS`).
 _MINUTE_KEY = ["cluster", "topic", "ts"]
-
-
-#: The data file of a day written by `write_day` (Spark's own files carry its task number and a random write id).
-DAY_FILE = "part-00000.c000.zstd.parquet"
 
 
 def _is_local(path: str) -> bool:
@@ -93,17 +96,12 @@ def check_history(path: str) -> bool:
             schema = pq.read_schema(f)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a damaged file
             raise InputError(f"{f}: not a readable Parquet file of the history ({str(exc).splitlines()[0]})") from None
-        partitioned = {p.split("=", 1)[0] for p in f.relative_to(root).parts[:-1] if "=" in p}
+        partitioned = {partition_key(p) for p in f.relative_to(root).parts[:-1]}
         missing = [c for c in THROUGHPUT_SCHEMA.fieldNames()
                    if c not in schema.names and c not in partitioned and c not in OPTIONAL_COLUMNS]
         if missing:
             raise InputError(f"{f}: history file lacks column(s) {', '.join(missing)}")
     return bool(files)
-
-
-def day_column(ts: F.Column) -> F.Column:
-    """The ``dt`` partition value of a row: its UTC date as ``YYYY-MM-DD``."""
-    return F.date_format(ts, "yyyy-MM-dd")
 
 
 def read_history(
@@ -173,7 +171,7 @@ DAY_ROW_GROUP = 1 << 20
 
 def write_day(pieces: Sequence[str], directory: str, row_group: int = DAY_ROW_GROUP) -> int:
     """Write one day of the history from the Parquet files ``pieces`` (rows of one cluster and day, columns of
-    `spark_jobs.minute_merge.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
+    `spark_jobs.history_contract.THROUGHPUT_ARROW` but ``cluster``) as ``directory/DAY_FILE``; return its rows.
 
     The rows are ordered as `day_order` orders them, as `stage_merged_days` orders a day; timestamps are INT96 and
     every column optional, as Spark writes them. Pieces already in that order that share no topic (the minute
@@ -297,7 +295,7 @@ def _write(rows: DataFrame, path: str) -> None:
         out.repartition("cluster", "dt")
         # the day first: a task holds several days, and a sort that does not start with the partition columns is
         # replaced by the writer's own sort on them alone, which leaves each day's rows in the order they arrived
-        .sortWithinPartitions("cluster", "dt", "topic", "broker_id", "ts")
+        .sortWithinPartitions("cluster", "dt", *DAY_ORDER)
         .write.mode("overwrite")
         .option("partitionOverwriteMode", "dynamic")
         .partitionBy("cluster", "dt")

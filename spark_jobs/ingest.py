@@ -13,7 +13,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -29,19 +29,21 @@ from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, Topic
 from spark_jobs.growth import backtest, robust_growth
 from spark_jobs.day_profile import install_partials, topic_stats
 from spark_jobs.history import check_history, commit_days, held_days, read_history, stage_merged_days, stage_new_days
+from spark_jobs.history_contract import THROUGHPUT_SCHEMA, bucket_count, steps_files
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
-from spark_jobs.metric_names import MetricNames
-from spark_jobs.minute_merge import bucket_count, merge_buckets, steps_files
+from spark_jobs.metric_names import MetricNames, RangeValues
+from spark_jobs.minute_merge import merge_buckets
 from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
 from spark_jobs.prom_text import stage_prom_text
-from spark_jobs.query_range import RangeValues, stage_query_range
-from spark_jobs.rates import THROUGHPUT_SCHEMA, duplicate_units, minute_deltas, sample_steps
+from spark_jobs.query_range import stage_query_range
+from spark_jobs.rates import duplicate_units, minute_deltas, sample_steps
 from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
+from spark_jobs.staging import ReaderOptions
 from spark_jobs.telegraf import SOURCE as TELEGRAF_SOURCE
 from spark_jobs.telegraf import stage_telegraf
 
@@ -308,26 +310,26 @@ def _stage_records(
     (Not partitioned by kind: a partitioned write sorts every task's rows by the partition column first.)
     """
     parts: list[str] = []
+    reader = ReaderOptions(params.cluster, dict(params.broker_map), params.metric_names)
     if inputs.log_dirs or inputs.telegraf or inputs.query_range or inputs.prometheus or inputs.prom_text:
         progress("reading the metric logs")
     residue = None
     if inputs.telegraf:
         path = os.fspath(work / TELEGRAF_SOURCE)
-        residue = stage_telegraf(spark, inputs.telegraf, path, cluster=params.cluster, broker_map=params.broker_map)
+        residue = stage_telegraf(spark, inputs.telegraf, path, reader)
         parts.append(path)
     frames = _readers(spark, inputs, params, residue)
     if inputs.prom_text:
         path = os.fspath(work / PROM_TEXT_SOURCE)
-        stage_prom_text(spark, inputs.prom_text, path, cluster=params.cluster, broker_map=params.broker_map, names=params.metric_names)
+        stage_prom_text(spark, inputs.prom_text, path, reader)
         parts.append(path)
     if inputs.query_range or inputs.prometheus:
         path = os.fspath(work / "query_range")
-        for files, options in ((inputs.query_range, {"declared": params.range_values}), (inputs.prometheus, {"source": PROMETHEUS_SOURCE, "own_windows": True})):
+        ranges = replace(reader, steps=in_file, buckets=buckets)
+        for files, options in ((inputs.query_range, replace(ranges, declared=params.range_values)),
+                               (inputs.prometheus, replace(ranges, source=PROMETHEUS_SOURCE, own_windows=True))):
             if files:
-                stage_query_range(
-                    spark, files, path, cluster=params.cluster, broker_map=params.broker_map, steps=in_file, names=params.metric_names,
-                    buckets=buckets, **options,
-                )
+                stage_query_range(spark, files, path, options)
         parts.append(path)
     if frames is not None:
         path = os.fspath(work / "spark")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from pools.atomic import check_output, make_dir
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 if TYPE_CHECKING:
     from spark_jobs.metric_names import MetricNames
@@ -193,7 +193,7 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
     )
 
 
-def ingest(options: IngestOptions, *, progress: Progress = no_progress, spark_console: bool = False):
+def ingest(options: IngestOptions, *, progress: ProgressReporter = no_progress, spark_console: bool = False):
     """Run the ingest stage; return the `spark_jobs.ingest.IngestResult`.
 
     Every option is checked before Spark starts or Prometheus is asked. Spark's log and what the JVM prints go
@@ -248,11 +248,11 @@ def _as_it_was_on_bad_input(out: Path) -> Iterator[None]:
             saved.unlink()
 
 
-def _ingest(options: IngestOptions, *, progress: Progress, spark_console: bool):
+def _ingest(options: IngestOptions, *, progress: ProgressReporter, spark_console: bool):
     """`ingest` inside its guard of the output directory."""
     from spark_jobs.ingest_inputs import expand_globs, load_broker_map, partition_counts
     from spark_jobs.metric_names import load_metric_names
-    from spark_jobs.query_range import parse_range_values
+    from spark_jobs.metric_names import parse_range_values
     from spark_jobs.session import parse_conf
 
     check_output(options.out)

@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
-    "ID_PATTERN", "is_id",
+    "ID_PATTERN", "is_id", "RangeValues", "parse_range_values",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -339,3 +339,37 @@ def _table(doc: Mapping[str, object], name: str, where: str) -> Mapping[str, obj
     if not isinstance(value, Mapping):
         raise InputError(f"{where}: {name}: expected a table [{name}]")
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class RangeValues:
+    """What a series' values are: raw counters (``operation`` None) or ``increase``/``rate`` over ``window_s``."""
+
+    operation: str | None = None
+    window_s: float | None = None
+
+    @property
+    def label(self) -> str:
+        return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
+
+
+def parse_range_values(text: str | None) -> RangeValues | None:
+    """``--range-values``: ``auto`` (None: by name), ``counter``, ``increase:<window>`` or ``rate:<window>``.
+
+    >>> parse_range_values("increase:1m"), parse_range_values("auto")
+    (RangeValues(operation='increase', window_s=60), None)
+
+    Raises
+    ------
+    ValueError
+        For any other text.
+    """
+    if text is None or text == "auto":
+        return None
+    if text == "counter":
+        return RangeValues()
+    op, _, window = text.partition(":")
+    seconds = duration_s(window)
+    if op not in ("increase", "rate") or not seconds:
+        raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
+    return RangeValues(op, seconds)

@@ -2,26 +2,24 @@
 
 `spark_jobs.rates` turns samples into increases (``deltas``: one row per window, credited to the minute it
 starts in, for one metric of one series); `pivot_minutes` sums them per (cluster, broker, topic, minute) with
-the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping its own window, and marks the
-later minutes a longer bytes-in window covers (`spark_jobs.rates` says what each column means).
+the three metrics pivoted into one `THROUGHPUT_SCHEMA` row, each metric keeping its own window (`spark_jobs.rates`
+says what each column means).
 
 Where the rows are summed: a query_range worker that converts its series in the file writes their per-minute
-increases already split into `buckets <bucket_of>` by topic (`spark_jobs.query_range`, `STEPS_SCHEMA`), so that `merge_buckets`
-sums each bucket in one Python task, by integer keys (`_pivot`: dictionary codes, one int64 key per row,
-``np.bincount``; a string-keyed hash aggregation cost twice the CPU), next to the few increases Spark's
-sample-by-sample path adds (the steps across files, resets, pre-aggregated windows), and writes the rows to
-Parquet itself, per (cluster, day) in the history's layout: a day the history holds no row of becomes a history
-day from these files alone (`spark_jobs.history.stage_new_days`), with no Spark sort. No per-minute row goes
-through the JVM's shuffle or a string-keyed Spark aggregation, which took more than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows`
-applies the same pivot through a Spark shuffle where a DataFrame is wanted.
+increases already split into buckets by topic (`spark_jobs.query_range`; the steps files and their buckets are the
+history contract's, `spark_jobs.history_contract`), so that `merge_buckets` sums each bucket in one Python task, by
+integer keys (`_pivot`: dictionary codes, one int64 key per row, ``np.bincount``; a string-keyed hash aggregation
+cost twice the CPU), next to the few increases Spark's sample-by-sample path adds (the steps across files, resets,
+pre-aggregated windows), and writes the rows to Parquet itself, per (cluster, day) in the history's layout: a day
+the history holds no row of becomes a history day from these files alone (`spark_jobs.history.stage_new_days`), with
+no Spark sort. No per-minute row goes through the JVM's shuffle or a string-keyed Spark aggregation, which took more
+than half of a large ingest before (docs/benchmarks/ingest.md). `spark_jobs.rates.minute_rows` applies the same
+pivot through a Spark shuffle where a DataFrame is wanted.
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import re
-import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 
@@ -29,134 +27,28 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = [
-    "ALL_BROKERS",
-    "DELTA_FIELDS",
-    "day_order",
-    "partition_dir",
-    "partition_value",
-    "without_covered_totals",
-    "THROUGHPUT_ARROW",
-    "bucket_of",
-    "bucket_count",
-    "pivot_minutes",
-    "merge_buckets",
-    "steps_file",
-    "steps_files",
-    "STEPS_SCHEMA",
-    "STEPS_DIR",
-    "BUCKET_BYTES",
-    "FLAG_RESET",
-    "FLAG_GAP",
-    "FLAG_PARTIAL",
-    "GAP_MS",
-    "PARTIAL_MS",
-]
+from spark_jobs.history_contract import (
+    ALL_BROKERS,
+    DELTA_FIELDS,
+    FLAG_GAP,
+    FLAG_PARTIAL,
+    FLAG_RESET,
+    GAP_MS,
+    METRICS,
+    PARTIAL_MS,
+    THROUGHPUT_ARROW,
+    day_names,
+    day_order,
+    partition_dir,
+    steps_bucket,
+)
 
-#: The columns of an increase (`spark_jobs.rates.minute_deltas`), as Arrow types.
-DELTA_FIELDS = pa.schema(
-    [
-        ("cluster", pa.string()),
-        ("broker_id", pa.int32()),
-        ("topic", pa.string()),
-        ("metric", pa.string()),
-        ("source", pa.string()),
-        ("reset", pa.bool_()),
-        ("delta", pa.float64()),
-        ("minute_ms", pa.int64()),
-        ("span_ms", pa.int64()),
-    ]
-)
-#: `spark_jobs.rates.THROUGHPUT_SCHEMA` as Arrow writes it for Spark.
-THROUGHPUT_ARROW = pa.schema(
-    [
-        pa.field("cluster", pa.string(), False),
-        pa.field("ts", pa.timestamp("us", tz="UTC"), False),
-        pa.field("interval_s", pa.int32(), False),
-        pa.field("broker_id", pa.int32(), False),
-        pa.field("topic", pa.string(), False),
-        pa.field("bytes_in", pa.int64()),
-        pa.field("bytes_out", pa.int64()),
-        pa.field("messages_in", pa.int64()),
-        pa.field("bytes_out_interval_s", pa.int32()),
-        pa.field("messages_in_interval_s", pa.int32()),
-        pa.field("source", pa.string(), False),
-        pa.field("flags", pa.int32(), False),
-    ]
-)
-#: Flag bits of a normalized row (re-exported by `spark_jobs.rates`).
-FLAG_RESET, FLAG_GAP, FLAG_PARTIAL = 1, 2, 4
-#: The ``broker_id`` of a row that is a topic's total over all its brokers (a per-topic series, such as
-#: ``sum by (topic) (rate(...))``, which has no instance label): Kafka's own "no broker" id. The history holds a
-#: topic's minute either per broker or as such a total, never both (`spark_jobs.history.stage_merged_days`);
-#: the profile sums a minute's rows over brokers, so a total counts once as it is.
-ALL_BROKERS = -1
-#: A window longer than this spans missing scrapes (1.5 minutes).
-GAP_MS = 90_000
-#: A minute covered for less than this is a partial window.
-PARTIAL_MS = 45_000
-_METRICS = ("bytes_in", "bytes_out", "messages_in")
-#: The columns of a topic's minute in the history (per broker or `ALL_BROKERS`).
-_TOPIC_MINUTE = ["cluster", "topic", "ts"]
+__all__ = ["pivot_minutes", "pivot_batches", "merge_buckets", "without_covered_totals"]
+
 _MINUTE_MS = 60_000
 _DAY_MS = 86_400_000
-#: A worker's file of per-minute increases of one bucket (`steps_file`): per (broker, topic, metric, minute) the
-#: increases summed in the file and their windows' summed length (`spark_jobs.rates.minute_deltas`' ``delta`` and
-#: ``span_ms``), each series' rows together; the file's cluster and source are its schema's metadata (``cluster``,
-#: ``source``). Strings are dictionary encoded, so that `merge_buckets` groups rows by integers.
-STEPS_SCHEMA = pa.schema(
-    [
-        ("broker_id", pa.int32()),
-        ("topic", pa.dictionary(pa.int32(), pa.string())),
-        ("metric", pa.dictionary(pa.int8(), pa.string())),
-        ("minute_ms", pa.int64()),
-        ("delta", pa.float64()),
-        ("span_ms", pa.int64()),
-    ]
-)
-#: The folder of the steps files inside a records directory: Spark's file listing skips a name starting with ``_``,
-#: so reading the records never reads them.
-STEPS_DIR = "_steps"
-#: Input bytes per bucket: a bucket's increases are summed in one task's memory (about 2.5 M rows).
-BUCKET_BYTES = 64 << 20
-
-
-def bucket_of(topic: str, buckets: int) -> int:
-    """The bucket of a topic's rows: CRC-32 of its UTF-8 name modulo ``buckets`` (Spark's ``pmod(crc32(topic), n)``).
-
-    >>> bucket_of("orders", 8), bucket_of("orders", 1)
-    (6, 0)
-    """
-    return zlib.crc32(topic.encode()) % buckets
-
-
-def bucket_count(paths: Sequence[str], parallelism: int) -> int:
-    """Buckets for the raw input files ``paths``: one per `BUCKET_BYTES` of them, at least ``parallelism``.
-
-    >>> bucket_count([], 2), bucket_count(["/nonexistent"], 8)
-    (2, 8)
-    """
-    size = 0
-    for path in paths:
-        try:
-            size += os.path.getsize(path)
-        except OSError:
-            pass  # a remote file: its reader finds it
-    return max(parallelism, 1, -(-size // BUCKET_BYTES))
-
-
-def steps_files(directory: str) -> list[str]:
-    """The workers' files of per-minute increases beside the records in ``directory`` (in its `STEPS_DIR`), sorted."""
-    return sorted(glob.glob(os.path.join(glob.escape(directory), STEPS_DIR, "*-steps-b*.parquet")))
-
-
-def steps_file(prefix: str, bucket: int) -> str:
-    """The name of a worker's file of per-minute increases of one bucket (beside its records file ``prefix``).
-
-    >>> steps_file("prom_range-00003", 12)
-    'prom_range-00003-steps-b0012.parquet'
-    """
-    return f"{prefix}-steps-b{bucket:04d}.parquet"
+#: The columns of a topic's minute in the history (per broker or `ALL_BROKERS`).
+_TOPIC_MINUTE = ["cluster", "topic", "ts"]
 
 
 def _half_up(x: np.ndarray) -> np.ndarray:
@@ -247,10 +139,13 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
 
     Per (cluster, broker, topic, minute) and metric: the bytes summed and the windows' lengths summed; a
     metric's window is its summed length in whole seconds (half up, at least 1), ``interval_s`` bytes-in's
-    (else the longest of the row's), the other two only where they differ from it. ``bytes_in`` is null on a
-    minute a longer bytes-in window covers, else 0 when the row has none. Flags: a reset among the row's
+    (else the longest of the row's), the other two only where they differ from it. A metric the row has no window
+    of is null, whichever it is: its meter did not exist that minute (Kafka creates ``BytesInPerSec`` and
+    ``MessagesInPerSec`` on a partition leader only, ``BytesOutPerSec`` on first use) or an earlier, longer window
+    covers the minute. Flags: a reset among the row's
     windows, a gap (longest window > 90 s), a partial minute (< 45 s). The row's source is the least of its
-    windows' sources. Rows in the order their keys first appear; sums in input order.
+    windows' sources. The bytes are whole: a series' fractions (a rate × its window) are carried from minute to
+    minute within its UTC day (`_whole_bytes`). Rows in the order their keys first appear; sums in input order.
 
     Examples
     --------
@@ -259,15 +154,19 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ...               "source": ["a", "b", "a", "a", "a"], "reset": [False, False, True, False, False],
     ...               "delta": [10.0, 4.0, 5.0, 7.0, 2.5], "minute_ms": [0, 0, 60_000, 120_000, 300_000],
     ...               "span_ms": [60_000, 61_000, 180_000, 60_000, 60_000]}, schema=DELTA_FIELDS)
-    >>> [(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"], r["flags"])
-    ...  for r in pivot_minutes(d).to_pylist()]
-    [(0, 10, 60, 4, 61, 'a', 0), (1, 5, 180, None, None, 'a', 3), (2, None, 60, 7, None, 'a', 0), (5, 0, 60, 3, None, 'a', 0)]
+    >>> for r in pivot_minutes(d).to_pylist():
+    ...     print(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"],
+    ...           r["flags"])
+    0 10 60 4 61 a 0
+    1 5 180 None None a 3
+    2 None 60 7 None a 0
+    5 None 60 3 None a 0
     """
     return _pivot([deltas])
 
 
-#: A row's metric code in `_pivot`: `_METRICS` 0-2, then any other metric and the minutes a longer bytes-in window covers.
-_OTHER, _COVERED_CODE = len(_METRICS), len(_METRICS) + 1
+#: A row's metric code in `_pivot`: `METRICS` 0-2, then any other metric.
+_OTHER = len(METRICS)
 
 
 def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
@@ -291,7 +190,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         cols["delta"].append(_numbers(part.column("delta"), np.float64))
         cols["minute"].append(_numbers(part.column("minute_ms"), np.int64))
         cols["span"].append(_numbers(part.column("span_ms"), np.int64))
-    metric = np.array([_METRICS.index(v) if v in _METRICS else _OTHER for v in metrics.values] or [0], np.int8)[
+    metric = np.array([METRICS.index(v) if v in METRICS else _OTHER for v in metrics.values] or [0], np.int8)[
         np.concatenate(cols["metric"])
     ]
     ranked = sorted(v for v in sources.values if v is not None)
@@ -301,22 +200,6 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         _concat(cols[k]) for k in ("broker", "reset", "delta", "minute", "span")
     )
     reset = reset & (True if reset_ok is None else reset_ok)
-    # the later minutes each bytes-in window longer than a minute covers: rows of their own, without a value
-    long = np.flatnonzero((metric == 0) & (span > _MINUTE_MS) & (True if span_ok is None else span_ok) & (True if minute_ok is None else minute_ok))
-    if long.size:
-        counts = (span[long] - 1) // _MINUTE_MS  # minutes in [minute + 1 min, minute + span - 1 ms]
-        which = np.repeat(long, counts)
-        step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-        k = which.size
-        metric = np.r_[metric, np.full(k, _COVERED_CODE, np.int8)]
-        rank = np.r_[rank, np.full(k, -1)]
-        cluster, topic, broker = np.r_[cluster, cluster[which]], np.r_[topic, topic[which]], np.r_[broker, broker[which]]
-        reset, minute = np.r_[reset, np.zeros(k, bool)], np.r_[minute, minute[which] + step * _MINUTE_MS]
-        delta, span = np.r_[delta, np.zeros(k)], np.r_[span, np.zeros(k, np.int64)]
-        broker_ok = None if broker_ok is None else np.r_[broker_ok, broker_ok[which]]
-        minute_ok = None if minute_ok is None else np.r_[minute_ok, np.ones(k, bool)]
-        delta_ok = np.r_[np.ones(metric.size - k, bool) if delta_ok is None else delta_ok, np.zeros(k, bool)]
-        span_ok = np.r_[np.ones(metric.size - k, bool) if span_ok is None else span_ok, np.zeros(k, bool)]
     n = metric.size
     if not n:
         return THROUGHPUT_ARROW.empty_table()
@@ -370,8 +253,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         span_ok is None and delta_ok is None and pick.all()) else by_metric(span.astype(np.float64), span_ok)
     span_sum = span_sum.astype(np.int64)
     widest = np.where(span_null, -1, span_sum).max(axis=1)
-    keep = widest >= 0  # not a minute only covered
-    covered = np.bincount(group[metric == _COVERED_CODE], minlength=groups) > 0
+    keep = widest >= 0  # a minute of none of the three metrics is no row
     resets = np.bincount(group[reset], minlength=groups) > 0
     if len(ranked) == 1 and not rank.any():  # one source, on every row
         least = np.zeros(groups, np.int64)
@@ -381,8 +263,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
             least[np.bincount(group[rank == r], minlength=groups) > 0] = r
     rep = first[keep]
     if not keep.all():
-        delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least = (
-            a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, covered, resets, least)
+        delta_null, delta_sum, span_null, span_sum, widest, resets, least = (
+            a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, resets, least)
         )
     flags = resets.astype(np.int32) * FLAG_RESET + np.where(widest > GAP_MS, FLAG_GAP, 0) + np.where(widest < PARTIAL_MS, FLAG_PARTIAL, 0)
     seconds = np.maximum(_half_up(span_sum / 1000), 1).astype(np.int32)
@@ -394,17 +276,46 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         "broker_id": pa.array(broker[rep], pa.int32(), mask=None if broker_ok is None else ~broker_ok[rep]),
         "topic": pa.array(topics.values, pa.string()).take(pa.array(topic[rep])),
     }
-    rounded = _half_up(delta_sum).astype(np.int64)
-    for i, m in enumerate(_METRICS):
-        if m == "bytes_in":
-            out[m] = pa.array(np.where(delta_null[:, i], 0, rounded[:, i]), pa.int64(), mask=delta_null[:, i] & covered)
-        else:
-            out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
-    for i, m in enumerate(_METRICS[1:], 1):
+    rounded = _whole_bytes(delta_sum, delta_null, [cluster[rep], topic[rep], broker[rep]], minute[rep])
+    for i, m in enumerate(METRICS):  # a metric no window of the row has: its meter did not exist, or was not seen
+        out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
+    for i, m in enumerate(METRICS[1:], 1):
         out[f"{m}_interval_s"] = pa.array(seconds[:, i], pa.int32(), mask=span_null[:, i] | (seconds[:, i] == interval))
     out["source"] = pa.array(ranked, pa.string()).take(pa.array(least, mask=least < 0))
     out["flags"] = pa.array(flags, pa.int32())
     return pa.table(out, schema=THROUGHPUT_ARROW)
+
+
+def _whole_bytes(sums: np.ndarray, null: np.ndarray, series: Sequence[np.ndarray], minute: np.ndarray) -> np.ndarray:
+    """Whole bytes (int64) of each row's summed increases (``sums``, rows × metrics; ``null`` where a row has none):
+    a series' fractions carried from minute to minute within its UTC day.
+
+    The rows of one ``series`` (cluster, topic and broker codes) and day, in ``minute`` order, take the differences
+    of their running total rounded half up, so they sum to their total rounded, as Prometheus' ``increase()`` over
+    them gives it: an increase seen in several minutes (a rate gauge's step after a lost sample, read as rate ×
+    60 s each minute) is never a byte under or over from rounding each minute alone. A row alone in its series-day
+    is its sum rounded half up; whole sums (every counter's) stay as they are.
+
+    >>> codes = [np.zeros(3, np.int64)] * 3
+    >>> _whole_bytes(np.array([[107056302.5], [107056302.5], [7.0]]), np.zeros((3, 1), bool), codes,
+    ...              np.array([0, 60_000, 120_000])).ravel().tolist()
+    [107056303, 107056302, 7]
+    """
+    values = np.where(null, 0.0, sums)
+    rounded = _half_up(values)
+    fractional = (rounded != values).any(axis=1)
+    if not fractional.any():
+        return rounded.astype(np.int64)
+    day = minute // _DAY_MS
+    order = np.lexsort((minute, *reversed(series), day))
+    keys = np.stack([day, *series])[:, order]
+    starts = np.flatnonzero(np.r_[True, (keys[:, 1:] != keys[:, :-1]).any(axis=0)])
+    for start, stop in zip(starts.tolist(), [*starts[1:].tolist(), order.size]):
+        rows = order[start:stop]
+        if stop - start > 1 and fractional[rows].any():
+            total = _half_up(np.cumsum(values[rows], axis=0))
+            rounded[rows] = np.diff(total, axis=0, prepend=np.zeros((1, values.shape[1])))
+    return rounded.astype(np.int64)
 
 
 def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -437,64 +348,6 @@ def _read_steps(path: str) -> pa.Table:
 _DAY_US = 86_400_000_000
 #: What a minute-merge task reports per bucket: rows written per (cluster, day, source).
 _WRITTEN = pa.schema([("cluster", pa.string()), ("dt", pa.string()), ("source", pa.string()), ("rows", pa.int64())])
-
-
-def _day_names(days: np.ndarray) -> np.ndarray:
-    """Days since the Unix epoch as the history's ``dt`` values (``YYYY-MM-DD``, the UTC date `spark_jobs.history.day_column` gives).
-
-    >>> _day_names(np.array([0, 20_394])).tolist()
-    ['1970-01-01', '2025-11-02']
-    """
-    return days.astype("datetime64[D]").astype(str)
-
-
-#: Characters Spark escapes as ``%XX`` in a partition directory's value (``ExternalCatalogUtils.escapePathName``).
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-_ESCAPED = frozenset([chr(c) for c in range(1, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
-
-
-def partition_dir(cluster: str, day: str) -> str:
-    """The directory of a (cluster, day) partition inside the table, its values escaped as Spark escapes them.
-
-    >>> partition_dir("prod", "2026-11-02"), partition_dir("eu/prod:1", "2026-11-02")
-    ('cluster=prod/dt=2026-11-02', 'cluster=eu%2Fprod%3A1/dt=2026-11-02')
-    """
-    escaped = "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in cluster)
-    return f"cluster={escaped}/dt={day}"
-
-
-def partition_value(name: str) -> str:
-    """A ``key=value`` directory's value, unescaped as Spark does (`partition_dir` escapes it).
-
-    >>> partition_value("cluster=eu%2Fprod%3A1")
-    'eu/prod:1'
-    """
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), name.split("=", 1)[1])
-
-
-def day_order(rows, *leading: str):
-    """Indices that order Arrow ``rows`` by the ``leading`` integer columns, then as a history day is ordered: topic
-    (by UTF-8 bytes, as Spark orders strings), broker, time.
-
-    >>> import pyarrow as pa
-    >>> day_order(pa.table({"topic": ["é", "z", "a", "a"], "broker_id": [1, 1, 2, 1], "ts": [0, 0, 0, 5]})).tolist()
-    [3, 2, 1, 0]
-    """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    topics = pc.dictionary_encode(rows.column("topic")).combine_chunks()
-    names = topics.dictionary.to_pylist()
-    rank = np.empty(len(names), np.int64)
-    rank[sorted(range(len(names)), key=lambda i: names[i].encode())] = np.arange(len(names))
-    keys = [
-        rows.column("ts").cast(pa.int64()).to_numpy(),
-        rows.column("broker_id").to_numpy(),
-        rank[topics.indices.to_numpy(zero_copy_only=False)],
-        *[rows.column(c).to_numpy() for c in reversed(leading)],
-    ]
-    return np.lexsort(keys)
 
 
 def without_covered_totals(rows):
@@ -531,7 +384,7 @@ def _write_pieces(
     day = rows.column("ts").cast(pa.int64()).to_numpy(zero_copy_only=False) // _DAY_US
     first = int(day.min())
     day -= first
-    names = _day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
+    names = day_names(np.arange(first, first + int(day.max()) + 1))  # every day the bucket spans
     keep = np.ones(rows.num_rows, bool)
     for source, wanted in only_days.items():
         theirs = pc.equal(rows.column("source"), source).to_numpy(zero_copy_only=False)
@@ -595,18 +448,18 @@ def merge_buckets(
     ``directory`` is laid out as the history (`spark_jobs.history.read_history` reads it): per (cluster, day) one
     file per bucket, its columns `THROUGHPUT_ARROW` but ``cluster``. A source named in ``only_days`` keeps only
     its rows of those days (a pull's samples before its first day give rows of the day before). Where a topic's
-    minute has per-broker rows and its total (`spark_jobs.rates.ALL_BROKERS`), the total is dropped, as
+    minute has per-broker rows and its total (`spark_jobs.history_contract.ALL_BROKERS`), the total is dropped, as
     `spark_jobs.history` merges them (a topic is in one bucket, so each task sees every row of its topics).
 
-    ``deltas`` are bucketed as the workers bucket theirs (`bucket_of`); every bucket is sent to a task even
-    when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
+    ``deltas`` are bucketed as the workers bucket theirs (`spark_jobs.history_contract.bucket_of`); every bucket is
+    sent to a task even when Spark has no increase for it (one marker row each), so each bucket is summed exactly once.
     """
     from pyspark.sql import functions as F
 
     os.makedirs(directory, exist_ok=True)
     by_bucket: dict[int, list[str]] = {}
     for path in steps_files:
-        by_bucket.setdefault(int(path.rsplit("-b", 1)[1].split(".")[0]), []).append(path)
+        by_bucket.setdefault(steps_bucket(path), []).append(path)
     bucket = F.pmod(F.crc32(F.coalesce(F.col("topic"), F.lit("")).cast("binary")), F.lit(buckets)).cast("int")
     rows = deltas.select(*DELTA_FIELDS.names, bucket.alias("bucket"))
     markers = spark.range(buckets).select(

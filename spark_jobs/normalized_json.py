@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.rates import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
+from spark_jobs.history_contract import OPTIONAL_COLUMNS, THROUGHPUT_SCHEMA
 from spark_jobs.records import KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, RAW_LIMIT, classify
 
 __all__ = ["read_normalized_json", "SOURCE", "LINE_SCHEMA"]

@@ -15,7 +15,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs.rates import FLAG_GAP, FLAG_RESET, OPTIONAL_COLUMNS, metric_interval, missing_minutes
+from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, OPTIONAL_COLUMNS
+from spark_jobs.rates import metric_interval, missing_minutes
 from spark_jobs.records import KIND_SIZE
 
 __all__ = [
@@ -28,8 +29,6 @@ __all__ = [
 #: Replica sizes within this long before a period's last snapshot count as that snapshot.
 SIZE_WINDOW_MS = 3_600_000
 
-
-_METRICS = ("bytes_in", "bytes_out", "messages_in")
 
 
 def _rate(col: str) -> F.Column:
@@ -58,13 +57,13 @@ def aggregate_topic_minutes(rows: DataFrame) -> DataFrame:
     """
     flags = F.col("flags")
     sums = rows.groupBy("topic", "ts", "interval_s", *OPTIONAL_COLUMNS).agg(
-        *[F.sum(c).alias(c) for c in _METRICS],
+        *[F.sum(c).alias(c) for c in METRICS],
         F.count("*").alias("rows"),
         F.sum((flags.bitwiseAND(FLAG_GAP) != 0).cast("long")).alias("gap_rows"),
         F.sum((flags.bitwiseAND(FLAG_RESET) != 0).cast("long")).alias("resets"),
     )
     return sums.repartition("topic").groupBy("topic", "ts").agg(
-        *[_rate(c).alias(c) for c in _METRICS],
+        *[_rate(c).alias(c) for c in METRICS],
         F.sum("rows").alias("rows"),
         F.sum(F.col("gap_rows") * missing_minutes(F.col("interval_s"))).alias("gaps"),
         F.sum("resets").alias("resets"),
@@ -98,7 +97,7 @@ def aggregate_topic_profile(minutes: DataFrame) -> DataFrame:
     """
     day = F.datediff(F.to_date("ts"), F.lit("1970-01-01").cast("date"))
     days = minutes.groupBy("topic", day.alias("day")).agg(
-        *[F.collect_list(c).alias(c) for c in _METRICS],
+        *[F.collect_list(c).alias(c) for c in METRICS],
         F.count("*").alias("samples"),
         F.min("ts").alias("first_ts"),
         F.max("ts").alias("last_ts"),

@@ -42,7 +42,7 @@ from spark_jobs.records import (
     RECORD_SCHEMA,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import file_size, map_tasks, open_input, run_tasks, write_parquet
+from spark_jobs.staging import ReaderOptions, file_size, map_tasks, open_input, run_tasks, staged_batch, write_parquet
 
 __all__ = ["read_prom_text", "stage_prom_text", "split_points", "java_double", "java_long", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN", "SPLIT_BYTES"]
 
@@ -235,32 +235,19 @@ def _records(
     kind = np.where(data, np.where(is_size, 1, 0), np.where(ignored, 2, 3)).astype(np.int32)
     rejected = kind == 3
     none = pa.scalar(None, pa.string())
-    constant = lambda text: pa.array([text], pa.string()).take(pa.array(np.zeros(n, np.int32)))  # noqa: E731
-    raw = pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(line, 0, RAW_LIMIT), none)
-    columns = {
-        "source": constant(SOURCE),
-        "file": constant(file),
-        "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-        "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
-        "cluster": constant(cluster),
-        "ts_ms": pa.array(ts, pa.int64(), mask=~data),
-        "broker_id": broker,
-        "topic": topic,
-        "partition": pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
-        "metric": pc.if_else(pa.array(data), metric, none),
-        "value": pa.array(value, pa.float64(), mask=~data),
-        "log_dir": pa.nulls(n, pa.string()),
-        "is_future": pa.array(np.zeros(n, bool), pa.bool_(), mask=~data),
-        "raw": raw,
-        "window_s": pa.nulls(n, pa.float64()),
-        "n": pa.array(np.ones(n, np.int64)),
-        "counted": pa.array(np.zeros(n, bool)),
-        "inner": pa.array(np.zeros(n, bool)),
-        "fast_ok": pa.array(np.zeros(n, bool)),
-        "segment": pa.nulls(n, pa.int32()),
-        "span_ms": pa.nulls(n, pa.int64()),
-    }
-    return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames())
+    return staged_batch(
+        n, source=SOURCE, file=file, cluster=cluster,
+        kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+        reason=pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
+        ts_ms=pa.array(ts, pa.int64(), mask=~data),
+        broker_id=broker,
+        topic=topic,
+        partition=pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
+        metric=pc.if_else(pa.array(data), metric, none),
+        value=pa.array(value, pa.float64(), mask=~data),
+        is_future=pa.array(np.zeros(n, bool), pa.bool_(), mask=~data),
+        raw=pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(line, 0, RAW_LIMIT), none),
+    )
 
 
 def _lines(data: bytes) -> tuple[pa.Array, np.ndarray]:
@@ -310,10 +297,8 @@ def _line_starts(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, keep
 
 
-def parse_file(
-    path: str, *, cluster: str, broker_map: Mapping[str, int], names: MetricNames = DEFAULT, part: tuple[int, int, int] | None = None,
-    file: str | None = None,
-) -> Iterator[pa.RecordBatch]:
+def parse_file(path: str, options: ReaderOptions, *, part: tuple[int, int, int] | None = None,
+               file: str | None = None) -> Iterator[pa.RecordBatch]:
     """Stream one exposition-text file (with ``part`` ``(index, start, end)`` from `split_points`: its lines that
     start in bytes ``[start, end)``) into record batches, one record per line; ``file`` names it in them.
 
@@ -327,7 +312,7 @@ def parse_file(
         if not data:
             continue
         array, utf8 = _lines(data)
-        yield _records(array, broker_map, names, utf8=utf8, file=file, cluster=cluster)
+        yield _records(array, options.broker_map, options.names, utf8=utf8, file=file, cluster=options.cluster)
 
 
 def _chunks(path: str, start: int, end: int | None) -> Iterator[bytes]:
@@ -417,36 +402,33 @@ def file_uri(path: str) -> str:
     return "file:" + "".join(out)
 
 
-def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, **options: Any) -> int:
-    return write_parquet(parse_file(path, part=part, **options), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
+def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, options: ReaderOptions) -> int:
+    return write_parquet(parse_file(path, options, part=part), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
 
 
-def stage_prom_text(
-    spark: Any, paths: Sequence[str], directory: str, *, cluster: str, broker_map: Mapping[str, int], names: MetricNames = DEFAULT,
-    split_bytes: int = SPLIT_BYTES,
-):
+def _parts(paths: Sequence[str], options: ReaderOptions) -> list[tuple[str, tuple[int, int, int] | None]]:
+    """Each file's parts (`split_points`), the largest files first."""
+    ordered = sorted(paths, key=lambda p: (-file_size(p), p))
+    return [(p, part) for p in ordered for part in split_points(p, options.split_bytes or SPLIT_BYTES)]
+
+
+def stage_prom_text(spark: Any, paths: Sequence[str], directory: str, options: ReaderOptions):
     """Parse exposition-text files into classified records (`STAGED_SCHEMA`, one per line, see `parse_file`),
     written to ``directory/prom_text-<n>.parquet`` by the Python workers (`spark_jobs.staging`), one task per
-    file or per ``split_bytes`` part of a large one, largest first; return them as a DataFrame.
+    file or per ``options.split_bytes`` part of a large one, largest first; return them as a DataFrame.
     """
     os.makedirs(directory, exist_ok=True)
-    ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p, split_bytes)]
-    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), cluster=cluster, broker_map=dict(broker_map), names=names)
+    run_tasks(spark, _parts(paths, options), _stage_file, directory=os.path.abspath(directory), options=options)
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
-def _parse_part(i: int, path: str, part: tuple[int, int, int] | None, **options: Any) -> Iterator[pa.RecordBatch]:
-    return parse_file(path, part=part, **options)
+def _parse_part(i: int, path: str, part: tuple[int, int, int] | None, *,
+                options: ReaderOptions) -> Iterator[pa.RecordBatch]:
+    return parse_file(path, options, part=part)
 
 
-def read_prom_text(
-    spark: Any, paths: Sequence[str], *, cluster: str, broker_map: Mapping[str, int], names: MetricNames = DEFAULT,
-    split_bytes: int = SPLIT_BYTES,
-):
+def read_prom_text(spark: Any, paths: Sequence[str], options: ReaderOptions):
     """Exposition-text files' classified records (`spark_jobs.records.RECORD_SCHEMA`, one per line, see
     `parse_file`) as a lazy DataFrame, parsed by Python tasks like `stage_prom_text`'s when an action runs."""
-    ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p, split_bytes)]
-    records = map_tasks(spark, parts, _parse_part, STAGED_SCHEMA, cluster=cluster, broker_map=dict(broker_map), names=names)
+    records = map_tasks(spark, _parts(paths, options), _parse_part, STAGED_SCHEMA, options=options)
     return records.select(*RECORD_SCHEMA.fieldNames())

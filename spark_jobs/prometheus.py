@@ -22,7 +22,7 @@ a rate gauge (either query)
 
 **Per-topic mode** (``--prometheus-mode per-topic``): the server sums each meter per topic and only those
 series travel, ``brokers × topics`` counters becoming ``topics`` series; each row is the topic's total over its
-brokers (`spark_jobs.rates.ALL_BROKERS`). Per series name and day, through ``query_range`` on the grid of
+brokers (`spark_jobs.history_contract.ALL_BROKERS`). Per series name and day, through ``query_range`` on the grid of
 every minute's last millisecond (``…:00:59.999``):
 
 a counter
@@ -81,7 +81,7 @@ from urllib.parse import urlencode
 
 from pools.atomic import make_dir
 from pools.errors import InputError, JobError
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, MetricNames, closest
 
 __all__ = [
@@ -718,7 +718,7 @@ def fetch(
     history: str,
     cluster: str,
     *,
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> Fetched:
     """Find the series (`discover`), fetch what the history lacks into the spool; return the documents to ingest.
 

@@ -30,10 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from spark_jobs.history_contract import ALL_BROKERS, STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, DEFAULT, LOG_SIZE, MetricNames, duration_s, is_id
-from spark_jobs.minute_merge import STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
-from spark_jobs.rates import ALL_BROKERS
+from spark_jobs.metric_names import COUNTER, LOG_SIZE, MetricNames, RangeValues, duration_s, is_id
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -46,9 +45,17 @@ from spark_jobs.records import (
     RAW_LIMIT,
     STAGED_SCHEMA,
 )
-from spark_jobs.staging import file_size, open_input, run_tasks, write_parquet
+from spark_jobs.staging import (
+    ReaderOptions,
+    file_size,
+    open_input,
+    repeated_strings,
+    run_tasks,
+    staged_batch,
+    write_parquet,
+)
 
-__all__ = ["stage_query_range", "parse_file", "RangeValues", "parse_range_values", "SOURCE"]
+__all__ = ["stage_query_range", "parse_file", "SOURCE"]
 
 SOURCE = "prom_range"
 
@@ -84,18 +91,6 @@ _REASONS = (
 _R = {r: i for i, r in enumerate(_REASONS)}
 
 
-@dataclass(frozen=True, slots=True)
-class RangeValues:
-    """What a series' values are: raw counters (``operation`` None) or ``increase``/``rate`` over ``window_s``."""
-
-    operation: str | None = None
-    window_s: float | None = None
-
-    @property
-    def label(self) -> str:
-        return "counter" if self.operation is None else f"{self.operation}:{self.window_s:g}s"
-
-
 def _spacing_s(ts_ms: np.ndarray) -> float:
     """The median spacing of a series' sample times in seconds (a rate gauge's step), 60 with fewer than two.
 
@@ -104,28 +99,6 @@ def _spacing_s(ts_ms: np.ndarray) -> float:
     """
     steps = np.diff(np.unique(ts_ms[ts_ms > 0]))
     return float(np.median(steps)) / 1000 if steps.size else 60.0
-
-
-def parse_range_values(text: str | None) -> RangeValues | None:
-    """``--range-values``: ``auto`` (None: by name), ``counter``, ``increase:<window>`` or ``rate:<window>``.
-
-    >>> parse_range_values("increase:1m"), parse_range_values("auto")
-    (RangeValues(operation='increase', window_s=60), None)
-
-    Raises
-    ------
-    ValueError
-        For any other text.
-    """
-    if text is None or text == "auto":
-        return None
-    if text == "counter":
-        return RangeValues()
-    op, _, window = text.partition(":")
-    seconds = duration_s(window)
-    if op not in ("increase", "rate") or not seconds:
-        raise ValueError(f"{text!r}: expected auto, counter, increase:<window> or rate:<window> (e.g. increase:1m)")
-    return RangeValues(op, seconds)
 
 
 def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> tuple[str | None, RangeValues | None]:
@@ -180,14 +153,11 @@ class _Batches:
 
         def per_series(name: str, typ: pa.DataType) -> pa.Array:
             if typ == pa.string():
-                return _repeated([p.get(name) for p in parts], counts)
+                return repeated_strings([p.get(name) for p in parts], counts)
             return pa.array([p.get(name) for p in parts], typ).take(which)
 
         def per_row(name: str, dtype: type, fill: Any) -> np.ndarray:
             return np.concatenate([p[name] if p.get(name) is not None else np.full(p["n"], fill, dtype) for p in parts]).astype(dtype)
-
-        def constant(text: str) -> pa.Array:
-            return _repeated([text], np.array([rows]))
 
         partition = per_row("partition", np.int64, -1)
         ts_ms = per_row("ts_ms", np.int64, 0)
@@ -195,50 +165,26 @@ class _Batches:
         span = per_row("span_ms", np.int64, -1)
         window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
         raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
-        columns = {
-            "source": constant(self.source),
-            "file": constant(self.file),
-            "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-            "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason)),
-            "cluster": constant(self.cluster),
-            "ts_ms": pa.array(ts_ms, pa.int64(), mask=no_sample),
-            "broker_id": per_series("broker_id", pa.int32()),
-            "topic": per_series("topic", pa.string()),
-            "partition": pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
-            "metric": _masked(per_series("metric", pa.string()), no_data),
-            "value": pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_sample),
-            "log_dir": pa.nulls(rows, pa.string()),
-            "is_future": pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
-            "raw": pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
-            "window_s": pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
-            "n": pa.array(per_row("units", np.int64, 1), pa.int64()),
-            "counted": pa.array(per_row("counted", bool, False), pa.bool_()),
-            "inner": pa.array(per_row("inner", bool, False), pa.bool_()),
-            "fast_ok": pa.array(per_row("fast_ok", bool, False), pa.bool_()),
-            "segment": per_series("segment", pa.int32()),
-            "span_ms": pa.array(span, pa.int64(), mask=span < 0),
-        }
-        return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames())
-
-
-def _repeated(texts: list[str | None], counts: np.ndarray) -> pa.Array:
-    """A string array of each of ``texts`` repeated its count of times (None: nulls), built from its buffers:
-    as ``take`` would give it, without a look-up per row (that took 70 ns a row for a file's path).
-
-    >>> _repeated(["a", None, "bc"], np.array([2, 1, 2])).to_pylist()
-    ['a', 'a', None, 'bc', 'bc']
-    """
-    encoded = [b"" if t is None else t.encode() for t in texts]
-    sizes = np.repeat(np.array([len(e) for e in encoded], np.int64), counts)
-    rows = sizes.size
-    offsets = np.zeros(rows + 1, np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    if offsets[-1] >= 1 << 31:  # beyond a string array's 32-bit offsets: as take would, Arrow says so
-        return pa.array(texts, pa.string()).take(pa.array(np.repeat(np.arange(len(texts)), counts)))
-    data = b"".join(e * c for e, c in zip(encoded, counts.tolist()))
-    nulls = np.repeat(np.array([t is None for t in texts]), counts)
-    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
-    return pa.StringArray.from_buffers(rows, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), validity, int(nulls.sum()))
+        return staged_batch(
+            rows, source=self.source, file=self.file, cluster=self.cluster,
+            kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+            reason=pa.array(_REASONS, pa.string()).take(pa.array(reason)),
+            ts_ms=pa.array(ts_ms, pa.int64(), mask=no_sample),
+            broker_id=per_series("broker_id", pa.int32()),
+            topic=per_series("topic", pa.string()),
+            partition=pa.array(partition, pa.int32(), mask=no_data | (partition < 0)),
+            metric=_masked(per_series("metric", pa.string()), no_data),
+            value=pa.array(per_row("value", np.float64, np.nan), pa.float64(), mask=no_sample),
+            is_future=pa.array(np.zeros(rows, bool), pa.bool_(), mask=no_data),
+            raw=pa.array(raw, pa.string()) if raw is not None else pa.nulls(rows, pa.string()),
+            window_s=pa.array(np.nan_to_num(window), pa.float64(), mask=no_data | np.isnan(window)),
+            n=pa.array(per_row("units", np.int64, 1), pa.int64()),
+            counted=pa.array(per_row("counted", bool, False), pa.bool_()),
+            inner=pa.array(per_row("inner", bool, False), pa.bool_()),
+            fast_ok=pa.array(per_row("fast_ok", bool, False), pa.bool_()),
+            segment=per_series("segment", pa.int32()),
+            span_ms=pa.array(span, pa.int64(), mask=span < 0),
+        )
 
 
 def _masked(array: pa.Array, mask: np.ndarray) -> pa.Array:
@@ -372,24 +318,13 @@ class _Reader:
     both give the same records.
     """
 
-    def __init__(
-        self,
-        batches: _Batches,
-        file_name: str | None,
-        broker_map: Mapping[str, int],
-        declared: RangeValues | None,
-        *,
-        steps: bool,
-        names: MetricNames = DEFAULT,
-        steps_sink: _StepsSink | None = None,
-        own_windows: bool = False,
-    ) -> None:
-        self.batches, self.file_name, self.broker_map, self.declared, self.names = batches, file_name, broker_map, declared, names
-        self.steps_sink = steps_sink
-        self.own_windows = own_windows
+    def __init__(self, batches: _Batches, file_name: str | None, options: ReaderOptions,
+                 steps_sink: _StepsSink | None = None) -> None:
+        self.batches, self.file_name, self.steps_sink = batches, file_name, steps_sink
+        self.broker_map, self.declared, self.names = options.broker_map, options.declared, options.names
+        self.steps, self.own_windows = options.steps, options.own_windows
         self.pending: list[_Series] = []
         self.pending_bytes = 0
-        self.steps = steps
         self.segment = 0
         #: broker id → the distinct times of its usable counter samples in this file
         self.scrapes: dict[int, np.ndarray] = {}
@@ -708,26 +643,15 @@ def _flush(batches: _Batches) -> Iterator[pa.RecordBatch]:
         yield batches.flush()
 
 
-def parse_file(
-    path: str,
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-    declared: RangeValues | None = None,
-    source: str = SOURCE,
-    steps: bool = False,
-    names: MetricNames = DEFAULT,
-    steps_sink: _StepsSink | None = None,
-    part: tuple[int, int, int] | None = None,
-    own_windows: bool = False,
-) -> Iterator[pa.RecordBatch]:
+def parse_file(path: str, options: ReaderOptions, *, steps_sink: _StepsSink | None = None,
+               part: tuple[int, int, int] | None = None) -> Iterator[pa.RecordBatch]:
     """Stream one export file into record batches (`spark_jobs.records`), one record per value pair; with
-    ``steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
+    ``options.steps``, each counter series is converted here instead (`_series_steps`): its per-minute increases,
     a count and the few samples Spark still needs, and the file's scrape times. With a ``steps_sink`` the
     per-minute increases go to it, bucketed by topic, instead of among the batches yielded. With ``part``
     (``(index, start, end)``, from `split_points`) only the series whose text starts in bytes
-    ``[start, end)`` of the file are read, as if they were the whole result. With ``own_windows`` (the
-    file's pre-aggregated windows are in no other file: a Prometheus pull's answers) and ``steps``, a topic's
+    ``[start, end)`` of the file are read, as if they were the whole result. With ``options.own_windows``
+    (the file's pre-aggregated windows are in no other file: a Prometheus pull's answers) and ``steps``, a topic's
     total of windows is summed per minute here too (`_Reader.window_steps`).
 
     Rejection reasons (a whole document or series counts once): ``malformed_json`` (the document's structure
@@ -738,8 +662,8 @@ def parse_file(
     """
     match = _FILE_METRIC.search(path)
     file_name = match.group(1) if match else None
-    batches = _Batches(path, cluster, source)
-    reader = _Reader(batches, file_name, broker_map, declared, steps=steps, names=names, steps_sink=steps_sink, own_windows=own_windows)
+    batches = _Batches(path, options.cluster, options.source or SOURCE)
+    reader = _Reader(batches, file_name, options, steps_sink)
     series = 0
     with open_input(path) as stream:
         chunks = read_chunks(stream) if part is None else _part_chunks(stream, *part[1:])
@@ -924,52 +848,38 @@ class _StepsSink:
         self.pending, self.rows, self.writers = {}, {}, {}
 
 
-def stage_query_range(
-    spark,
-    paths: Sequence[str],
-    directory: str,
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-    declared: RangeValues | None = None,
-    source: str = SOURCE,
-    steps: bool = False,
-    names: MetricNames = DEFAULT,
-    buckets: int | None = None,
-    own_windows: bool = False,
-):
+def stage_query_range(spark, paths: Sequence[str], directory: str, options: ReaderOptions):
     """Parse query_range export files into classified records (`STAGED_SCHEMA`), one per value pair or, with
-    ``steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
-    With ``steps`` and ``buckets``, the converted series' per-minute increases are written beside the
+    ``options.steps``, each counter series converted in its file (see `parse_file`); return them as a DataFrame.
+    With ``steps`` and ``options.buckets``, the converted series' per-minute increases are written beside the
     records, one file per bucket of topics (``_steps/<source>-<n>-steps-b<bucket>.parquet``,
-    `spark_jobs.minute_merge.steps_file`, `spark_jobs.minute_merge.STEPS_SCHEMA`), for
+    `spark_jobs.history_contract.steps_file`, `spark_jobs.history_contract.STEPS_SCHEMA`), for
     `spark_jobs.minute_merge.merge_buckets`; the returned table does not hold them.
 
-    One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through `parse_file` in a Python worker and writes
-    the records straight to ``directory/<source>-<n>.parquet`` with Arrow's Parquet writer; Spark reads them
-    back with its vectorized reader. Memory is bounded by the chunk size and the longest series, not by the
-    file, and no record passes through the JVM row by row (turning Arrow batches into Spark rows and writing
-    them took three times the parsing's time). ``directory`` must be one the executors and the driver both
-    see, like any Spark output path.
+    One task per file (largest first; per `SPLIT_BYTES` of a large one, `split_points`) streams its file through
+    `parse_file` in a Python worker and writes the records straight to ``directory/<source>-<n>.parquet`` with
+    Arrow's Parquet writer; Spark reads them back with its vectorized reader. Memory is bounded by the chunk size
+    and the longest series, not by the file, and no record passes through the JVM row by row (turning Arrow batches
+    into Spark rows and writing them took three times the parsing's time). ``directory`` must be one the executors
+    and the driver both see, like any Spark output path.
     """
     os.makedirs(directory, exist_ok=True)
     ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p)]
-    options = {"cluster": cluster, "broker_map": dict(broker_map), "declared": declared, "source": source, "steps": steps, "names": names,
-               "own_windows": own_windows}
-    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), prefix=source, buckets=buckets, **options)
+    parts = [(p, part) for p in ordered for part in split_points(p, options.split_bytes or SPLIT_BYTES)]
+    run_tasks(spark, parts, _stage_file, directory=os.path.abspath(directory), options=options)
     return spark.read.schema(STAGED_SCHEMA).parquet(directory)
 
 
-def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, prefix: str, buckets: int | None = None,
-                **options: Any) -> int:
-    """Parse one file (or one part of it) and write its records to ``directory/<prefix>-<i>.parquet``."""
-    name = f"{prefix}-{i:05d}"
+def _stage_file(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, options: ReaderOptions) -> int:
+    """Parse one file (or one part of it) and write its records to ``directory/<source>-<i>.parquet``."""
+    source = options.source or SOURCE
+    name = f"{source}-{i:05d}"
     sink = None
-    if buckets and options.get("steps"):
-        sink = _StepsSink(path, options["cluster"], options["source"], buckets=buckets, directory=directory, prefix=name)
+    if options.buckets and options.steps:
+        sink = _StepsSink(path, options.cluster, source, buckets=options.buckets, directory=directory, prefix=name)
     try:
-        return write_parquet(parse_file(path, steps_sink=sink, part=part, **options), os.path.join(directory, f"{name}.parquet"))
+        records = parse_file(path, options, steps_sink=sink, part=part)
+        return write_parquet(records, os.path.join(directory, f"{name}.parquet"))
     finally:
         if sink is not None:
             sink.discard()

@@ -10,14 +10,15 @@ broker only anchors its series. Two samples of a series with the same timestamp 
 (``duplicate_sample``, ignored) when their values agree, else none is trusted (``duplicate_timestamp``,
 quarantined); neither is ever a reset. Pre-aggregated samples (``increase`` records) are each their own
 window. The increase is credited to the minute the window starts in (``prev`` floored to the minute);
-windows longer than `GAP_MS` are flagged as gaps and keep their real length instead of being spread over the
-missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA` table, each with
-its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
+windows longer than `spark_jobs.history_contract.GAP_MS` are flagged as gaps and keep their real length instead of
+being spread over the missing minutes. The three metrics are then pivoted into the normalized `THROUGHPUT_SCHEMA`
+table, each with its own window: a sample one metric lost (a truncated line) lengthens that metric's window only.
 ``interval_s`` is bytes-in's window (the longest of the row's when it has no bytes-in);
 ``bytes_out_interval_s`` and ``messages_in_interval_s`` are those metrics' windows where they differ from it
-(null where they do not, and in history written before they existed). A row without a bytes-in window of its
-own has ``bytes_in`` null when an earlier, longer bytes-in window covers its minute, else 0 (the broker's
-BytesIn meter was closed: it led none of the topic's partitions).
+(null where they do not, and in history written before they existed). A metric without a window of its own in
+a row is null, whichever metric it is: the meter did not exist (Kafka closes a topic's ``BytesInPerSec`` and
+``MessagesInPerSec`` on a broker that leads none of its partitions) or an earlier, longer window covers the minute.
+The profile drops a null from every metric's percentiles alike.
 
 The work is split in two so the caller can stage the expensive part once: `sample_steps` (one sort per
 series, every sample with its status and predecessor) and `minute_rows` / `duplicate_units` over its output.
@@ -33,21 +34,13 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from spark_jobs.minute_merge import ALL_BROKERS, DELTA_FIELDS, FLAG_GAP, FLAG_PARTIAL, FLAG_RESET, GAP_MS, PARTIAL_MS, pivot_batches
+from spark_jobs.history_contract import DELTA_FIELDS, THROUGHPUT_SCHEMA, spark_type
+from spark_jobs.minute_merge import pivot_batches
 from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
 __all__ = [
-    "THROUGHPUT_SCHEMA",
-    "OPTIONAL_COLUMNS",
-    "ALL_BROKERS",
     "metric_interval",
-    "FLAG_RESET",
-    "FLAG_GAP",
-    "FLAG_PARTIAL",
-    "GAP_MS",
-    "PARTIAL_MS",
     "ROUND_MS",
     "with_increase",
     "sample_steps",
@@ -63,27 +56,6 @@ __all__ = [
 #: Scrape timestamps of one broker closer than this belong to one scrape round.
 ROUND_MS = 5_000
 _MINUTE_MS = 60_000
-
-#: The normalized per-minute table (`kafka-formats` README, ``throughput_minute``).
-THROUGHPUT_SCHEMA = T.StructType(
-    [
-        T.StructField("cluster", T.StringType(), False),
-        T.StructField("ts", T.TimestampType(), False),
-        T.StructField("interval_s", T.IntegerType(), False),
-        T.StructField("broker_id", T.IntegerType(), False),
-        T.StructField("topic", T.StringType(), False),
-        T.StructField("bytes_in", T.LongType(), True),
-        T.StructField("bytes_out", T.LongType(), True),
-        T.StructField("messages_in", T.LongType(), True),
-        T.StructField("bytes_out_interval_s", T.IntegerType(), True),
-        T.StructField("messages_in_interval_s", T.IntegerType(), True),
-        T.StructField("source", T.StringType(), False),
-        T.StructField("flags", T.IntegerType(), False),
-    ]
-)
-#: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
-OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
-
 
 def metric_interval(metric: str) -> F.Column:
     """The window in seconds of ``metric``'s value in a normalized row: its own column where set, else
@@ -164,7 +136,7 @@ def duplicate_units(steps: DataFrame) -> DataFrame:
 
 
 def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed: bool = True) -> DataFrame:
-    """Every increase of `sample_steps` output (`spark_jobs.minute_merge.DELTA_FIELDS`: one metric's window of one
+    """Every increase of `sample_steps` output (`spark_jobs.history_contract.DELTA_FIELDS`: one metric's window of one
     series, credited to the minute it starts in), plus the increases of series converted in their files
     (``records``' `KIND_STEPS` rows, unless ``summed`` is false: their workers left them for
     `spark_jobs.minute_merge.merge_buckets`) and with those series' scrape times (`KIND_SCRAPE`) in the rounds."""
@@ -201,20 +173,19 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
         deltas = deltas.unionByName(records.where(F.col("kind") == KIND_STEPS).select(
             *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"), F.col("ts_ms").alias("minute_ms"), "span_ms"
         ))
-    return deltas.select(*[F.col(f.name).cast(_SPARK_TYPES[str(f.type)]) for f in DELTA_FIELDS])
+    return deltas.select(*[F.col(f.name).cast(spark_type(f.type)) for f in DELTA_FIELDS])
 
-
-_SPARK_TYPES = {"string": "string", "int32": "int", "bool": "boolean", "double": "double", "int64": "long"}
 
 
 def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic, minute)'s
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic)'s
     increases brought together by a shuffle and pivoted by `spark_jobs.minute_merge.pivot_minutes`.
 
     (``poolplan ingest`` sums the bulk of them without the shuffle: `spark_jobs.minute_merge.merge_buckets`.)
     """
     deltas = minute_deltas(steps, records)
-    return deltas.repartition("cluster", "broker_id", "topic", "minute_ms").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
+    # a series' rows together: its fractional bytes are carried from minute to minute (`pivot_minutes`)
+    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
 
 
 def with_increase(records: DataFrame) -> DataFrame:

@@ -2,7 +2,7 @@
 
 Spark's own console progress bar (``[Stage 3:=====>   (12 + 2) / 40]``) redraws one line with carriage returns,
 which a log file keeps as garbage, so `spark_jobs.session` turns it off; `spark_progress` asks the status tracker
-instead, once a second, and tells the job's `pools.progress.Progress` the tasks done and in all under the job's
+instead, once a second, and tells the job's `pools.progress.ProgressReporter` the tasks done and in all under the job's
 current step (``converting counters to per-minute rows, 12/40 tasks (Spark stage 7)``): the console estimates
 the time left from them.
 """
@@ -13,14 +13,14 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pools.progress import Progress
+from pools.progress import ProgressReporter
 
 __all__ = ["spark_progress"]
 
 
 @contextmanager
-def spark_progress(spark, progress: Progress, *, every: float = 1.0) -> Iterator[Progress]:
-    """A `Progress` for a Spark job: the job's steps pass through, and a thread adds the running stages' tasks.
+def spark_progress(spark, progress: ProgressReporter, *, every: float = 1.0) -> Iterator[ProgressReporter]:
+    """A `ProgressReporter` for a Spark job: the job's steps pass through, and a thread adds the running stages' tasks.
 
     Without a local SparkContext (Spark Connect) the job's steps pass through alone. The thread stops when the
     block ends, and quietly when the JVM stops answering (the job itself reports that).

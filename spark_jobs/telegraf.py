@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +40,7 @@ from spark_jobs.records import (
     partition_rule,
     value_rules,
 )
+from spark_jobs.staging import ReaderOptions
 
 __all__ = ["read_telegraf", "stage_telegraf", "parse_file", "SOURCE", "TELEGRAF_SCHEMA", "TELEGRAF_LINE"]
 
@@ -70,13 +70,7 @@ def _to_millis(ts: F.Column) -> F.Column:
     )
 
 
-def read_telegraf(
-    spark: SparkSession,
-    paths: Sequence[str],
-    *,
-    cluster: str,
-    broker_map: Mapping[str, int],
-) -> DataFrame:
+def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOptions) -> DataFrame:
     """Read Telegraf JSON lines into classified records, one per field (a line that does not parse counts once).
 
     Rejection reasons: ``malformed_json``, ``no_fields``, ``bad_value``, ``nan_value``, ``infinite_value``,
@@ -114,7 +108,7 @@ def read_telegraf(
         _to_millis(F.col("timestamp")).alias("ts_ms"),
         F.when(tags["topic"] != "", tags["topic"]).alias("topic"),
         tags["partition"].alias("partition_text"),
-        broker_lookup(broker_map, tags["jolokia_agent_url"], tags["host"]).alias("broker_id"),
+        broker_lookup(options.broker_map, tags["jolokia_agent_url"], tags["host"]).alias("broker_id"),
     )
     is_size = F.col("name") == "kafka_partition"
     kind, reason = classify(
@@ -136,7 +130,7 @@ def read_telegraf(
         F.to_json(F.struct("name", "tags", F.create_map("field", "field_value").alias("fields"), "timestamp")).alias("raw"),
     )
     out = fields.unionByName(other, allowMissingColumns=True)
-    return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(cluster).alias("cluster")))
+    return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(options.cluster).alias("cluster")))
 
 
 # ---- the worker path: Telegraf's own lines parsed in Python workers, any other line by Spark's JSON reader ----
@@ -200,7 +194,8 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
 
     from spark_jobs.metric_names import ID_PATTERN
     from spark_jobs.prom_text import _per_distinct, java_double, java_long
-    from spark_jobs.records import MAX_COUNT, RAW_LIMIT, STAGED_SCHEMA
+    from spark_jobs.records import MAX_COUNT, RAW_LIMIT
+    from spark_jobs.staging import staged_batch
 
     np_ = lambda a: a.to_numpy(zero_copy_only=False)  # noqa: E731
     parsed = pc.extract_regex(line, TELEGRAF_LINE)
@@ -277,32 +272,21 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     rejected = kind == 3
     none = pa.scalar(None, pa.string())
     line_only = ~data_line
-    constant = lambda text: pa.array([text], pa.string()).take(pa.array(np.zeros(m, np.int32)))  # noqa: E731
     raw = _raw(rec_name, t_line, t_key, t_value, owner, field_key, field_value, ts_text.take(at)) if rejected.any() else pa.nulls(m, pa.string())
-    columns = {
-        "source": constant(SOURCE),
-        "file": constant(file),
-        "kind": pa.array(_KINDS, pa.string()).take(pa.array(kind)),
-        "reason": pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
-        "cluster": constant(cluster),
-        "ts_ms": pa.array(ts, pa.int64(), mask=~data),
-        "broker_id": pc.if_else(pa.array(line_only), pa.scalar(None, pa.int32()), broker),
-        "topic": pc.if_else(pa.array(line_only), none, topic),
-        "partition": pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
-        "metric": pc.if_else(pa.array(data), metric, none),
-        "value": pa.array(value, pa.float64(), mask=~data),
-        "log_dir": pa.nulls(m, pa.string()),
-        "is_future": pa.array(np.zeros(m, bool), pa.bool_(), mask=~data),
-        "raw": pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(raw, 0, RAW_LIMIT), none),
-        "window_s": pa.nulls(m, pa.float64()),
-        "n": pa.array(np.ones(m, np.int64)),
-        "counted": pa.array(np.zeros(m, bool)),
-        "inner": pa.array(np.zeros(m, bool)),
-        "fast_ok": pa.array(np.zeros(m, bool)),
-        "segment": pa.nulls(m, pa.int32()),
-        "span_ms": pa.nulls(m, pa.int64()),
-    }
-    return pa.RecordBatch.from_arrays([columns[f.name] for f in STAGED_SCHEMA.fields], names=STAGED_SCHEMA.fieldNames()), ok
+    batch = staged_batch(
+        m, source=SOURCE, file=file, cluster=cluster,
+        kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
+        reason=pa.array(_REASONS, pa.string()).take(pa.array(reason.astype(np.int32))),
+        ts_ms=pa.array(ts, pa.int64(), mask=~data),
+        broker_id=pc.if_else(pa.array(line_only), pa.scalar(None, pa.int32()), broker),
+        topic=pc.if_else(pa.array(line_only), none, topic),
+        partition=pa.array(partition.astype(np.int32), pa.int32(), mask=~(data & partition_ok)),
+        metric=pc.if_else(pa.array(data), metric, none),
+        value=pa.array(value, pa.float64(), mask=~data),
+        is_future=pa.array(np.zeros(m, bool), pa.bool_(), mask=~data),
+        raw=pc.if_else(pa.array(rejected), pc.utf8_slice_codeunits(raw, 0, RAW_LIMIT), none),
+    )
+    return batch, ok
 
 
 def _field_metric(key: pa.Array) -> pa.Array:
@@ -334,7 +318,7 @@ def _raw(name: pa.Array, t_line: np.ndarray, t_key: pa.Array, t_value: pa.Array,
         '{"name":"', name, '","tags":{', tags, '},"fields":{"', field_key, '":"', field_value, '"},"timestamp":"', ts_text, '"}', "")
 
 
-def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str, int], part: tuple[int, int, int] | None = None
+def parse_file(path: str, options: ReaderOptions, *, residue: str, part: tuple[int, int, int] | None = None
                ) -> Iterator[pa.RecordBatch]:
     """Stream the Telegraf lines of one file (or of its ``part`` from `spark_jobs.prom_text.split_points`) into record
     batches; every other line's bytes (line ends kept) go to the file ``residue`` for Spark's JSON reader, after a
@@ -349,7 +333,7 @@ def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str
             if not data:
                 continue
             array, utf8 = _lines(data)
-            batch, ok = _telegraf_records(array, utf8, file=uri, cluster=cluster, broker_map=broker_map)
+            batch, ok = _telegraf_records(array, utf8, file=uri, cluster=options.cluster, broker_map=options.broker_map)
             if not ok.all():
                 starts, _ = _line_starts(data)
                 rest = np.frombuffer(data, np.uint8)[np.repeat(~ok, np.diff(starts))]
@@ -367,20 +351,22 @@ def parse_file(path: str, *, residue: str, cluster: str, broker_map: Mapping[str
             os.replace(residue + ".tmp", residue)
 
 
-def _stage_part(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, residues: str, **options: Any) -> int:
+def _stage_part(i: int, path: str, part: tuple[int, int, int] | None, *, directory: str, residues: str,
+                options: ReaderOptions) -> int:
     from spark_jobs.staging import write_parquet
 
     residue = os.path.join(residues, f"{i:05d}.json")
     if os.path.exists(residue):  # a retried task's
         os.remove(residue)
-    return write_parquet(parse_file(path, residue=residue, part=part, **options), os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
+    records = parse_file(path, options, residue=residue, part=part)
+    return write_parquet(records, os.path.join(directory, f"{SOURCE}-{i:05d}.parquet"))
 
 
-def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, *, cluster: str, broker_map: Mapping[str, int],
-                   split_bytes: int | None = None) -> DataFrame | None:
+def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str,
+                   options: ReaderOptions) -> DataFrame | None:
     """Parse Telegraf JSON files into classified records (`STAGED_SCHEMA`, one per field, see `read_telegraf`):
     Telegraf's own lines (`TELEGRAF_LINE`) by the Python workers into ``directory/telegraf-<n>.parquet``, one task
-    per file or per ``split_bytes`` part of a large one, largest first; return the records of every other line
+    per file or per ``options.split_bytes`` part of a large one, largest first; return the records of every other line
     (Spark's JSON reader, `read_telegraf`, on the lines the workers left, named by their own file), None if none.
     """
     from spark_jobs.prom_text import SPLIT_BYTES, file_uri, split_points
@@ -389,12 +375,11 @@ def stage_telegraf(spark: SparkSession, paths: Sequence[str], directory: str, *,
     os.makedirs(directory, exist_ok=True)
     residues = os.path.abspath(directory) + ".residue"
     ordered = sorted(paths, key=lambda p: (-file_size(p), p))
-    parts = [(p, part) for p in ordered for part in split_points(p, split_bytes or SPLIT_BYTES)]
-    run_tasks(spark, parts, _stage_part, directory=os.path.abspath(directory), residues=residues, cluster=cluster,
-              broker_map=dict(broker_map))
+    parts = [(p, part) for p in ordered for part in split_points(p, options.split_bytes or SPLIT_BYTES)]
+    run_tasks(spark, parts, _stage_part, directory=os.path.abspath(directory), residues=residues, options=options)
     found = sorted(f for f in os.listdir(residues) if f.endswith(".json")) if os.path.isdir(residues) else []
     if not found:
         return None
     names = F.create_map(*[F.lit(x) for i, (p, _) in enumerate(parts) for x in (i, file_uri(p))])
-    rest = read_telegraf(spark, [os.path.join(residues, f) for f in found], cluster=cluster, broker_map=broker_map)
+    rest = read_telegraf(spark, [os.path.join(residues, f) for f in found], options)
     return rest.withColumn("file", names[F.regexp_extract("file", r"/([0-9]+)\.json$", 1).cast("int")])

@@ -5,6 +5,7 @@ for each rule: the Java semantics in pools/java_semantics.py, the pool rules in 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -78,12 +79,9 @@ def _ancestors(module: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def test_no_import_circles() -> None:
-    """Every import, lazy ones included (a function-level import still closes a circle), the CLI layer too:
-    `poolplan run` calls the stages' library functions (`planner.stages`), never the command group.
-
-    Package level too: importing ``a.b.c`` runs ``a/b/__init__.py`` first, so it is an edge to the package ``a.b``
-    as well, unless ``a.b`` contains the importer (a package is always set up before its own modules)."""
+def _import_graph(*, types: bool) -> nx.DiGraph:
+    """Module → module imports (and the packages each import sets up first); ``types``: those under
+    ``if TYPE_CHECKING:`` too."""
     modules = _modules()
     graph = nx.DiGraph()
     for module, path in modules.items():
@@ -91,7 +89,7 @@ def test_no_import_circles() -> None:
         typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in
                        ast.unparse(node.test) for n in ast.walk(node)}
         for node in ast.walk(tree):
-            if id(node) in typing_only:
+            if id(node) in typing_only and not types:
                 continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
@@ -104,7 +102,22 @@ def test_no_import_circles() -> None:
             for t in targets:
                 graph.add_edges_from((module, p) for p in [*_ancestors(t), t]
                                      if p in modules and p not in own)
-    assert sorted(nx.simple_cycles(graph)) == []
+    return graph
+
+
+def test_no_import_circles() -> None:
+    """Every import, lazy ones included (a function-level import still closes a circle), the CLI layer too:
+    `poolplan run` calls the stages' library functions (`planner.stages`), never the command group.
+
+    Package level too: importing ``a.b.c`` runs ``a/b/__init__.py`` first, so it is an edge to the package ``a.b``
+    as well, unless ``a.b`` contains the importer (a package is always set up before its own modules)."""
+    assert sorted(nx.simple_cycles(_import_graph(types=False))) == []
+
+
+def test_no_circles_even_through_type_only_imports() -> None:
+    """A module that needs another's type only (``if TYPE_CHECKING:``) names it without importing it back: the
+    pool rules read a policy through a protocol (`pools.pool_rules.LimitsPolicy`), not `pools.policy`'s class."""
+    assert sorted(nx.simple_cycles(_import_graph(types=True))) == []
 
 
 def test_a_package_level_circle_is_seen(tmp_path, monkeypatch) -> None:
@@ -162,3 +175,88 @@ def test_user_files_are_read_through_pools_files() -> None:
 def test_click_and_rich_stay_in_the_cli() -> None:
     users = {f for pkg in ("pools", "planner") for f, n in _imports(pkg).items() if n & {"click", "rich"}}
     assert {f for f in users if not f.startswith("planner/cli/")} == set()
+
+
+_CONTRACT = "spark_jobs.history_contract"
+#: What the history's contract defines: every writer and reader of the per-minute table asks it.
+_CONTRACT_FUNCTIONS = {"partition_dir", "partition_value", "partition_key", "day_dirs", "day_names", "day_column",
+                       "day_order", "bucket_of", "bucket_count", "steps_file", "steps_bucket", "steps_files",
+                       "spark_type"}
+_CONTRACT_CONSTANTS = {"DELTA_FIELDS", "STEPS_SCHEMA", "THROUGHPUT_ARROW", "THROUGHPUT_SCHEMA", "OPTIONAL_COLUMNS",
+                       "HISTORY_KEY", "FLAG_RESET", "FLAG_GAP", "FLAG_PARTIAL", "GAP_MS", "PARTIAL_MS", "ALL_BROKERS",
+                       "DAY_FILE", "DAY_ORDER", "STEPS_DIR", "BUCKET_BYTES"}
+#: Literals that spell the contract out: a partition directory, a steps file's name.
+_CONTRACT_LITERAL = re.compile(r"^(cluster|dt)=|-steps-b")
+#: A column only the normalized row has: a schema naming it re-declares the history's.
+_HISTORY_ONLY_COLUMN = "bytes_out_interval_s"
+
+
+def _contract_offenders(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Per module other than the contract: the contract's names it defines or assigns again, the schemas of the
+    history's columns it declares (``pa.schema``, ``pa.field``, ``StructType``, ``StructField``) and the partition
+    or steps-file literals it spells (docstrings aside)."""
+    found: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        if module == _CONTRACT:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.value) for n in ast.walk(tree)
+                      if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        hits: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.lstrip("_") in _CONTRACT_FUNCTIONS:
+                hits.add(f"defines {node.name}")
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {t.id for t in targets if isinstance(t, ast.Name)}
+                names |= {e.id for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+                hits |= {f"assigns {n}" for n in names if n.lstrip("_") in _CONTRACT_CONSTANTS}
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in (
+                    "schema", "field", "StructType", "StructField"):
+                if any(isinstance(c, ast.Constant) and c.value == _HISTORY_ONLY_COLUMN for c in ast.walk(node)):
+                    hits.add(f"declares the history's schema ({ast.unparse(node.func)})")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                if _CONTRACT_LITERAL.search(node.value):
+                    hits.add(f"spells {node.value!r}")
+        if hits:
+            found[module] = hits
+    return found
+
+
+def test_the_history_contract_lives_in_one_module() -> None:
+    """Schemas, flags, limits, partition directories, row order and steps files: `spark_jobs.history_contract`."""
+    assert _contract_offenders(_modules()) == {}
+
+
+def test_a_re_implemented_history_contract_is_seen(tmp_path) -> None:
+    copy = tmp_path / "copy.py"
+    copy.write_text('import pyarrow as pa\n'
+                    'ROWS = pa.schema([("bytes_in", pa.int64()), ("bytes_out_interval_s", pa.int32())])\n'
+                    'def where(c, d):\n    """``cluster=<c>``"""\n    return f"cluster={c}/dt={d}"\n'
+                    'def bucket_file(p, b):\n    return p + "-steps-b%04d.parquet" % b\n'
+                    'GAP_MS = 90_000\n', encoding="utf-8")
+    hits = _contract_offenders({"spark_jobs.copy": copy})["spark_jobs.copy"]
+    assert hits == {"declares the history's schema (pa.schema)", "spells 'cluster='",
+                    "spells '-steps-b%04d.parquet'", "assigns GAP_MS"}, hits
+
+
+#: Public class names two modules still share (each to be renamed; the list only shrinks).
+_SHARED_CLASS_NAMES = {"PartitionMove", "GroupSpec", "Series"}
+
+
+def test_a_class_name_means_one_thing() -> None:
+    """One name, one type: ``Progress`` is a reassignment's state (`planner.emit.progress`), the console callback
+    is `pools.progress.ProgressReporter`."""
+    found = _definitions_at_top_level()
+    shared = {name for name, modules in found.items() if len(modules) > 1 and not name.startswith("_")}
+    assert shared <= _SHARED_CLASS_NAMES, shared - _SHARED_CLASS_NAMES
+    assert found["Progress"] == {"planner.emit.progress"}
+
+
+def _definitions_at_top_level() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module, path in _modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, set()).add(module)
+    return found

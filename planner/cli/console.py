@@ -116,7 +116,7 @@ class _Step:
 
 
 class StageProgress:
-    """A `pools.progress.Progress` that shows a stage's progress on `CONSOLE` (see the module docstring).
+    """A `pools.progress.ProgressReporter` that shows a stage's progress on `CONSOLE` (see the module docstring).
 
     Parameters
     ----------

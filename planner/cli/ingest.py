@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from planner.cli.console import console_level
+from planner.cli.options import renamed_option, take_renamed
 from planner.cli.stage import Outcome, Stage, run_command
 from pools.errors import InputError
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
-from pools.progress import Progress
+from pools.progress import ProgressReporter
 from pools.units import format_plural
 
 if TYPE_CHECKING:
@@ -81,8 +82,11 @@ _PROM = "Prometheus pull"
 @click.option("--broker-map", type=click.Path(dir_okay=False), default=None, help="TOML: label value (instance, pod, agent URL) = broker id.")
 @click.option("--cluster", default=None, help="Cluster name  [default: the snapshot's, else 'default'].")
 @click.option("--snapshot", type=click.Path(dir_okay=False), default=None, help="Cluster snapshot JSON for partition counts.")
-@click.option("--horizon-days", type=click.IntRange(min=0), default=DEFAULT_FORECAST_HORIZON_DAYS, show_default=True,
-              help="Horizon the profile stores its forecast at (plan and audit re-derive it at the policy's).")
+@click.option("--profile-horizon-days", "horizon_days", type=click.IntRange(min=0),
+              default=DEFAULT_FORECAST_HORIZON_DAYS, show_default=True,
+              help="Horizon the profile stores its forecast at (plan and audit re-derive it at the policy's "
+                   "forecast_horizon_days, or their own --horizon-days).")
+@renamed_option("--horizon-days", "--profile-horizon-days", type=click.IntRange(min=0))
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Profile directory (may exist).")
 @click.option("--master", default="local[*]", show_default=True, help="local[N], spark://host:port, yarn or k8s://...")
 @click.option("--remote", default=None, help="Spark Connect URL sc://host:port (instead of --master).")
@@ -105,6 +109,7 @@ def _options(params: Mapping[str, Any]) -> IngestOptions:
     from spark_jobs.ingest_stage import IngestOptions, PrometheusOptions
 
     options = dict(params)
+    take_renamed(options, "--horizon-days", "--profile-horizon-days", "horizon_days")
     url, confs = options.pop("prometheus_url"), options.pop("confs")
     fields = PrometheusOptions.__dataclass_fields__
     prom = {k: options.pop(k) for k in list(options) if k in fields and k != "url"}
@@ -113,7 +118,7 @@ def _options(params: Mapping[str, Any]) -> IngestOptions:
     return IngestOptions(prometheus=PrometheusOptions(url=url, **prom) if url else None, conf=confs, **options)
 
 
-def _ingest(options: IngestOptions, *, progress: Progress) -> IngestResult:
+def _ingest(options: IngestOptions, *, progress: ProgressReporter) -> IngestResult:
     """`spark_jobs.ingest_stage.ingest`, with Spark's and the JVM's log also on the console at DEBUG (``-v``)."""
     from spark_jobs.ingest_stage import ingest
 

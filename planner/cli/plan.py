@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from planner.cli.options import BrokerIds, FiniteRange, horizon_days_option, plan_input_options
+from planner.cli.options import BrokerIds, FiniteRange, horizon_days_option, plan_input_options, time_limit_option
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.solvers import Solver
 from planner.stages.plan import PlanOptions, PlanResult, plan
@@ -20,9 +20,7 @@ __all__ = ["command", "STAGE"]
 @plan_input_options(profile_required=True, profile_help="Topic profile directory.")
 @click.option("--solver", default=Solver.HIGHS.value, show_default=True, type=click.Choice([s.value for s in Solver]),
               help="MILP solver for the pool model.")
-@click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
-              help="Wall-clock seconds for all the solving: the pool model's stages, then the placement inside "
-                   "the pools gets what is left. A solve cut short says so in plan.json's warnings.")
+@time_limit_option
 @click.option("--gap", default=0.01, show_default=True, type=FiniteRange(min=0, max=1),
               help="Relative MIP gap at which the solver stops.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from planner.cli.options import policy_option
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.report import ReportOptions, ReportResult, report
 from pools.units import format_plural
@@ -15,8 +16,7 @@ __all__ = ["command", "STAGE"]
 
 @click.command(name="report")
 @click.argument("run_dir", type=click.Path(file_okay=False))
-@click.option("--policy", "policy_path", type=click.Path(dir_okay=False),
-              help="Pool policy (TOML), to show tenants; without it the report groups topics by pool only.")
+@policy_option(help="Pool policy (TOML), to show tenants; without it the report groups topics by pool only.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Output directory [default: RUN_DIR/report]; report.html, report.md and charts/ are replaced.")
 @click.option("--compare", "previous_dir", type=click.Path(file_okay=False),

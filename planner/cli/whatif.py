@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from planner.cli.options import FiniteRange
+from planner.cli.options import consumer_groups_option, policy_option, time_limit_option
 from planner.cli.stage import Outcome, Stage, run_command
 from planner.stages.whatif import WhatifOptions, WhatifResult, whatif
 
@@ -15,8 +15,7 @@ __all__ = ["command", "STAGE"]
 
 @click.command(name="whatif")
 @click.argument("run_dir", type=click.Path(file_okay=False))
-@click.option("--policy", "policy_path", required=True, type=click.Path(dir_okay=False),
-              help="The pool policy the run was planned with (TOML).")
+@policy_option(required=True, help="The pool policy the run was planned with (TOML).")
 @click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False),
               help="Scenario file (TOML: [[demand]], [[add_brokers]], [[move_tenant]], [[lose_rack]]; see "
                    "docs/formats.md).")
@@ -28,10 +27,8 @@ __all__ = ["command", "STAGE"]
 @click.option("--lose-rack", multiple=True, metavar="RACK",
               help="Every broker of RACK is gone: its replicas are lost, leaders move, what is left is planned "
                    "(repeatable).")
-@click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
-              help="kafka-consumer-groups.sh --describe output, as the run's plan used it.")
-@click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
-              help="Solver time limit, seconds.")
+@consumer_groups_option(help="`kafka-consumer-groups.sh --describe --all-groups` output, as the run's plan used it.")
+@time_limit_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Output directory [default: RUN_DIR/whatif]: the changed inputs, plan/ and report/.")
 def command(**params: Any) -> int:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pools.java_semantics import utf16_key
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["DEFAULT_MOVES_PER_BROKER", "BatchLimits", "BatchMove", "Batch", "plan_batches", "apply_batches",
            "one_replica_steps"]
@@ -96,7 +96,7 @@ def plan_batches(
     leaders: Mapping[tuple[str, int], int | None] | None = None,
     one_replica_at_a_time: bool = False,
     relieve_first: frozenset[int] = frozenset(),
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> tuple[Batch, ...]:
     """Batch the changed partitions of a plan.
 
@@ -116,7 +116,7 @@ def plan_batches(
         (`one_replica_steps`), step j of every partition in the batches after those of step j - 1.
     relieve_first : frozenset of int
         Brokers over their limit before the plan: moves that take a replica off one of them are batched first.
-    progress : Progress
+    progress : ProgressReporter
         Told the moves batched so far.
 
     Returns
@@ -174,7 +174,7 @@ def one_replica_steps(move: BatchMove) -> tuple[BatchMove, ...]:
 
 
 def _stepped(moves: list[BatchMove], limits: BatchLimits, one_at_a_time: bool, relieve: frozenset[int],
-             progress: Progress) -> tuple[Batch, ...]:
+             progress: ProgressReporter) -> tuple[Batch, ...]:
     """Phase-1 batches of ``moves``; one new replica per partition at a time when asked (see `plan_batches`)."""
     if not one_at_a_time:
         return _batch_phase(moves, limits, phase=1, start=1, relieve=relieve, progress=progress)
@@ -208,7 +208,7 @@ def apply_batches(
 
 
 def _batch_phase(moves: list[BatchMove], limits: BatchLimits, *, phase: int, start: int,
-                 relieve: frozenset[int] = frozenset(), progress: Progress = no_progress) -> tuple[Batch, ...]:
+                 relieve: frozenset[int] = frozenset(), progress: ProgressReporter = no_progress) -> tuple[Batch, ...]:
     items = [_Item(m, relieve) for m in moves]
     items.sort(key=lambda i: (not i.relieves, -i.moved, utf16_key(i.move.topic), i.move.partition))
     queues: dict[int, deque[_Item]] = {}

@@ -32,7 +32,7 @@ from pools.kafka_formats import (
     parse_reassignment_json,
 )
 from pools.plan_file import Plan
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
 from pools.throttle import INTRA_BROKER_THROTTLE_BPS
@@ -55,7 +55,7 @@ class EmitOptions:
 
 def build_bundle(
     plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions(), *, plan_source: str = "plan",
-    progress: Progress = no_progress,
+    progress: ProgressReporter = no_progress,
 ) -> dict[str, str]:
     """Every file of the bundle, keyed by path relative to the bundle directory (``plan_source`` names the plan's
     file in errors; ``progress`` hears the batching and the checks).

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from planner.stages.plan_inputs import PlanInputOptions
 from pools.audit.findings import Severity
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 if TYPE_CHECKING:
     from pools.audit.findings import Finding
@@ -50,7 +50,7 @@ class AuditResult:
         return {s: sum(f.severity is s for f in self.findings) for s in order}
 
 
-def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditResult:
+def audit(options: AuditOptions, *, progress: ProgressReporter = no_progress) -> AuditResult:
     """Audit the cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes ``OUT/findings.json`` (stable, sorted) and ``OUT/findings.md``, each finding with its severity, where it

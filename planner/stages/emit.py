@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pools.errors import InputError
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["EmitStageOptions", "EmitResult", "emit", "validate_emit_options"]
 
@@ -58,7 +58,7 @@ def validate_emit_options(
         raise InputError(f"--throttle-fraction: expected a number in (0, 1], got {throttle_fraction}")
 
 
-def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> EmitResult:
+def emit(options: EmitStageOptions, *, progress: ProgressReporter = no_progress) -> EmitResult:
     """Write reassignment.json, rollback.json, batches/, leader-election.json, runbook.md and summary.json.
 
     Every reassignment file is checked with the Kafka-exact parser against the snapshot before anything is
@@ -109,7 +109,7 @@ def emit(options: EmitStageOptions, *, progress: Progress = no_progress) -> Emit
 
 
 def _waves(options: EmitStageOptions, plan, snapshot, bundle, one_shot: dict[str, str],
-           progress: Progress) -> dict[str, str]:
+           progress: ProgressReporter) -> dict[str, str]:
     """The waved bundle (`planner.emit.waves`), loads at the plan's forecast from ``--profile`` (without it a
     partition carries its size as disk and one replica, and no traffic). ``--wave-hours`` becomes bytes at the
     one-shot bundle's average planned copy rate (its bytes over its estimated time at the throttles); with both

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner.stages.plan_inputs import PlanInputOptions
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 if TYPE_CHECKING:
     from planner.operations import Operation, OperationInputs
@@ -108,7 +108,7 @@ class OperationResult:
     path: Path
 
 
-def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) -> OperationResult:
+def rebalance(options: RebalanceOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Bring every broker of the chosen pools within ``band`` of its pool's mean (`planner.operations.rebalance`)."""
     from planner.operations import rebalance as rebalance_pools
     from planner.placement.engine import ENGINE_DIMENSIONS
@@ -120,28 +120,28 @@ def rebalance(options: RebalanceOptions, *, progress: Progress = no_progress) ->
         exclude_brokers=options.exclude_brokers, dimension_bands=dict(options.dimension_bands)))
 
 
-def add_brokers(options: AddBrokersOptions, *, progress: Progress = no_progress) -> OperationResult:
+def add_brokers(options: AddBrokersOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Brokers join a pool and take a fair share (`planner.operations.add_brokers`)."""
     from planner.operations import add_brokers as add
 
     return _run(options, progress, lambda inputs: add(inputs, options.pool, options.brokers))
 
 
-def decommission_brokers(options: DecommissionOptions, *, progress: Progress = no_progress) -> OperationResult:
+def decommission_brokers(options: DecommissionOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Drain brokers into the rest of their pool (`planner.operations.decommission_brokers`)."""
     from planner.operations import decommission_brokers as decommission
 
     return _run(options, progress, lambda inputs: decommission(inputs, options.brokers, destinations=options.to))
 
 
-def demote_brokers(options: DemoteOptions, *, progress: Progress = no_progress) -> OperationResult:
+def demote_brokers(options: DemoteOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Move leadership off brokers (`planner.operations.demote_brokers`)."""
     from planner.operations import demote_brokers as demote
 
     return _run(options, progress, lambda inputs: demote(inputs, options.brokers))
 
 
-def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress) -> OperationResult:
+def replace_broker(options: ReplaceOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Swap one broker for another in every replica list (`planner.operations.replace_broker`)."""
     from planner.operations import replace_broker as replace
 
@@ -149,14 +149,14 @@ def replace_broker(options: ReplaceOptions, *, progress: Progress = no_progress)
                                                           allow_rack_change=options.allow_rack_change))
 
 
-def set_replication_factor(options: ReplicationOptions, *, progress: Progress = no_progress) -> OperationResult:
+def set_replication_factor(options: ReplicationOptions, *, progress: ProgressReporter = no_progress) -> OperationResult:
     """Raise or lower the selected topics' replication factor (`planner.operations.set_replication_factor`)."""
     from planner.operations import set_replication_factor as set_rf
 
     return _run(options, progress, lambda inputs: set_rf(inputs, options.topics, options.replication_factor))
 
 
-def _run(options: OperationOptions, progress: Progress,
+def _run(options: OperationOptions, progress: ProgressReporter,
          operate: Callable[[OperationInputs], Operation]) -> OperationResult:
     """Check the output directory, read the inputs, run ``operate`` and write its plan.json."""
     from planner.operations import operation_inputs

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from planner.solvers import Solver
 from planner.stages.plan_inputs import PlanInputOptions
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 if TYPE_CHECKING:
     from pools.plan_file import Plan
@@ -45,7 +45,7 @@ class PlanResult:
         return not self.shortfall
 
 
-def plan(options: PlanOptions, *, progress: Progress = no_progress) -> PlanResult:
+def plan(options: PlanOptions, *, progress: ProgressReporter = no_progress) -> PlanResult:
     """Plan the pools and write ``OUT/plan.json`` (also when the pools need brokers the cluster lacks).
 
     Raises

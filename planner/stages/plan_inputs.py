@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 if TYPE_CHECKING:
     from pools.policy import PoolPolicy
@@ -51,7 +51,7 @@ class PlanInputs:
 
 
 def load_plan_inputs(options: PlanInputOptions, *, profile_required: bool = True,
-                     progress: Progress = no_progress) -> PlanInputs:
+                     progress: ProgressReporter = no_progress) -> PlanInputs:
     """Read the snapshot, the policy, the profile and the fan-out ``options`` name.
 
     ``profile_required=False`` reads a profile directory without a profile as no profile (with a note saying the

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["ReportOptions", "ReportResult", "report"]
 
@@ -29,7 +29,7 @@ class ReportResult:
     missing: tuple[str, ...] = ()
 
 
-def report(options: ReportOptions, *, progress: Progress = no_progress) -> ReportResult:
+def report(options: ReportOptions, *, progress: ProgressReporter = no_progress) -> ReportResult:
     """Write report.html (self-contained), report.md and charts/*.svg into ``out_dir`` (default RUN_DIR/report).
 
     Reads snapshot.json, profile/, plan/plan.json, bundle/summary.json and audit/findings.json; a missing or

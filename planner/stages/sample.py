@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["SampleOptions", "SampleResult", "sample"]
 
@@ -38,7 +38,7 @@ class SampleResult:
     options: SampleOptions
 
 
-def sample(options: SampleOptions, *, progress: Progress = no_progress) -> SampleResult:
+def sample(options: SampleOptions, *, progress: ProgressReporter = no_progress) -> SampleResult:
     """Write the sample cluster of ``options`` (same options, byte-identical files).
 
     Raises

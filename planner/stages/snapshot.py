@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pools.errors import InputError
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["SnapshotOptions", "SnapshotResult", "snapshot", "latest_log_dirs", "taken_at_from_name"]
 
@@ -39,7 +39,7 @@ class SnapshotResult:
     snapshot: ClusterSnapshot
 
 
-def snapshot(options: SnapshotOptions, *, progress: Progress = no_progress) -> SnapshotResult:
+def snapshot(options: SnapshotOptions, *, progress: ProgressReporter = no_progress) -> SnapshotResult:
     """Build the cluster snapshot (brokers, topics, every partition with replica sizes and log dirs) and save it.
 
     Raises

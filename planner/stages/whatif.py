@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pools.progress import Progress, no_progress
+from pools.progress import ProgressReporter, no_progress
 
 __all__ = ["WhatifOptions", "WhatifResult", "whatif", "parse_changes"]
 
@@ -83,7 +83,7 @@ lose_rack=('r2',))
     return Scenario(tuple(out), tuple(brokers), tuple(moves), tuple(lose_rack))
 
 
-def whatif(options: WhatifOptions, *, progress: Progress = no_progress) -> WhatifResult:
+def whatif(options: WhatifOptions, *, progress: ProgressReporter = no_progress) -> WhatifResult:
     """Apply the scenario to the run's inputs into ``out_dir`` (default RUN_DIR/whatif), plan them (``plan/``) and
     report the result compared with the run (``report/``).
 

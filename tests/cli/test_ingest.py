@@ -37,7 +37,7 @@ def ingested(spark, sample: Path, tmp_path_factory: pytest.TempPathFactory) -> P
             "--log-dirs", f"{sample}/kafka/log-dirs/*.txt",
             "--broker-map", f"{sample}/broker-map.toml",
             "--cluster", "sample",
-            "--horizon-days", "30",
+            "--profile-horizon-days", "30",
             "--out", str(out),
         ]
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.random_clusters import profile_row, random_cluster
+from benchmarks.random_clusters import profile_row, random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.plan_file import load_plan

@@ -251,7 +251,7 @@ def test_the_tie_breaker_stage_starts_from_stage_two_and_finds_a_solution(monkey
     moved bytes tighter than HiGHS's tolerance made stage 2's own solution infeasible; smaller cases did not
     show it) and the plan fell back to stage 2's values."""
     from planner import pool_milp, pool_planner
-    from planner.random_clusters import random_cluster
+    from benchmarks.random_clusters import random_cluster
     from pools.demand import at_horizon, topic_demand
     from pools.pool_rules import PoolRules
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from planner.placement import assign_replicas_to_brokers
 from planner.pool_planner import check_policy, plan_pools
-from planner.random_clusters import random_cluster
+from benchmarks.random_clusters import random_cluster
 from planner.validator import validate_plan
 from pools.demand import topic_demand
 from pools.errors import InputError
@@ -183,7 +183,7 @@ def test_topics_no_pool_takes_are_planned_where_they_move_least_with_a_warning()
 
 def _four_broker_pool(bytes_in: float):
     """Issue 14's pool: four brokers of 50 MB/s network in, one RF-2 topic of ``bytes_in`` (nw_in demand ×2)."""
-    from planner.random_clusters import profile_row
+    from benchmarks.random_clusters import profile_row
     from pools.policy import Defaults, NewBrokerType, PoolPolicy
     from pools.snapshot import Broker, ClusterSnapshot, PartitionState, TopicState
 

@@ -12,7 +12,7 @@ import pytest
 def valid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """snapshot.json, pools.toml, profile/, plan/plan.json, bundle/, audit/findings.json of a 6-broker cluster."""
     from planner.cli import main
-    from planner.random_clusters import random_cluster
+    from benchmarks.random_clusters import random_cluster
     from pools.policy import save_policy
     from pools.profile import save_profile
     from pools.snapshot import save_snapshot

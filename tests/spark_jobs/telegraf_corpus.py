@@ -169,6 +169,7 @@ def _pin() -> None:  # pragma: no cover - run by hand, with the JVM reader
     import tempfile
 
     from spark_jobs.session import build_session
+    from spark_jobs.staging import ReaderOptions
     from spark_jobs.telegraf import read_telegraf
 
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
@@ -177,7 +178,7 @@ def _pin() -> None:  # pragma: no cover - run by hand, with the JVM reader
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.json"
         path.write_bytes(data)
-        rows = [r.asDict() for r in read_telegraf(spark, [str(path)], cluster="c", broker_map=BROKERS).collect()]
+        rows = [r.asDict() for r in read_telegraf(spark, [str(path)], ReaderOptions("c", BROKERS)).collect()]
         uri = rows[0]["file"].rsplit("/", 1)[0] if rows else ""
     spark.stop()
     out = []

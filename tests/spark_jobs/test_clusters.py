@@ -108,7 +108,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     bm.write_text("".join(f'"{k}" = {v}\n' for k, v in sorted(broker_map.items())))
     args = ["--prom", str(root / "prom" / "*" / "*.prom"), "--query-range", str(root / "query_range" / "*.json")]
     args += ["--log-dirs", str(root / "log-dirs" / "*.txt")]
-    return root, [*args, "--broker-map", str(bm), "--cluster", "c", "--horizon-days", "30"]
+    return root, [*args, "--broker-map", str(bm), "--cluster", "c", "--profile-horizon-days", "30"]
 
 
 @pytest.fixture(scope="module")
@@ -360,7 +360,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list
     early = [str(c) for c in captures if c.stem.split("-")[-1][:8] < first]
     late = [str(c) for c in captures if c.stem.split("-")[-1][:8] >= first]
     assert early and late
-    common = {"--broker-map": [str(root / "broker-map.toml")], "--cluster": ["c"], "--horizon-days": ["30"]}
+    common = {"--broker-map": [str(root / "broker-map.toml")], "--cluster": ["c"], "--profile-horizon-days": ["30"]}
     query_range = [str(p) for p in sorted((root / "metrics" / "query_range").glob("*.json"))]
     return {
         "all": {"--prom": [str(p) for p in prom], "--query-range": query_range, "--log-dirs": early + late, **common},
@@ -382,7 +382,8 @@ def _local(spark, options: dict[str, list[str]], out: Path, history: Path | None
         prom_text=tuple(options.get("--prom", ())), query_range=tuple(options.get("--query-range", ())),
         log_dirs=tuple(options.get("--log-dirs", ())), history=None if history is None else os.fspath(history),
     )
-    params = IngestParams(options["--cluster"][0], load_broker_map(options["--broker-map"][0]), int(options["--horizon-days"][0]))
+    params = IngestParams(options["--cluster"][0], load_broker_map(options["--broker-map"][0]),
+                          int(options["--profile-horizon-days"][0]))
     run(spark, inputs, out, params)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spark_jobs.rates import ALL_BROKERS, FLAG_GAP, FLAG_RESET, THROUGHPUT_SCHEMA
+from spark_jobs.history_contract import ALL_BROKERS, FLAG_GAP, FLAG_RESET, THROUGHPUT_SCHEMA
 
 pytestmark = pytest.mark.spark
 

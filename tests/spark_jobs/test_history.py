@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_jobs.rates import ALL_BROKERS, THROUGHPUT_SCHEMA
+from spark_jobs.history_contract import ALL_BROKERS, THROUGHPUT_SCHEMA
 
 T0 = datetime(2026, 11, 2, 0, 1)
 T1 = datetime(2026, 11, 2, 0, 2)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from spark_jobs.rates import ALL_BROKERS, THROUGHPUT_SCHEMA
+from spark_jobs.history_contract import ALL_BROKERS, THROUGHPUT_SCHEMA
 
 pytestmark = pytest.mark.spark
 
@@ -149,8 +149,8 @@ def test_a_day_file_is_the_same_bytes_however_its_rows_are_split(tmp_path: Path)
     import numpy as np
     import pyarrow as pa
 
-    from spark_jobs.history import DAY_FILE, write_day
-    from spark_jobs.minute_merge import THROUGHPUT_ARROW
+    from spark_jobs.history import write_day
+    from spark_jobs.history_contract import DAY_FILE, THROUGHPUT_ARROW
 
     rng = np.random.default_rng(3)
     keys = sorted({(str(t), int(b), int(m)) for t, b, m in zip(rng.choice(["é", "z", "a", "zz"], 3000), rng.integers(-1, 5, 3000),
@@ -181,7 +181,8 @@ def test_a_day_file_is_the_same_bytes_however_its_rows_are_split(tmp_path: Path)
 def test_a_bucket_whose_rows_are_all_of_days_not_pulled_writes_nothing(tmp_path: Path) -> None:
     import pyarrow as pa
 
-    from spark_jobs.minute_merge import DELTA_FIELDS, _merge_partition
+    from spark_jobs.history_contract import DELTA_FIELDS
+    from spark_jobs.minute_merge import _merge_partition
 
     n = 3
     deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([1, 2, 1], pa.int32()), "topic": ["a", "a", "b"],
@@ -200,8 +201,8 @@ def test_a_day_is_written_a_row_group_at_a_time_with_the_bytes_of_the_whole_day_
     import numpy as np
     import pyarrow as pa
 
-    from spark_jobs.history import DAY_FILE, _file_schema, write_day
-    from spark_jobs.minute_merge import THROUGHPUT_ARROW, day_order
+    from spark_jobs.history import _file_schema, write_day
+    from spark_jobs.history_contract import DAY_FILE, THROUGHPUT_ARROW, day_order
 
     rng = np.random.default_rng(11)
     n = 200_000

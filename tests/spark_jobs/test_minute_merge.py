@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_jobs.minute_merge import (
+from spark_jobs.history_contract import (
     ALL_BROKERS,
     DELTA_FIELDS,
     FLAG_GAP,
@@ -25,13 +25,10 @@ from spark_jobs.minute_merge import (
     STEPS_DIR,
     STEPS_SCHEMA,
     THROUGHPUT_ARROW,
-    _merge_partition,
-    _pivot,
-    _read_steps,
-    pivot_minutes,
     steps_file,
     steps_files,
 )
+from spark_jobs.minute_merge import _merge_partition, _pivot, _read_steps, pivot_minutes
 from spark_jobs.query_range import _StepsSink
 
 _MINUTE_MS = 60_000
@@ -45,36 +42,27 @@ def _old_half_up(x: np.ndarray) -> np.ndarray:
     return np.copysign(low + (a - low >= 0.5), x)
 
 
-def _old_covered(deltas: pa.Table) -> pa.Table:
-    span = deltas.column("span_ms").to_numpy(zero_copy_only=False)
-    metric = deltas.column("metric")
-    long = np.flatnonzero(
-        pc.and_(pc.equal(metric, "bytes_in"), pc.greater(deltas.column("span_ms"), _MINUTE_MS)).fill_null(False).to_numpy(zero_copy_only=False)
-    )
-    if not long.size:
-        return deltas.schema.empty_table()
-    counts = (span[long] - 1) // _MINUTE_MS
-    which = np.repeat(long, counts)
-    step = np.arange(which.size) - np.repeat(np.cumsum(counts) - counts, counts) + 1
-    minute = deltas.column("minute_ms").to_numpy(zero_copy_only=False)[which] + step * _MINUTE_MS
-    n = which.size
-    take = pa.array(which)
-    return pa.table(
-        {
-            "cluster": deltas.column("cluster").take(take), "broker_id": deltas.column("broker_id").take(take),
-            "topic": deltas.column("topic").take(take), "metric": pa.array(np.full(n, "bytes_in_covered"), pa.string()),
-            "source": pa.nulls(n, pa.string()), "reset": pa.array(np.zeros(n, bool)), "delta": pa.nulls(n, pa.float64()),
-            "minute_ms": pa.array(minute, pa.int64()), "span_ms": pa.nulls(n, pa.int64()),
-        },
-        schema=deltas.schema,
-    )
+def _carried(series: list[tuple], minutes: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Whole bytes row by row in plain Python: each series-day's running total rounded half up, less the rounded
+    total before it (the oracle of the fractions carried from minute to minute)."""
+    out = np.zeros(len(totals), np.int64)
+    running: dict[tuple, tuple[float, int]] = {}
+    for i in sorted(range(len(totals)), key=lambda i: minutes[i]):
+        key = (series[i], minutes[i] // 86_400_000)
+        before, rounded_before = running.get(key, (0.0, 0))
+        now = before + totals[i]
+        rounded = int(_old_half_up(np.array([now]))[0])
+        out[i] = rounded - rounded_before
+        running[key] = (now, rounded)
+    return out
 
 
 def _arrow_pivot(deltas: pa.Table) -> pa.Table:
-    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle)."""
+    """The replaced `pivot_minutes`: Arrow's hash aggregation on the string keys (the oracle), with today's rules: a
+    metric without a window in the row is null, for every metric (a missing meter is not 0), and a series' fractional
+    bytes are carried from minute to minute within its day (`_carried`)."""
     deltas = deltas.select(DELTA_FIELDS.names).cast(DELTA_FIELDS)
     deltas = deltas.filter(pc.is_valid(deltas.column("metric")))
-    deltas = pa.concat_tables([deltas, _old_covered(deltas)])
     metric = deltas.column("metric")
     sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
     columns = {k: deltas.column(k) for k in _KEYS}
@@ -84,9 +72,8 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         columns[m] = pc.if_else(mine, deltas.column("delta"), None)
     columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
     columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
-    columns["covered"] = pc.cast(pc.equal(metric, "bytes_in_covered"), pa.int8())
     aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
-    aggregations += [("reset", "max"), ("rank", "min"), ("covered", "max")]
+    aggregations += [("reset", "max"), ("rank", "min")]
     rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
 
     def values(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -108,14 +95,12 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         "ts": pa.array(rows.column("minute_ms").to_numpy(zero_copy_only=False) * 1000, pa.timestamp("us", tz="UTC")),
         "interval_s": pa.array(interval, pa.int32()), "broker_id": rows.column("broker_id"), "topic": rows.column("topic"),
     }
-    covered = rows.column("covered_max").to_numpy(zero_copy_only=False) > 0
+    series = list(zip(rows.column("cluster").to_pylist(), rows.column("topic").to_pylist(),
+                      rows.column("broker_id").to_pylist()))
+    minutes = rows.column("minute_ms").to_numpy(zero_copy_only=False)
     for m in _METRICS:
         null, total = values(f"{m}_sum")
-        rounded = _old_half_up(total).astype(np.int64)
-        if m == "bytes_in":
-            out[m] = pa.array(np.where(null, 0, rounded), pa.int64(), mask=null & covered)
-        else:
-            out[m] = pa.array(rounded, pa.int64(), mask=null)
+        out[m] = pa.array(_carried(series, minutes, np.where(null, 0.0, total)), pa.int64(), mask=null)
     for m in _METRICS[1:]:
         null, s = seconds[m]
         out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
@@ -235,3 +220,65 @@ def test_a_bucket_of_steps_files_and_spark_increases_merges_as_one_table(tmp_pat
         pa.table({c: _read_steps(f).column(c).cast(DELTA_FIELDS.field(c).type) for c in DELTA_FIELDS.names}) for f in steps_files(str(tmp_path))
     ] + [spark_rows.sort_by([(c, "ascending") for c in DELTA_FIELDS.names])]))
     assert sorted(got.to_pylist(), key=str) == sorted(expected.drop_columns(["cluster"]).to_pylist(), key=str)
+
+
+def test_a_missing_meter_is_null_in_every_metric_and_the_profile_drops_it_alike(tmp_path) -> None:
+    """Broker 2 lost leadership of ``t`` at minute 1: Kafka closed its BytesIn and MessagesIn meters there, its
+    BytesOut meter stays (0 bytes); a bytes-in window of 3 minutes on broker 1 covers minutes 1 and 2 of ``u``.
+    Every metric without a window in a row is null, so the day profile takes bytes-in and messages-in over the
+    same minutes (before, bytes-in was 0 and messages-in null in such a minute)."""
+    from spark_jobs.day_profile import day_partial
+
+    rows = [  # broker, topic, metric, minute, delta, span
+        (2, "t", "bytes_in", 0, 600.0, 60_000), (2, "t", "messages_in", 0, 6.0, 60_000),
+        (2, "t", "bytes_out", 0, 900.0, 60_000),
+        (2, "t", "bytes_out", 1, 0.0, 60_000),
+        (1, "u", "bytes_in", 0, 1800.0, 180_000), (1, "u", "messages_in", 0, 30.0, 180_000),
+        (1, "u", "bytes_out", 1, 70.0, 60_000), (1, "u", "bytes_out", 2, 80.0, 60_000),
+    ]
+    n = len(rows)
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([r[0] for r in rows], pa.int32()),
+                       "topic": [r[1] for r in rows], "metric": [r[2] for r in rows], "source": ["prom_text"] * n,
+                       "reset": [False] * n,
+                       "delta": [r[4] for r in rows], "minute_ms": [r[3] * _MINUTE_MS for r in rows],
+                       "span_ms": [r[5] for r in rows]}, schema=DELTA_FIELDS)
+    out = pivot_minutes(deltas)
+    assert out.equals(_arrow_pivot(deltas))
+    got = {(r["topic"], r["ts"].minute): (r["bytes_in"], r["bytes_out"], r["messages_in"]) for r in out.to_pylist()}
+    assert got == {("t", 0): (600, 900, 6), ("t", 1): (None, 0, None),
+                   ("u", 0): (1800, None, 30), ("u", 1): (None, 70, None), ("u", 2): (None, 80, None)}
+    day = tmp_path / "cluster=c" / "dt=1970-01-01"
+    day.mkdir(parents=True)
+    pq.write_table(out.drop_columns(["cluster"]), day / "part-0.parquet")
+    partial = {r["topic"]: r for r in day_partial(day, 0).to_pylist()}
+    for topic, minutes in (("t", 1), ("u", 1)):
+        taken = {m: len(partial[topic][m]) // 8 for m in ("bytes_in", "messages_in")}
+        assert taken == {"bytes_in": minutes, "messages_in": minutes}, (topic, taken)
+
+
+def test_an_increase_seen_in_two_minutes_sums_to_prometheus_increase() -> None:
+    """A rate gauge's step of 120 s after a lost sample (214,112,605 bytes) read in each of its two minutes as rate ×
+    60 s: 107,056,302.5 bytes a minute. Rounded minute by minute that made 214,112,606 (or one under, as other
+    fractions fall); carried, the two minutes sum to the step's increase exactly, and the bytes stay whole."""
+    increase = 214_112_605
+    rate = increase / 120.0
+    thirds = 1_000_000_001 / 180.0  # a 180 s step read three times: each minute 333,333,333.67, rounded up 3 times
+    rows = [("t", 0, rate * 60), ("t", 1, rate * 60),
+            ("u", 0, thirds * 60), ("u", 1, thirds * 60), ("u", 2, thirds * 60)]
+    n = len(rows)
+    deltas = pa.table({"cluster": ["c"] * n, "broker_id": pa.array([ALL_BROKERS] * n, pa.int32()),
+                       "topic": [r[0] for r in rows], "metric": ["bytes_in"] * n, "source": ["prometheus"] * n,
+                       "reset": [False] * n,
+                       "delta": [r[2] for r in rows], "minute_ms": [r[1] * _MINUTE_MS for r in rows],
+                       "span_ms": [60_000] * n}, schema=DELTA_FIELDS)
+    out = pivot_minutes(deltas)
+    assert out.equals(_arrow_pivot(deltas))
+    got: dict[str, list[int]] = {}
+    for r in out.to_pylist():
+        got.setdefault(r["topic"], []).append(r["bytes_in"])
+    assert sum(got["t"]) == increase and sum(got["u"]) == 1_000_000_001
+    assert all(abs(b - rate * 60) < 1 for b in got["t"]) and all(abs(b - thirds * 60) < 1 for b in got["u"])
+    # the next day starts its own carry: a day's rows do not depend on the day before being in the same ingest
+    later = deltas.set_column(7, "minute_ms", pa.array([r[1] * _MINUTE_MS + 86_400_000 for r in rows], pa.int64()))
+    both = pivot_minutes(pa.concat_tables([deltas, later]))
+    assert both.column("bytes_in").to_pylist() == out.column("bytes_in").to_pylist() * 2

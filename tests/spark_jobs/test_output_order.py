@@ -35,7 +35,7 @@ def _one_task_per_file(spark) -> Iterator[None]:
 
 def test_each_history_day_is_written_in_topic_broker_time_order(spark, tmp_path: Path) -> None:
     from spark_jobs.history import stage_merged_days
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
 
     start = datetime(2025, 3, 3, tzinfo=timezone.utc)
     keys = [(start + timedelta(days=d, minutes=m), b, t) for d in range(4) for m in range(0, 1440, 360) for b in (1, 2, 3) for t in "zam"]

@@ -13,7 +13,7 @@ TS = datetime(2025, 3, 3, tzinfo=timezone.utc)
 
 
 def _table(spark, rows):
-    from spark_jobs.rates import THROUGHPUT_SCHEMA
+    from spark_jobs.history_contract import THROUGHPUT_SCHEMA
 
     data = [("c", TS, interval, broker, "t", b_in, b_out, None, out_interval, None, "s", 0)
             for broker, interval, b_in, b_out, out_interval in rows]

@@ -16,6 +16,7 @@ import pytest
 import spark_jobs.prom_text as prom_text
 from spark_jobs.metric_names import DEFAULT, MetricNames
 from spark_jobs.prom_text import LABELS_PATTERN, LINE_PATTERN, java_double, java_long, parse_file, split_points
+from spark_jobs.staging import ReaderOptions
 from tests.spark_jobs.prom_text_corpus import BROKERS, NAMES_FILE_ARGS
 
 DATA = Path(__file__).parent / "data"
@@ -53,7 +54,7 @@ def _parsed(path: Path, tmp_path: Path, split: int | None) -> Counter:
     got: Counter = Counter()
     for label, names in (("default", DEFAULT), ("names_file", MetricNames(**NAMES_FILE_ARGS))):
         for part in split_points(str(path), split) if split else [None]:
-            for batch in parse_file(str(path), cluster="c", broker_map=BROKERS, names=names, part=part):
+            for batch in parse_file(str(path), ReaderOptions("c", BROKERS, names), part=part):
                 got.update(_key(r, tmp_path, label) for r in batch.to_pylist())
     return got
 
@@ -78,7 +79,7 @@ def test_lines_end_at_lf_cr_or_crlf_in_chunks_of_any_size(tmp_path: Path, monkey
     for chunk in (1, 2, 3, 5, 1 << 20):
         monkeypatch.setattr(prom_text, "_CHUNK_BYTES", chunk)
         for part in [None, *split_points(str(path), 4)]:
-            rows = [r for b in parse_file(str(path), cluster="c", broker_map={}, part=part) for r in b.to_pylist()]
+            rows = [r for b in parse_file(str(path), ReaderOptions("c"), part=part) for r in b.to_pylist()]
             if part is None:
                 assert [(r["reason"], r["raw"]) for r in rows] == [
                     ("other_metric", None), ("blank", None), ("blank", None), ("other_metric", None), ("malformed_line", "\ufeffc 5 6"),
@@ -105,7 +106,7 @@ def test_a_final_unicode_line_separator_is_not_an_end_of_line(tmp_path: Path) ->
         f"{head}}} 5 1740960000000 \u2028\n"
         f'kafka_log_log_size{{instance="kafka-1:7071",topic="a",partition="3\u2028"}} 5 1740960000000\n'
     )
-    rows = [r for b in parse_file(str(path), cluster="c", broker_map=BROKERS) for r in b.to_pylist()]
+    rows = [r for b in parse_file(str(path), ReaderOptions("c", BROKERS)) for r in b.to_pylist()]
     assert [r["reason"] for r in rows] == ["malformed_labels", "malformed_line", "bad_partition"]
 
 
@@ -182,12 +183,12 @@ def test_staged_records_in_parts_equal_the_whole_files_and_name_the_file_as_spar
     path, expected = _corpus(tmp_path)
     (tmp_path / "empty.prom").write_bytes(b"")
     paths = [str(path), str(tmp_path / "empty.prom")]
-    staged = stage_prom_text(spark, paths, str(tmp_path / "staged"), cluster="c", broker_map=BROKERS, split_bytes=100_000)
+    staged = stage_prom_text(spark, paths, str(tmp_path / "staged"), ReaderOptions("c", BROKERS, split_bytes=100_000))
     assert len(list((tmp_path / "staged").glob("prom_text-*.parquet"))) > 3  # the corpus was read in parts
     got = Counter(_key(r.asDict(), tmp_path, "default") for r in staged.collect())
     want = Counter(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in expected if r["names"] == "default")
     assert got == want
-    lazy = read_prom_text(spark, paths, cluster="c", broker_map=BROKERS)
+    lazy = read_prom_text(spark, paths, ReaderOptions("c", BROKERS))
     assert lazy.count() == sum(want.values())
     assert {r["file"] for r in lazy.select("file").distinct().collect()} == {
         r["f"] for r in spark.read.text(str(path)).select(F.col("_metadata.file_path").alias("f")).distinct().collect()
@@ -208,6 +209,6 @@ def test_a_compressed_file_gives_the_records_of_its_text(tmp_path: Path, suffix:
     assert split_points(str(packed), 100) == [None]
 
     def rows(path: Path) -> list:
-        return [(r["kind"], r["reason"], r["value"]) for b in parse_file(str(path), cluster="c", broker_map=BROKERS) for r in b.to_pylist()]
+        return [(r["kind"], r["reason"], r["value"]) for b in parse_file(str(path), ReaderOptions("c", BROKERS)) for r in b.to_pylist()]
 
     assert rows(packed) == rows(plain) and len(rows(plain)) == 3000

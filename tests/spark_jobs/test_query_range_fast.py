@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spark_jobs.json_stream import SERIES, split_result
-from spark_jobs.query_range import _compact_values, _repeated, _series_steps, parse_file
+from spark_jobs.query_range import _compact_values, _series_steps, parse_file
+from spark_jobs.staging import ReaderOptions, repeated_strings
 
 NAME = "kafka_server_brokertopicmetrics_bytesin_total"
 #: Value texts Prometheus writes, and texts it never writes that must still be classified alike.
@@ -35,7 +36,7 @@ def _write(tmp_path: Path, name: str, series: list[dict], *, indent: int | None 
 
 
 def _records(path: str, **kw) -> list[dict]:
-    rows = [r for batch in parse_file(path, cluster="c", broker_map={"kafka-1:7071": 1}, **kw) for r in batch.to_pylist()]
+    rows = [r for batch in parse_file(path, ReaderOptions("c", {"kafka-1:7071": 1}, **kw)) for r in batch.to_pylist()]
     nan = lambda v: "NaN" if isinstance(v, float) and v != v else v  # noqa: E731 (NaN is not equal to itself)
     return [{k: nan(v) for k, v in r.items() if k not in ("file", "raw")} for r in rows]
 
@@ -130,7 +131,7 @@ def test_repeated_strings_equal_take() -> None:
     texts = ["kafka_server_brokertopicmetrics_bytesin_total", None, "ü·t", ""]
     counts = np.array([3, 2, 0, 4])
     expected = pa.array(texts, pa.string()).take(pa.array(np.repeat(np.arange(4), counts)))
-    got = _repeated(texts, counts)
+    got = repeated_strings(texts, counts)
     assert got.equals(expected) and got.null_count == 2 and got.type == pa.string()
 
 

@@ -57,9 +57,10 @@ def _write(tmp_path: Path, name: str, series: list[dict], *, indent: int | None 
 
 def _records(path: str, **kw) -> list[dict]:
     from spark_jobs.query_range import parse_file
+    from spark_jobs.staging import ReaderOptions
 
     rows = []
-    for batch in parse_file(path, cluster="c", broker_map={"kafka-1:7071": 1}, **kw):
+    for batch in parse_file(path, ReaderOptions("c", {"kafka-1:7071": 1}, **kw)):
         rows += batch.to_pylist()
     return rows
 
@@ -105,7 +106,7 @@ def test_a_series_that_is_not_utf8_is_one_rejected_unit(tmp_path: Path) -> None:
     ],
 )
 def test_pre_aggregated_series_are_windows_by_name_or_declaration(tmp_path: Path, name: str, declared, value: float, window) -> None:
-    from spark_jobs.query_range import parse_range_values
+    from spark_jobs.metric_names import parse_range_values
 
     rate_or_increase = 600.0 if "increase" in name else 10.0
     path = _write(tmp_path, f"{name}-w1.json", [{"metric": {"instance": "kafka-1:7071", "topic": "a"}, "values": [[1_740_960_060, str(rate_or_increase)]]}])
@@ -129,7 +130,7 @@ def test_rejected_pairs_of_series_in_prometheus_own_layout_are_quarantined(tmp_p
 def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> None:
     # `sum by (topic) (...)` drops the instance: the series is the topic's total over its brokers (ALL_BROKERS),
     # while a series whose instance the map does not name stays quarantined
-    from spark_jobs.rates import ALL_BROKERS
+    from spark_jobs.history_contract import ALL_BROKERS
 
     name = "kafka_server_brokertopicmetrics_bytesin_total"
     path = _write(tmp_path, "p.json", [
@@ -143,7 +144,7 @@ def test_a_series_without_instance_label_is_the_topics_total(tmp_path: Path) -> 
 def test_a_pulled_topic_total_is_summed_per_minute_in_its_file(tmp_path: Path) -> None:
     # a per-topic pull's answer (no other file holds its windows): each window's bytes in the minute it starts in
     # and one count of its samples, as Spark would credit the increase records; a bad value is still quarantined
-    from spark_jobs.rates import ALL_BROKERS
+    from spark_jobs.history_contract import ALL_BROKERS
 
     t = 1_740_960_119.999  # the value of minute 00:00 (the step closed by its scrape before 00:01:59.999)
     series = [{"metric": {"topic": "t"}, "values": [[t, "10"], [t + 60, "NaN"], [t + 120, "2.5"]]}]
@@ -161,6 +162,7 @@ def test_a_pulled_topic_total_is_summed_per_minute_in_its_file(tmp_path: Path) -
 def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path: Path) -> None:
     # both cores read one large file: each part starts at a series, and the parts' records are the whole's
     from spark_jobs.query_range import parse_file, split_points
+    from spark_jobs.staging import ReaderOptions
 
     rng = random.Random(5)
     series = [
@@ -176,7 +178,7 @@ def test_a_large_compact_document_read_in_parts_gives_the_same_records(tmp_path:
 
     def rows(part) -> list[tuple]:
         out = []
-        for batch in parse_file(str(path), cluster="c", broker_map={"kafka-1:7071": 1}, steps=True, part=part):
+        for batch in parse_file(str(path), ReaderOptions("c", {"kafka-1:7071": 1}, steps=True), part=part):
             out += [repr(tuple(v for k, v in r.items() if k != "segment")) for r in batch.to_pylist()]
         return out
 

@@ -28,7 +28,7 @@ def _normalized(spark, samples):
 
 
 def test_increase_reset_gap_and_recreated_meter(spark) -> None:
-    from spark_jobs.rates import FLAG_GAP, FLAG_RESET
+    from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET
 
     samples = []
     # broker 1, topic a: 0..5 normal, reset at 3 (value drops), scrape 6..8 missing (broker down), back at 9

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from spark_jobs.staging import ReaderOptions
+
 pytestmark = pytest.mark.spark
 
 BROKERS = {"kafka-1:7071": 1, "http://kafka-1:8778/jolokia": 1}
@@ -43,7 +45,7 @@ def test_prom_text_reader_accepts_jmx_exporter_output_and_classifies_the_rest(sp
         "jvm_memory_bytes_used 5 17\n"
         "\n"
     )
-    df = read_prom_text(spark, [str(path)], cluster="c", broker_map=BROKERS)
+    df = read_prom_text(spark, [str(path)], ReaderOptions("c", BROKERS))
     assert _kinds(df) == Counter(
         {
             ("ignored", "comment"): 2,
@@ -89,11 +91,11 @@ def test_the_text_and_range_readers_read_every_spelling_and_the_names_file(spark
     ]
     path = tmp_path / "a.prom"
     path.write_text("\n".join(lines) + "\n")
-    df = read_prom_text(spark, [str(path)], cluster="c", broker_map=BROKERS)
+    df = read_prom_text(spark, [str(path)], ReaderOptions("c", BROKERS))
     got = {(r["metric"], r["value"]) for r in df.where("kind in ('counter', 'size')").collect()}
     assert got == {("bytes_in", 10.0), ("bytes_out", 11.0), ("messages_in", 12.0), ("log_size", 13.0)}
     names = MetricNames({"bytes_in": ("my_bytes_in_total", "counter")}, topic_label="t", instance_labels=("host",))
-    df = read_prom_text(spark, [str(path)], cluster="c", broker_map=BROKERS, names=names)
+    df = read_prom_text(spark, [str(path)], ReaderOptions("c", BROKERS, names))
     assert {(r["metric"], r["topic"], r["broker_id"]) for r in df.where("kind = 'counter'").collect()} == {("bytes_in", "b", 1)}
     # a rate gauge in a query_range export: each value is the rate of the step before it
     doc = {"status": "success", "data": {"resultType": "matrix", "result": [{
@@ -102,7 +104,7 @@ def test_the_text_and_range_readers_read_every_spelling_and_the_names_file(spark
     }]}}
     export = tmp_path / "rates.json"
     export.write_text(json.dumps(doc))
-    df = stage_query_range(spark, [str(export)], str(tmp_path / "staged"), cluster="c", broker_map=BROKERS)
+    df = stage_query_range(spark, [str(export)], str(tmp_path / "staged"), ReaderOptions("c", BROKERS))
     assert sorted((r["value"], r["window_s"]) for r in df.where("kind = 'increase'").collect()) == [(120.0, 60.0), (180.0, 60.0), (240.0, 60.0)]
 
 
@@ -131,7 +133,7 @@ def test_query_range_reader_parses_documents_and_rejects_bad_ones(spark, tmp_pat
     (tmp_path / "kafka_log_log_size-2025-W10.json").write_text('{"status":"success","data":{"resultType":"vector","result":[]}}')
     (tmp_path / "kafka_log_log_size-2025-W11.json").write_text('{"status":"success","data":{"resultType":"matrix","result":[]}}')
     paths = sorted(str(p) for p in tmp_path.glob("*.json"))
-    df = stage_query_range(spark, paths, str(tmp_path / "staged"), cluster="c", broker_map=BROKERS)
+    df = stage_query_range(spark, paths, str(tmp_path / "staged"), ReaderOptions("c", BROKERS))
     assert _kinds(df) == Counter(
         {
             ("counter", None): 2,
@@ -156,7 +158,7 @@ def test_query_range_files_are_read_in_parallel_one_task_per_file(spark, tmp_pat
         doc = {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {"instance": "1", "topic": "t"}, "values": [[i, "1"]]}]}}
         (tmp_path / f"kafka_server_brokertopicmetrics_bytesin_total-w{i}.json").write_text(json.dumps(doc))
     staged = tmp_path / "staged"
-    df = stage_query_range(spark, sorted(str(p) for p in tmp_path.iterdir()), str(staged), cluster="c", broker_map={})
+    df = stage_query_range(spark, sorted(str(p) for p in tmp_path.iterdir()), str(staged), ReaderOptions("c"))
     assert sorted(p.name for p in staged.iterdir()) == [f"prom_range-{i:05d}.parquet" for i in range(4)]  # one task, one file each
     assert df.count() == 4
 
@@ -177,7 +179,7 @@ def test_telegraf_reader(spark, tmp_path: Path) -> None:
     ]
     path = tmp_path / "telegraf.json"
     path.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"broken\n')
-    df = read_telegraf(spark, [str(path)], cluster="c", broker_map=BROKERS)
+    df = read_telegraf(spark, [str(path)], ReaderOptions("c", BROKERS))
     assert _kinds(df) == Counter(
         {
             ("counter", None): 3,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_jobs.staging import ReaderOptions
 from tests.spark_jobs.telegraf_corpus import BROKERS, corpus, records
 
 pytestmark = pytest.mark.spark
@@ -27,7 +28,7 @@ def test_every_corpus_line_gives_the_pinned_records(spark, tmp_path: Path) -> No
     data, expected = records()
     path = tmp_path / "corpus.json"
     path.write_bytes(data)
-    rows = [r.asDict() for r in read_telegraf(spark, [str(path)], cluster="c", broker_map=BROKERS).collect()]
+    rows = [r.asDict() for r in read_telegraf(spark, [str(path)], ReaderOptions("c", BROKERS)).collect()]
     got = Counter(_key(r, rows[0]["file"].rsplit("/", 1)[0]) for r in rows)
     want = Counter(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in expected)
     assert got - want == Counter() and want - got == Counter()
@@ -46,7 +47,7 @@ def test_the_worker_path_gives_the_pinned_records_in_any_split(spark, tmp_path: 
     path.write_bytes(data)
     if split:
         assert len(split_points(str(path), split)) > 10
-    rest = stage_telegraf(spark, [str(path)], str(tmp_path / "staged"), cluster="c", broker_map=BROKERS, split_bytes=split)
+    rest = stage_telegraf(spark, [str(path)], str(tmp_path / "staged"), ReaderOptions("c", BROKERS, split_bytes=split))
     worker = spark.read.schema(STAGED_SCHEMA).parquet(str(tmp_path / "staged")).select(*RECORD_SCHEMA.fieldNames())
     rows = [r.asDict() for r in worker.unionByName(rest).collect()]
     assert sum(1 for r in worker.collect()) > 400  # the canonical lines were the workers'
@@ -73,7 +74,7 @@ def test_a_timestamp_beyond_a_long_is_a_bad_timestamp_not_a_failed_read(spark, t
     path = tmp_path / "t.json"
     line = '{"fields":{"BytesInPerSec.Count":5},"name":"kafka_topic","tags":{"topic":"a","jolokia_agent_url":"7"},"timestamp":%s}\n'
     path.write_text(line % "1e30" + line % "1740960000")
-    rows = read_telegraf(spark, [str(path)], cluster="c", broker_map={}).select("kind", "reason", "ts_ms").collect()
+    rows = read_telegraf(spark, [str(path)], ReaderOptions("c")).select("kind", "reason", "ts_ms").collect()
     assert sorted(tuple(r) for r in rows) == [("counter", None, 1740960000000), ("rejected", "bad_timestamp", None)]
 
 
@@ -113,9 +114,9 @@ def test_an_ingest_of_telegraf_lines_writes_the_jvm_readers_files(spark, tmp_pat
     inputs, params = IngestInputs(telegraf=(str(path),)), IngestParams(cluster="c", broker_map=BROKERS)
     run(spark, inputs, tmp_path / "workers", params)
 
-    def jvm_only(spark, paths, directory, *, cluster, broker_map):  # the reader before the worker path
+    def jvm_only(spark, paths, directory, options):  # the reader before the worker path
         Path(directory).mkdir(parents=True)
-        return telegraf.read_telegraf(spark, paths, cluster=cluster, broker_map=broker_map)
+        return telegraf.read_telegraf(spark, paths, options)
 
     monkeypatch.setattr("spark_jobs.ingest.stage_telegraf", jvm_only)
     run(spark, inputs, tmp_path / "jvm", params)

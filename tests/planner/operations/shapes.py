@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from planner.random_clusters import profile_row, random_cluster
+from benchmarks.random_clusters import profile_row, random_cluster
 from pools.policy import PoolPolicy, parse_policy
 from pools.profile import TopicProfile
 from pools.snapshot import Broker, Capacity, ClusterSnapshot, LogDirError, PartitionState, TopicState
@@ -141,7 +141,7 @@ def dead_broker(*, lagging: bool = False, log_dir_error: bool = False) -> Shape:
 
 def generated_pool(seed: int = 0) -> Shape:
     """One pool of 60 brokers over three racks, 300 topics of about 20 partitions (RF 3, 6,000 partitions) placed
-    at random (`planner.random_clusters.random_cluster`): past `planner.operations.distribution.ENGINE_PAIRS`."""
+    at random (`benchmarks.random_clusters.random_cluster`): past `planner.operations.distribution.ENGINE_PAIRS`."""
     return Shape(*random_cluster(60, 300, 1, partitions=20, misplaced=0.0, floating=0.0, seed=seed))
 
 

@@ -96,7 +96,7 @@ def test_raising_the_replication_factor_skips_cordoned_brokers() -> None:
 def test_a_drain_counts_a_cordoned_broker_only_for_its_own_load() -> None:
     # five 50 MB/s brokers, 100 MB/s of nw_in: draining broker 5 leaves 0.7 x (4 - 1 tolerated) x 50 = 105 MB/s.
     # Cordoned, broker 4 takes none of broker 5's replicas and counts for its own 20 MB/s only (20 / 0.7)
-    from planner.random_clusters import profile_row
+    from benchmarks.random_clusters import profile_row
     from pools.policy import parse_policy
     from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState, TopicState
 

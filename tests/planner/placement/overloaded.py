@@ -1,4 +1,4 @@
-"""Test pools with brokers over headroom, written for these tests (not from `planner.random_clusters`).
+"""Test pools with brokers over headroom, written for these tests (not from `benchmarks.random_clusters`).
 
 Each case is one pool on racked brokers whose current placement is skewed: a few *hot* brokers hold more
 replicas, larger ones and most leaders, so they start over headroom × capacity in disk and network out, while

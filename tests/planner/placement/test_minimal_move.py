@@ -49,7 +49,7 @@ def test_fills_the_least_loaded_broker_by_bytes_not_by_count() -> None:
 def test_new_leader_is_the_replica_with_least_leader_traffic() -> None:
     parts = [PartitionState("a", 0, (1, 2), leader=1, sizes=(1, 1)), PartitionState("b", 0, (9, 2), leader=9, sizes=(1, 1))]
     snap = _snapshot(parts, n_brokers=9, racks=0)
-    from planner.random_clusters import profile_row
+    from benchmarks.random_clusters import profile_row
 
     profile = {t: profile_row(t, 1, 100.0, 1000.0, 1.0) for t in ("a", "b")}
     demands = topic_demand(snap, profile)

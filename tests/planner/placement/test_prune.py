@@ -19,7 +19,7 @@ from planner.operations import (
 )
 from planner.placement.engine import Goal, MoveReason, PoolState, prune_moves
 from planner.pool_planner import plan_pools
-from planner.random_clusters import random_cluster
+from benchmarks.random_clusters import random_cluster
 from pools.demand import topic_demand
 from pools.snapshot import Broker
 from tests.planner.idle_moves import idle_moves

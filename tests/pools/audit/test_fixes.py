@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.random_clusters import random_cluster
+from benchmarks.random_clusters import random_cluster
 from pools.audit import audit
 from pools.audit.fixes import PLAN_FIX
 from pools.cluster_arrays import cluster_arrays, pool_arrays

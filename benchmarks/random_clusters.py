@@ -1,4 +1,6 @@
-"""Random pooled clusters for property tests and benchmarks: snapshot, policy and profile from one seed.
+"""Random pooled clusters for property tests and benchmarks (test and benchmark support, not the product): snapshot,
+policy and profile from one seed. The benchmarks import it as `random_clusters` (their folder is on the path), the
+tests as `benchmarks.random_clusters`.
 
 Each pool ``p{j}`` serves one tenant ``tenant{j}`` (topics ``tenant{j}.t{n}``) that must not share with its
 neighbour; a few topics ``misc.t{n}`` float between the default pools. Brokers carry their current pool tag;
