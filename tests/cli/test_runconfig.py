@@ -141,7 +141,9 @@ def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) 
         ("plan", "policy = ['a', 'b']", r"plan\.policy: expected a single value, got a list"),
         ("emit", "leader-preserving = 'yes'", r"emit\.leader-preserving: expected true or false, got 'yes'"),
         ("audit", "policy = '{config_dir}/q.toml'\nfail-on = 'loud'", r"audit\.fail-on: 'loud' is not one of"),
-        ("snapshot", "cluster = 'c'", r"snapshot\.describe: missing \(poolplan snapshot requires it\)"),
+        ("snapshot", "inventory = '{config_dir}/q.toml'", r"snapshot: --describe: expected kafka-topics\.sh --describe output, or "
+                                     r"--bootstrap-server to capture the cluster now"),
+        ("snapshot", "inventory = '{config_dir}/q.toml'\nbootstrap-server = 'b:9092'\nlog-dirs = '{config_dir}'", r"snapshot: --log-dirs: not with --bootstrap"),
         ("plan", "policy = '{nowhere}/p.toml'", r"plan\.policy: bad placeholder"),
         ("ingest", "days = 3", r"ingest: --days, --start, --end, --step and the other Prometheus options need --prometheus"),
         ("brokers-decommission", "brokers = [5]",
