@@ -163,7 +163,7 @@ def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table
         stage_call(cfg, stage, tmp_path / "run")
 
 
-@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml", "kafka4.toml"])
+@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml", "kafka4.toml", "audit.toml"])
 def test_the_shipped_run_configs_pass_the_check(tmp_path: Path, name: str) -> None:
     cfg = load_run_config(Path(__file__).resolve().parents[2] / "conf" / name)
     for stage in cfg.stages:

@@ -143,3 +143,27 @@ def test_bad_capture_input_is_exit_2_in_one_line_before_any_tool_runs(tmp_path, 
                 "neither": "--describe: expected kafka-topics.sh --describe output"}[case]
     assert code == 2 and len(err.strip().splitlines()) == 1 and expected in err, err
     assert not (tmp_path / "calls.txt").exists() and not (tmp_path / "run").exists()
+
+
+def test_one_run_captures_audits_and_writes_the_metrics(tmp_path, run_cli, data_dir, monkeypatch):
+    """conf/audit.toml's shape: `poolplan run` with [snapshot] bootstrap-server and [audit] metrics, tools on PATH."""
+    monkeypatch.setenv("PATH", f"{_tools(tmp_path, data_dir)}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "brokers.toml").write_text(KAFKA4_INVENTORY)
+    (tmp_path / "pools.toml").write_text('[defaults]\nheadroom = 0.8\n\n[[pool]]\nname = "all"\ntopics = [".*"]\n'
+                                         'brokers = [1, 2, 3, 4, 5, 6]\n')
+    shipped = (Path(__file__).resolve().parents[2] / "conf" / "audit.toml").read_text()
+    config = tmp_path / "audit.toml"
+    config.write_text(shipped.replace('"localhost:9092"', '"b1:9092"').replace('"prod"', '"k4"').replace(
+        "/var/lib/prometheus/node-exporter/poolplan.prom", str(tmp_path / "textfile" / "poolplan.prom")))
+    code, _, err = run_cli("run", "--config", config, "--out", tmp_path / "run")
+    assert code in (0, 1), err
+    run = tmp_path / "run"
+    assert (run / "kafka" / "topics-describe.txt").read_bytes() == \
+        (data_dir / "kafka-formats" / CAPTURES["kafka-topics"]).read_bytes()
+    findings = json.loads((run / "audit" / "findings.json").read_text())
+    assert findings["cluster"] == "k4" and findings["taken_at"] == json.loads((run / "snapshot.json").read_text())[
+        "taken_at"]
+    text = (tmp_path / "textfile" / "poolplan.prom").read_text()
+    assert f'poolplan_audit_failing{{cluster="k4",fail_on="error"}} {code}' in text
+    stages = json.loads((run / "run.json").read_text())["stages"]
+    assert [s["stage"] for s in stages] == ["snapshot", "audit"]
