@@ -26,7 +26,9 @@ _STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 
 @dataclass(frozen=True)
 class SnapshotOptions:
-    """The options of ``poolplan snapshot``."""
+    """The options of ``poolplan snapshot``: saved tool output (``describe_path`` ...) or a cluster to capture
+    (``bootstrap_server`` with the tools' ``command_config``, ``kafka_bin`` and ``tool_timeout``), checked on
+    construction."""
 
     inventory_path: str
     out_path: str
@@ -46,7 +48,7 @@ class SnapshotOptions:
 
 @dataclass(frozen=True)
 class SnapshotResult:
-    """The snapshot written and where."""
+    """The snapshot written and where; ``captured``: the directory of the Kafka tools' raw output (a capture)."""
 
     out_path: Path
     snapshot: ClusterSnapshot
@@ -100,8 +102,9 @@ def _inventory(path: str, progress: Progress) -> Mapping[int, BrokerCapacity]:
     return inventory_from_dict(load_toml(path), source=path)
 
 
-def _build(describe: str, log_dirs: str | None, inventory: Mapping[int, BrokerCapacity], options: SnapshotOptions, taken_at: str | None,
-           sources: dict[str, str], broker_configs: str | None, progress: Progress) -> ClusterSnapshot:
+def _build(describe: str, log_dirs: str | None, inventory: Mapping[int, BrokerCapacity], options: SnapshotOptions,
+           taken_at: str | None, sources: dict[str, str], broker_configs: str | None,
+           progress: Progress) -> ClusterSnapshot:
     """The snapshot of the tools' outputs, saved to ``options.out_path``."""
     from pools.snapshot import save_snapshot
     from pools.snapshot_build import build_snapshot

@@ -88,7 +88,8 @@ def stack(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     textfiles.mkdir()
     exporter_port, prometheus_port = _free_port(), _free_port()
     exporter = _start(["prometheus-node-exporter", "--collector.disable-defaults", "--collector.textfile",
-                       f"--collector.textfile.directory={textfiles}", f"--web.listen-address=127.0.0.1:{exporter_port}"],
+                       f"--collector.textfile.directory={textfiles}",
+                       f"--web.listen-address=127.0.0.1:{exporter_port}"],
                       f"http://127.0.0.1:{exporter_port}/metrics", tmp_path / "node-exporter.log")
     try:
         shutil.copy(RULES, tmp_path / RULES.name)

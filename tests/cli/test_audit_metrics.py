@@ -50,7 +50,8 @@ def test_the_metrics_of_a_drifted_cluster(tmp_path, run_cli) -> None:
         'poolplan_partitions_outside_pool{cluster="test",pool="b"}': 0,
     }
     # replicas: 9 on 3 brokers of 100 each (a-x-0 has one on broker 6); one of three lost at 70 % headroom
-    assert got['poolplan_pool_utilisation_ratio{cluster="test",dimension="replicas",pool="a"}'] == pytest.approx(8 / 300)
+    utilisation = got['poolplan_pool_utilisation_ratio{cluster="test",dimension="replicas",pool="a"}']
+    assert utilisation == pytest.approx(8 / 300)
     assert got['poolplan_pool_limit_ratio{cluster="test",dimension="replicas",pool="a"}'] == pytest.approx(0.7 * 2 / 3)
     assert "poolplan_pool_runway_seconds" not in text and "poolplan_audit_new_findings" not in text  # no profile
     assert metrics.stat().st_mode & 0o777 == 0o644  # the node exporter runs as another user

@@ -83,7 +83,8 @@ def test_the_rules_pass_promtool_check_and_their_unit_tests() -> None:
 
 def test_every_alert_the_issue_names_is_there() -> None:
     alerts = set(_yaml_values(RULES, "alert"))
-    assert len(_rule_exprs()) == 5 and alerts == {"PoolplanIsolationDrift", "PoolplanCriticalFinding", "PoolplanPoolPastLimit",
+    assert len(_rule_exprs()) == 5
+    assert alerts == {"PoolplanIsolationDrift", "PoolplanCriticalFinding", "PoolplanPoolPastLimit",
                       "PoolplanRunwayShorterThanLeadTime", "PoolplanAuditStale"}
     assert set(_yaml_values(RULE_TESTS, "alertname")) == alerts
 
