@@ -28,7 +28,8 @@ from pathlib import Path
 
 from pools.errors import InputError, JobError
 
-__all__ = ["Tools", "Capture", "find_tools", "check_command_config", "check_bootstrap", "capture", "TOOL_NAMES"]
+__all__ = ["Tools", "Capture", "find_tools", "check_command_config", "check_bootstrap", "check_replaceable", "capture",
+           "TOOL_NAMES"]
 
 TOOL_NAMES = ("kafka-topics", "kafka-log-dirs", "kafka-configs", "kafka-reassign-partitions")
 DESCRIBE_FILE = "topics-describe.txt"
@@ -98,6 +99,21 @@ def check_command_config(path: str | None) -> None:
             fh.read(1)
     except OSError as exc:
         raise InputError(f"--command-config: {path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def check_replaceable(path: Path) -> None:
+    """An `InputError` unless ``path`` is absent or an earlier capture (holding only the names a capture writes):
+    a capture replaces its predecessor, never a directory of the user's that happens to share its name."""
+    if not path.exists():
+        return
+    ours = {DESCRIBE_FILE, LOG_DIRS_DIR, BROKER_CONFIGS_FILE, REASSIGNMENTS_FILE}
+    try:
+        names = {p.name for p in path.iterdir()} if path.is_dir() else None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be listed ({exc.strerror or exc})") from None
+    if names is None or not names <= ours or DESCRIBE_FILE not in names:
+        raise InputError(f"{path}: exists and is not an earlier capture (expected only {', '.join(sorted(ours))}); "
+                         "give --out a directory of its own")
 
 
 def capture(tools: Tools, bootstrap: str, into: Path, *, taken_at: datetime, command_config: str | None = None,

@@ -138,7 +138,7 @@ def _captured(options: SnapshotOptions, progress: Progress) -> SnapshotResult:
     """Capture the cluster with Kafka's tools into ``kafka/`` beside the snapshot, then build from the captures."""
     from datetime import datetime, timezone
 
-    from planner.capture import capture, check_bootstrap, check_command_config, find_tools
+    from planner.capture import capture, check_bootstrap, check_command_config, check_replaceable, find_tools
     from pools.atomic import atomic_dir
     from pools.files import read_text
 
@@ -147,6 +147,7 @@ def _captured(options: SnapshotOptions, progress: Progress) -> SnapshotResult:
     tools = find_tools(options.kafka_bin)
     inventory = _inventory(options.inventory_path, progress)
     target = Path(options.out_path).parent / CAPTURE_DIR
+    check_replaceable(target)
     now = datetime.now(timezone.utc).replace(microsecond=0)
     with atomic_dir(target, overwrite=True) as tmp:
         progress(f"capturing {bootstrap} with Kafka's tools")

@@ -119,6 +119,17 @@ def test_a_tool_that_hangs_is_stopped_at_the_timeout(tmp_path, run_cli, data_dir
     assert time.monotonic() - started < 20
 
 
+def test_a_kafka_directory_of_the_users_is_never_replaced(tmp_path, run_cli, data_dir):
+    """``--out ~/snapshot.json`` beside ``~/kafka`` (a Kafka installation, say): refused, nothing touched."""
+    theirs = tmp_path / "run" / "kafka"
+    (theirs / "bin").mkdir(parents=True)
+    (theirs / "bin" / "kafka-server-start.sh").write_text("#!/bin/sh\n")
+    code, _, err = run_cli(*_argv(tmp_path, "--kafka-bin", _tools(tmp_path, data_dir)))
+    assert code == 2 and "kafka: exists and is not an earlier capture" in err
+    assert [p.name for p in (tmp_path / "run").rglob("*")] == ["kafka", "bin", "kafka-server-start.sh"]
+    assert not (tmp_path / "calls.txt").exists()
+
+
 @pytest.mark.parametrize("case", ["no-tool", "command-config", "bootstrap", "both-ways", "kafka-bin-alone",
                                   "neither"])
 def test_bad_capture_input_is_exit_2_in_one_line_before_any_tool_runs(tmp_path, run_cli, data_dir, case):
