@@ -71,13 +71,12 @@ def audit(options: AuditOptions, *, progress: Progress = no_progress) -> AuditRe
     InputError
         For an unreadable input or an output that cannot be written.
     """
+    from planner.stages.plan_inputs import load_plan_inputs
     from pools.atomic import check_output, remove_file, write_text
     from pools.audit import audit as audit_cluster
     from pools.audit import findings_to_json, render_findings_md
-    from planner.stages.plan_inputs import load_plan_inputs
-    from pools.plan_file import load_plan
-
     from pools.audit.drift import drift, drift_to_json, load_earlier_findings
+    from pools.plan_file import load_plan
 
     check_output(options.out_dir)
     if options.metrics_path is not None:
