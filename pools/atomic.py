@@ -95,14 +95,17 @@ def make_dir(path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename)."""
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename); ``mode``: the
+    file's permission bits (default the temp file's owner-only ones)."""
     target = Path(path)
     with _writing(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -120,9 +123,9 @@ def remove_file(path: str | os.PathLike[str]) -> None:
         target.unlink(missing_ok=True)
 
 
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write UTF-8 ``text`` to ``path`` atomically."""
-    return write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | os.PathLike[str], text: str, *, mode: int | None = None) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically (``mode`` as for `write_bytes`)."""
+    return write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
 def dump_json(obj: Any) -> str:

@@ -48,7 +48,7 @@ class SolverError(PoolplanError):
 
 
 class JobError(PoolplanError):
-    """A compute job (Spark) failed for a reason that is not the input's (exit code 3).
+    """A compute job (Spark) or a Kafka tool failed for a reason that is not the input's (exit code 3).
 
     The message is one line: the cause (out of memory, a lost executor, a dead JVM …), what to change
     (a memory setting, ``--master``, the input size) and the log file that holds the job's own output.

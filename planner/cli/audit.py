@@ -26,13 +26,20 @@ __all__ = ["command", "STAGE"]
               type=click.Choice([s.value for s in Severity], case_sensitive=False),
               help="Exit 1 when a finding is at least this severe.")
 @horizon_days_option
+@click.option("--since", "since_dir", type=click.Path(file_okay=False),
+              help="An earlier audit's --out directory (or a run directory): OUT/drift.json lists the findings that "
+                   "appeared, cleared and persisted since (it may be OUT itself: it is read before OUT is written).")
+@click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
+              help="Also write the audit's metrics to this file in the node exporter's textfile format (replaced "
+                   "atomically; name it *.prom in the collector's directory).")
 @click.option("--out", "out_dir", default="audit", show_default=True, type=click.Path(file_okay=False),
               help="Directory for findings.json and findings.md (created if missing; the two files are replaced).")
 def command(**params: Any) -> int:
     """Audit a cluster against its pools: isolation, partition health, capacity and leadership.
 
     Writes OUT/findings.json (stable, sorted) and OUT/findings.md, each finding with its severity, where it is,
-    the evidence and a fix to run. Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on bad input.
+    the evidence and a fix to run; --since compares with an earlier audit, --metrics writes metrics for
+    Prometheus. Exit 0 when no finding reaches --fail-on, 1 when one does, 2 on bad input.
     """
     return run_command(STAGE, params)
 
@@ -43,9 +50,12 @@ def _options(params: Mapping[str, Any]) -> AuditOptions:
 
 def _outcome(result: AuditResult) -> Outcome:
     counts = ", ".join(f"{n} {s.value}" for s, n in result.by_severity.items() if n) or "clean"
+    d = result.drift
+    since = "" if d is None else f"; since the earlier audit {len(d.appeared)} appeared, {len(d.cleared)} " \
+                                 f"cleared, {len(d.persisted)} persisted"
     return Outcome(
         subject=f"audit of {result.cluster}",
-        summary=f"{format_plural(len(result.findings), 'finding')} ({counts})",
+        summary=f"{format_plural(len(result.findings), 'finding')} ({counts}){since}",
         written=result.out_dir / "findings.json",
         code=1 if result.failing else 0,
         warnings=result.notes,

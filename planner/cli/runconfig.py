@@ -63,7 +63,7 @@ STAGE_PATHS: Mapping[str, Mapping[str, str]] = {
 }
 
 #: Parameters that name something a stage writes (never checked for existence).
-_OUTPUTS = frozenset(("out", "out_dir", "out_path", "history"))
+_OUTPUTS = frozenset(("out", "out_dir", "out_path", "history", "metrics_path"))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""`poolplan snapshot`: join kafka-topics/kafka-log-dirs output and the broker inventory into snapshot.json."""
+"""`poolplan snapshot`: join kafka-topics/kafka-log-dirs output (saved, or captured now with Kafka's tools) and the
+broker inventory into snapshot.json."""
 
 from __future__ import annotations
 
@@ -14,8 +15,18 @@ __all__ = ["command", "STAGE"]
 
 
 @click.command(name="snapshot")
-@click.option("--describe", "describe_path", required=True, type=click.Path(dir_okay=False),
-              help="kafka-topics.sh --describe output.")
+@click.option("--bootstrap-server", "bootstrap_server", metavar="HOST:PORT",
+              help="Capture the cluster now with Kafka's own tools (kafka-topics, kafka-log-dirs, kafka-configs, "
+                   "kafka-reassign-partitions --list), keeping their raw output in kafka/ beside --out; instead of "
+                   "--describe, --log-dirs, --broker-configs and --taken-at.")
+@click.option("--command-config", "command_config", type=click.Path(dir_okay=False),
+              help="With --bootstrap-server: the Admin client properties the tools get (security settings).")
+@click.option("--kafka-bin", "kafka_bin", type=click.Path(file_okay=False),
+              help="With --bootstrap-server: the directory of the Kafka tools (default: found on PATH).")
+@click.option("--tool-timeout", "tool_timeout", type=click.FloatRange(min=1), default=600, show_default=True,
+              help="With --bootstrap-server: seconds each tool may run before the capture fails (exit 3).")
+@click.option("--describe", "describe_path", type=click.Path(dir_okay=False),
+              help="kafka-topics.sh --describe output (or --bootstrap-server).")
 @click.option("--log-dirs", "log_dirs_path", type=click.Path(),
               help="kafka-log-dirs.sh --describe output, or a directory of them (the latest by name is used).")
 @click.option("--broker-configs", "broker_configs_path", type=click.Path(dir_okay=False),
@@ -28,7 +39,11 @@ __all__ = ["command", "STAGE"]
 @click.option("--out", "out_path", default="snapshot.json", show_default=True, type=click.Path(dir_okay=False),
               help="Snapshot file to write (replaced atomically).")
 def command(**params: Any) -> int:
-    """Build a cluster snapshot (brokers, topics, every partition with replica sizes and log dirs)."""
+    """Build a cluster snapshot (brokers, topics, every partition with replica sizes and log dirs).
+
+    From saved tool output (--describe ...) or from a running cluster (--bootstrap-server). Exit 2 on bad input,
+    a missing Kafka tool or an unreadable --command-config; exit 3 when a tool fails (its own last line).
+    """
     return run_command(STAGE, params)
 
 
@@ -41,6 +56,7 @@ def _outcome(result: SnapshotResult) -> Outcome:
                 f"{format_plural(len(s.partitions), 'partition')}, {format_plural(len(s.log_dir_errors), 'log dir error')}"
                 + (f", {format_plural(cordoned, 'broker')} with cordons" if cordoned else ""),
         written=result.out_path,
+        details=() if result.captured is None else (f"the Kafka tools' raw output: {result.captured}",),
     )
 
 

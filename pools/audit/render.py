@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pools.audit.findings import Finding, Severity, sort_findings
+
+if TYPE_CHECKING:
+    from pools.audit.drift import Drift
 
 __all__ = ["render_findings_md"]
 
 
-def render_findings_md(findings: Iterable[Finding], *, cluster: str, taken_at: str | None, fail_on: Severity) -> str:
-    """The findings as Markdown: a summary by severity and kind, then one table per severity, most severe first."""
+def render_findings_md(findings: Iterable[Finding], *, cluster: str, taken_at: str | None, fail_on: Severity,
+                       drift: Drift | None = None) -> str:
+    """The findings as Markdown: a summary by severity and kind, the drift since an earlier audit (when given),
+    then one table per severity, most severe first."""
     ordered = sort_findings(findings)
     lines = [f"# Audit of cluster `{cluster}`", ""]
     lines.append(f"Snapshot taken at: {taken_at or 'unknown'}. Failing severity: `{fail_on.value}` and above.")
     lines.append("")
+    if drift is not None:
+        lines += _drift(drift)
     if not ordered:
         lines += ["**Clean: no findings.**", ""]
         return "\n".join(lines)
@@ -40,6 +48,17 @@ def render_findings_md(findings: Iterable[Finding], *, cluster: str, taken_at: s
                 lines.append(_row(f))
         lines.append("")
     return "\n".join(lines)
+
+
+def _drift(drift: Drift) -> list[str]:
+    """The findings that appeared and cleared since the earlier audit, and how many persisted."""
+    lines = [f"## Since `{drift.since}`", "",
+             f"{len(drift.appeared)} appeared, {len(drift.cleared)} cleared, {len(drift.persisted)} persisted.", ""]
+    for name, items in (("Appeared", drift.appeared), ("Cleared", drift.cleared)):
+        if items:
+            lines += [f"### {name}", "", "| kind | pool | broker | partition | evidence | fix |",
+                      "|---|---|---|---|---|---|", *(_row(f) for f in items), ""]
+    return lines
 
 
 def _row(f: Finding) -> str:

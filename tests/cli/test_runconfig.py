@@ -141,7 +141,9 @@ def test_run_table_errors_name_the_key(tmp_path: Path, text: str, message: str) 
         ("plan", "policy = ['a', 'b']", r"plan\.policy: expected a single value, got a list"),
         ("emit", "leader-preserving = 'yes'", r"emit\.leader-preserving: expected true or false, got 'yes'"),
         ("audit", "policy = '{config_dir}/q.toml'\nfail-on = 'loud'", r"audit\.fail-on: 'loud' is not one of"),
-        ("snapshot", "cluster = 'c'", r"snapshot\.describe: missing \(poolplan snapshot requires it\)"),
+        ("snapshot", "inventory = '{config_dir}/q.toml'", r"snapshot: --describe: expected kafka-topics\.sh --describe output, or "
+                                     r"--bootstrap-server to capture the cluster now"),
+        ("snapshot", "inventory = '{config_dir}/q.toml'\nbootstrap-server = 'b:9092'\nlog-dirs = '{config_dir}'", r"snapshot: --log-dirs: not with --bootstrap"),
         ("plan", "policy = '{nowhere}/p.toml'", r"plan\.policy: bad placeholder"),
         ("ingest", "days = 3", r"ingest: --days, --start, --end, --step and the other Prometheus options need --prometheus"),
         ("brokers-decommission", "brokers = [5]",
@@ -161,7 +163,7 @@ def test_stage_table_errors_name_stage_and_key(tmp_path: Path, stage: str, table
         stage_call(cfg, stage, tmp_path / "run")
 
 
-@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml", "kafka4.toml"])
+@pytest.mark.parametrize("name", ["quarterly.toml", "rebalance.toml", "decommission.toml", "kafka4.toml", "audit.toml"])
 def test_the_shipped_run_configs_pass_the_check(tmp_path: Path, name: str) -> None:
     cfg = load_run_config(Path(__file__).resolve().parents[2] / "conf" / name)
     for stage in cfg.stages:
