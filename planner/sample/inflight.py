@@ -2,10 +2,12 @@
 
 For the bundle's moves (current replicas → target) on a snapshot, `inflight_captures` writes one
 ``kafka-log-dirs.sh --describe`` capture per entry of ``fractions``: every current replica at the partition's
-size, every new replica at that fraction of it (a partition in ``stalled`` stays at the first fraction), and
-`verify_output` the matching ``kafka-reassign-partitions.sh --verify`` text (Kafka's ``ReassignPartitionsCommand``
-lines; a finished reassignment clears the throttles unless ``preserve_throttles``). `poolplan progress` reads them
-back (`planner.emit.progress`).
+size, every new replica at that fraction of it (a partition in ``stalled`` stays at the first fraction),
+`inflight_describe` a ``kafka-topics.sh --describe`` capture of the same moment (a running reassignment's
+replicas, adding and removing replicas and ISR as Kafka prints them), and `verify_output` the matching
+``kafka-reassign-partitions.sh --verify`` text (Kafka's ``ReassignPartitionsCommand`` lines; a finished
+reassignment clears the throttles unless ``preserve_throttles``). `poolplan progress` reads them back
+(`planner.emit.progress`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from planner.sample.cluster import DATA_DIR
-from planner.sample.writers import format_log_dirs
+from planner.sample.writers import format_log_dirs, format_topics_describe
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["STATES", "inflight_captures", "sample_inflight", "verify_output"]
+__all__ = ["STATES", "inflight_captures", "inflight_describe", "sample_inflight", "verify_output"]
 
 Moves = Mapping[tuple[str, int], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -45,6 +47,38 @@ def inflight_captures(snapshot: ClusterSnapshot, moves: Moves, fractions: Sequen
                 rows[b].append((f"{p.topic}-{p.partition}", size, 0, False))
         out.append(format_log_dirs([(b, [(DATA_DIR, None, sorted(r))]) for b, r in sorted(rows.items())]))
     return out
+
+
+def inflight_describe(snapshot: ClusterSnapshot, moves: Moves, *, complete: Collection[tuple[str, int]] = (),
+                      joined: Collection[tuple[str, int, int]] = (),
+                      out_of_isr: Mapping[tuple[str, int], Collection[int]] | None = None,
+                      leaders: Mapping[tuple[str, int], int] | None = None) -> str:
+    """``kafka-topics.sh --describe`` while ``moves`` run: a partition in ``complete`` has its target replicas (led
+    by ``leaders`` or its first), another that moves lists its target then the replicas it leaves, with adding and
+    removing replicas, and an ISR of its current replicas plus the new ones in ``joined`` ((topic, partition,
+    broker)); ``out_of_isr`` drops brokers from a partition's ISR (a leader dropped leaves it leaderless)."""
+    out_of_isr, leaders = out_of_isr or {}, leaders or {}
+    rows: dict[str, list[dict]] = {}
+    for p in snapshot.partitions:
+        key = (p.topic, p.partition)
+        old, new = moves.get(key, (p.replicas, p.replicas))
+        if key in complete or set(old) == set(new):
+            replicas, isr, adding, removing = tuple(new), tuple(new), (), ()
+            leader = leaders.get(key, new[0]) if key in complete else old[0]
+        else:
+            adding = tuple(b for b in new if b not in old)
+            removing = tuple(b for b in old if b not in new)
+            replicas = (*new, *removing)
+            isr = (*old, *(b for b in adding if (*key, b) in joined))
+            leader = old[0]
+        isr = tuple(b for b in isr if b not in out_of_isr.get(key, ()))
+        rows.setdefault(p.topic, []).append({"partition": p.partition, "leader": leader if leader in isr else None,
+                                             "replicas": replicas, "isr": isr, "adding": adding,
+                                             "removing": removing})
+    topics = [{"topic": t.topic, "topic_id": t.topic_id or "AAAAAAAAAAAAAAAAAAAAAA",
+               "replication_factor": len(rows[t.topic][0]["replicas"]), "configs": sorted(t.configs.items())}
+              for t in snapshot.topics if t.topic in rows]
+    return format_topics_describe(topics, rows)
 
 
 def verify_output(moves: Moves, done: Collection[tuple[str, int]], *, preserve_throttles: bool = False) -> str:
