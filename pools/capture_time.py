@@ -4,7 +4,8 @@ Kafka's tools print no time. A capture carries one in either of two ways an oper
 
 - its own stamp: a first line holding only an ISO-8601 time with its UTC offset, written before the tool's output
   (``{ date -u +%Y-%m-%dT%H:%M:%SZ; kafka-log-dirs.sh ... ; } > capture.txt``; ``date -Iseconds`` too);
-- its file name: ``<YYYYMMDDTHHMMSSZ>`` anywhere in it (``log-dirs-20261102T000000Z.txt``).
+- its file name: ``<YYYYMMDDTHHMMSSZ>`` anywhere in it (``log-dirs-20261102T000000Z.txt``, as
+  ``date -u +%Y%m%dT%H%M%SZ`` prints it), or an ISO-8601 time with its offset (``log-dirs-2026-11-02T00:00:00Z.txt``).
 
 The stamp line wins over the name. A stamp that is not a real time (``2026-02-30T00:00:00Z``, no offset) is bad
 input, never ignored.
@@ -21,6 +22,7 @@ __all__ = ["captured_at", "taken_at_from_name", "iso_time"]
 
 _NAME = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 _LINE = re.compile(r"^\d{4}-\d{2}-\d{2}T\S+$")
+_ISO_NAME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})")
 
 
 def taken_at_from_name(name: str) -> str | None:
@@ -44,6 +46,8 @@ def captured_at(text: str, name: str, *, source: str) -> tuple[float | None, str
     (1793577660.0, '\\n{}')
     >>> captured_at("{}", "log-dirs-20261102T000000Z.txt", source="x")[0]
     1793577600.0
+    >>> captured_at("{}", "log-dirs-2026-11-02T00:00:30+00:00.txt", source="x")[0]
+    1793577630.0
     >>> captured_at("2026-11-02T00:01:00\\n{}", "x.txt", source="x.txt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -53,7 +57,8 @@ def captured_at(text: str, name: str, *, source: str) -> tuple[float | None, str
     stamp = first.strip()
     if _LINE.match(stamp):
         return _seconds(stamp, f"{source}:1"), "\n" + rest
-    named = taken_at_from_name(name)
+    iso = _ISO_NAME.search(name)
+    named = iso.group(0) if iso else taken_at_from_name(name)
     return (_seconds(named, f"{source}: the file name's stamp") if named else None), text
 
 

@@ -13,6 +13,7 @@ reassignment clears the throttles unless ``preserve_throttles``). `poolplan prog
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -108,12 +109,14 @@ def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tupl
 
     A snapshot of the sample's last capture, a plan that isolates every topic in its pool (each replica on a broker
     outside the topic's pool, per truth.json, moves to the pool's broker with the fewest replicas), its bundle
-    (``inflight/bundle/``, as `poolplan emit` writes it), one log-dirs capture per fraction of ``STATES[state]``
-    (``inflight/log-dirs-N.txt``, 60 s apart) and ``inflight/verify.txt``. Unless ``done``, the last
+    (``inflight/bundle/``, as `poolplan emit` writes it), one log-dirs and one ``kafka-topics.sh --describe`` capture
+    per fraction of ``STATES[state]`` (``inflight/log-dirs-<stamp>.txt``, ``inflight/topics-<stamp>.txt``, stamped
+    60 s apart after the sample's last log-dirs capture) and ``inflight/verify.txt``. Unless ``done``, the last
     partitions in (topic, partition) order (fewer than half) are complete from the first capture and the rest copy
     at the fractions; in ``stuck``, the first moving partition stays at the first fraction.
     """
     from planner.emit import EmitOptions, build_bundle
+    from pools.capture_time import taken_at_from_name
     from pools.files import load_toml, read_text
     from pools.kafka_formats.inventory import inventory_from_dict
     from pools.plan_file import PartitionMove, Plan, Reason, SolverReport
@@ -157,6 +160,11 @@ def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tupl
     keys = sorted(by_key)
     stalled = keys[:1] if stall else []
     complete = keys if finished else keys[len(keys) // 2 + 1:]
-    for k, text in enumerate(inflight_captures(snap, by_key, fractions, stalled, complete), start=1):
-        yield f"inflight/log-dirs-{k}.txt", text
+    start = datetime.fromisoformat(str(taken_at_from_name(captures[-1].name)))  # the sample stamps every name
+    stamps = [f"{start + timedelta(seconds=60 * k):%Y%m%dT%H%M%SZ}" for k in range(1, len(fractions) + 1)]
+    for stamp, text in zip(stamps, inflight_captures(snap, by_key, fractions, stalled, complete), strict=True):
+        yield f"inflight/log-dirs-{stamp}.txt", text
+    for k, stamp in enumerate(stamps):
+        done = keys if finished and k == len(stamps) - 1 else complete
+        yield f"inflight/topics-{stamp}.txt", inflight_describe(snap, by_key, complete=done)
     yield "inflight/verify.txt", verify_output(by_key, complete)

@@ -44,9 +44,11 @@ def test_progress_rejects_a_broken_bundle_in_one_line(run_cli, tmp_path: Path) -
 
 
 def _progress_of(run_cli, inflight: Path) -> tuple[int, dict]:
-    captures = sorted(inflight.glob("log-dirs-*.txt"))
+    captures = sorted(inflight.glob("log-dirs-*.txt"), reverse=True)  # any order: the names carry the times
+    describes = sorted(inflight.glob("topics-*.txt"))
     code, stdout, err = run_cli("progress", "--bundle", inflight / "bundle",
                                 *(x for c in captures for x in ("--log-dirs", c)),
+                                *(x for d in describes for x in ("--describe", d)),
                                 "--verify", inflight / "verify.txt", "--format", "json")
     assert code in (0, 1, 3), err
     return code, json.loads(stdout)
@@ -67,6 +69,10 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
     assert done["done_bytes"] == done["total_bytes"] and done["stuck"] == []
     assert 0 < running["done_bytes"] < running["total_bytes"] and running["stuck"] == []
     assert len(stuck["stuck"]) == 1 and stuck["done_bytes"] < running["done_bytes"]
+    assert stuck["stop"]["reasons"][0].startswith(f"stuck: {stuck['stuck'][0]} (no growth between ")
+    # the describe captures: no new replica of a running partition in the ISR yet, every one once done
+    assert running["isr"]["pending"] and done["isr"]["pending"] == [] and len(done["isr"]["joined"]) > 0
+    assert running["under_min_isr"] == done["under_min_isr"] == done["leaders_not_preferred"] == []
     # the rate is the growth of the new replicas between the last two captures, 60 s apart
     inflight = tmp_path / "running" / "inflight"
     verify = (inflight / "verify.txt").read_text()  # part-way: some partitions complete, others still copying

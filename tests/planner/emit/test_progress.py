@@ -151,6 +151,15 @@ def test_captures_without_a_usable_order_are_refused_in_one_line(bundle, tmp_pat
     bad.write_text("2026-02-30T00:00:00Z\n" + texts[0])
     with pytest.raises(InputError, match=r"bad.txt:1: expected an ISO-8601 time"):
         reassignment_progress(out, [bad], interval=60)
+    impossible = tmp_path / "cap-20260230T000000Z.txt"
+    impossible.write_text(texts[0])
+    with pytest.raises(InputError, match=r"cap-20260230T000000Z.txt: the file name's stamp: expected an ISO-8601"):
+        reassignment_progress(out, [impossible], interval=60)
+    iso = [tmp_path / f"cap-2026-11-02T00:0{k}:00Z.txt" for k in (0, 2)]
+    for path, text in zip(iso, texts, strict=True):
+        path.write_text(text)
+    assert reassignment_progress(out, iso[::-1], interval=1).captures["log_dirs"] == [
+        {"file": str(iso[0]), "time": 1793577600.0}, {"file": str(iso[1]), "time": 1793577720.0}]
 
 
 def _foreign(snap, moves) -> dict[str, str]:
