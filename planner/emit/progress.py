@@ -68,11 +68,12 @@ _DIVERGED = re.compile(r"^There is no active reassignment of partition (?P<tp>.+
 
 @dataclass(frozen=True)
 class VerifyStatus:
-    """What ``--verify`` printed: per partition ``complete``, ``in_progress`` or ``diverged``, and whether it
-    cleared the throttles."""
+    """What ``--verify`` printed: per partition ``complete``, ``in_progress`` or ``diverged``, whether it cleared the
+    throttles, and for a diverged partition the line that says so."""
 
     states: Mapping[tuple[str, int], str]
     throttles_cleared: bool
+    lines: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
 
 def parse_verify(text: str, *, source: str = "<kafka-reassign-partitions --verify>") -> VerifyStatus:
@@ -93,6 +94,7 @@ def parse_verify(text: str, *, source: str = "<kafka-reassign-partitions --verif
         raise InputError(f"{source}: expected the output of kafka-reassign-partitions.sh --verify (a 'Status of "
                          "partition reassignment:' line)")
     states: dict[tuple[str, int], str] = {}
+    said: dict[tuple[str, int], str] = {}
     for lineno, line in enumerate(lines, start=1):
         for pattern, state in ((_COMPLETE, "complete"), (_RUNNING, "in_progress"), (_DIVERGED, "diverged")):
             m = pattern.match(line)
@@ -101,8 +103,10 @@ def parse_verify(text: str, *, source: str = "<kafka-reassign-partitions --verif
                 if key in states:
                     raise InputError(f"{source}:{lineno}: partition {key[0]}-{key[1]} is listed twice")
                 states[key] = state
+                if state == "diverged":
+                    said[key] = line
     cleared = any(line.startswith("Clearing broker-level throttles") for line in lines)
-    return VerifyStatus(states, cleared)
+    return VerifyStatus(states, cleared, said)
 
 
 @dataclass(frozen=True)
@@ -295,7 +299,7 @@ def reassignment_progress(bundle: str | Path, captures: Sequence[str | Path], *,
     stuck = tuple(k for k in sorted(final) if moving and k in copying and k not in done_keys and k not in grew
                   and (states.get(k) == "in_progress" or (k not in states and k in started)))
     wrong = misplaced(logs[-1].holders(), allowed) | (misplaced(topics[-1].holders(), allowed) if topics else {})
-    diverged = {k: f"--verify reports another replica set" for k, s in states.items() if s == "diverged"}
+    diverged = {k: f"--verify: {line}" for k, line in (status.lines if status is not None else {}).items()}
     diverged |= {k: f"a replica on broker(s) {', '.join(map(str, b))}, which neither its replicas before the bundle "
                     "nor its targets name" for k, b in sorted(wrong.items()) if k not in diverged}
     complete = len(done_keys) == len(final)
@@ -379,8 +383,11 @@ def _under_min_isr(capture: DescribeCapture) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def _stop(stuck, diverged, under, logs, copies, steps, done_keys, bootstrap: str) -> dict:
-    """Why progress says stop, with the evidence, and the commands that stop the running batch cleanly."""
+def _stop(stuck: Sequence[tuple[str, int]], diverged: Mapping[tuple[str, int], str], under: Sequence[dict],
+          logs: Sequence[LogDirsCapture], copies: list[dict], steps: list[tuple[int, dict, list]],
+          done_keys: set[tuple[str, int]], bootstrap: str) -> dict:
+    """Why progress says stop, with the evidence, and the commands that stop the running batch (the first with a
+    partition not done; none when every batch is done) cleanly."""
     reasons = [f"under min ISR: {r['partition']} (leader {r['leader'] if r['leader'] is not None else 'none'}, Isr "
                f"{','.join(map(str, r['isr'])) or 'empty'} against min.insync.replicas {r['min_isr']}, in "
                f"{r['capture']})" for r in under]
@@ -392,7 +399,7 @@ def _stop(stuck, diverged, under, logs, copies, steps, done_keys, bootstrap: str
     if not reasons:
         return {}
     running = next(((batch, row, moves) for batch, row, moves in steps
-                    if any(key not in done_keys for key, _, _ in moves)), steps[-1] if steps else None)
+                    if any(key not in done_keys for key, _, _ in moves)), None)
     commands = []
     if running is not None:
         _, row, moves = running

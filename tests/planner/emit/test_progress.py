@@ -268,3 +268,29 @@ def test_a_copy_far_below_its_throttle_is_slow_and_named_with_its_broker(bundle,
     assert {(r["partition"], r["broker"]) for r in crawl.slow} == copying
     row = crawl.slow[0]
     assert row["rate_Bps"] < 0.1 * row["throttle_share_Bps"]
+
+
+def test_a_partition_moved_elsewhere_is_diverged_with_the_evidence(bundle, tmp_path: Path) -> None:
+    """--verify's "no active reassignment ... rather than" line, or a capture showing a replica on a broker the
+    bundle never names, make it diverged: stop, the line or the broker quoted."""
+    out, snap, moves, _ = bundle
+    captures = write_captures(tmp_path, inflight_captures(snap, moves, [0.2, 0.5]))
+    first = sorted(moves)[0]
+    name = f"{first[0]}-{first[1]}"
+    line = f"There is no active reassignment of partition {name}, but replica set is 9,8 rather than 1,2."
+    verify = tmp_path / "verify.txt"
+    verify.write_text(f"Status of partition reassignment:\n{line}\n")
+    p = reassignment_progress(out, captures, interval=60, verify=verify)
+    assert p.diverged == (name,) and p.exit_code == STOP and f"diverged: {name} (--verify: {line})" in p.stop["reasons"]
+    report = parse_log_dirs_doc(captures[-1])
+    entry = next(b for b in report["brokers"] if b["broker"] not in {*moves[first][0], *moves[first][1]})
+    entry["logDirs"][0]["partitions"].append({"partition": name, "size": 1, "offsetLag": 0, "isFuture": False})
+    stray = entry["broker"]
+    captures[-1].write_text(json.dumps(report))
+    p = reassignment_progress(out, captures, interval=60)
+    assert p.diverged == (name,) and f"diverged: {name} (a replica on broker(s) {stray}, which neither its replicas " \
+        "before the bundle nor its targets name)" in p.stop["reasons"]
+
+
+def parse_log_dirs_doc(path: Path) -> dict:
+    return json.loads(next(line for line in path.read_text().splitlines() if line.startswith("{")))
