@@ -32,6 +32,8 @@ from pools.snapshot import ClusterSnapshot, PartitionState, TopicState
 
 __all__ = ["as_planned", "rebase_wave"]
 
+_SHOWN = 20  # drifts named in the refusal (the rest counted)
+
 
 def as_planned(plan: Plan, fresh: ClusterSnapshot) -> ClusterSnapshot:
     """The cluster ``plan`` was made for, rebuilt from ``fresh``: its brokers, and each partition of the plan on its
@@ -99,6 +101,8 @@ def rebase_wave(plan: Plan, fresh: ClusterSnapshot, waves: Sequence[Wave], numbe
         p = now.get(key)
         if p is None:
             drift.append(f"{m.topic}-{m.partition} is gone (its topic deleted?)")
+        elif p.replicas == m.replicas:
+            drift.append(f"{m.topic}-{m.partition} is already on its target {list(m.replicas)} (wave {number} ran?)")
         elif p.replicas != m.old_replicas:
             drift.append(f"{m.topic}-{m.partition} was moved by someone else: {list(p.replicas)}, the plan moves it "
                          f"from {list(m.old_replicas)}")
@@ -108,8 +112,9 @@ def rebase_wave(plan: Plan, fresh: ClusterSnapshot, waves: Sequence[Wave], numbe
             if b in health.closed:
                 drift.append(f"broker {b}, where {m.topic}-{m.partition} gets a replica, is {health.why_closed(b)}")
     if drift:
-        raise InfeasibleError(f"wave {number} cannot run as planned on the cluster as it is: " + "; ".join(drift)
-                              + "; re-plan from this snapshot")
+        more = f"; and {len(drift) - _SHOWN} more" if len(drift) > _SHOWN else ""
+        raise InfeasibleError(f"wave {number} cannot run as planned on the cluster as it is: "
+                              f"{'; '.join(drift[:_SHOWN])}{more}; re-plan from this snapshot")
     return build_bundle(wave_plan(plan, wave, len(waves)), fresh, options)
 
 

@@ -142,6 +142,8 @@ def test_rebase_wave_rederives_a_wave_exactly_or_refuses_naming_the_drift(run_cl
         code, err, out = rebase(count, original, "stale", *budget)
         assert code == 2 and "--snapshot: stale: none of the" in err and len(err.strip().splitlines()) == 1
         assert not out.exists()
+    code, err, out = rebase(1, _cluster_after(original, waves, range(1, 2)), "ran-already", *budget)
+    assert code == 1 and "is already on its target" in err and "(wave 1 ran?)" in err and not out.exists()
     code, err, out = rebase(1, original, "no-budget")
     assert code == 2 and "--rebase-wave: expected the --wave-bytes or --wave-hours" in err and not out.exists()
     code, err, out = rebase(count + 1, original, "no-such-wave", *budget)
