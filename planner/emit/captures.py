@@ -104,8 +104,9 @@ def read_describes(paths: Sequence[str | Path], allowed: Mapping[Key, set[int]],
     Raises
     ------
     InputError
-        A malformed capture, one of another cluster, a topic whose ``TopicId`` differs between two captures,
-        captures with and without times or with the same time.
+        A malformed capture, one of another cluster, a topic without its header line (a filtered capture), a
+        topic whose ``TopicId`` differs between two captures, captures with and without times or with the same
+        time.
     """
     out = []
     ids: dict[str, tuple[str, str]] = {}
@@ -113,6 +114,11 @@ def read_describes(paths: Sequence[str | Path], allowed: Mapping[Key, set[int]],
         time, text = captured_at(read_text(path), Path(path).name, source=str(path))
         topics = parse_topics_describe(text, source=str(path))
         for t in topics:
+            if not t.line:
+                raise InputError(f"--describe: {path}: topic {t.topic} has partition lines but no 'Topic:' header "
+                                 "(a filtered --under-replicated-partitions or --under-min-isr-partitions capture?): "
+                                 "expected plain kafka-topics.sh --describe output, whose header carries the "
+                                 "topic's min.insync.replicas")
             if t.topic_id is not None and ids.setdefault(t.topic, (t.topic_id, str(path)))[0] != t.topic_id:
                 first, where = ids[t.topic]
                 raise InputError(f"--describe: {path}: topic {t.topic} has TopicId {t.topic_id}, but {first} in "

@@ -253,6 +253,9 @@ def test_a_describe_capture_of_another_cluster_is_refused(bundle, tmp_path: Path
                                f"Topic: {topic.topic}\tTopicId: BBBBBBBBBBBBBBBBBBBBBB"))
     with pytest.raises(InputError, match=rf"b.txt: topic {re.escape(topic.topic)} has TopicId BBBBBBBBBBBBBBBBBBBBBB"):
         reassignment_progress(out, logs, interval=60, describes=[a, b])
+    b.write_text("".join(line + "\n" for line in right.splitlines() if line.startswith("\t")))
+    with pytest.raises(InputError, match=r"b.txt: topic \S+ has partition lines but no 'Topic:' header"):
+        reassignment_progress(out, logs, interval=60, describes=[b])
 
 
 def test_a_copy_far_below_its_throttle_is_slow_and_named_with_its_broker(bundle, tmp_path: Path) -> None:
