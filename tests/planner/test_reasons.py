@@ -54,8 +54,18 @@ def _check_reasons(snap, policy, plan: Plan, demands) -> None:
             racks = len({rack[b] for b, p in plan.brokers.items() if p == pool and rack[b] is not None})
             assert not spans_racks(m.old_replicas, rack, racks) and spans_racks(m.replicas, rack, racks), m
         else:
+            undone = broker_loads(snap, demands, assignment | {(m.topic, m.partition): m.old_replicas})
+            if r.rule != "relieve":  # relieve comes first: no broker of the pool may go further over its limit
+                for b, row in undone.items():
+                    if plan.brokers.get(b) != pool:
+                        continue
+                    for k, name in enumerate(DIMENSIONS):
+                        limit = snap.broker_by_id[b].capacity.get(name) * rules.limits(pool).headroom[k]
+                        e = REASON_DIMENSIONS.index(name)
+                        assert not (row[e] > limit * (1 + _REL) and row[e] > with_load[b][e] * (1 + _REL) + _REL), \
+                            (m, b, name, row[e], limit)
             d = REASON_DIMENSIONS.index(r.dimension)
-            without = broker_loads(snap, demands, assignment | {(m.topic, m.partition): m.old_replicas})[r.broker][d]
+            without = undone[r.broker][d]
             now = with_load[r.broker][d]
             tol = _REL * max(abs(r.bound), 1.0)
             assert without == pytest.approx(r.without, rel=1e-6, abs=1e-6), m
