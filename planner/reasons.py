@@ -155,6 +155,11 @@ def explain(plan: Plan, topic: str, partition: int) -> list[str]:
         if others:
             lines.append("  (among brokers within their limit the placement chose by copied bytes, the other "
                          "dimensions and rack spread)")
+    elif r.leader_only:
+        rest = [b for b in m.replicas if b != m.replicas[0] and b not in r.brokers]
+        if rest:
+            lines.append(f"  broker {', '.join(map(str, rest))} to lead instead: the placement chose broker "
+                         f"{m.replicas[0]} (leadership spread over the pool)")
     elif others:
         lines.append(f"  other brokers of pool {pool!r} ({', '.join(map(str, others))}): the placement chose "
                      f"{', '.join(map(str, m.adding)) or 'no new broker'} (least loaded, rack spread kept)")
@@ -165,7 +170,9 @@ def _broken(r: Reason) -> str:
     if r.rule in ("relieve", "balance", "fill"):
         side = "below" if r.rule == "fill" else "above"
         return f"broker {r.broker} {r.dimension} {r.without:.6g}, {side} {r.bound:.6g}"
+    ids = ", ".join(map(str, r.brokers))
     return {"replication_factor": "the replication factor the operation sets",
-            "evacuate": f"replicas stay on broker(s) {', '.join(map(str, r.brokers))}",
-            "isolate": f"replicas stay outside the pool on broker(s) {', '.join(map(str, r.brokers))}",
+            "evacuate": f"replicas stay on broker(s) {ids}",
+            "demote": f"broker {ids}, which the operation demotes, stays the preferred leader",
+            "isolate": f"replicas stay outside the pool on broker(s) {ids}",
             "rack_spread": "the replicas share racks"}[r.rule]

@@ -19,7 +19,7 @@ __all__ = ["command", "STAGE"]
 @click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False), help="plan.json from `poolplan plan`.")
 @click.option(
     "--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
-    help="Cluster snapshot the plan was made from.",
+    help="Cluster snapshot the plan was made from (with --rebase-wave: one taken after the earlier waves ran).",
 )
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Bundle directory to write.")
 @click.option(
@@ -55,6 +55,12 @@ __all__ = ["command", "STAGE"]
 )
 @click.option("--wave-hours", type=FINITE, default=None,
               help="Cut the plan into waves of about this many hours each at the planned throttles.")
+@click.option(
+    "--rebase-wave", type=int, default=None,
+    help="Re-derive wave N of the waves --wave-bytes/--wave-hours cut, from a --snapshot taken after the earlier "
+         "waves ran: the same targets where the cluster is as planned (its bundle in --out, rollback from the "
+         "cluster as it is), refused naming the drift where it is not.",
+)
 @click.option("--profile", "profile_dir", type=click.Path(), default=None,
               help="Topic profile for the waves' broker loads (default: size as disk, one replica, no traffic).")
 @click.option(

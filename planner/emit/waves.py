@@ -32,7 +32,7 @@ from pools.plan_file import PartitionMove, Plan
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
 
-__all__ = ["Wave", "cut_waves", "wave_bundles"]
+__all__ = ["Wave", "cut_waves", "wave_plan", "wave_bundles"]
 
 _TOL = 1e-9
 
@@ -194,6 +194,17 @@ class _Cut:
         return round(float((self.load[known] / self.limit[known]).max()), 6)
 
 
+def wave_plan(plan: Plan, wave: Wave, count: int) -> Plan:
+    """``plan`` with only ``wave``'s moves (the other partitions stay on their ``old_replicas``), named as wave
+    ``wave.index`` of ``count``: what `planner.emit.build_bundle` turns into that wave's bundle."""
+    keys = {(m.topic, m.partition) for m in wave.moves}
+    part = tuple(m if (m.topic, m.partition) in keys else replace(m, replicas=m.old_replicas, reason=None)
+                 for m in plan.partitions)
+    label = f"{plan.cluster or 'cluster'}, wave {wave.index} of {count}"
+    return replace(plan, cluster=label + (f" (run after wave {wave.index - 1})" if wave.index > 1 else ""),
+                   partitions=part)
+
+
 def wave_bundles(plan: Plan, snapshot: ClusterSnapshot, waves: tuple[Wave, ...], options) -> dict[str, str]:
     """Every file of a waved bundle: ``wave-NNN/`` a complete bundle per wave (`planner.emit.build_bundle` of
     the plan with only that wave's moves; its rollback restores the wave's start), and ``waves.json``, the index
@@ -205,13 +216,8 @@ def wave_bundles(plan: Plan, snapshot: ClusterSnapshot, waves: tuple[Wave, ...],
     files: dict[str, str] = {}
     rows = []
     for w in waves:
-        keys = {(m.topic, m.partition) for m in w.moves}
-        part = tuple(m if (m.topic, m.partition) in keys else replace(m, replicas=m.old_replicas, reason=None)
-                     for m in plan.partitions)
         name = f"wave-{w.index:03d}"
-        label = f"{plan.cluster or 'cluster'}, wave {w.index} of {len(waves)} (run after wave {w.index - 1})" \
-            if w.index > 1 else f"{plan.cluster or 'cluster'}, wave 1 of {len(waves)}"
-        for rel, text in build_bundle(replace(plan, cluster=label, partitions=part), snapshot, options).items():
+        for rel, text in build_bundle(wave_plan(plan, w, len(waves)), snapshot, options).items():
             files[f"{name}/{rel}"] = text
         rows.append({"wave": w.index, "dir": name, "partitions": len(w.moves), "copied_bytes": w.copied_bytes,
                      "max_utilisation": w.max_utilisation, "outside_pool": w.outside_pool})

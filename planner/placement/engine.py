@@ -978,8 +978,9 @@ def _no_worse(band: _Band, load: np.ndarray, after: dict[int, np.ndarray]) -> bo
 
 def _reason(state: PoolState, band: _Band, racks: np.ndarray, load: np.ndarray, i: int, row: list[int],
             now: list[int]) -> MoveReason:
-    """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the first broker and dimension
-    it puts furthest outside (see `MoveReason`)."""
+    """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the first rule in the order
+    relieve (a broker further over its limit), balance (further above its band), fill (further below it), and
+    within that rule the broker and dimension it puts furthest outside (see `MoveReason`)."""
     if len(now) != len(row):  # a current replica outside the pool (no position here), or a new factor
         return MoveReason("outside")
     if not _spread_ok(state, racks, now):
@@ -989,11 +990,15 @@ def _reason(state: PoolState, band: _Band, racks: np.ndarray, load: np.ndarray, 
     block = np.array([after[b] for b in brokers])
     down0, up0 = band.excess_of(load[brokers], brokers)
     down1, up1 = band.excess_of(block, brokers)
-    worse = np.maximum(down1 - np.maximum(down0, _TOL), up1 - np.maximum(up0, _TOL))
+    above = down1 - np.maximum(down0, _TOL)
+    over_limit = block > band.limit[brokers]
+    for rule, worse in (("relieve", np.where(over_limit, above, 0.0)), ("balance", np.where(over_limit, 0.0, above)),
+                        ("fill", up1 - np.maximum(up0, _TOL))):
+        if (worse > 0).any():
+            break
     k, d = np.unravel_index(int(np.argmax(worse)), worse.shape)
     b = brokers[k]
-    if up1[k, d] > np.maximum(up0[k, d], _TOL):
+    if rule == "fill":
         return MoveReason("fill", b, ENGINE_DIMENSIONS[d], float(band.low[b, d]), float(block[k, d]))
-    rule = "relieve" if block[k, d] > band.limit[b, d] else "balance"
     bound = band.limit[b, d] if rule == "relieve" else band.upper[b, d]
     return MoveReason(rule, b, ENGINE_DIMENSIONS[d], float(bound), float(block[k, d]))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from planner.emit.progress import DONE, STUCK
+from planner.emit.progress import DONE, STOP
 from planner.report.charts import NO_POOL
 from planner.report.document import Chart, Items, Para, Section, Table, cell
 from planner.report.model import ReportModel
@@ -115,22 +115,42 @@ def _progress(model: ReportModel) -> Section:
     p = model.progress
     if p is None:
         return Section("progress", title, (Para(f"No progress: {model.notes['progress']}.", MISSING),))
-    state = "stuck" if p.exit_code == STUCK else "done" if p.exit_code == DONE else "in progress"
+    state = "stop" if p.exit_code == STOP else "done" if p.exit_code == DONE else "in progress"
     share = p.done_bytes / p.total_bytes if p.total_bytes else 1.0
     rate = format_rate(p.rate) if p.rate is not None else "unknown (one capture)"
     eta = format_duration(p.eta_seconds) if p.eta_seconds is not None else "unknown"
     blocks: list = [Para(f"{state.capitalize()}: {format_bytes(p.done_bytes)} of {format_bytes(p.total_bytes)} "
                          f"copied ({format_percent(share)}); rate {rate} between the last two captures; ETA {eta}.",
-                         "ok" if p.exit_code == DONE else "over" if p.exit_code == STUCK else "")]
+                         "ok" if p.exit_code == DONE else "over" if p.exit_code == STOP else "")]
     for name, rows in (("batch", p.batches), ("broker", p.brokers)):
         blocks.append(Table(f"progress-{name}", (name, "new replicas", "copied", "to copy", "rate", "ETA"), tuple(
             (cell(r[name]), cell(format_count(r["replicas"])), cell(format_bytes(r["done_bytes"])),
              cell(format_bytes(r["total_bytes"])), cell(None if r["rate_Bps"] is None else format_rate(r["rate_Bps"])),
              cell(None if r["eta_seconds"] is None else format_duration(r["eta_seconds"]))) for r in rows)))
-    if p.stuck:
-        blocks.append(Items("Stuck (no progress between the last two captures):", p.stuck, "over"))
-    if p.diverged:
-        blocks.append(Items("Diverged (`--verify` reports another replica set):", p.diverged, "over"))
+    if p.stop:
+        blocks.append(Items("Stop, because:", tuple(p.stop["reasons"]), "over"))
+        blocks.append(Items("Commands that stop cleanly (cancel the running batch, then delete its throttles if "
+                            "they remain):", tuple(f"`{c}`" for c in p.stop["commands"]), "over"))
+    else:
+        if p.stuck:
+            blocks.append(Items("Stuck (no progress between the last two captures):", p.stuck, "over"))
+        if p.diverged:
+            blocks.append(Items("Diverged (`--verify` reports another replica set):", p.diverged, "over"))
+    if p.slow:
+        blocks.append(Items(f"Slow (below {format_percent(p.slow_share)} of their part of the throttle):", tuple(
+            f"{r['partition']} onto broker {r['broker']}: {format_rate(r['rate_Bps'])} of "
+            f"{format_rate(r['throttle_share_Bps'])}" for r in p.slow), "over"))
+    if p.isr:
+        pending = tuple(f"{r['partition']} on broker {r['broker']}" for r in p.isr.get("pending", ()))
+        blocks.append(Items(f"New replicas in the ISR: {format_count(len(p.isr.get('joined', ())))}; not yet:",
+                            pending or ("none",)))
+    if p.was_under_min_isr:
+        blocks.append(Items("Under min ISR in an earlier capture, recovered since:", tuple(
+            f"{r['partition']} ({r['capture']})" for r in p.was_under_min_isr)))
+    if p.leaders_not_preferred:
+        blocks.append(Items("Finished but not led by the preferred replica (run the leader election):", tuple(
+            f"{r['partition']}: leader {r['leader']}, preferred {r['preferred']}" for r in p.leaders_not_preferred),
+            "over"))
     if p.throttles_left:
         blocks.append(Para("Every partition is complete but the throttles are still set: run "
                            "`kafka-reassign-partitions.sh --verify` without `--preserve-throttles`.", "over"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ class EmitStageOptions:
     profile_dir: str | None = None
     kafka_version: str | None = None
     log_dirs: str = "any"
+    rebase_wave: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ def emit(options: EmitStageOptions, *, progress: ProgressReporter = no_progress)
         (without ``force``).
     """
     from planner.emit import BatchLimits, EmitOptions, build_bundle, write_bundle
+    from planner.emit.waves import wave_bundles
     from planner.emit.runbook import parse_kafka_version
     from pools.atomic import check_output
     from pools.new_brokers import with_planned_brokers
@@ -83,6 +86,8 @@ def emit(options: EmitStageOptions, *, progress: ProgressReporter = no_progress)
         raise InputError(f"--wave-bytes: expected >= 1, got {options.wave_bytes}")
     if options.wave_hours is not None and not options.wave_hours > 0:
         raise InputError(f"--wave-hours: expected a number of hours > 0, got {options.wave_hours}")
+    if options.rebase_wave is not None and options.rebase_wave < 1:
+        raise InputError(f"--rebase-wave: expected a wave number >= 1, got {options.rebase_wave}")
     if options.kafka_version is not None:
         parse_kafka_version(options.kafka_version)
     check_output(options.out_dir, overwrite=options.force)
@@ -99,24 +104,42 @@ def emit(options: EmitStageOptions, *, progress: ProgressReporter = no_progress)
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)
     snapshot = with_planned_brokers(snapshot, plan.planned_brokers)  # brokers still to buy, as the bundle runs
-    files = build_bundle(plan, snapshot, bundle, plan_source=options.plan_path, progress=progress)
-    if options.wave_bytes is not None or options.wave_hours is not None:
-        files = _waves(options, plan, snapshot, bundle, files, progress)
+    if options.rebase_wave is not None:
+        files = _rebase(options, plan, snapshot, bundle, progress)
+    else:
+        files = build_bundle(plan, snapshot, bundle, plan_source=options.plan_path, progress=progress)
+        if options.wave_bytes is not None or options.wave_hours is not None:
+            one_shot = files
+            files = wave_bundles(plan, snapshot, _cut(options, plan, snapshot, lambda: one_shot, progress), bundle)
     progress("writing the bundle")
     out = write_bundle(options.out_dir, files, overwrite=options.force)
     batches = sum(1 for name in files if "batches/" in name and not name.endswith("batches/index.json"))
     return EmitResult(out, batches, len(files), sum(1 for name in files if name.endswith("/reassignment.json")))
 
 
-def _waves(options: EmitStageOptions, plan, snapshot, bundle, one_shot: dict[str, str],
-           progress: ProgressReporter) -> dict[str, str]:
-    """The waved bundle (`planner.emit.waves`), loads at the plan's forecast from ``--profile`` (without it a
-    partition carries its size as disk and one replica, and no traffic). ``--wave-hours`` becomes bytes at the
-    one-shot bundle's average planned copy rate (its bytes over its estimated time at the throttles); with both
-    options the smaller budget wins."""
+def _rebase(options: EmitStageOptions, plan, fresh, bundle, progress: ProgressReporter) -> dict[str, str]:
+    """Wave ``--rebase-wave`` re-derived from the fresh ``--snapshot`` (`planner.emit.rebase`): the plan's waves cut
+    again, with the same budget, on the cluster as planned, then wave N checked against the fresh cluster."""
+    from planner.emit import build_bundle
+    from planner.emit.rebase import as_planned, rebase_wave
+
+    if options.wave_bytes is None and options.wave_hours is None:
+        raise InputError("--rebase-wave: expected the --wave-bytes or --wave-hours (and --profile) the waves were "
+                         "cut with")
+    planned = as_planned(plan, fresh)
+    waves = _cut(options, plan, planned, lambda: build_bundle(plan, planned, bundle, plan_source=options.plan_path),
+                 progress)
+    return rebase_wave(plan, fresh, waves, options.rebase_wave, bundle)
+
+
+def _cut(options: EmitStageOptions, plan, snapshot, one_shot: Callable[[], dict[str, str]], progress: ProgressReporter):
+    """The plan's waves (`planner.emit.waves.cut_waves`), loads at the plan's forecast from ``--profile`` (without
+    it a partition carries its size as disk and one replica, and no traffic). ``--wave-hours`` becomes bytes at the
+    one-shot bundle's (``one_shot()``) average planned copy rate (its bytes over its estimated time at the
+    throttles); with both options the smaller budget wins."""
     import json
 
-    from planner.emit.waves import cut_waves, wave_bundles
+    from planner.emit.waves import cut_waves
     from pools.demand import at_horizon, topic_demand
     from pools.profile import load_profile_dir
 
@@ -128,8 +151,8 @@ def _waves(options: EmitStageOptions, plan, snapshot, bundle, one_shot: dict[str
     demands = topic_demand(snapshot, rows, None, "forecast", partition_profile=partitions)
     budgets = [options.wave_bytes] if options.wave_bytes is not None else []
     if options.wave_hours is not None:
-        summary = json.loads(one_shot["summary.json"])
+        summary = json.loads(one_shot()["summary.json"])
         rate = summary["moved_bytes"] / summary["estimated_seconds"] if summary["estimated_seconds"] else 0.0
         budgets.append(max(1, int(rate * options.wave_hours * 3600)))
     progress("cutting the plan into waves")
-    return wave_bundles(plan, snapshot, cut_waves(plan, snapshot, demands, min(budgets)), bundle)
+    return cut_waves(plan, snapshot, demands, min(budgets))

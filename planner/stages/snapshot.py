@@ -3,15 +3,15 @@ own tools, `planner.capture`) and the broker inventory joined into snapshot.json
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pools.capture_time import taken_at_from_name
 from pools.errors import InputError
 from pools.progress import ProgressReporter, no_progress
 
-__all__ = ["SnapshotOptions", "SnapshotResult", "snapshot", "latest_log_dirs", "taken_at_from_name"]
+__all__ = ["SnapshotOptions", "SnapshotResult", "snapshot", "latest_log_dirs"]
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 #: The directory beside the snapshot that holds the raw outputs of a capture (``--bootstrap-server``).
 CAPTURE_DIR = "kafka"
-_STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z")
 
 
 @dataclass(frozen=True)
@@ -174,16 +173,3 @@ def latest_log_dirs(path: Path) -> Path:
     if not files:
         raise InputError(f"--log-dirs: {path}: directory has no files")
     return files[-1]
-
-
-def taken_at_from_name(name: str) -> str | None:
-    """``2026-11-02T00:00:00Z`` from a name containing ``20261102T000000Z``, else None.
-
-    >>> taken_at_from_name("log-dirs-20261102T000000Z.txt"), taken_at_from_name("log-dirs.txt")
-    ('2026-11-02T00:00:00Z', None)
-    """
-    m = _STAMP.search(name)
-    if m is None:
-        return None
-    y, mo, d, h, mi, s = m.groups()
-    return f"{y}-{mo}-{d}T{h}:{mi}:{s}Z"

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from planner.operations import operation_inputs, rebalance
+from planner.operations.brokers import demote_brokers
 from planner.pool_planner import plan_pools
-from pools.plan_file import save_plan
-from tests.planner.placement.test_prune import _cluster
+from pools.plan_file import REASON_RULES, load_plan, save_plan
+from tests.planner.placement.test_prune import _cluster, _operations
 
 
 def _plan(tmp_path: Path):
@@ -49,3 +54,59 @@ def test_explain_rejects_a_bad_partition_name_in_one_line(run_cli, tmp_path: Pat
         assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
     code, _, err = run_cli("explain", tmp_path / "none.json", "orders-0")
     assert code == 2 and "none.json" in err
+
+
+def _rack_shared(snap):
+    """``snap`` with one partition of the largest pool on two brokers of one rack (the rebalance repairs it)."""
+    pools = {}
+    for b in snap.brokers:
+        if b.pool:
+            pools.setdefault(b.pool, []).append(b)
+    members = max(pools.values(), key=len)
+    rack = {b.id: b.rack for b in members}
+    for p in snap.partitions:
+        if p.size_bytes and len(p.replicas) >= 2 and all(r in rack for r in p.replicas):
+            twin = next((b for b in rack if rack[b] == rack[p.replicas[0]] and b not in p.replicas), None)
+            if twin is not None:
+                moved = replace(p, replicas=(p.replicas[0], twin, *p.replicas[2:]),
+                                isr=(p.replicas[0], twin, *p.replicas[2:]))
+                return replace(snap, partitions=tuple(moved if q is p else q for q in snap.partitions))
+    raise AssertionError("no partition to put on one rack")
+
+
+@pytest.fixture(scope="module")
+def every_command_plan(tmp_path_factory) -> dict[str, Path]:
+    """plan.json of the pool planner and of every day-2 command (demote included), and a rebalance repairing a
+    rack spread."""
+    out = tmp_path_factory.mktemp("plans")
+    snap, policy, profile = _cluster(3)
+    plans = {"plan": plan_pools(snap, policy, profile).plan}
+    snap, policy, profile = _cluster(3, spare=True, load=0.4)
+    inputs = operation_inputs(snap, policy, profile)
+    for name, run in _operations(inputs, snap):
+        if name != "rebalance":  # the rack repair below is the whole rebalance
+            plans[name] = run().plan
+    plans["demote"] = demote_brokers(inputs, [snap.brokers[0].id]).plan
+    plans["rack repair"] = rebalance(operation_inputs(_rack_shared(snap), policy, profile)).plan
+    return {name: save_plan(plan, out / f"{name.replace(' ', '-')}.json") for name, plan in plans.items()}
+
+
+@pytest.mark.slow  # the plans of eight commands: ~27 s on a loaded 2-core machine
+def test_explain_answers_for_a_move_of_every_reason_of_every_command(run_cli, every_command_plan) -> None:
+    """One move per (command, reason) explained through the CLI: exit 0, the reason line and the rule it breaks
+    when kept; together the plans hold every reason plan.json knows."""
+    seen = set()
+    for name, path in every_command_plan.items():
+        plan = load_plan(path)
+        for rule in sorted({m.reason.rule for m in plan.moves}):
+            m = next(m for m in plan.moves if m.reason.rule == rule)
+            code, out, err = run_cli("explain", path, f"{m.topic}-{m.partition}")
+            assert code == 0 and not err, (name, rule, err)
+            assert f"reason: {rule}: {m.reason.describe()}" in out.splitlines(), (name, out)
+            assert f"  keep {list(m.old_replicas)}: breaks {rule} (" in out, (name, out)
+            seen.add(rule)
+    assert seen == set(REASON_RULES)
+    demote = load_plan(every_command_plan["demote"])
+    m = demote.moves[0]
+    _, out, _ = run_cli("explain", every_command_plan["demote"], f"{m.topic}-{m.partition}")
+    assert f"breaks demote (broker {m.old_replicas[0]}, which the operation demotes, stays the preferred leader)" in out

@@ -1,4 +1,4 @@
-"""`poolplan progress`: the report, its exit codes (0 done, 1 in progress, 3 stuck) and bad input in one line."""
+"""`poolplan progress`: the report, its exit codes (0 done, 1 in progress, 3 stop) and bad input in one line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from planner.sample.cluster import DATA_DIR
 from planner.sample.inflight import STATES, inflight_captures
+from planner.sample.writers import format_log_dirs
 from pools.kafka_formats.log_dirs import parse_log_dirs
 from tests.planner.emit.test_progress import make_bundle, write_captures
 
@@ -42,9 +44,11 @@ def test_progress_rejects_a_broken_bundle_in_one_line(run_cli, tmp_path: Path) -
 
 
 def _progress_of(run_cli, inflight: Path) -> tuple[int, dict]:
-    captures = sorted(inflight.glob("log-dirs-*.txt"))
+    captures = sorted(inflight.glob("log-dirs-*.txt"), reverse=True)  # any order: the names carry the times
+    describes = sorted(inflight.glob("topics-*.txt"))
     code, stdout, err = run_cli("progress", "--bundle", inflight / "bundle",
                                 *(x for c in captures for x in ("--log-dirs", c)),
+                                *(x for d in describes for x in ("--describe", d)),
                                 "--verify", inflight / "verify.txt", "--format", "json")
     assert code in (0, 1, 3), err
     return code, json.loads(stdout)
@@ -65,6 +69,10 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
     assert done["done_bytes"] == done["total_bytes"] and done["stuck"] == []
     assert 0 < running["done_bytes"] < running["total_bytes"] and running["stuck"] == []
     assert len(stuck["stuck"]) == 1 and stuck["done_bytes"] < running["done_bytes"]
+    assert stuck["stop"]["reasons"][0].startswith(f"stuck: {stuck['stuck'][0]} (no growth between ")
+    # the describe captures: no new replica of a running partition in the ISR yet, every one once done
+    assert running["isr"]["pending"] and done["isr"]["pending"] == [] and len(done["isr"]["joined"]) > 0
+    assert running["under_min_isr"] == done["under_min_isr"] == done["leaders_not_preferred"] == []
     # the rate is the growth of the new replicas between the last two captures, 60 s apart
     inflight = tmp_path / "running" / "inflight"
     verify = (inflight / "verify.txt").read_text()  # part-way: some partitions complete, others still copying
@@ -105,3 +113,47 @@ def test_progress_out_writes_the_json_form_for_the_report(run_cli, tmp_path: Pat
     assert json.loads(target.read_text()) == json.loads(stdout)
     code, _, err = run_cli(*args, "--out", tmp_path / "run" / "progress")  # a directory: refused before any work
     assert code == 2 and "progress" in err and len(err.strip().splitlines()) == 1
+
+
+def test_progress_refuses_foreign_and_unordered_captures_in_one_line(run_cli, tmp_path: Path) -> None:
+    """Each ends in exit 2 and one line naming the capture: a log-dirs capture of another cluster (alone or after a
+    right one), unstamped captures given newest first, a describe capture of another cluster."""
+    out, snap, moves, _ = make_bundle(tmp_path)
+    right = write_captures(tmp_path, inflight_captures(snap, moves, [0.2, 0.5]))
+    foreign = tmp_path / "foreign.txt"
+    foreign.write_text(format_log_dirs([(b.id + 1000, [(DATA_DIR, None, [("x-0", 1, 0, False)])])
+                                        for b in snap.brokers]))
+    other = tmp_path / "other-describe.txt"
+    other.write_text("Topic: x\tTopicId: y\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n"
+                     "\tTopic: x\tPartition: 0\tLeader: 1\tReplicas: 1\tIsr: 1\n")
+    cases = [
+        ((foreign,), (), "foreign.txt: names none of the bundle's brokers"),
+        ((right[0], foreign), (), "foreign.txt: names none of the bundle's brokers"),
+        ((right[1], right[0]), (), "log-dirs-0.txt: the bundle's new replicas hold fewer bytes"),
+        (tuple(right), (other,), "other-describe.txt: names none of the bundle's"),
+    ]
+    for logs, describes, message in cases:
+        args = [x for c in logs for x in ("--log-dirs", c)] + [x for d in describes for x in ("--describe", d)]
+        code, stdout, err = run_cli("progress", "--bundle", out, *args, "--out", tmp_path / "p.json")
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "p.json").exists()
+
+
+def test_progress_says_why_it_stops_and_how(run_cli, tmp_path: Path) -> None:
+    out, snap, moves, _ = make_bundle(tmp_path)
+    stalled = sorted(k for k, (old, new) in moves.items() if set(new) - set(old))[0]
+    captures = write_captures(tmp_path, inflight_captures(snap, moves, [0.2, 0.5], stalled={stalled}))
+    code, stdout, err = run_cli("progress", "--bundle", out, *(x for c in captures for x in ("--log-dirs", c)),
+                                "--bootstrap-server", "kafka:9092")
+    assert code == 3, err
+    lines = stdout.splitlines()
+    assert lines[-1] == "stop" and "STOP:" in lines
+    assert f"  stuck: {stalled[0]}-{stalled[1]} (no growth between {captures[0]} and {captures[1]}: " in stdout
+    assert ("  kafka-reassign-partitions.sh --bootstrap-server kafka:9092 --reassignment-json-file batches/001.json "
+            "--cancel") in lines
+    assert any(line.startswith("  kafka-configs.sh --bootstrap-server kafka:9092 --alter --entity-type brokers")
+               for line in lines)
+    code, stdout, _ = run_cli("progress", "--bundle", out, *(x for c in captures for x in ("--log-dirs", c)),
+                              "--format", "json")
+    doc = json.loads(stdout)
+    assert code == 3 and doc["exit_code"] == 3 and doc["stop"]["reasons"] and doc["stop"]["commands"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 
 from planner.emit.progress import Progress
 from planner.report import build_model, load_run, render_report
@@ -44,7 +45,7 @@ def test_the_section_shows_the_figures_of_progress_json(tmp_path):
     model, out = _render(run)
     assert model.progress == p
     text = _section(out.markdown)
-    assert (f"Stuck: {format_bytes(p.done_bytes)} of {format_bytes(p.total_bytes)} copied "
+    assert (f"Stop: {format_bytes(p.done_bytes)} of {format_bytes(p.total_bytes)} copied "
             f"({format_percent(p.done_bytes / p.total_bytes)}); rate {format_rate(p.rate)}") in text
     assert f"ETA {format_duration(p.eta_seconds)}" in text
     assert "| 1 | 3 | 6.00 GB | 20.0 GB | 50.0 MB/s | 5 min |" in text
@@ -72,3 +73,26 @@ def test_an_unreadable_progress_file_is_named_not_fatal(tmp_path):
     model, out = _render(run)
     assert model.progress is None and "progress/progress.json could not be read" in model.notes["progress"]
     assert "total_bytes" in _section(out.markdown)
+
+
+def test_the_section_says_why_to_stop_and_what_the_describe_captures_show(tmp_path):
+    """Stop reasons and commands, slow copies, ISR joins, recovered min ISR and leaders, from progress.json."""
+    run = build_run(tmp_path / "run")
+    p = replace(_progress(()), under_min_isr=({"partition": "a-x-1", "leader": 3, "isr": [3], "min_isr": 2,
+                                               "capture": "d.txt"},),
+                stop={"reasons": ["under min ISR: a-x-1 (leader 3, Isr 3 against min.insync.replicas 2, in d.txt)"],
+                      "commands": ["kafka-reassign-partitions.sh --bootstrap-server b --reassignment-json-file "
+                                   "batches/001.json --cancel"]},
+                slow=({"partition": "a-x-2", "broker": 7, "batch": 1, "rate_Bps": 1000.0,
+                       "throttle_share_Bps": 50_000_000.0},),
+                isr={"joined": [{"partition": "a-x-2", "broker": 7}], "pending": [{"partition": "a-x-3", "broker": 8}]},
+                was_under_min_isr=({"partition": "a-x-4", "capture": "d0.txt"},),
+                leaders_not_preferred=({"partition": "a-x-5", "leader": 2, "preferred": 7},))
+    write_json(run / "progress" / "progress.json", p.to_dict())
+    model, out = _render(run)
+    assert model.progress == p
+    text = _section(out.markdown)
+    assert text.splitlines()[2].startswith("Stop:")
+    for fragment in ("under min ISR: a-x-1 (leader 3", "batches/001.json --cancel", "a-x-2 onto broker 7",
+                     "not yet:", "a-x-3 on broker 8", "a-x-4 (d0.txt)", "a-x-5: leader 2, preferred 7"):
+        assert fragment in text, fragment
