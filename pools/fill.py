@@ -251,7 +251,8 @@ def fill_pool(
     stuck = _stranded(row, rep_pos < a.n_brokers, rep_local, rf, excluded, n_b)
     known_slot = np.where(rep_pos < a.n_brokers, rep_pos, -1)
     # partitions whose kept replicas repeat a rack go through the rack rule one by one
-    repeat = _repeated_rack(row, np.where(kept, rack[np.maximum(rep_local, 0)], -1), len(parts)) & ~stuck
+    # a replica off the pool (-1) reads the appended -1: no rack (a pool without brokers has no rack to read)
+    repeat = _repeated_rack(row, np.where(kept, np.append(rack, -1)[rep_local], -1), len(parts)) & ~stuck
     offsets = np.concatenate(([0], np.cumsum(rf)[:-1])).astype(np.int64)
     for i in np.flatnonzero(repeat).tolist():
         span = slice(int(offsets[i]), int(offsets[i] + rf[i]))
@@ -346,11 +347,13 @@ def _stranded(row: np.ndarray, known: np.ndarray, rep_local: np.ndarray, rf: np.
     [True, True]
     >>> _stranded(row, known, np.array([0, 1, -1, 0, 1, -1]), rf, None, 3).tolist()
     [False, False]
+    >>> _stranded(row, known, np.full(6, -1), rf, None, 0).tolist()  # a pool without brokers strands everything
+    [True, True]
     """
     is_open = np.ones(n_brokers, dtype=bool) if excluded is None else ~np.asarray(excluded, dtype=bool)
     n = len(rf)
     n_known = np.bincount(row[known], minlength=n)
-    on_open = (rep_local >= 0) & is_open[np.maximum(rep_local, 0)]
+    on_open = np.append(is_open, False)[rep_local]  # -1, a replica off the pool, reads the appended False
     reach = n_known + int(is_open.sum()) - np.bincount(row[on_open], minlength=n)
     return reach < rf
 

@@ -18,7 +18,7 @@ from planner.pool_planner import plan_pools
 from pools.plan_file import PartitionMove
 from pools.snapshot import ClusterSnapshot
 
-from .helpers import brokers, healthy, policy, snapshot, with_partition
+from .helpers import POLICY, brokers, healthy, policy, snapshot, with_partition
 
 REASSIGNED = ("replica_outside_pool", "rack_shared")
 
@@ -161,3 +161,12 @@ def test_a_plan_target_on_a_broker_still_to_buy_is_not_a_fix_to_run_today():
                    planned_brokers=(PlannedBroker(9, "r3", "a", b[0].capacity),))
     found = [f for f in audit(snap, policy(), plan=plan) if (f.kind, f.partition) == ("rack_shared", 0)]
     assert [_target(f.fix) for f in found] == [(1, 8, 2)]
+
+
+def test_a_pool_without_brokers_gets_the_plan_as_its_fix():
+    # pool c has topics but no broker (none pinned, none tagged): its replicas are outside it and no reassignment
+    # can bring them in, so the fix is the plan (which says how many brokers the pool lacks); it was an IndexError
+    pol = policy(POLICY + "\n[[pool]]\nname = \"c\"\ntopics = ['c-.*']\n")
+    snap = snapshot(healthy("a-x", (1, 2, 3)) + healthy("b-y", (4, 5, 6)) + healthy("c-z", (1, 4, 5)))
+    found = [f for f in audit(snap, pol) if f.kind == "replica_outside_pool" and f.topic == "c-z"]
+    assert len(found) == 9 and all(f.fix == PLAN_FIX for f in found)  # each replica of its three partitions
