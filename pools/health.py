@@ -46,7 +46,7 @@ from pools.cluster_arrays import cluster_arrays
 from pools.snapshot import Broker, ClusterSnapshot
 
 __all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "cordon_crossings", "evacuation_keeps",
-           "open_log_dirs", "partition_states"]
+           "kafka_cordoned", "open_log_dirs", "partition_states"]
 
 #: Why a partition is held, worst first (a partition is named once, for the first that applies).
 HOLD_REASONS: tuple[str, ...] = (
@@ -245,6 +245,22 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     health = ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
     gone = sorted({b for p in snapshot.partitions for b in p.replicas} - set(snapshot.broker_by_id))
     return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
+
+
+def kafka_cordoned(broker: Broker) -> bool:
+    """True when Kafka itself takes no new replica on ``broker``: the ``cordoned.log.dirs`` it holds
+    (`pools.snapshot.Broker.kafka_cordon`) is ``*`` or names every log dir; such a broker rejects a reassignment that
+    adds a replica to it (``INVALID_REPLICA_ASSIGNMENT``), a rollback's included. An inventory cordon alone is not.
+
+    >>> from pools.snapshot import Capacity, config_cordon_source
+    >>> def b(value, dirs=("/a", "/b")):
+    ...     return Broker(1, None, Capacity(1, 1, 1, 1), log_dirs=dirs, cordon_sources=(("/a", config_cordon_source(
+    ...         "c.txt", value)),))
+    >>> kafka_cordoned(b("*")), kafka_cordoned(b("/a")), kafka_cordoned(b("/a", ("/a",))), kafka_cordoned(b(""))
+    (True, False, True, False)
+    """
+    value = broker.kafka_cordon()
+    return value == "*" or bool(value and broker.log_dirs and set(broker.log_dirs) <= set(value.split(",")))
 
 
 def open_log_dirs(broker: Broker) -> tuple[str, ...]:
