@@ -83,6 +83,16 @@ class ClusterHealth:
             return f"unhealthy ({self.brokers[broker]})"
         return self.cordoned[broker]
 
+    def open_racks(self, brokers: Iterable[tuple[int, str | None]]) -> set[str]:
+        """The racks of ``brokers`` (``(id, rack)`` pairs) with open capacity: those holding a broker that is not
+        `closed`. A closed broker counts only for what it holds, so a rack of closed brokers alone takes no new
+        replica and spreads nothing further.
+
+        >>> sorted(ClusterHealth({3: "offline"}, {}, cordoned={5: "all"}).open_racks([(3, "r1"), (4, "r2"), (5, "r3")]))
+        ['r2']
+        """
+        return {rack for b, rack in brokers if rack is not None and b not in self.closed}
+
     def closed_mask(self, broker_ids: np.ndarray) -> np.ndarray:
         """Per broker id of ``broker_ids``: True when it is `closed`.
 
