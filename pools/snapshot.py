@@ -161,8 +161,9 @@ class Broker:
         joined by commas, empty: none): the ``kafka-configs.sh --describe`` capture's value, else the dirs
         ``kafka-log-dirs.sh`` marks ``isCordoned``. An inventory cordon is the planner's own, never a Kafka config.
 
+        >>> sources = (("/a", "x.toml (cordoned_log_dirs)"), ("/b", config_cordon_source("c.txt", "/b")))
         >>> b = Broker(1, None, Capacity(1, 1, 1, 1), log_dirs=("/a", "/b"), cordoned_log_dirs=("/a", "/b"),
-        ...            cordon_sources=(("/a", "x.toml (cordoned_log_dirs)"), ("/b", config_cordon_source("c.txt", "/b"))))
+        ...            cordon_sources=sources)
         >>> b.kafka_cordon(), Broker(2, None, Capacity(1, 1, 1, 1), cordon_sources=(("/a", "x.toml"),)).kafka_cordon()
         ('/b', '')
         """

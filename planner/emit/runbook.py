@@ -14,7 +14,8 @@ from pools.errors import InputError
 from pools.plan_file import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "CordonChanges", "parse_kafka_version", "render_runbook", "bytes_by_reason"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "CordonChanges", "parse_kafka_version", "render_runbook",
+           "bytes_by_reason"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
