@@ -217,6 +217,24 @@ def test_draining_a_cordoned_broker_lifts_its_cordon_for_the_rollback_and_restor
     assert steps == (["delete", "ROLLBACK", f"set {held}"] if held else ["set *", "delete", "ROLLBACK"]), steps
 
 
+def test_every_wave_lifts_the_cordon_before_its_rollback_returns_replicas_to_the_cordoned_broker(cluster, tmp_path,
+                                                                                                run_cli) -> None:
+    source, files = cluster
+    assert run_cli("brokers", "decommission", *_args(files), "--broker", "5", "--out", tmp_path / "d")[0] == 0
+    assert run_cli("emit", "--plan", tmp_path / "d" / "plan.json", "--snapshot", files["snapshot"], "--out",
+                   tmp_path / "b", "--kafka-version", "4.3.1", "--wave-bytes", str(100 * 10**9))[0] == 0
+    waves = sorted((tmp_path / "b").glob("wave-*/"))
+    assert len(waves) > 1
+    for wave in waves:
+        returned = any(5 in e["replicas"] for e in json.loads((wave / "rollback.json").read_text())["partitions"])
+        steps = _config_steps((wave / "runbook.md").read_text(), 5)
+        after = [f"set {HELD_BROKER[source]}"] if HELD_BROKER[source] else []
+        if returned:
+            assert steps[steps.index("delete") + 1:] == ["ROLLBACK", *after], (wave.name, steps)
+        else:
+            assert "delete" not in steps, (wave.name, steps)
+
+
 def test_an_inventory_cordon_on_a_dir_the_broker_lacks_is_exit_2(tmp_path, run_cli) -> None:
     files = write_cluster(tmp_path, "inventory")
     inventory = files["inventory"].read_text().replace('"/var/lib/kafka/data-1"]', '"/var/lib/kafka/data-9"]')
