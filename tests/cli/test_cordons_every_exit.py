@@ -143,7 +143,7 @@ def test_the_quarterly_plan_crosses_no_cordon(cluster, tmp_path, run_cli) -> Non
 
 
 def test_audit_fixes_cross_no_cordon(cluster, tmp_path, run_cli) -> None:
-    _, files = cluster
+    source, files = cluster
     code, _, err = run_cli("audit", *_args(files), "--out", tmp_path / "audit")
     assert code in (0, 1), err
     findings = json.loads((tmp_path / "audit" / "findings.json").read_text())["findings"]
@@ -153,6 +153,12 @@ def test_audit_fixes_cross_no_cordon(cluster, tmp_path, run_cli) -> None:
     assert _crossings(entries, dirs) == []
     kinds = {(f["kind"], f["broker"], f["evidence"].get("log_dir")) for f in findings}
     assert {("replicas_on_cordoned", 5, None), ("replicas_on_cordoned", 10, None)} <= kinds
+    # lifting the cordon: Kafka's config where it holds one, else the inventory that gives it
+    [whole] = [f["fix"] for f in findings if f["kind"] == "replicas_on_cordoned" and f["broker"] == 5]
+    if source == "inventory":
+        assert re.search(r"should serve on: remove its cordon from \S*brokers\.toml \(cordoned = true\)$", whole)
+    else:
+        assert "should serve on: kafka-configs.sh" in whole and whole.endswith("5 --delete-config cordoned.log.dirs")
 
 
 def test_a_plan_needing_a_cordoned_target_is_refused_naming_it(cluster, tmp_path, run_cli) -> None:
