@@ -146,23 +146,28 @@ def check_pools(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
 
 def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Replicas span min(RF, racks of the pool) racks (a partition `pools.health` holds may keep its replicas);
-    each pool spans min(max(min_racks, largest RF), racks of the cluster) racks."""
+    each pool spans min(max(min_racks, largest RF), racks of the cluster) racks. A rack counts only with open
+    capacity (`pools.health.ClusterHealth.open_racks`): where a pool or the cluster has only closed brokers, no new
+    replica can go."""
     out = []
     rules = PoolRules.from_policy(policy)
     held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
-    pool_racks: dict[str | None, set[str]] = {}
+    health = cluster_health(snapshot)
+    members: dict[str | None, list[tuple[int, str | None]]] = {}
     for b, pool in plan.brokers.items():
-        if rack.get(b) is not None:
-            pool_racks.setdefault(pool, set()).add(rack[b])  # type: ignore[arg-type]
+        members.setdefault(pool, []).append((b, rack.get(b)))
+    pool_racks = {pool: health.open_racks(brokers) for pool, brokers in members.items()}
+    cluster_racks = health.open_racks((b.id, b.rack) for b in snapshot.brokers)
     if snapshot.racks:
         largest = _largest_rfs(snapshot, plan)
         for pool in policy.pool_names:
             rf = largest.get(pool, 0)
-            need = pool_racks_required(rules.limits(pool), rf, len(snapshot.racks))
+            need = pool_racks_required(rules.limits(pool), rf, len(cluster_racks))
             spread = len(pool_racks.get(pool, set()))
             if (rf or any(p == pool for p in plan.brokers.values())) and spread < need:
-                out.append(Violation("racks", True, f"pool {pool!r} spans {spread} rack(s), needs {need}"))
+                out.append(Violation("racks", True, f"pool {pool!r} spans {spread} rack(s) with open capacity "
+                                                    f"(a broker not cordoned or unhealthy), needs {need}"))
     for m in _flagged(snapshot, plan, _narrow_rows):
         if (m.topic, m.partition) in held:
             continue
@@ -172,7 +177,7 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
         spread = len({rack.get(b) for b in m.replicas if rack.get(b) is not None})
         if spread < racks_required(len(m.replicas), available):
             out.append(Violation("racks", True, f"partition {m.topic}-{m.partition} spans {spread} rack(s); its pool "
-                                                f"has {available} for {len(m.replicas)} replicas"))
+                                                f"has {available} with open capacity for {len(m.replicas)} replicas"))
     return out
 
 

@@ -46,7 +46,7 @@ from pools.cluster_arrays import cluster_arrays
 from pools.snapshot import Broker, ClusterSnapshot
 
 __all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "cordon_crossings", "evacuation_keeps",
-           "open_log_dirs", "partition_states"]
+           "kafka_cordoned", "open_log_dirs", "partition_states"]
 
 #: Why a partition is held, worst first (a partition is named once, for the first that applies).
 HOLD_REASONS: tuple[str, ...] = (
@@ -82,6 +82,16 @@ class ClusterHealth:
         if broker in self.brokers:
             return f"unhealthy ({self.brokers[broker]})"
         return self.cordoned[broker]
+
+    def open_racks(self, brokers: Iterable[tuple[int, str | None]]) -> set[str]:
+        """The racks of ``brokers`` (``(id, rack)`` pairs) with open capacity: those holding a broker that is not
+        `closed`. A closed broker counts only for what it holds, so a rack of closed brokers alone takes no new
+        replica and spreads nothing further.
+
+        >>> sorted(ClusterHealth({3: "offline"}, {}, cordoned={5: "all"}).open_racks([(3, "r1"), (4, "r2"), (5, "r3")]))
+        ['r2']
+        """
+        return {rack for b, rack in brokers if rack is not None and b not in self.closed}
 
     def closed_mask(self, broker_ids: np.ndarray) -> np.ndarray:
         """Per broker id of ``broker_ids``: True when it is `closed`.
@@ -245,6 +255,22 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     health = ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
     gone = sorted({b for p in snapshot.partitions for b in p.replicas} - set(snapshot.broker_by_id))
     return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
+
+
+def kafka_cordoned(broker: Broker) -> bool:
+    """True when Kafka itself takes no new replica on ``broker``: the ``cordoned.log.dirs`` it holds
+    (`pools.snapshot.Broker.kafka_cordon`) is ``*`` or names every log dir; such a broker rejects a reassignment that
+    adds a replica to it (``INVALID_REPLICA_ASSIGNMENT``), a rollback's included. An inventory cordon alone is not.
+
+    >>> from pools.snapshot import Capacity, config_cordon_source
+    >>> def b(value, dirs=("/a", "/b")):
+    ...     return Broker(1, None, Capacity(1, 1, 1, 1), log_dirs=dirs, cordon_sources=(("/a", config_cordon_source(
+    ...         "c.txt", value)),))
+    >>> kafka_cordoned(b("*")), kafka_cordoned(b("/a")), kafka_cordoned(b("/a", ("/a",))), kafka_cordoned(b(""))
+    (True, False, True, False)
+    """
+    value = broker.kafka_cordon()
+    return value == "*" or bool(value and broker.log_dirs and set(broker.log_dirs) <= set(value.split(",")))
 
 
 def open_log_dirs(broker: Broker) -> tuple[str, ...]:

@@ -56,6 +56,8 @@ __all__ = [
     "topic_name_problem",
     "topic_config_problem",
     "is_iso_time",
+    "config_cordon_source",
+    "marked_cordon_source",
 ]
 
 #: Capacity dimensions, in the order reports list them: network in and out (bytes/s), disk (bytes),
@@ -86,6 +88,20 @@ class Capacity:
 
     def to_dict(self) -> dict[str, float]:
         return {dim: getattr(self, dim) for dim in DIMENSIONS}
+
+
+_MARKED_CORDON = " (isCordoned)"
+_CONFIG_CORDON = re.compile(r" \(cordoned\.log\.dirs=([^()]*)\)$")
+
+
+def config_cordon_source(capture: str, value: str) -> str:
+    """A cordon's source when ``kafka-configs.sh --describe`` output (``capture``) sets ``cordoned.log.dirs=value``."""
+    return f"{capture} (cordoned.log.dirs={value})"
+
+
+def marked_cordon_source(capture: str) -> str:
+    """A cordon's source when the ``kafka-log-dirs.sh --describe`` output (``capture``) marks the dir isCordoned."""
+    return f"{capture}{_MARKED_CORDON}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +155,22 @@ class Broker:
             keys = set(self.cordoned_log_dirs)
         found = sorted({s for d, s in self.cordon_sources if d in keys})
         return "; ".join(found)
+
+    def kafka_cordon(self) -> str:
+        """The ``cordoned.log.dirs`` value Kafka holds for this broker as the snapshot's captures show it (``*``, dirs
+        joined by commas, empty: none): the ``kafka-configs.sh --describe`` capture's value, else the dirs
+        ``kafka-log-dirs.sh`` marks ``isCordoned``. An inventory cordon is the planner's own, never a Kafka config.
+
+        >>> sources = (("/a", "x.toml (cordoned_log_dirs)"), ("/b", config_cordon_source("c.txt", "/b")))
+        >>> b = Broker(1, None, Capacity(1, 1, 1, 1), log_dirs=("/a", "/b"), cordoned_log_dirs=("/a", "/b"),
+        ...            cordon_sources=sources)
+        >>> b.kafka_cordon(), Broker(2, None, Capacity(1, 1, 1, 1), cordon_sources=(("/a", "x.toml"),)).kafka_cordon()
+        ('/b', '')
+        """
+        for _, source in self.cordon_sources:
+            if (configured := _CONFIG_CORDON.search(source)) is not None:
+                return configured.group(1)
+        return ",".join(d for d, s in self.cordon_sources if s.endswith(_MARKED_CORDON))
 
     def log_dir_cordoned(self, log_dir: str | None) -> bool:
         """True when a replica may not be placed in ``log_dir`` (``None``: any dir) of this broker."""

@@ -49,6 +49,8 @@ from pools.snapshot import (
     LogDirError,
     PartitionState,
     TopicState,
+    config_cordon_source,
+    marked_cordon_source,
     partition_problem,
     topic_config_problem,
     topic_name_problem,
@@ -314,9 +316,9 @@ def _cordoned(brokers: tuple[Broker, ...], report: LogDirsReport | None, cordons
         value = ALL_LOG_DIRS if cordon.all_log_dirs else ",".join(cordon.log_dirs)
         sources = [*((("*", f"{inventory} (cordoned = true)"),) if b.cordoned else ()),
                    *((d, f"{inventory} (cordoned_log_dirs)") for d in b.cordoned_log_dirs),
-                   *((("*", f"{configs} ({CORDONED_LOG_DIRS}=*)"),) if cordon.all_log_dirs else ()),
-                   *((d, f"{configs} ({CORDONED_LOG_DIRS}={value})") for d in cordon.log_dirs),
-                   *((d, f"{log_dirs} (isCordoned)") for d in marked)]
+                   *((("*", config_cordon_source(configs, value)),) if cordon.all_log_dirs else ()),
+                   *((d, config_cordon_source(configs, value)) for d in cordon.log_dirs),
+                   *((d, marked_cordon_source(log_dirs)) for d in marked)]
         out.append(Broker(b.id, b.rack, b.capacity, b.pool, cordoned=b.cordoned or cordon.all_log_dirs,
                           cordoned_log_dirs=(*b.cordoned_log_dirs, *cordon.log_dirs, *marked), log_dirs=dirs,
                           cordon_sources=tuple(sources), log_dir_capacities=b.log_dir_capacities))

@@ -9,7 +9,7 @@ it is accepted; rollback.json restores the replicas as they were.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,11 @@ from typing import Any
 from planner.emit.batches import Batch, BatchLimits, apply_batches, plan_batches
 from planner.emit.expected_brokers import CHECK_BROKERS, check_brokers_script
 from planner.emit.log_dirs import LogDirPlan, balance_log_dirs
-from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, bytes_by_reason, render_runbook
+from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER, CordonChanges, bytes_by_reason, render_runbook
 from planner.emit.batch_throttle import MIN_THROTTLE_BPS, BatchThrottle, batch_throttle, throttle_rate
 from pools.atomic import atomic_dir, dump_json, write_text
 from pools.errors import InputError
-from pools.health import cluster_health, cordon_crossings, evacuation_keeps
+from pools.health import cluster_health, cordon_crossings, evacuation_keeps, kafka_cordoned
 from pools.new_brokers import with_planned_brokers
 from pools.kafka_formats import (
     ReassignmentEntry,
@@ -116,10 +116,10 @@ def build_bundle(
                              "(INVALID_REPLICA_ASSIGNMENT); re-plan from this snapshot")
         return _checked(entries, cluster, name)
 
+    known = {b.id for b in snapshot.brokers}
+    restorable = {k: rollback_replicas(old, target[k], known) for k, old in current.items()}
     if moves:
         files["reassignment.json"] = checked(_entries(target, dirs.targets), "reassignment.json")
-        known = {b.id for b in snapshot.brokers}
-        restorable = {k: rollback_replicas(old, target[k], known) for k, old in current.items()}
         files["rollback.json"] = _checked(_entries(restorable), cluster, "rollback.json")
         election = format_leader_election_json(target)
         parse_leader_election_json(election, source="leader-election.json")
@@ -149,8 +149,7 @@ def build_bundle(
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
         reasons=bytes_by_reason(moves),
-        cordon={b: ",".join(snapshot.broker_by_id[b].cordoned_log_dirs) for b in plan.drained
-                if b not in health.cordoned and b in snapshot.broker_by_id},
+        cordon=_cordons(snapshot, plan.drained, restorable, target),
         kafka_version=options.kafka_version,
         log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
                         "moved_bytes": sum(m.size_bytes for m in ms),
@@ -200,6 +199,19 @@ def _with_size(m: Any, size: int) -> Any:
     from pools.plan_file import PartitionMove
 
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
+
+
+def _cordons(snapshot: ClusterSnapshot, drained: Iterable[int], restorable: Mapping[tuple[str, int], tuple[int, ...]],
+             target: Mapping[tuple[str, int], tuple[int, ...]]) -> CordonChanges:
+    """The runbook's cordon changes: the pre-flight cordons each drained broker Kafka does not hold cordoned yet,
+    and the rollback lifts the cordon of every broker Kafka would then refuse a replica ``rollback.json`` returns to
+    it, restoring each broker's value from before (`pools.snapshot.Broker.kafka_cordon`) once it has run."""
+    brokers = snapshot.broker_by_id
+    before = {b.id: b.kafka_cordon() for b in snapshot.brokers}
+    preflight = {b: before[b] for b in sorted(drained) if b in brokers and not kafka_cordoned(brokers[b])}
+    returned = {b for k, old in restorable.items() for b in old if b not in target[k]}
+    lift = {b: before[b] for b in sorted(returned) if b in preflight or (b in brokers and kafka_cordoned(brokers[b]))}
+    return CordonChanges(preflight, lift)
 
 
 def rollback_replicas(old: tuple[int, ...], new: tuple[int, ...], known: set[int]) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
@@ -13,7 +14,8 @@ from pools.errors import InputError
 from pools.plan_file import REASON_RULES, PartitionMove
 from pools.units import format_bytes, format_duration, format_rate
 
-__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "parse_kafka_version", "render_runbook", "bytes_by_reason"]
+__all__ = ["BOOTSTRAP_PLACEHOLDER", "CORDON_VERSION", "CordonChanges", "parse_kafka_version", "render_runbook",
+           "bytes_by_reason"]
 
 BOOTSTRAP_PLACEHOLDER = "<BOOTSTRAP_SERVERS>"
 
@@ -38,7 +40,7 @@ def render_runbook(
     moved_held: Sequence[str] = (),
     evacuated: Sequence[str] = (),
     reasons: Sequence[dict[str, Any]] = (),
-    cordon: Mapping[int, str] | None = None,
+    cordon: CordonChanges | None = None,
     kafka_version: str | None = None,
     log_dir_moves: Sequence[Mapping[str, Any]] = (),
     log_dir_throttle: int = 0,
@@ -51,9 +53,8 @@ def render_runbook(
     moves although they were held (a plan made without the health rule), which the pre-flight warns about;
     ``evacuated`` names the partitions it re-replicates off drained brokers (`pools.health`), the only ones
     pre-flight check 1 may list; ``reasons`` are the rows of the "Why these moves" table (`bytes_by_reason`).
-    ``cordon`` maps the brokers a drain empties (a plan's ``drained``) that are not cordoned yet to their
-    ``cordoned.log.dirs`` before it (empty: none): on Kafka 4.3+ (``kafka_version``; unknown: the step says it
-    needs 4.3) the pre-flight cordons them first (KIP-1066) and the rollback restores that value.
+    ``cordon`` says which brokers the pre-flight cordons and the rollback lifts the cordon of (`CordonChanges`):
+    on Kafka 4.3+ (``kafka_version``; unknown: the steps say they need 4.3, KIP-1066).
     ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
     (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
     ``expected_brokers`` (``id``, ``rack``, ``pool``) are the plan's brokers still to buy: the
@@ -95,7 +96,7 @@ def render_runbook(
         moved_held=list(moved_held),
         evacuated=list(evacuated),
         reasons=list(reasons),
-        cordon=_cordon_step(cordon or {}, kafka_version),
+        cordon=_cordon_step(cordon or CordonChanges(), kafka_version),
         log_dir_moves=[{**m, "moved_bytes_h": format_bytes(m["moved_bytes"])} for m in log_dir_moves],
         log_dir_throttle=log_dir_throttle,
         log_dir_throttle_h=format_rate(log_dir_throttle),
@@ -132,24 +133,43 @@ def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
 CORDON_VERSION = (4, 3)
 
 
-def _cordon_step(brokers: Mapping[int, str], kafka_version: str | None) -> dict[str, Any] | None:
-    """The runbook's cordon step for ``brokers`` (each with its ``cordoned.log.dirs`` before the drain, empty for
-    none), or None when there is none or the cluster predates cordons. The rollback puts each value back: a
-    list as ``kafka-configs.sh --add-config`` takes one (``[/d1,/d2]``), none as ``--delete-config``.
+@dataclass(frozen=True, slots=True)
+class CordonChanges:
+    """The ``cordoned.log.dirs`` a bundle changes, each broker mapped to the value Kafka held before (empty: none).
 
-    >>> _cordon_step({4: ""}, "4.3.1")["conditional"], _cordon_step({4: ""}, None)["conditional"]
-    (False, True)
-    >>> _cordon_step({4: ""}, "4.2"), _cordon_step({3: "/d1,/d2", 4: "/d1"}, "4.3")["restore"]
-    (None, [(3, '[/d1,/d2]'), (4, '/d1')])
+    ``preflight``: the drained brokers the pre-flight cordons (``*``) so the controller places nothing new there.
+    ``lift``: the brokers whose cordon the rollback deletes before ``rollback.json``, which returns replicas to
+    them and which Kafka 4.3 rejects on a cordoned broker (``INVALID_REPLICA_ASSIGNMENT``). After the rollback, every
+    broker of either gets its value back.
     """
-    if not brokers:
+
+    preflight: Mapping[int, str] = field(default_factory=dict)
+    lift: Mapping[int, str] = field(default_factory=dict)
+
+
+def _cordon_step(changes: CordonChanges, kafka_version: str | None) -> dict[str, Any] | None:
+    """The runbook's cordon steps, or None when there are none or the cluster predates cordons. The rollback puts
+    each value back: a list as ``kafka-configs.sh --add-config`` takes one (``[/d1,/d2]``); none as
+    ``--delete-config``, unless the lift already deleted it (``kafka-configs.sh`` refuses to delete a config that is
+    not set).
+
+    >>> [_cordon_step(CordonChanges({4: ""}), v)["conditional"] for v in ("4.3.1", None)]
+    [False, True]
+    >>> _cordon_step(CordonChanges({4: ""}), "4.2")
+    >>> step = _cordon_step(CordonChanges({3: "/d1,/d2", 4: ""}, {3: "/d1,/d2", 5: "*"}), "4.3")
+    >>> step["brokers"], step["lift"], step["restore"], step["delete"]
+    ([3, 4], [3, 5], [(3, '[/d1,/d2]'), (5, '*')], [4])
+    """
+    if not changes.preflight and not changes.lift:
         return None
     version = parse_kafka_version(kafka_version) if kafka_version is not None else None
     if version is not None and version < CORDON_VERSION:
         return None
-    restore = [(b, f"[{v}]" if "," in v else v) for b, v in sorted(brokers.items()) if v]
-    return {"brokers": sorted(brokers), "conditional": version is None, "restore": restore,
-            "delete": [b for b, v in sorted(brokers.items()) if not v]}
+    before = {**changes.preflight, **changes.lift}
+    restore = [(b, f"[{v}]" if "," in v else v) for b, v in sorted(before.items()) if v]
+    return {"brokers": sorted(changes.preflight), "conditional": version is None, "lift": sorted(changes.lift),
+            "restore": restore, "delete": [b for b, v in sorted(changes.preflight.items())
+                                           if not v and b not in changes.lift]}
 
 
 def parse_kafka_version(text: str) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from pools.health import open_log_dirs
 from pools.kafka_formats.reassignment import ANY_LOG_DIR, format_reassignment_json
 from pools.policy import PoolPolicy
 from pools.pool_rules import PoolRules, log_dir_capacity, over_limit
-from pools.snapshot import ClusterSnapshot, PartitionState
+from pools.snapshot import Broker, ClusterSnapshot, PartitionState
 from pools.throttle import INTRA_BROKER_THROTTLE_BPS
 
 __all__ = ["SHOWN", "check_replicas_on_cordoned", "check_log_dir_over_headroom"]
@@ -50,8 +50,7 @@ def check_replicas_on_cordoned(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
                                      f"poolplan brokers decommission --snapshot $SNAPSHOT --policy $POLICY "
                                      f"--broker {broker_id} --out plan && poolplan emit --plan plan/plan.json "
                                      f"--snapshot $SNAPSHOT --out bundle  # or, if broker {broker_id} should serve "
-                                     f"on: kafka-configs.sh --bootstrap-server $BOOTSTRAP --alter --entity-type "
-                                     f"brokers --entity-name {broker_id} --delete-config cordoned.log.dirs"))
+                                     f"on: {_uncordon(b)}"))
             continue
         open_dirs = list(open_log_dirs(b))
         for log_dir in b.cordoned_log_dirs:
@@ -63,6 +62,15 @@ def check_replicas_on_cordoned(snapshot: ClusterSnapshot, policy: PoolPolicy, lo
                    f"# broker {broker_id} has no open log dir to move them to: uncordon one with kafka-configs.sh")
             out.append(_cordoned(broker_id, pool, log_dir, replicas, fix))
     return out
+
+
+def _uncordon(broker: Broker) -> str:
+    """How to lift a broker's cordon: delete the config where Kafka holds one (`pools.snapshot.Broker.kafka_cordon`;
+    ``kafka-configs.sh`` refuses to delete a config that is not set), else edit the file that gives it."""
+    if broker.kafka_cordon():
+        return (f"kafka-configs.sh --bootstrap-server $BOOTSTRAP --alter --entity-type brokers --entity-name "
+                f"{broker.id} --delete-config cordoned.log.dirs")
+    return f"remove its cordon from {broker.cordon_source() or 'the inventory'}"
 
 
 def check_log_dir_over_headroom(snapshot: ClusterSnapshot, policy: PoolPolicy, loads: Loads) -> list[Finding]:

@@ -143,7 +143,7 @@ def test_the_quarterly_plan_crosses_no_cordon(cluster, tmp_path, run_cli) -> Non
 
 
 def test_audit_fixes_cross_no_cordon(cluster, tmp_path, run_cli) -> None:
-    _, files = cluster
+    source, files = cluster
     code, _, err = run_cli("audit", *_args(files), "--out", tmp_path / "audit")
     assert code in (0, 1), err
     findings = json.loads((tmp_path / "audit" / "findings.json").read_text())["findings"]
@@ -153,6 +153,12 @@ def test_audit_fixes_cross_no_cordon(cluster, tmp_path, run_cli) -> None:
     assert _crossings(entries, dirs) == []
     kinds = {(f["kind"], f["broker"], f["evidence"].get("log_dir")) for f in findings}
     assert {("replicas_on_cordoned", 5, None), ("replicas_on_cordoned", 10, None)} <= kinds
+    # lifting the cordon: Kafka's config where it holds one, else the inventory that gives it
+    [whole] = [f["fix"] for f in findings if f["kind"] == "replicas_on_cordoned" and f["broker"] == 5]
+    if source == "inventory":
+        assert re.search(r"should serve on: remove its cordon from \S*brokers\.toml \(cordoned = true\)$", whole)
+    else:
+        assert "should serve on: kafka-configs.sh" in whole and whole.endswith("5 --delete-config cordoned.log.dirs")
 
 
 def test_a_plan_needing_a_cordoned_target_is_refused_naming_it(cluster, tmp_path, run_cli) -> None:
@@ -181,15 +187,58 @@ def test_a_plan_needing_a_cordoned_target_is_refused_naming_it(cluster, tmp_path
     assert not (tmp_path / "bad-bundle").exists()
 
 
-def test_the_rollback_restores_a_dir_cordon_the_drain_replaced(cluster, tmp_path, run_cli) -> None:
-    _, files = cluster
-    assert run_cli("brokers", "decommission", *_args(files), "--broker", "3", "--out", tmp_path / "d3")[0] == 0
-    assert run_cli("emit", "--plan", tmp_path / "d3" / "plan.json", "--snapshot", files["snapshot"], "--out",
-                   tmp_path / "b", "--kafka-version", "4.3.1")[0] == 0
-    runbook = (tmp_path / "b" / "runbook.md").read_text()
-    assert "--entity-name 3 --add-config 'cordoned.log.dirs=*'" in runbook
-    assert "--entity-name 3 --add-config 'cordoned.log.dirs=/var/lib/kafka/data-1'" in runbook
-    assert "--entity-name 3 --delete-config" not in runbook
+def _drain_runbook(run_cli, files: dict[str, Path], broker: int, out: Path) -> str:
+    assert run_cli("brokers", "decommission", *_args(files), "--broker", str(broker), "--out", out / "d")[0] == 0
+    assert run_cli("emit", "--plan", out / "d" / "plan.json", "--snapshot", files["snapshot"], "--out", out / "b",
+                   "--kafka-version", "4.3.1")[0] == 0
+    return (out / "b" / "runbook.md").read_text()
+
+
+def _config_steps(runbook: str, broker: int) -> list[str]:
+    """Each ``kafka-configs.sh --alter`` of ``broker`` in the runbook's order, with the rollback's execution between:
+    ``set <value>``, ``delete`` or ``ROLLBACK``."""
+    steps = re.findall(rf"--entity-name {broker} --(add-config 'cordoned\.log\.dirs=([^']*)'|delete-config "
+                       r"cordoned\.log\.dirs)|(rollback\.json --execute)", runbook)
+    return ["ROLLBACK" if rollback else f"set {value}" if value else "delete" for _, value, rollback in steps]
+
+
+#: What Kafka holds before the drain as each source says: the inventory's cordon is the planner's, not Kafka's.
+HELD_DIR = {"inventory": None, "configs": "/var/lib/kafka/data-1", "is_cordoned": "/var/lib/kafka/data-1"}
+HELD_BROKER = {"inventory": None, "configs": "*", "is_cordoned": "[/var/lib/kafka/data-0,/var/lib/kafka/data-1]"}
+
+
+def test_the_rollback_lifts_the_drain_cordon_and_restores_the_captured_dir_cordon(cluster, tmp_path, run_cli) -> None:
+    source, files = cluster
+    held = HELD_DIR[source]
+    steps = _config_steps(_drain_runbook(run_cli, files, 3, tmp_path), 3)
+    assert steps == ["set *", "delete", "ROLLBACK", *([f"set {held}"] if held else [])], steps
+
+
+def test_draining_a_cordoned_broker_lifts_its_cordon_for_the_rollback_and_restores_it(cluster, tmp_path,
+                                                                                      run_cli) -> None:
+    source, files = cluster
+    held = HELD_BROKER[source]
+    steps = _config_steps(_drain_runbook(run_cli, files, 5, tmp_path), 5)
+    # Kafka already holds broker 5 cordoned unless only the inventory says so: then the pre-flight cordons it.
+    assert steps == (["delete", "ROLLBACK", f"set {held}"] if held else ["set *", "delete", "ROLLBACK"]), steps
+
+
+def test_every_wave_lifts_the_cordon_before_its_rollback_returns_replicas_to_the_cordoned_broker(cluster, tmp_path,
+                                                                                                run_cli) -> None:
+    source, files = cluster
+    assert run_cli("brokers", "decommission", *_args(files), "--broker", "5", "--out", tmp_path / "d")[0] == 0
+    assert run_cli("emit", "--plan", tmp_path / "d" / "plan.json", "--snapshot", files["snapshot"], "--out",
+                   tmp_path / "b", "--kafka-version", "4.3.1", "--wave-bytes", str(100 * 10**9))[0] == 0
+    waves = sorted((tmp_path / "b").glob("wave-*/"))
+    assert len(waves) > 1
+    for wave in waves:
+        returned = any(5 in e["replicas"] for e in json.loads((wave / "rollback.json").read_text())["partitions"])
+        steps = _config_steps((wave / "runbook.md").read_text(), 5)
+        after = [f"set {HELD_BROKER[source]}"] if HELD_BROKER[source] else []
+        if returned:
+            assert steps[steps.index("delete") + 1:] == ["ROLLBACK", *after], (wave.name, steps)
+        else:
+            assert "delete" not in steps, (wave.name, steps)
 
 
 def test_an_inventory_cordon_on_a_dir_the_broker_lacks_is_exit_2(tmp_path, run_cli) -> None:

@@ -87,6 +87,24 @@ def test_racks_capacity_and_tenants() -> None:
     assert any(v.rule == "tenants" and "'ta' and 'tb' share pool(s) ['a']" in v.message for v in found)
 
 
+def _racks_found(cordoned: tuple[int, ...]) -> list[str]:
+    """Rack violations when brokers ``cordoned`` are, and a.t moves from (1, 2, 3) to (1, 7, 3): racks r1, r1, r0."""
+    snapshot, policy, plan = _setup()
+    brokers = tuple(replace(b, cordoned=b.id in cordoned) for b in snapshot.brokers) + (Broker(7, "r1", CAP, "a"),)
+    wide = replace(snapshot, brokers=brokers)
+    moved = _target(replace(plan, brokers={**plan.brokers, 7: "a"}), "a.t", (1, 7, 3))
+    return [v.message for v in validate_plan(wide, policy, moved, topic_demand(wide, {})) if v.rule == "racks"]
+
+
+def test_a_rack_counts_only_with_open_capacity() -> None:
+    # broker 2, pool a's only broker of rack r2, cordoned: a.t cannot span r2, but pool a lacks a third open rack
+    assert _racks_found((2,)) == ["pool 'a' spans 2 rack(s) with open capacity (a broker not cordoned or unhealthy), "
+                                  "needs 3"]
+    # every broker of rack r2 cordoned: the cluster has two open racks, which pool a and a.t span
+    assert _racks_found((2, 5)) == []
+    assert _racks_found(()) == ["partition a.t-0 spans 2 rack(s); its pool has 3 with open capacity for 3 replicas"]
+
+
 def test_moves_without_a_reason_or_with_a_false_one_are_soft_violations() -> None:
     snapshot, policy, plan = _setup()
     demands = topic_demand(snapshot, {})

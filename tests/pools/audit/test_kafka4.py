@@ -63,7 +63,10 @@ def test_replicas_on_a_cordoned_dir_move_to_an_open_dir_of_the_same_broker(findi
         == "/data/d2"
     whole = cordoned[6, None]
     assert whole.evidence["replicas"] == 3 and "poolplan brokers decommission" in whole.fix \
-        and "--broker 6" in whole.fix and "--delete-config cordoned.log.dirs" in whole.fix
+        and "--broker 6" in whole.fix
+    # broker 6's cordon is the inventory's alone (the kafka-configs capture sets none): kafka-configs.sh would refuse
+    # to delete a config that is not set, so the fix names the inventory
+    assert whole.fix.endswith("should serve on: remove its cordon from inventory (cordoned_log_dirs)")
     assert not [f for f in _of(found, "replicas_on_cordoned") if f.broker == 3]  # cordoned, but empty
 
 
