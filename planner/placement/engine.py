@@ -37,10 +37,11 @@ A round that gains nothing widens the set (×4); the search stops when nothing i
 band or the candidates are exhausted. Each round starts from the best placement, so the result is never worse
 than the seed.
 
-**Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit (not a time limit): the same
-input gives the same placement on any machine and under any load. The time limit bounds the whole `optimise`
-call (the exact solve, or every round of the search): a result it cuts short has status `TIME_LIMITED` and may
-differ between runs and machines.
+**Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit, and the search under a round
+limit (work, not time): the same input gives the same placement on any machine and under any load. The whole
+model is kept to pools small enough (`FULL_PAIRS`) that its root, which no node limit bounds, stays short. The
+time limit is a safety net over the whole `optimise` call (the exact solve, or every round of the search): a
+result it cuts short has status `TIME_LIMITED` and may differ between runs and machines.
 
 **Goals for day-2 operations.** Every job is a seed plus a goal:
 
@@ -64,7 +65,7 @@ from dataclasses import dataclass, replace
 import highspy
 import numpy as np
 
-from planner.highs import QuietHighs
+from planner.highs import QuietHighs, use_threads
 from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
@@ -73,8 +74,10 @@ __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
-#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap).
-FULL_PAIRS = 60_000
+#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap); larger
+#: ones by rounds of the move model. A 12-broker pool of 3,583 partitions (43 k pairs) with two joining brokers
+#: ran over 100 s in the whole model's root and presolve, which no node limit bounds; the rounds took 1 s.
+FULL_PAIRS = 6_000
 #: Branch-and-bound nodes per solve: the deterministic effort limit.
 MAX_NODES = 20_000
 #: Relative MIP gap at which a solve stops.
@@ -562,7 +565,8 @@ def _status(h: highspy.Highs, otherwise: str = "feasible") -> str:
 
 def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
     h = QuietHighs()
-    for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
+    use_threads(1, h)
+    for key, value in (("output_flag", False), ("random_seed", 0), ("mip_rel_gap", gap),
                        ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
         h.setOptionValue(key, value)
     return h
