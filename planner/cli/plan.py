@@ -21,8 +21,9 @@ __all__ = ["command", "STAGE"]
 @click.option("--solver", default=Solver.HIGHS.value, show_default=True, type=click.Choice([s.value for s in Solver]),
               help="MILP solver for the pool model.")
 @click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
-              help="Wall-clock seconds for all the solving: the pool model's stages, then the placement inside "
-                   "the pools gets what is left. A solve cut short says so in plan.json's warnings.")
+              help="A wall-clock safety net over all the solving (the pool model's stages, then the placement "
+                   "inside the pools with what is left). Work limits (nodes, rounds) end every search, so the plan "
+                   "is the same on any machine under any load unless this net fires; plan.json's warnings say so.")
 @click.option("--gap", default=0.01, show_default=True, type=FiniteRange(min=0, max=1),
               help="Relative MIP gap at which the solver stops.")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(min=1),
