@@ -895,10 +895,15 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     out = np.array(target, dtype=np.int64)
     racks = np.unique(state.rack[state.rack >= 0])
     load = state_loads(state, out)
-    slots = state.holders.tolist()  # -1: a replica outside the pool (or padding), a slot a new replica can take
-    lists = [[b for b in row if b >= 0] for row in slots]
-    rows = [_canonical([b for b in row if b >= 0], now) for row, now in zip(out.tolist(), slots)]
-    moving = [i for i, (row, now) in enumerate(zip(rows, lists)) if row != now]
+    # only rows that differ from their current replicas can move (an equal row is its own canonical form): the
+    # Python work below is per differing row, not per partition
+    held = state.holders
+    gaps = ((held[:, :-1] < 0) & (held[:, 1:] >= 0)).any(axis=1) if held.shape[1] else np.zeros(len(held), bool)
+    differ = np.flatnonzero((out != held).any(axis=1) | gaps).tolist()  # a gap (-1 before a replica) closes up
+    slots = dict(zip(differ, state.holders[differ].tolist()))  # -1: a replica outside the pool (or padding)
+    lists = {i: [b for b in row if b >= 0] for i, row in slots.items()}
+    rows = {i: _canonical([b for b in row if b >= 0], slots[i]) for i, row in zip(differ, out[differ].tolist())}
+    moving = [i for i in differ if rows[i] != lists[i]]
     copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
     moving.sort(key=lambda i: (-copied[i], i))
     while True:  # passes: an undone move can make room for another (each undo brings a row nearer its current)
@@ -918,9 +923,9 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
         moving = [i for i in moving if rows[i] != lists[i]]
         if not undone:
             break
-    for i in range(len(rows)):
+    for i, row in rows.items():
         out[i] = -1
-        out[i, : len(rows[i])] = rows[i]
+        out[i, : len(row)] = row
     return out, {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
 
 
