@@ -31,7 +31,8 @@ __all__ = ["command", "STAGE"]
 @click.option("--consumer-groups", "groups_path", type=click.Path(dir_okay=False),
               help="kafka-consumer-groups.sh --describe output, as the run's plan used it.")
 @click.option("--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
-              help="Solver time limit, seconds.")
+              help="Wall-clock safety net for the plan's solving, seconds (work limits end every search; a plan "
+                   "the net cuts says so in its warnings).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False),
               help="Output directory [default: RUN_DIR/whatif]: the changed inputs, plan/ and report/.")
 def command(**params: Any) -> int:
