@@ -31,6 +31,9 @@ from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState, To
 
 CASES = {
     "small": dict(brokers=50, topics=500, pools=5, partitions=10),
+    # ten pools, some over headroom with brokers joining them: the case tests/planner/test_plan_under_load.py plans
+    # twice, once with both cores kept busy, for a byte-identical plan.json
+    "hundred": dict(brokers=100, topics=3000, pools=10, partitions=10, load=0.7),
     "medium": dict(brokers=200, topics=5000, pools=10, partitions=10),
     "large": dict(brokers=1000, topics=20000, pools=40, partitions=50),
 }

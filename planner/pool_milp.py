@@ -46,10 +46,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+import highspy
 import numpy as np
 import pulp
 
-from planner.highs import QuietHighs
+from planner.highs import QuietHighs, use_threads
 from planner.solvers import Solver
 from pools.errors import InputError, SolverError
 from pools.plan_file import SolverReport
@@ -76,11 +77,16 @@ __all__ = [
     "PoolProblem",
     "PoolSolution",
     "solve_pools",
+    "STAGE_NODES",
 ]
 
 Vector = tuple[float, float, float, float]
 
 USED_WEIGHT = 1e-3
+#: Branch-and-bound nodes per stage: the work limit that ends a stage short of its gap, the same on any machine
+#: under any load (HiGHS explores its tree in one worker whatever ``threads``; the wall-clock ``time_limit`` is
+#: only a safety net, and a stage it stops makes `PoolSolution.time_limited` true).
+STAGE_NODES = 10_000
 
 _log = logging.getLogger(__name__)
 
@@ -162,11 +168,13 @@ def solve_pools(
     problem : PoolProblem
     solver : Solver or {"highs", "cbc"}
     time_limit : float
-        Seconds for all stages together.
+        Wall-clock seconds for all stages together: a safety net only. Each stage stops at its gap or at
+        `STAGE_NODES` nodes (work, not time), so the same problem gives the same solution on any machine under any
+        load unless this net fires (``time_limited``).
     gap : float
         Relative MIP gap at which stages 2 and 3 stop.
     threads : int
-        Solver threads (fixed, with a fixed seed, for reproducible plans).
+        Solver threads (fixed, with a fixed seed, for reproducible plans; `planner.highs.use_threads`).
     restrict : bool
         Name stage 2's free brokers only in the pools holding at least ``gap`` of their bytes, and count them by
         class elsewhere (exact at gap 0, smaller); False gives every free broker every pool by name (the
@@ -187,12 +195,15 @@ def solve_pools(
     """
     solver = Solver(solver)
     started = time.monotonic()
+
+    def left() -> float:  # the safety net: what is left of ``time_limit`` for the whole call
+        return max(1.0, time_limit - (time.monotonic() - started))
+
     counts = _Model(problem, aggregate=True)
     # fewest new brokers; among those, keep as many brokers as possible in their current pool (the weight
     # keeps the second term below one broker)
     stay = counts.stay() / (len(problem.brokers) + 1)
-    stage1 = counts.solve(counts.added_total - stay, _solver(solver, time_limit / 2, 0.0, threads,
-                                                                       progress, _STEPS[0]))
+    stage1 = counts.solve(counts.added_total - stay, _solver(solver, left(), 0.0, threads, progress, _STEPS[0]))
     if stage1.status != "Optimal" or stage1.solution == "No Solution Found":
         return counts.unsolved(stage1, time.monotonic() - started)
     limited = stage1.limited
@@ -201,9 +212,7 @@ def solve_pools(
     model = _Model(problem, allowed=_candidate_pools(problem, counts.pool_index, gap) if restrict else None)
     model.prob += model.added_total <= need, "stage1_added"
     model.start_from(counts, start)
-    remaining = max(1.0, time_limit - (time.monotonic() - started))
-    stage2 = model.solve(model.moved, _solver(solver, remaining * 2 / 3, gap, threads,
-                                                                 progress, _STEPS[1]))  # from stage 1's solution
+    stage2 = model.solve(model.moved, _solver(solver, left(), gap, threads, progress, _STEPS[1]))  # from stage 1's
     if stage2.solution == "No Solution Found":
         return model.unsolved(stage2, time.monotonic() - started)
     limited |= stage2.limited
@@ -213,9 +222,8 @@ def solve_pools(
     # limit without a solution)
     model.fix_choices()
     found = {v.name: v.varValue for v in model.prob.variables()}
-    remaining = max(1.0, time_limit - (time.monotonic() - started))
-    stage3 = model.solve(model.tie_breakers(), _solver(solver, remaining, gap, threads, progress,
-                                                                         _STEPS[2]))  # from stage 2's solution
+    stage3 = model.solve(model.tie_breakers(), _solver(solver, left(), gap, threads, progress,
+                                                       _STEPS[2]))  # from stage 2's solution
     if stage3.solution not in _HAS_SOLUTION:  # e.g. HiGHS >= 1.16 may call the fixed-moved-bytes model infeasible
         for v in model.prob.variables():
             v.varValue = found[v.name]
@@ -235,7 +243,7 @@ class _Stage:
     objective: float | None
     bound: float | None
     gap: float | None
-    limited: bool = False  # stopped at a limit (time) with a solution short of the gap
+    limited: bool = False  # the wall-clock safety net stopped it (the work limit, STAGE_NODES, did not)
 
 
 #: What each stage of `solve_pools` does, as progress tells it.
@@ -262,7 +270,8 @@ class _StartedHiGHS(pulp.HiGHS):
         limit = float(self.timeLimit)
         model.cbMipLogging.subscribe(lambda event: self.progress(self.step, note=_solver_note(
             event.data_out.mip_gap, limit - event.data_out.running_time)))
-        options = {"mip_rel_gap": self.gapRel, "mip_abs_gap": self.gapAbs, "threads": self.threads,
+        use_threads(self.threads, model)
+        options = {"mip_rel_gap": self.gapRel, "mip_abs_gap": self.gapAbs,
                    "time_limit": limit, **self.optionsDict}
         for key, value in options.items():
             if value is not None:
@@ -297,14 +306,14 @@ def _solver(solver: Solver, time_limit: float, gap: float, threads: int, progres
     if solver is Solver.HIGHS:
         return _StartedHiGHS(
             msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap, threads=threads, random_seed=0,
-            progress=progress, step=step,
+            mip_max_nodes=STAGE_NODES, progress=progress, step=step,
         )
     progress(step, note=_solver_note(math.inf, time_limit))
     try:
         from cbcbox import cbc_bin_path
     except ImportError:
         raise InputError("--solver cbc: the CBC solver is not installed (pip install 'pulp[cbc]')") from None
-    options = ["randomSeed 1", "randomCbcSeed 1"]
+    options = ["randomSeed 1", "randomCbcSeed 1", f"maxNodes {STAGE_NODES}"]
     return pulp.COIN_CMD(path=cbc_bin_path(), msg=False, timeLimit=time_limit, gapRel=gap, gapAbs=abs_gap,
                          threads=threads, options=options, warmStart=True)
 
@@ -688,7 +697,10 @@ class _Model:
                 gap = float(info.mip_gap)
         elif self.prob.sol_status == 2:
             bound, gap = None, None
-        limited = self.prob.sol_status == pulp.LpSolutionIntegerFeasible
+        if model is not None and hasattr(model, "getModelStatus"):
+            limited = model.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+        else:  # CBC does not say which limit stopped it
+            limited = self.prob.sol_status == pulp.LpSolutionIntegerFeasible
         return _Stage(solver.name, status, solution, value, bound, gap, limited)
 
     def _report(self, stage: _Stage) -> SolverReport:

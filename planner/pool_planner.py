@@ -90,8 +90,10 @@ def plan_pools(
     partition_profile : mapping, optional
         Per-partition rates for splitting topic traffic over partitions.
     solver, time_limit, gap, threads
-        Passed to `planner.pool_milp.solve_pools`. ``time_limit`` (wall-clock seconds) bounds the solving as a
-        whole: the pool model's stages, then the placement inside the pools (`place_in_pools`) gets what is left.
+        Passed to `planner.pool_milp.solve_pools`. ``time_limit`` (wall-clock seconds) is a safety net over the
+        solving as a whole: the pool model's stages, then the placement inside the pools (`place_in_pools`), which
+        may use what is left. Work limits (branch-and-bound nodes, rounds) end every search, so the same inputs
+        give the same plan on any machine under any load; a plan the net cut short says so in its warnings.
     horizon_days : int, optional
         The forecast horizon in days; default the policy's ``forecast_horizon_days``. The profile's forecasts are
         re-derived at it (`pools.demand.at_horizon`).
@@ -143,8 +145,8 @@ def plan_pools(
         _raise_unsolved(policy, resolved, solution.report)
     if solution.time_limited:
         warnings.append(
-            f"the solver stopped at its time limit ({time_limit:g} s) short of the {gap:.2%} gap: a plan cut short by "
-            "time may differ between runs and machines; raise --time-limit"
+            f"the solver stopped at its time limit ({time_limit:g} s, the wall-clock safety net) short of the "
+            f"{gap:.2%} gap: a plan cut short by time may differ between runs and machines; raise --time-limit"
         )
     topic_pool = {t: solution.groups[r.group] for t, r in resolved.items()}
     planned = placeholder_brokers(solution.added, Capacity(*problem.new_broker), taken=taken_ids(snapshot),

@@ -52,7 +52,7 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     moves = []
     for m in plan.partitions:
         reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width) if m.changed else None
-        moves.append(replace(m, reason=reason))
+        moves.append(m if reason is None and m.reason is None else replace(m, reason=reason))  # most stay: no copy
     return replace(plan, partitions=tuple(moves))
 
 

@@ -109,8 +109,9 @@ def consumer_groups_option(help: str = _GROUPS_HELP) -> Callable[[F], F]:
 #: ``--time-limit``: the wall-clock seconds of a plan's solving (``plan``, and the plan a what-if makes).
 time_limit_option = click.option(
     "--time-limit", default=60.0, show_default=True, type=FiniteRange(min=1),
-    help="Wall-clock seconds for all the solving: the pool model's stages, then the placement inside the pools gets "
-         "what is left. A solve cut short says so in plan.json's warnings.")
+    help="A wall-clock safety net over all the solving (the pool model's stages, then the placement inside the "
+         "pools with what is left). Work limits (nodes, rounds) end every search, so the plan is the same on any "
+         "machine under any load unless this net fires; plan.json's warnings say so.")
 
 
 def _renamed(old: str) -> str:

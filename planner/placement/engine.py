@@ -37,10 +37,11 @@ A round that gains nothing widens the set (×4); the search stops when nothing i
 band or the candidates are exhausted. Each round starts from the best placement, so the result is never worse
 than the seed.
 
-**Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit (not a time limit): the same
-input gives the same placement on any machine and under any load. The time limit bounds the whole `optimise`
-call (the exact solve, or every round of the search): a result it cuts short has status `TIME_LIMITED` and may
-differ between runs and machines.
+**Determinism.** HiGHS runs single-threaded with a fixed seed under a node limit, and the search under a round
+limit (work, not time): the same input gives the same placement on any machine and under any load. The whole
+model is kept to pools small enough (`FULL_PAIRS`) that its root, which no node limit bounds, stays short. The
+time limit is a safety net over the whole `optimise` call (the exact solve, or every round of the search): a
+result it cuts short has status `TIME_LIMITED` and may differ between runs and machines.
 
 **Goals for day-2 operations.** Every job is a seed plus a goal:
 
@@ -64,7 +65,7 @@ from dataclasses import dataclass, replace
 import highspy
 import numpy as np
 
-from planner.highs import QuietHighs
+from planner.highs import QuietHighs, use_threads
 from pools.fill import add_loads
 from pools.snapshot import DIMENSIONS
 
@@ -73,10 +74,15 @@ __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
-#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap).
-FULL_PAIRS = 60_000
-#: Branch-and-bound nodes per solve: the deterministic effort limit.
-MAX_NODES = 20_000
+#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap); larger
+#: ones by rounds of the move model. A 12-broker pool of 3,583 partitions (43 k pairs) with two joining brokers
+#: ran over 100 s in the whole model's root and presolve, which no node limit bounds; the rounds took 1 s.
+FULL_PAIRS = 6_000
+#: Branch-and-bound nodes per whole-pool solve: the deterministic effort limit. 20,000 ran past 600 s on an
+#: 8-broker pool of 145 partitions over headroom (a weak bound: nodes are slow there), so a plan's placement was
+#: ended by its wall-clock net, not by work; 300 (as `planner.operations.distribution.POLISH_NODES`) found the
+#: same placement as 1,000 there, within 0.08 % of the bytes 20,000 reached in 600 s.
+MAX_NODES = 300
 #: Relative MIP gap at which a solve stops.
 MIP_GAP = 1e-3
 #: The status of a result its time limit cut short.
@@ -562,7 +568,8 @@ def _status(h: highspy.Highs, otherwise: str = "feasible") -> str:
 
 def _highs(max_nodes: int, time_limit: float, gap: float) -> highspy.Highs:
     h = QuietHighs()
-    for key, value in (("output_flag", False), ("threads", 1), ("random_seed", 0), ("mip_rel_gap", gap),
+    use_threads(1, h)
+    for key, value in (("output_flag", False), ("random_seed", 0), ("mip_rel_gap", gap),
                        ("mip_max_nodes", max_nodes), ("time_limit", time_limit)):
         h.setOptionValue(key, value)
     return h
@@ -888,10 +895,15 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     out = np.array(target, dtype=np.int64)
     racks = np.unique(state.rack[state.rack >= 0])
     load = state_loads(state, out)
-    slots = state.holders.tolist()  # -1: a replica outside the pool (or padding), a slot a new replica can take
-    lists = [[b for b in row if b >= 0] for row in slots]
-    rows = [_canonical([b for b in row if b >= 0], now) for row, now in zip(out.tolist(), slots)]
-    moving = [i for i, (row, now) in enumerate(zip(rows, lists)) if row != now]
+    # only rows that differ from their current replicas can move (an equal row is its own canonical form): the
+    # Python work below is per differing row, not per partition
+    held = state.holders
+    gaps = ((held[:, :-1] < 0) & (held[:, 1:] >= 0)).any(axis=1) if held.shape[1] else np.zeros(len(held), bool)
+    differ = np.flatnonzero((out != held).any(axis=1) | gaps).tolist()  # a gap (-1 before a replica) closes up
+    slots = dict(zip(differ, state.holders[differ].tolist()))  # -1: a replica outside the pool (or padding)
+    lists = {i: [b for b in row if b >= 0] for i, row in slots.items()}
+    rows = {i: _canonical([b for b in row if b >= 0], slots[i]) for i, row in zip(differ, out[differ].tolist())}
+    moving = [i for i in differ if rows[i] != lists[i]]
     copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
     moving.sort(key=lambda i: (-copied[i], i))
     while True:  # passes: an undone move can make room for another (each undo brings a row nearer its current)
@@ -911,9 +923,9 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
         moving = [i for i in moving if rows[i] != lists[i]]
         if not undone:
             break
-    for i in range(len(rows)):
+    for i, row in rows.items():
         out[i] = -1
-        out[i, : len(rows[i])] = rows[i]
+        out[i, : len(row)] = row
     return out, {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
 
 

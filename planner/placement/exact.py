@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pulp
 
+from planner.highs import use_threads
 from planner.placement.engine import fair_share
 from pools.demand import Demand, PartitionShare, replica_load
 from pools.errors import InfeasibleError
@@ -126,6 +127,7 @@ def exact_placement(
     else:
         prob += pulp.lpSum(moved) <= max_moved_bytes, "budget"
         prob.setObjective(pulp.lpSum(outside) + 1e-6 * pulp.lpSum(moved) / total)
+    use_threads(1)
     prob.solve(pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=0.0, threads=1, random_seed=0))
     if prob.sol_status not in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         raise InfeasibleError(f"exact placement: {pulp.LpStatus[prob.status]} ({pulp.LpSolution[prob.sol_status]})")

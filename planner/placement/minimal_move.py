@@ -112,9 +112,10 @@ def place_in_pools(
         `PoolState` (a rebalance of a large pool uses `planner.operations.distribution`). Called as
         ``optimiser(state, goal)``, with ``time_limit=seconds`` when ``time_limit`` is given.
     time_limit : float, optional
-        Wall-clock seconds for the whole placement: each pool gets the share of what is left that its
-        (partition, broker) pairs are of the pools still to place (a pool cut short is named in the warnings).
-        Default: the optimiser's own limit.
+        Wall-clock seconds for the whole placement, a safety net only: the optimiser's work limits (rounds and
+        branch-and-bound nodes) end each pool's search, so the placement is the same on any machine under any load
+        unless this net fires; each pool may use what is left of it, and a pool it cuts short is named in the
+        warnings. Default: the optimiser's own net.
 
     Returns
     -------
@@ -149,10 +150,6 @@ def place_in_pools(
     outcome: dict[str, PoolPlacement] = {}
     deadline = None if time_limit is None else time.monotonic() + time_limit
     reasons: dict[tuple[str, int], MoveReason] = {}
-    # each pool's share of the time left: its (partition, broker) pairs over those of the pools still to place
-    pairs = np.array([np.count_nonzero((part_pool == j) & ~fixed) * len(brokers[j]) for j in range(len(pools))],
-                     dtype=float)
-    later = np.cumsum(pairs[::-1])[::-1]
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -170,9 +167,8 @@ def place_in_pools(
                 goal = Goal(band=FAIR_SHARE_BAND, band_brokers=band) if band.any() else Goal()
             if deadline is None:
                 found = optimiser(state, goal)
-            else:
-                share = pairs[j] / later[j] if later[j] > 0 else 1.0
-                found = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()) * share)
+            else:  # the safety net: what is left of it, never a share that a slower machine would shrink
+                found = optimiser(state, goal, time_limit=max(0.0, deadline - time.monotonic()))
             pruned, why = prune_moves(state, goal, found.target)  # no move that relieves, fills or repairs nothing
             result = replace(evaluate(state, goal, pruned, found.status), gap=found.gap,
                              candidates=found.candidates, rounds=found.rounds)
@@ -258,9 +254,9 @@ def _copied_bytes(state: PoolState, target: np.ndarray) -> int:
 def _warnings(pool: str, ids: np.ndarray, result: PoolResult, joining: set[int]) -> list[str]:
     out = []
     if result.status == TIME_LIMITED:
-        out.append(f"pool {pool!r}: the placement stopped at its time limit with the best placement found by then; "
-                   "a placement cut short by time may differ between runs and machines (poolplan plan: raise "
-                   "--time-limit)")
+        out.append(f"pool {pool!r}: the placement stopped at its time limit (the wall-clock safety net, before its "
+                   "work limits) with the best placement found by then; a placement cut short by time may differ "
+                   "between runs and machines (poolplan plan: raise --time-limit)")
     over = np.flatnonzero(result.overload.sum(axis=1) > 0)
     if len(over):
         names = ", ".join(str(int(ids[b])) for b in over)

@@ -9,6 +9,11 @@ every other move kept) would
   (`planner.placement.engine.fair_share`, per pool) in some dimension of `ENGINE_DIMENSIONS` (it relieves or
   fills).
 
+A move that isolates, evacuates or changes the replication factor does something, but it may also drop a replica
+it could keep: a current replica on a broker of the topic's pool (not drained, not unhealthy) that leaves although
+putting it back in place of one of the new replicas (rack spread kept) would leave every broker it touches no
+further over its limit or outside its band. Such a move is larger than its reason, and the judge lists it too.
+
 The judge is deliberately lenient (every broker is banded in every dimension, whatever the operation's goal), so
 a move it calls idle has no reason under any goal. It recomputes loads from the snapshot and demands
 (`planner.operations.balance.broker_loads`), never from the planner's numbers.
@@ -53,6 +58,9 @@ def idle_moves(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demand
         pool = plan.topics.get(m.topic)
         if len(m.old_replicas) != len(m.replicas) or any(plan.brokers.get(b) != pool or b in gone
                                                          for b in m.old_replicas):
+            if _drops_a_keepable_replica(snapshot, demands, m, pool, plan, gone, assignment, with_load, rules,
+                                         share.get(pool, {}), members.get(pool, ()), band):
+                idle.append(m)
             continue
         racks = {rack[b] for b in members.get(pool, ()) if rack[b] is not None}
         if racks and not _spread(m.old_replicas, rack, len(racks)):
@@ -100,3 +108,22 @@ def _worse(with_load: np.ndarray, without: np.ndarray, limit: np.ndarray, share:
 
     scale = np.where(np.isfinite(limit), limit, 0.0) + (np.abs(share) if share is not None else 0.0) + 1e-9
     return bool(((outside(without) - outside(with_load)) > _EPS * scale).any())
+
+
+def _drops_a_keepable_replica(snapshot, demands, m: PartitionMove, pool, plan: Plan, gone: set[int], assignment,
+                              with_load, rules: PoolRules, share, members, band: float) -> bool:
+    """Whether ``m`` drops a current replica on a broker of ``pool`` that could come back in place of one of its
+    new replicas (rack spread kept) with no broker it touches worse off (see the module docstring)."""
+    rack = {b.id: b.rack for b in snapshot.brokers}
+    racks = {rack[b] for b in members if rack[b] is not None}
+    dropped = [b for b in m.old_replicas if b not in m.replicas and plan.brokers.get(b) == pool and b not in gone]
+    for old in dropped:
+        for new in m.adding:
+            row = tuple(old if b == new else b for b in m.replicas)
+            if racks and not _spread(row, rack, len(racks)):
+                continue
+            without = broker_loads(snapshot, demands, assignment | {(m.topic, m.partition): row})
+            if not any(_worse(with_load[b], without[b], _limit(snapshot, rules, b, plan), share.get(b), band)
+                       for b in (old, new)):
+                return True
+    return False

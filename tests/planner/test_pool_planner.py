@@ -87,11 +87,13 @@ def test_isolates_tenants_and_moves_less_than_from_scratch() -> None:
     assert set(plan.utilisation["brokers"]["1"]["disk"]) == {"capacity", "now", "before", "after"}
 
 
+@pytest.mark.slow  # the placement's node limits take ~25 s idle (175 s at load average 15)
 def test_shortfall_is_explained_per_pool_and_dimension() -> None:
     snapshot, policy, profile = random_cluster(12, 30, 2, seed=1, load=0.45)
     small = Capacity(**{d: snapshot.brokers[0].capacity.get(d) / 4 for d in DIMENSIONS})
     snapshot = replace(snapshot, brokers=tuple(replace(b, capacity=small) for b in snapshot.brokers))
-    outcome = plan_pools(snapshot, policy, profile, time_limit=10)  # the placement stops at its limit here
+    outcome = plan_pools(snapshot, policy, profile, time_limit=3600)  # work limits end it, not the net
+    assert not [w for w in outcome.plan.warnings if "time limit" in w]
     assert sum(outcome.plan.brokers_to_add.values()) > 0
     assert any(s.startswith("pool p") and "more broker(s) for " in s and "at 80% headroom" in s
                for s in outcome.shortfall)

@@ -217,3 +217,27 @@ def test_a_placement_out_of_time_keeps_the_seed_and_says_so() -> None:
     assert out.pools["p"].moved_bytes == out.pools["p"].seed_bytes  # nothing beyond the seed
     assert any("stopped at its time limit" in w and "--time-limit" in w for w in out.warnings)
     assert "time limit" not in " ".join(seed.warnings)
+
+
+def test_a_solve_after_one_at_another_thread_count_still_finds_its_placement() -> None:
+    # HiGHS sizes one scheduler per process at its first solve: the pool model at --threads 2 left every later
+    # single-threaded engine solve in error (no solution), so each pool kept its seed ("seed-kept")
+    import highspy
+
+    from planner.highs import QuietHighs, use_threads
+
+    case = overloaded_pool("six", **CASES["six"])
+
+    def placed():
+        return place_in_pools(case.snapshot, case.demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM})
+
+    alone = placed()
+    h = QuietHighs()
+    h.setOptionValue("output_flag", False)
+    use_threads(2, h)
+    h.addVar(0.0, 1.0)
+    h.changeColIntegrality(0, highspy.HighsVarType.kInteger)
+    h.run()  # a two-thread solve sizes the scheduler for two
+    after = placed()
+    assert alone.pools["p"].status == after.pools["p"].status != "seed-kept"
+    assert after.assignment == alone.assignment and after.warnings == ()

@@ -92,3 +92,31 @@ def test_prune_undoes_a_reorder_and_an_empty_move_but_keeps_a_relief() -> None:
     assert pruned.tolist() == [[0, 1], [0, 1], [2, 1]]
     assert list(reasons) == [2]
     assert reasons[2] == MoveReason("relieve", 0, "nw_in", 5.0, 6.0)
+
+
+def test_an_isolating_move_that_drops_an_in_pool_replica_it_could_keep_is_flagged() -> None:
+    # issue 36: a 0-byte partition moved for isolation dropped its replica on broker 4 of its pool ([6, 4, 2] ->
+    # [14, 15, 13]): nothing copied, but the move was larger than its reason. The planner's plan keeps every such
+    # replica unless a rule needs the slot (the judge finds none to keep); the same plan with one of them swapped
+    # for another broker of its rack is flagged.
+    snap, policy, profile = _cluster(0)
+    demands = topic_demand(snap, profile, None, "forecast")
+    plan = plan_pools(snap, policy, profile).plan
+    assert idle_moves(snap, policy, plan, demands) == []
+    rack = {b.id: b.rack for b in snap.brokers}
+    tried = []
+    for i, m in enumerate(plan.partitions):
+        pool = plan.topics[m.topic]
+        kept = [b for b in m.replicas if b in m.old_replicas and plan.brokers.get(b) == pool]
+        if m.size_bytes or not m.changed or not kept or all(plan.brokers.get(b) == pool for b in m.old_replicas):
+            continue
+        for x in sorted(b for b, p in plan.brokers.items() if p == pool and rack[b] == rack[kept[0]]
+                        and b not in m.replicas)[:2]:
+            edited = replace(m, replicas=tuple(x if b == kept[0] else b for b in m.replicas))
+            partitions = plan.partitions[:i] + (edited,) + plan.partitions[i + 1:]
+            tried.append(edited in idle_moves(snap, policy, replace(plan, partitions=partitions), demands))
+            if tried[-1] or len(tried) >= 4:
+                break
+        if tried and tried[-1] or len(tried) >= 4:
+            break
+    assert tried and any(tried)
