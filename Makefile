@@ -3,6 +3,7 @@
 #   make check       the inner loop between two edits (about 3 minutes on 2 cores): every test not marked slow, on
 #                    parallel workers, with the small Hypothesis profile and the stored exact-reference optima
 #   make test        creates .venv if needed, then the whole test suite on parallel workers (CI runs this)
+#   make lint        ruff over the code (make check and make test run it first)
 #   make lock        re-resolves constraints.txt to the newest versions pyproject.toml allows (then run make test)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -12,17 +13,21 @@ RUN    ?= runs/quarterly
 # server, an ingest) carry an xdist_group mark and run on one worker. The 15 slowest tests are printed.
 PARALLEL ?= -n auto --dist loadgroup --durations=15
 
-.PHONY: quarterly check test java venv lock
+.PHONY: quarterly check test lint java venv lock
 
 # Exit 1 means the run completed with findings (the sample plants problems for the audit to find): not a failure.
 quarterly: venv java
 	$(VENV)/bin/poolplan run --config conf/quarterly.toml --out $(RUN) --force || test $$? -eq 1
 
-check: venv java
+check: lint java
 	$(PY) -m pytest -q $(PARALLEL) -m 'not slow' --hypothesis-profile=check $(PYTEST_ARGS)
 
-test: venv java
+test: lint java
 	$(PY) -m pytest -q $(PARALLEL) --hypothesis-profile=ci $(PYTEST_ARGS)
+
+# ruff (pyproject.toml's [tool.ruff]) over the product, the tests and the benchmarks; make check and make test run it first.
+lint: venv
+	$(VENV)/bin/ruff check pools planner spark_jobs tests benchmarks
 
 java:
 	@sh conf/check-java.sh

@@ -42,7 +42,7 @@ from pools.plan_file import load_plan
 from pools.policy import PoolPolicy, load_policy, save_policy
 from pools.new_brokers import placeholder_brokers, spread_over_racks, taken_ids
 from pools.profile import BACKTEST_FILE, TopicProfile, load_partition_profile, load_profile, save_profile
-from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot
+from pools.snapshot import Broker, ClusterSnapshot, load_snapshot, save_snapshot  # noqa: F401 (the doctests use Broker)
 
 __all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "lose_rack", "relax_rack_rules",
            "lost_partitions",

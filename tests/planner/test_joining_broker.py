@@ -9,7 +9,7 @@ from planner.placement.minimal_move import FAIR_SHARE_BAND
 from planner.pool_planner import plan_pools
 from planner.validator import validate_plan
 from pools.demand import topic_demand
-from pools.snapshot import DIMENSIONS, Broker, Capacity
+from pools.snapshot import DIMENSIONS, Broker
 from tests.pools.audit.helpers import CAP, healthy, policy, profile_row, snapshot
 
 SPARE = 7
