@@ -10,7 +10,6 @@ import math
 
 from planner.report.capacity import Costing
 from planner.report.model import DIMENSION_LABELS, ReportModel
-from planner.report.runway import evidence_of
 from pools.audit.findings import Finding, Severity
 from pools.throttle import MIN_THROTTLE_BPS
 from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural, format_rate
@@ -117,7 +116,7 @@ def _buy(model: ReportModel) -> str:
             " (the policy's [new_broker] has no price)"
         at = f"the {model.horizon_days}-day forecast" if model.horizon_days else "the forecast"
         trend = runway is not None and model.horizon_days is not None and \
-            not evidence_of(runway).supports(model.horizon_days)  # pools.evidence
+            not runway.evidence.supports(model.horizon_days)
         verb = "the measured trend says the plan needs" if trend else "the plan needs"
         text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: {verb} "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "

@@ -35,8 +35,7 @@ from pools.forecast_band import NO_CALIBRATION, BandCalibration
 from pools.profile import TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
-__all__ = ["Crossing", "PoolRunway", "OrderBy", "Runway", "pool_runway", "first_crossing", "history_days",
-           "evidence_of"]
+__all__ = ["Crossing", "PoolRunway", "OrderBy", "Runway", "pool_runway", "first_crossing", "history_days"]
 
 #: Which edge of the forecast band each crossing of a `PoolRunway` follows.
 EDGE_OF = {"earliest": "high", "likely": "forecast", "latest": "low"}
@@ -147,13 +146,18 @@ class Runway:
         return self.as_of + timedelta(days=self.history_days)
 
     @property
+    def evidence(self) -> Evidence:
+        """How far the history supports a forecast (`pools.evidence`)."""
+        return Evidence(self.history_days)
+
+    @property
     def until(self) -> date:
         """The last day computed: the later of the evidence's reach and the horizon."""
-        return self.as_of + timedelta(days=evidence_of(self).reach(self.horizon_days))
+        return self.as_of + timedelta(days=self.evidence.reach(self.horizon_days))
 
     def trend(self, crossing: Crossing) -> bool:
         """A dated crossing past the history's span: a trend, not a forecast the evidence supports."""
-        return crossing.kind == "day" and not evidence_of(self).supports(crossing.day or 0)
+        return crossing.kind == "day" and not self.evidence.supports(crossing.day or 0)
 
     def order_by(self, order: OrderBy) -> date | None:
         """The day an order must be placed: the crossing less the lead time (``None``: no dated crossing)."""
@@ -176,11 +180,6 @@ def history_days(profile: Mapping[str, TopicProfile]) -> int:
     """The span of history the forecast is fitted on: the most days any topic was observed (at least 1;
     `pools.evidence`)."""
     return evidence(profile).history_days
-
-
-def evidence_of(runway: Runway) -> Evidence:
-    """The `pools.evidence.Evidence` a runway was computed on."""
-    return Evidence(runway.history_days)
 
 
 def pool_runway(snapshot: ClusterSnapshot, profile: Mapping[str, TopicProfile], topic_pool: Mapping[str, str | None],
