@@ -12,8 +12,9 @@ from planner.sample import SampleSpec, sample_files
 
 def main() -> None:
     for label, spec in (("tiny (6 brokers, 6 topics, 2 days)", SampleSpec(brokers=6, topics=6, days=2)),
-                        ("default (9 brokers, 30 topics, 14 days)", SampleSpec()),
-                        ("large (25 brokers, 120 topics, 14 days)", SampleSpec(brokers=25, topics=120))):
+                        ("default (9 brokers, 30 topics, 91 days every 15 min)", SampleSpec()),
+                        ("large (25 brokers, 120 topics, 14 days every minute)",
+                         SampleSpec(brokers=25, topics=120, days=14, step_s=60))):
         start = time.process_time()
         wall = time.perf_counter()
         files = size = 0

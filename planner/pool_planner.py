@@ -34,6 +34,7 @@ from planner.reasons import with_reasons
 from planner.validator import refuse_cordon_crossings, validate_plan
 from pools.cluster_arrays import cluster_arrays
 from pools.demand import Demand, at_horizon, broker_load, demand_warnings, topic_demand
+from pools.evidence import evidence, horizon_warning
 from pools.errors import InputError
 from pools.health import cluster_health
 from pools.new_brokers import placeholder_brokers, taken_ids, with_planned_brokers
@@ -125,6 +126,9 @@ def plan_pools(
     forecast = topic_demand(snapshot, profile, fanout, "forecast", partition_profile=partition_profile)
     now = topic_demand(snapshot, profile, fanout, "now", partition_profile=partition_profile)
     warnings = demand_warnings(forecast)
+    beyond = horizon_warning(evidence(profile), rules.horizon_days) if profile else None
+    if beyond is not None:
+        warnings.append(beyond)
     unmatched = sorted(t for t, r in resolved.items() if r.reason == "unmatched")
     if unmatched:
         warnings.append(

@@ -294,9 +294,11 @@ def demand_over_days(
 
     Row ``i`` is what `topic_demand` gives at ``"forecast"`` for the profile re-derived at ``days[i]``
     (`at_horizon`), each topic on its own growth: bytes-in and storage follow the forecast (``edge``
-    ``"forecast"``) or the band's low or high edge, which `at_horizon` extends at its own implied growth; bytes-out
-    follows bytes-in, storage is capped by retention at each day. A band edge is widened by ``calibration`` (the
-    backtest's spread, `pools.forecast_band`) at each day. Topics absent from the profile are left out
+    ``"forecast"``) or the band's low or high edge, which `at_horizon` extends at its own implied growth; a band
+    edge is widened by ``calibration`` (the backtest's spread, `pools.forecast_band`) at each day. Bytes-out, consumer
+    fetches and replication alike, follows that bytes-in path (the calibrated edge): consumer bytes-out is the
+    measured bytes-out × (bytes-in path / measured bytes-in), or bytes-in × fan-out without a measured bytes-out.
+    Storage is capped by retention at each day. Topics absent from the profile are left out
     (their demand does not grow). Vectorised over days: one `topic_demand` split per topic, not one per day.
 
     Examples
@@ -326,10 +328,6 @@ def demand_over_days(
         s_field = "forecast_storage_bytes" if edge == "forecast" else f"forecast_storage_{edge}"
         b = _edge_path(getattr(row, field), row.forecast_bytes_in_p99, row.bytes_in_p99_growth_per_day,
                        row.forecast_horizon_days, t)
-        if row.bytes_out_p99 is None:
-            b_out = b * _fanout(fanout, topic)
-        else:
-            b_out = row.bytes_out_p99 * (b / row.bytes_in_p99 if row.bytes_in_p99 > 0 else np.ones_like(t))
         stored = _edge_path(getattr(row, s_field), row.forecast_storage_bytes, row.storage_growth_per_day,
                             row.forecast_horizon_days, t)
         if edge != "forecast":
@@ -337,6 +335,11 @@ def demand_over_days(
                             row.bytes_in_p99_growth_per_day, row.forecast_horizon_days)
             stored = _calibrated(calibration, "storage_bytes", edge, t, stored, row.forecast_storage_bytes,
                                  row.storage_growth_per_day, row.forecast_horizon_days)
+        # consumer bytes-out follows the (calibrated) bytes-in edge, as replication does
+        if row.bytes_out_p99 is None:
+            b_out = b * _fanout(fanout, topic)
+        else:
+            b_out = row.bytes_out_p99 * (b / row.bytes_in_p99 if row.bytes_in_p99 > 0 else np.ones_like(t))
         state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
         stored = retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
         w, w_out = split[topic], split_out[topic]

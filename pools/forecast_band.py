@@ -1,25 +1,38 @@
-"""The forecast band calibrated on the history (conformal): the band the runway and the report use.
+"""The forecast band calibrated on the history (conformal), tested out of time: the band the runway and the report use.
 
 The profile's band (``forecast_*_low`` / ``_high``) is the 10th–90th percentile of the growth slopes: it covers
 how uncertain the growth rate is, not how far a day's value strays from the trend, so at a short horizon it
 almost never holds. The backtest (``backtest.parquet``) measures that spread on the history itself. Per daily
-series (``metric``) and horizon ``h`` with at least `MIN_POINTS` backtest rows whose forecast and actual value are
-positive, over every topic's rows, with ``r = ln(actual / forecast)``::
+series (``metric``) and horizon ``h``, over every topic's backtest rows whose forecast and actual value are
+positive, with ``r = ln(actual / forecast)``::
 
     q_low(h)  = min(0, Q(0.10, r))        q_high(h) = max(0, Q(0.90, r))
 
-(``Q``: the quantile with linear interpolation between order statistics, ``a + (b − a) · frac``). At day ``t`` after the
-last sample ``q(t)`` is interpolated linearly between ``(0, 0)`` and the calibrated horizons. Up to the last
-calibrated horizon ``H`` the band is ``forecast(t) · e^q(t)``; past it the band held at ``H`` widens as the
-growth band does since ``H`` (the growth band is log-linear in ``t`` from the last sample's level, so that is
-``(1 − H / t) · ln(growth edge(t) / forecast(t))``, counted only outwards)::
+(``Q``: the quantile with linear interpolation between order statistics, ``a + (b − a) · frac``). A horizon is
+*tested* when its rows number at least `MIN_POINTS` and come from at least `MIN_ORIGINS` distinct origins: one
+origin is one day's weather, never a band. A horizon with rows but too few origins, longer than the longest tested
+one ``T``, is *derived* from the tested ones by how their widths grow with the horizon, ``q ∝ h^p``::
+
+    q(h) = q(T) · (h / T)^p        p = clip(ln(q(T) / q(S)) / ln(T / S), 0, 1)
+
+per edge, ``S`` the shortest tested horizon (``p`` = `DEFAULT_POWER`, 0: held, when ``S = T`` or a width
+is 0): a width that did not grow from ``S`` to ``T`` (noise about the trend) is held, one that grew like the
+growth rate's error grows in proportion.
+
+At day ``t`` after the last sample ``q(t)`` is interpolated linearly between ``(0, 0)`` and the tested and derived
+horizons. Up to the last of them, ``H``, the band is ``forecast(t) · e^q(t)``; past it the band held at ``H``
+widens as the growth band does since ``H`` (the growth band is log-linear in ``t`` from the last sample's level, so
+that is ``(1 − H / t) · ln(growth edge(t) / forecast(t))``, counted only outwards)::
 
     low(t)  = forecast(t) · exp(q_low(t)  + max(0, 1 − H/t) · min(0, ln(growth low(t)  / forecast(t))))
     high(t) = forecast(t) · exp(q_high(t) + max(0, 1 − H/t) · max(0, ln(growth high(t) / forecast(t))))
 
-A series without a calibrated horizon (``H`` = 0, ``q`` = 0) keeps the growth band. `held_out` scores the backtest
-itself: each topic's rows against the band calibrated on every *other* topic's rows, so no forecast is judged by a
-band fitted on its own errors.
+A series without a tested horizon (``H`` = 0, ``q`` = 0) keeps the growth band.
+
+`out_of_time` scores the backtest as the band would have fared: each row (an origin ``o`` and horizon ``h``) is
+judged by the band calibrated, by the rule above, only on the rows whose actual day was already past at ``o``
+(``origin' + h' ≤ o``). Every topic shares the weekly cycle, so leaving a topic out is close to in-sample in time;
+leaving the future out is not. A row whose series had no tested horizon yet at its origin is not scored.
 """
 
 from __future__ import annotations
@@ -27,24 +40,48 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from pools.profile import BacktestRow
 
-__all__ = ["BandCalibration", "calibrate", "held_out", "MIN_POINTS", "QUANTILES", "NO_CALIBRATION"]
+__all__ = ["BandCalibration", "HorizonBand", "calibrate", "out_of_time", "MIN_POINTS", "MIN_ORIGINS", "QUANTILES",
+           "NO_CALIBRATION"]
 
-#: The fewest backtest rows a horizon needs to be calibrated (a 10th percentile of fewer says little).
+#: The fewest backtest rows a horizon needs to be tested (a 10th percentile of fewer says little).
 MIN_POINTS = 10
+#: The fewest distinct origins a horizon needs to be tested: fewer are derived from a tested horizon, never trusted.
+MIN_ORIGINS = 5
+#: How a derived width grows with the horizon when only one horizon is tested: held (the sample's out-of-time
+#: coverage: noise about the trend, not a random walk, dominates a daily series' error).
+DEFAULT_POWER = 0.0
 #: The quantiles of the log error that bound the band: an 80 % band.
 QUANTILES = (0.10, 0.90)
 
 
+class HorizonBand(NamedTuple):
+    """One horizon of a calibration: its log widths, the rows and distinct origins behind them, and the tested
+    horizon it was derived from (``None``: tested itself)."""
+
+    horizon_days: int
+    q_low: float
+    q_high: float
+    rows: int
+    origins: int = 0
+    derived_from: int | None = None
+
+
 @dataclass(frozen=True)
 class BandCalibration:
-    """Per metric, the calibrated horizons as ``(horizon, q_low, q_high, rows)``, by horizon."""
+    """Per metric, the tested and derived horizons as `HorizonBand` (or plain ``(horizon, q_low, q_high, rows)``
+    tuples), by horizon."""
 
-    horizons: dict[str, tuple[tuple[int, float, float, int], ...]] = field(default_factory=dict)
+    horizons: dict[str, tuple[HorizonBand, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "horizons", {m: tuple(HorizonBand(*r) for r in rows)
+                                              for m, rows in self.horizons.items()})
 
     def last_horizon(self, metric: str) -> int:
         """The longest calibrated horizon of ``metric`` (0: none)."""
@@ -95,11 +132,10 @@ class BandCalibration:
         q_high = q_high + past * np.maximum(grow_high, 0.0)
         return f * np.exp(q_low), f * np.exp(q_high)
 
-    def to_json(self) -> dict[str, list[dict[str, float | int]]]:
+    def to_json(self) -> dict[str, list[dict[str, float | int | None]]]:
         """The calibration as ``quality.json``-style JSON: per metric, ``horizon_days``, ``q_low``, ``q_high``,
-        ``rows``."""
-        return {m: [{"horizon_days": h, "q_low": lo, "q_high": hi, "rows": n} for h, lo, hi, n in rows]
-                for m, rows in sorted(self.horizons.items())}
+        ``rows``, ``origins`` and ``derived_from`` (``null``: tested)."""
+        return {m: [r._asdict() for r in rows] for m, rows in sorted(self.horizons.items())}
 
 
 #: No backtest: every band stays the growth band.
@@ -112,93 +148,99 @@ def calibrate(rows: Iterable[BacktestRow]) -> BandCalibration:
     Examples
     --------
     >>> from datetime import date
-    >>> rows = [BacktestRow("t", "bytes_in_p99", date(2025, 1, i), 1, 100.0 + i, 100.0, 0, 0) for i in range(1, 12)]
-    >>> calibrate(rows).horizons["bytes_in_p99"][0][0], round(calibrate(rows).horizons["bytes_in_p99"][0][2], 4)
-    (1, 0.0953)
+    >>> rows = [BacktestRow("t", "bytes_in_p99", date(2025, 1, i), h, 100.0 + i, 100.0, 0, 0)
+    ...         for i in range(1, 12) for h in (1, 4)]
+    >>> rows += [BacktestRow("t", "bytes_in_p99", date(2025, 1, 1), 16, 150.0, 100.0, 0, 0)] * 10  # one origin
+    >>> [(b.horizon_days, round(b.q_high, 4), b.origins, b.derived_from) for b in calibrate(rows).horizons[
+    ...     "bytes_in_p99"]]
+    [(1, 0.0953, 11, None), (4, 0.0953, 11, None), (16, 0.0953, 1, 4)]
     """
-    out: dict[str, list[tuple[int, float, float, int]]] = {}
-    for (metric, h), (logs, _) in sorted(_log_errors(rows).items()):
-        if len(logs) >= MIN_POINTS:
-            out.setdefault(metric, []).append((h, *_edges(logs, np.zeros(0, dtype=np.int64)), len(logs)))
-    return BandCalibration({m: tuple(v) for m, v in out.items()})
+    errors = _Errors.of(list(rows))
+    return errors.calibration(np.ones(len(errors.log), dtype=bool))
 
 
-def held_out(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, float]]:
-    """Each backtest row with its calibrated ``(low, high)``, the calibration fitted on every *other* topic's rows
-    (the row's own topic left out: `calibrate` of the rest), in the order given.
+def out_of_time(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, float] | None]:
+    """Each backtest row with the ``(low, high)`` of the band calibrated on the rows whose actual day was past at
+    its origin (``None``: no tested horizon of its series then), in the order given (see the module docstring).
 
-    Leaving a topic out, not an origin: a short history has few origins (two weeks give seven at one day ahead,
-    each a different weekday, and one at seven days ahead), too few to calibrate on the rest; every topic has
-    them all. O(rows · log rows): each topic's quantiles skip its own ranks in the pooled sorted errors.
+    One calibration per distinct origin, each over the rows known by then (O(origins · rows · log rows)).
     """
-    errors = _log_errors(rows)
-    topics = sorted({r.topic for r in rows})
-    ranks: dict[tuple[str, int], dict[str, np.ndarray]] = {}
-    for key, (_, owner) in errors.items():
-        order = np.argsort(owner, kind="stable")
-        grouped = owner[order]
-        cut = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-        ranks[key] = {str(grouped[i]): np.sort(part) for i, part in zip(cut.tolist(), np.split(order, cut[1:]))}
-    edges: list[tuple[float, float]] = [(0.0, 0.0)] * len(rows)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        groups.setdefault((r.topic, r.metric), []).append(i)
-    bands: dict[str, BandCalibration] = {}
-    for topic in topics:
-        out: dict[str, list[tuple[int, float, float, int]]] = {}
-        for (metric, h), (logs, _) in sorted(errors.items()):
-            mine = ranks[metric, h].get(topic, np.zeros(0, dtype=np.int64))
-            if len(logs) - len(mine) >= MIN_POINTS:
-                out.setdefault(metric, []).append((h, *_edges(logs, mine), len(logs) - len(mine)))
-        bands[topic] = BandCalibration({m: tuple(v) for m, v in out.items()})
-    for (topic, metric), index in sorted(groups.items()):
-        picked = [rows[i] for i in index]
-        low, high = bands[topic].widen(metric, [r.horizon_days for r in picked], [r.forecast for r in picked],
-                                       [r.low for r in picked], [r.high for r in picked])
-        for i, lo, hi in zip(index, low.tolist(), high.tolist()):
-            edges[i] = (lo, hi)
-    return [(r, lo, hi) for r, (lo, hi) in zip(rows, edges)]
-
-
-def _log_errors(rows: Iterable[BacktestRow]) -> dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]:
-    """Per (metric, horizon): the sorted ``ln(actual / forecast)`` of the rows with both positive, and the topic of
-    each."""
-    logs: dict[tuple[str, int], tuple[list[float], list[str]]] = {}
-    for r in rows:
-        if r.actual > 0 and r.forecast > 0:
-            values, topics = logs.setdefault((r.metric, r.horizon_days), ([], []))
-            values.append(math.log(r.actual / r.forecast))
-            topics.append(r.topic)
-    out = {}
-    for key, (values, topics) in logs.items():
-        order = np.argsort(np.asarray(values), kind="stable")
-        out[key] = (np.asarray(values)[order], np.asarray(topics, dtype=object)[order])
+    rows = list(rows)
+    errors = _Errors.of(rows)
+    out: list[tuple[BacktestRow, float, float] | None] = [None] * len(rows)
+    origin = np.array([r.origin.toordinal() for r in rows], dtype=np.int64)
+    for day in sorted(set(origin.tolist())):
+        band = errors.calibration(errors.known <= day)
+        index = np.flatnonzero(origin == day)
+        groups: dict[str, list[int]] = {}
+        for i in index.tolist():
+            groups.setdefault(rows[i].metric, []).append(i)
+        for metric, picked in sorted(groups.items()):
+            if not band.horizons.get(metric):
+                continue
+            at = [rows[i] for i in picked]
+            low, high = band.widen(metric, [r.horizon_days for r in at], [r.forecast for r in at],
+                                   [r.low for r in at], [r.high for r in at])
+            for i, lo, hi in zip(picked, low.tolist(), high.tolist()):
+                out[i] = (rows[i], lo, hi)
     return out
 
 
-def _edges(sorted_logs: np.ndarray, removed: np.ndarray) -> tuple[float, float]:
-    """``(q_low, q_high)`` of ``sorted_logs`` without the positions ``removed`` (sorted)."""
-    lo, hi = (_quantile_without(sorted_logs, removed, q) for q in QUANTILES)
-    return min(0.0, lo), max(0.0, hi)
+@dataclass(frozen=True, eq=False)
+class _Errors:
+    """The rows' log errors as arrays: metric, horizon, origin and actual day (ordinals), and ``ln(actual /
+    forecast)`` (NaN where either is not positive)."""
+
+    metric: np.ndarray
+    horizon: np.ndarray
+    origin: np.ndarray
+    known: np.ndarray
+    log: np.ndarray
+
+    @classmethod
+    def of(cls, rows: Sequence[BacktestRow]) -> _Errors:
+        usable = [r.actual > 0 and r.forecast > 0 for r in rows]
+        origin = np.array([r.origin.toordinal() for r in rows], dtype=np.int64)
+        horizon = np.array([r.horizon_days for r in rows], dtype=np.int64)
+        log = np.array([math.log(r.actual / r.forecast) if ok else math.nan for r, ok in zip(rows, usable)])
+        return cls(np.array([r.metric for r in rows], dtype=object), horizon, origin, origin + horizon, log)
+
+    def calibration(self, mask: np.ndarray) -> BandCalibration:
+        """The `BandCalibration` of the rows under ``mask``: tested horizons, then derived ones."""
+        mask = mask & ~np.isnan(self.log)
+        out: dict[str, tuple[HorizonBand, ...]] = {}
+        for metric in sorted(set(self.metric[mask].tolist())):
+            mine = mask & (self.metric == metric)
+            tested: list[HorizonBand] = []
+            short: list[tuple[int, int, int]] = []
+            for h in sorted(set(self.horizon[mine].tolist())):
+                at = mine & (self.horizon == h)
+                n, origins = int(at.sum()), len(np.unique(self.origin[at]))
+                if n >= MIN_POINTS and origins >= MIN_ORIGINS:
+                    lo, hi = (float(v) for v in np.quantile(self.log[at], QUANTILES))
+                    tested.append(HorizonBand(h, min(0.0, lo), max(0.0, hi), n, origins))
+                else:
+                    short.append((h, n, origins))
+            if not tested:
+                continue
+            top, first = tested[-1], tested[0]
+            powers = [_power(first.horizon_days, a, top.horizon_days, b)
+                      for a, b in ((first.q_low, top.q_low), (first.q_high, top.q_high))]
+            derived = [HorizonBand(h, top.q_low * (h / top.horizon_days) ** powers[0],
+                                   top.q_high * (h / top.horizon_days) ** powers[1], n, origins, top.horizon_days)
+                       for h, n, origins in short if h > top.horizon_days]
+            out[metric] = (*tested, *derived)
+        return BandCalibration(out)
 
 
-def _quantile_without(values: np.ndarray, removed: np.ndarray, q: float) -> float:
-    """The ``q`` quantile (linear interpolation between order statistics) of sorted ``values`` less the positions
-    ``removed``: the ``j``-th value left is at the least ``i = j + #(removed ≤ i)``.
+def _power(short: int, q_short: float, long: int, q_long: float) -> float:
+    """How a log width grows with the horizon between two tested horizons, ``q ∝ h^p``: ``p = ln(q_long / q_short)
+    / ln(long / short)`` clipped to [0, 1] (0: a width that does not grow, noise about the trend; 1: growing like
+    a growth rate's error); `DEFAULT_POWER` with one tested horizon or a zero width.
 
-    >>> v = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    >>> _quantile_without(v, np.array([1, 3]), 0.5), _quantile_without(v, np.zeros(0, dtype=int), 0.9)
-    (3.0, 4.6)
+    >>> round(_power(1, 0.1, 16, 0.2), 4), _power(7, 0.1, 7, 0.1), _power(1, 0.1, 7, 0.05)
+    (0.25, 0.0, 0.0)
     """
-    n = len(values) - len(removed)
-
-    def at(j: int) -> float:
-        i = j
-        while (k := j + int(np.searchsorted(removed, i, side="right"))) != i:
-            i = k
-        return float(values[i])
-
-    pos = q * (n - 1)
-    lo = math.floor(pos)
-    a, b = at(lo), at(min(lo + 1, n - 1))
-    return a + (b - a) * (pos - lo)
+    if long <= short or q_short == 0 or q_long == 0:
+        return DEFAULT_POWER
+    return min(1.0, max(0.0, math.log(q_long / q_short) / math.log(long / short)))

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from pools.atomic import write_json
 from pools.errors import InputError
-from pools.forecast_band import calibrate, held_out
+from pools.forecast_band import calibrate, out_of_time
 from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
@@ -552,20 +552,26 @@ def _profile(
 
 
 def backtest_summary(rows: Sequence[BacktestRow]) -> dict[str, Any]:
-    """``quality.json``'s ``backtest``: per metric and horizon, the forecasts scored, their mean absolute
-    percentage error (``mape``: mean of ``|forecast − actual| / actual``), the share whose calibrated band held
-    (``band_held``: ``low ≤ actual ≤ high``, each topic's rows against the band calibrated on the other topics' rows,
-    `pools.forecast_band.held_out`; an 80 % band, so about 0.8 is calibrated) and the share the growth band alone
-    held (``growth_band_held``); and the ``calibration`` itself (`pools.forecast_band.calibrate`)."""
-    groups: dict[tuple[str, int], list[tuple[BacktestRow, float, float]]] = {}
-    for r, low, high in held_out(list(rows)):
-        groups.setdefault((r.metric, r.horizon_days), []).append((r, low, high))
+    """``quality.json``'s ``backtest``: per metric and horizon, the forecasts (rows) and distinct ``origins``, their
+    mean absolute percentage error (``mape``: mean of ``|forecast − actual| / actual``), the share the growth band
+    alone held (``growth_band_held``), and out of time (`pools.forecast_band.out_of_time`: each origin's rows
+    against the band calibrated on the rows known by then) the rows and origins scored and the share whose
+    calibrated band held (``band_held``, ``null`` when none was scored; an 80 % band, so about 0.8 is calibrated);
+    and the ``calibration`` on every row (`pools.forecast_band.calibrate`)."""
+    groups: dict[tuple[str, int], list[tuple[BacktestRow, tuple[BacktestRow, float, float] | None]]] = {}
+    for r, scored in zip(rows, out_of_time(list(rows))):
+        groups.setdefault((r.metric, r.horizon_days), []).append((r, scored))
+
+    def entry(g: list[tuple[BacktestRow, tuple[BacktestRow, float, float] | None]]) -> dict[str, Any]:
+        judged = [s for _, s in g if s is not None]
+        return {"forecasts": len(g), "origins": len({r.origin for r, _ in g}),
+                "mape": sum(abs(r.forecast - r.actual) / r.actual for r, _ in g) / len(g),
+                "growth_band_held": sum(r.low <= r.actual <= r.high for r, _ in g) / len(g),
+                "scored": len(judged), "scored_origins": len({r.origin for r, _, _ in judged}),
+                "band_held": sum(lo <= r.actual <= hi for r, lo, hi in judged) / len(judged) if judged else None}
+
     summary: dict[str, Any] = {
-        metric: {str(h): {"forecasts": len(g),
-                          "mape": sum(abs(r.forecast - r.actual) / r.actual for r, _, _ in g) / len(g),
-                          "band_held": sum(lo <= r.actual <= hi for r, lo, hi in g) / len(g),
-                          "growth_band_held": sum(r.low <= r.actual <= r.high for r, _, _ in g) / len(g)}
-                 for (m, h), g in sorted(groups.items()) if m == metric}
+        metric: {str(h): entry(g) for (m, h), g in sorted(groups.items()) if m == metric}
         for metric in BACKTEST_METRICS
     }
     return {**summary, "calibration": calibrate(rows).to_json()}

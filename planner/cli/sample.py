@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from planner.cli.stage import Outcome, Stage, run_command
+from planner.sample.cluster import DEFAULT_DAYS, DEFAULT_STEP_S
 from planner.sample.inflight import STATES
 from planner.stages.sample import SampleOptions, SampleResult, sample
 from pools.units import format_bytes, format_plural
@@ -20,8 +21,10 @@ __all__ = ["command", "STAGE"]
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the generator.")
 @click.option("--brokers", default=9, show_default=True, type=int, help="Brokers (at least 6; the last has no pool).")
 @click.option("--topics", default=30, show_default=True, type=int, help="Topics (at least 6).")
-@click.option("--days", default=14, show_default=True, type=int, help="Days of metrics before --end.")
-@click.option("--step", "step_s", default=60, show_default=True, type=int, help="Scrape interval, seconds.")
+@click.option("--days", default=DEFAULT_DAYS, show_default=True, type=int,
+              help="Days of metrics before --end (default a quarter, 13 weeks).")
+@click.option("--step", "step_s", default=DEFAULT_STEP_S, show_default=True, type=int,
+              help="Scrape interval, seconds (a divisor of 900).")
 @click.option("--end", "end_date", default="2026-11-02", show_default=True,
               help="End of the window (YYYY-MM-DD, midnight UTC).")
 @click.option("--cluster", default="sample", show_default=True, help="Cluster name recorded in the truth.")

@@ -5,9 +5,11 @@ from past origins with what then happened (``profile/backtest.parquet``). Here t
 from an origin ``h`` days ahead is the sum of its topics' forecasts (and band edges) that have one for that origin
 and horizon, against the sum of their actual values. Per pool, series and horizon: the forecasts scored, their
 mean absolute percentage error (mean of ``|forecast − actual| / actual``) and the share whose band held
-(``low ≤ actual ≤ high``). The band is the calibrated one the runway uses (`pools.forecast_band`), each topic's
-rows judged by the band calibrated on the other topics' rows (`pools.forecast_band.held_out`): an 80 % band, so
-about 80 % is calibrated.
+(``low ≤ actual ≤ high``). The band is the calibrated one the runway uses (`pools.forecast_band`), scored out of
+time: each origin's rows judged by the band calibrated only on the rows whose actual day was already past then
+(`pools.forecast_band.out_of_time`; rows before the band had a tested horizon are not scored): an 80 % band, so
+about 80 % is calibrated. `horizon_scores` gives the same per series and horizon over every topic's rows, with the
+origins behind each figure.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pools.forecast_band import held_out
+from pools.forecast_band import MIN_ORIGINS, out_of_time
 from pools.profile import BacktestRow
 
-__all__ = ["Score", "score", "pool_scores", "topic_scores"]
+__all__ = ["Score", "HorizonScore", "score", "pool_scores", "topic_scores", "horizon_scores", "coverage_at",
+           "SERIES_OF"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,7 @@ def score(name: str, metric: str, horizon: int, points: Iterable[tuple[float, fl
 def pool_scores(rows: Iterable[BacktestRow], topic_pool: Mapping[str, str | None]) -> tuple[Score, ...]:
     """Per pool, series and horizon: the pool's summed forecasts from each origin (see the module docstring)."""
     sums: dict[tuple[str, str, int], dict[object, list[float]]] = {}
-    for r, low, high in held_out(list(rows)):
+    for r, low, high in _scored(rows):
         pool = topic_pool.get(r.topic)
         if pool is None:
             continue
@@ -68,9 +71,55 @@ def topic_scores(rows: Iterable[BacktestRow], topics: Iterable[str], metric: str
     """Per topic of ``topics`` (in that order) and horizon, the backtest of its ``metric`` series."""
     wanted = list(topics)
     points: dict[tuple[str, int], list[tuple[float, float, float, float]]] = {}
-    for r, low, high in held_out(list(rows)):
+    for r, low, high in _scored(rows):
         if r.metric == metric and r.topic in wanted:
             points.setdefault((r.topic, r.horizon_days), []).append((r.actual, r.forecast, low, high))
     order = {t: i for i, t in enumerate(wanted)}
     out = (score(t, metric, h, p) for (t, h), p in sorted(points.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])))
     return tuple(s for s in out if s is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class HorizonScore:
+    """Out-of-time coverage of one series and horizon over every topic's rows: the distinct ``origins`` and the
+    ``rows`` scored, and the share whose band held (``None``: no row scored). `judged`: scored on at least
+    `pools.forecast_band.MIN_ORIGINS` origins; fewer is reported as too few to judge the band by."""
+
+    metric: str
+    horizon_days: int
+    origins: int
+    rows: int
+    band_held: float | None
+
+    @property
+    def judged(self) -> bool:
+        return self.band_held is not None and self.origins >= MIN_ORIGINS
+
+
+def horizon_scores(rows: Iterable[BacktestRow]) -> tuple[HorizonScore, ...]:
+    """Per series and horizon of the backtest, the out-of-time coverage of its rows (see the module docstring)."""
+    listed = list(rows)
+    scored: dict[tuple[str, int], list[tuple[BacktestRow, bool]]] = {(r.metric, r.horizon_days): [] for r in listed}
+    for r, low, high in _scored(listed):
+        if r.actual > 0:
+            scored[r.metric, r.horizon_days].append((r, low <= r.actual <= high))
+    return tuple(HorizonScore(m, h, len({r.origin for r, _ in hits}), len(hits),
+                              sum(ok for _, ok in hits) / len(hits) if hits else None)
+                 for (m, h), hits in sorted(scored.items()))
+
+
+def _scored(rows: Iterable[BacktestRow]) -> list[tuple[BacktestRow, float, float]]:
+    """The rows the out-of-time band scores, with its edges."""
+    return [x for x in out_of_time(list(rows)) if x is not None]
+
+
+#: The backtest series that tests each capacity dimension's forecast (replicas have none: they do not grow).
+SERIES_OF = {"nw_in": "bytes_in_p99", "nw_out": "bytes_in_p99", "disk": "storage_bytes"}
+
+
+def coverage_at(scores: Iterable[HorizonScore], dimension: str | None, day: int) -> HorizonScore | None:
+    """The out-of-time score behind a crossing ``day`` days ahead in ``dimension``: the shortest judged horizon
+    of its series at or past ``day`` (``None``: none reaches that far, or the dimension has no series)."""
+    metric = SERIES_OF.get(dimension or "")
+    reaching = [s for s in scores if s.metric == metric and s.judged and s.horizon_days >= day]
+    return min(reaching, key=lambda s: s.horizon_days, default=None)

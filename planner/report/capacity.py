@@ -63,8 +63,9 @@ class PoolCapacity:
     kept for callers of this API; the report's runway sums each topic's own forecast (`planner.report.runway`).
     ``unbought`` are the limits without the brokers the plan adds, ``capacity_placed`` the capacity of the
     brokers the plan places replicas on (the brokers still to buy included: ``to_buy``, ``plan.json``'s
-    ``planned_brokers`` of the pool, carry their planned share once they join) and ``busiest_after`` the largest
-    share of one of them after the plan.
+    ``planned_brokers`` of the pool, carry their planned share once they join), ``load_after`` the load on those
+    brokers at the forecast after the plan (whatever topics they hold) and ``busiest_after`` the largest share of
+    one of them.
     """
 
     pool: str
@@ -87,6 +88,7 @@ class PoolCapacity:
     capacity_placed: float | None = None
     busiest_after: float | None = None
     to_buy: tuple[int, ...] = ()
+    load_after: float | None = None
 
     @property
     def max_utilisation(self) -> float | None:
@@ -104,11 +106,12 @@ class PoolCapacity:
 
     @property
     def after(self) -> float | None:
-        """Utilisation at the forecast horizon after the plan, on the brokers it places replicas on
-        (``capacity_placed``: its brokers after the plan, those still to buy included; ``None``: no plan)."""
+        """Utilisation at the forecast horizon after the plan: the load on the brokers it places replicas on
+        (``load_after`` on ``capacity_placed``: its brokers after the plan, those still to buy included; ``None``:
+        no plan), the same basis as `now` and `forecast`."""
         if not self.planned:
             return None
-        return _ratio(self.demand_forecast, self.capacity_after if self.capacity_placed is None else
+        return _ratio(self.load_after, self.capacity_after if self.capacity_placed is None else
                       self.capacity_placed)
 
     @property
@@ -262,9 +265,12 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
                 if n_added else limits
             busiest = max((_ratio(brokers[b][dim]["after"], brokers[b][dim].get("capacity")) or 0.0
                            for b in new if "after" in brokers.get(b, {}).get(dim, {})), default=None) if planned else None
+            load_after = _sum(brokers, new, dim, "after") if planned else None
+            if load_after is None and planned:
+                load_after = _number(row.get("load_after"))
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
                                     demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought,
-                                    cap_real if planned else None, busiest, to_buy))
+                                    cap_real if planned else None, busiest, to_buy, load_after))
     return tuple(out)
 
 

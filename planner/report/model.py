@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from planner.emit.progress import Progress
-from planner.report.backtest import Score, pool_scores, topic_scores
+from planner.report.backtest import HorizonScore, Score, horizon_scores, pool_scores, topic_scores
 from planner.report.capacity import Costing, PoolCapacity, costing, forecast_horizon, pool_capacity
 from planner.report.compare import Comparison, RunSide, compare_runs
 from planner.report.inputs import RunInputs
@@ -140,6 +140,7 @@ class ReportModel:
     runway: Runway | None = None
     backtest_pools: tuple[Score, ...] | None = None
     backtest_topics: tuple[Score, ...] = ()
+    backtest_horizons: tuple[HorizonScore, ...] = ()
     calibration: BandCalibration | None = None
     progress: Progress | None = None
     tiered: tuple[str, ...] = ()
@@ -211,6 +212,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
     if run.backtest is not None:
         model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
                         backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]),
+                        backtest_horizons=horizon_scores(run.backtest),
                         calibration=calibration)
     if previous is None:
         return model

@@ -104,20 +104,25 @@ def _buy(model: ReportModel) -> str:
         if overdue:
             sentences.append("Order now: " + "; ".join(_order(runway, o) for o in overdue[:MAX_NAMED])
                              + (f", and {len(overdue) - MAX_NAMED} more" if len(overdue) > MAX_NAMED else "") + ".")
-        unsure = [o.pool for o in runway.orders if o.brokers and runway.may_be_due(o)]
+        unsure = [o.pool if o.brokers else f"{o.pool}'s next broker" for o in runway.orders if runway.may_be_due(o)]
         if unsure:
             sentences.append(f"The order for {', '.join(unsure)} may be due now: {_plural(len(unsure), 'its', 'their')} "
-                             f"crossing is past the {format_plural(runway.history_days, 'day')} of history, but "
-                             f"less than the {format_plural(runway.lead_time_days or 0, 'day')} of lead time after "
+                             f"crossing is past {runway.until.isoformat()}, the last day computed, but less than "
+                             f"the {format_plural(runway.lead_time_days or 0, 'day')} of lead time after "
                              f"{runway.as_of.isoformat()}.")
     if cost is not None and cost.brokers:
         pools = ", ".join(f"{r.pool}: {r.brokers}" for r in cost.rows)
         price = f" for {money(cost.total, cost)}" if cost.total is not None else \
             " (the policy's [new_broker] has no price)"
         at = f"the {model.horizon_days}-day forecast" if model.horizon_days else "the forecast"
-        text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: the plan needs "
+        trend = runway is not None and model.horizon_days is not None and \
+            not runway.evidence.supports(model.horizon_days)
+        verb = "the measured trend says the plan needs" if trend else "the plan needs"
+        text = (f"Buy {format_plural(cost.brokers, 'broker')} ({pools}){price}: {verb} "
                 f"{_plural(cost.brokers, 'it', 'them')} to keep {_plural(len(cost.rows), 'that pool', 'those pools')} "
-                f"within the policy's limits at {at}.")
+                f"within the policy's limits at {at}")
+        text += (f", past the {format_plural(runway.history_days, 'day')} of history the growth was measured on, "
+                 f"so a trend, not a tested forecast." if trend else ".")
         to_buy = {p.pool: p.to_buy for p in model.pools if p.to_buy}
         if to_buy:
             text += (" It places replicas on them as broker ids " + "; ".join(
@@ -127,32 +132,54 @@ def _buy(model: ReportModel) -> str:
         if runway is not None:
             dated = [o for o in runway.orders if o.brokers and not runway.overdue(o) and runway.order_by(o)]
             if dated:
-                text += " Order by: " + ", ".join(f"{o.pool} {runway.order_by(o).isoformat()}" for o in dated) + "."
+                text += " Order by: " + "; ".join(_order_by(runway, o) for o in dated) + "."
         return " ".join([*sentences, text])
     if runway is None or sentences:
         return " ".join(sentences)
-    dated = sorted((o for o in runway.orders if o.crossing.kind == "day"), key=lambda o: (o.crossing.day, o.pool))
+    dated = sorted((o for o in runway.orders if o.crossing.kind == "day" and o.basis == "crossing"),
+                   key=lambda o: (o.crossing.day, o.pool))
     if not dated:
         if any(o.crossing.kind == "after" for o in runway.orders):
-            return (f"No pool crosses a limit by {runway.supported_until.isoformat()}, as far ahead as the "
-                    f"{format_plural(runway.history_days, 'day')} of history support a forecast: nothing to buy yet.")
+            return (f"No pool crosses a limit by {runway.until.isoformat()}, the last day computed (the "
+                    f"{format_plural(runway.history_days, 'day')} of history support a forecast to "
+                    f"{runway.supported_until.isoformat()}): nothing to buy yet.")
         return "No pool reaches its limit at the measured growth: nothing to buy."
     first = dated[0]
     what = f"{first.pool}'s {DIMENSION_LABELS[first.dimension].lower()}"
     one = f" (one broker: {money(cost.price, cost)})" if cost is not None and cost.price is not None else ""
-    return (f"{what} likely crosses its limit on {runway.date(first.crossing).isoformat()}: order "
+    trend = (f" on the measured trend, past the {format_plural(runway.history_days, 'day')} of history"
+             if runway.trend(first.crossing) else "")
+    return (f"{what} likely crosses its limit{trend} on {runway.date(first.crossing).isoformat()}: order "
             f"{first.pool}'s next broker{one} by {runway.order_by(first).isoformat()}.")
+
+
+def _order_by(runway, o) -> str:
+    """``pool 2026-10-01 (...)``: an order-by date with what it rests on (`pools.evidence`)."""
+    day = runway.order_by(o).isoformat()
+    if o.basis == "horizon":
+        return f"{o.pool} {day} (the plan needs them at its {runway.horizon_days}-day horizon)"
+    crossing = runway.date(o.crossing).isoformat()
+    band = " … ".join(runway.date(c).isoformat() if c.kind == "day" else "later" for c in (o.earliest, o.latest))
+    if runway.trend(o.crossing):
+        return (f"{o.pool} {day} (on the trend: its {DIMENSION_LABELS[o.dimension].lower()} crosses the limit "
+                f"without them on {crossing}, past the {format_plural(runway.history_days, 'day')} of history; "
+                f"band {band})")
+    return f"{o.pool} {day} (crossing {crossing}, band {band})"
 
 
 def _order(runway, o) -> str:
     """``pool's <dimension> ...`` for an overdue order."""
+    lead = f"{format_plural(runway.lead_time_days or 0, 'day')} of lead time"
+    if o.basis == "horizon":
+        return (f"{o.pool} needs its {format_plural(o.brokers, 'broker')} still to buy at the "
+                f"{runway.horizon_days}-day horizon, {lead} before that was {runway.order_by(o).isoformat()}")
     what = f"{o.pool}'s {DIMENSION_LABELS[o.dimension].lower()}"
     without = f" without the {format_plural(o.brokers, 'broker')} still to buy" if o.brokers else ""
     if o.crossing.kind == "past":
         return f"{what} is already past its limit{without}"
-    lead = f"{format_plural(runway.lead_time_days or 0, 'day')} of lead time"
-    return (f"{what} crosses its limit{without} on {runway.date(o.crossing).isoformat()}, {lead} before that was "
-            f"{runway.order_by(o).isoformat()}")
+    trend = " on the trend past the history" if runway.trend(o.crossing) else ""
+    return (f"{what} crosses its limit{without}{trend} on {runway.date(o.crossing).isoformat()}, {lead} before that "
+            f"was {runway.order_by(o).isoformat()}")
 
 
 def _loss(model: ReportModel) -> str:
@@ -183,8 +210,8 @@ def _fix(model: ReportModel) -> str:
         moves = risks.at_least(Severity.ERROR)
         if moves:
             text += (f" {format_count(len(moves))} of the plan's {format_plural(risks.moves, 'move')} "
-                     f"({format_bytes(sum(moves.values()))} to copy) {_plural(len(moves), 'touches', 'touch')} brokers "
-                     f"or partitions with findings of severity error or worse (see Risks).")
+                     f"({format_bytes(sum(moves.values()))} to copy) {_plural(len(moves), 'is', 'are')} at risk "
+                     f"through such a finding: each named in Risks with its cause.")
     return text
 
 

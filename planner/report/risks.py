@@ -1,16 +1,21 @@
-"""Where the plan meets the audit: which planned moves touch a broker or partition with a finding.
+"""Where the plan meets the audit: which planned moves are at risk, and through what.
 
-A move touches the broker that serves its copies (the partition's current leader, as ``planner.emit`` throttles
-it), the brokers that receive a copy, and the broker that becomes its preferred leader. A finding is linked to a
-move when it is about the same partition or its topic, about one of those brokers, or about a partition whose
-replication is unhealthy (its evidence carries an ISR; severity error or worse) with a replica on one of them: copying from or
-onto a broker that already fails to keep its replicas in sync adds load where it hurts.
+A move is at risk only through what can go wrong for that move, each named by an audit finding:
 
-A move is at risk only through findings the plan does not itself fix: a move that takes a misplaced replica off
-its broker, spreads a partition over more racks, or takes replicas off an overloaded or mixed broker is the repair
-(`fixes`), and a misplacement the plan's moves and pools resolve as a whole (`plan_fixes`: a replica outside its
-pool, a broker holding two pools' replicas, a broker or topic of no pool) is no risk to the moves that touch it.
-Those findings are listed apart (``Risks.fixed``).
+- **its partition below min ISR during the copy** (``under_min_isr``): the new replicas are not in sync until
+  they catch up, so the copy runs with the ISR reported now, below the topic's ``min.insync.replicas``;
+- **its own partition unhealthy** (``offline_partition``, ``under_replicated``, ``at_min_isr``,
+  ``reassignment_in_progress``):
+  no leader to copy from, a reassignment Kafka completes only once the out-of-sync replicas catch up, or one
+  already running;
+- **a source or target broker with an error on the dirs involved** (``log_dir_error``): the broker the copy reads
+  from (the partition's current leader, as ``planner.emit`` throttles it) when the failed dir holds its replica
+  (or the dir is not known), or a broker that receives a copy (the plan names no dir for it);
+- **a target over headroom** (a broker-scoped ``utilisation_over_headroom``): a broker that receives a copy.
+
+Any other finding (a topic's, a broker's that the move only reads from, a pool's) puts no move at risk; a move's
+own repairs (`fixes`) and the misplacements the plan resolves as a whole (`plan_fixes`: a replica outside its pool,
+a broker holding two pools' replicas, a broker or topic of no pool) are listed apart (``Risks.fixed``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from pools.audit.findings import Finding, Severity
 from pools.plan_file import PartitionMove, Plan, copy_source
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
+#: How a cause names a capacity dimension.
+DIMENSION_NAMES = {"nw_in": "network in", "nw_out": "network out", "disk": "disk", "replicas": "replicas"}
+
 __all__ = ["TouchedMove", "Risk", "PoolRisk", "Risks", "plan_risks", "fixes", "plan_fixes", "finding_dimensions", "MOVES_PER_RISK"]
 
 #: How many of the moves touching one finding a `Risk` names (the ones copying most); all are counted.
@@ -31,7 +39,8 @@ MOVES_PER_RISK = 10
 
 @dataclass(frozen=True, slots=True)
 class TouchedMove:
-    """A planned move linked to a finding, and how (``"this partition"``, ``"copies from broker 4"``, ...)."""
+    """A planned move put at risk by a finding, and the cause (``"copies onto broker 4, over its headroom in
+    disk"``, ...)."""
 
     topic: str
     partition: int
@@ -111,19 +120,18 @@ def plan_risks(plan: Plan, findings: Iterable[Finding], snapshot: ClusterSnapsho
     >>> from pools.plan_file import Plan, PartitionMove, SolverReport
     >>> plan = Plan("c", {1: "a", 2: "a", 3: "a"}, {1: "a", 2: "a", 3: "a"}, {"t": "a"},
     ...             (PartitionMove("t", 0, (1, 2), (1, 3), 100),), {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
-    >>> risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, pool="a", broker=1)]).risks[0]
+    >>> risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, pool="a", broker=1,
+    ...                                  evidence={"log_dir": "/d1"})]).risks[0]
     >>> [(m.topic, m.partition, m.how, m.moved_bytes) for m in risk.moves], risk.count
-    ([('t', 0, 'copies from broker 1', 100)], 1)
+    ([('t', 0, 'copies from broker 1, whose log dir /d1 holding it is in error', 100)], 1)
     """
     findings = tuple(findings)
     leaders = {(p.topic, p.partition): p.leader for p in snapshot.partitions} if snapshot else {}
+    dirs = {(p.topic, p.partition): dict(zip(p.replicas, p.log_dirs)) for p in snapshot.partitions} if snapshot else {}
     racks = {b.id: b.rack for b in snapshot.brokers} if snapshot else {}
     moves = plan.moves
     roles = [_roles(m, leaders.get((m.topic, m.partition))) for m in moves]
     by_partition = {(m.topic, m.partition): i for i, m in enumerate(moves)}
-    by_topic: dict[str, list[int]] = {}
-    for i, m in enumerate(moves):
-        by_topic.setdefault(m.topic, []).append(i)
     by_broker: dict[int, list[int]] = {}
     for i, r in enumerate(roles):
         for b in r:
@@ -135,8 +143,12 @@ def plan_risks(plan: Plan, findings: Iterable[Finding], snapshot: ClusterSnapsho
     risks, fixed = [], []
     linked: dict[Severity, dict[tuple[str, int], int]] = {}
     resolved = plan_fixes(plan, snapshot)
+
+    def source_dir(i: int, broker: int) -> str | None:
+        return dirs.get((moves[i].topic, moves[i].partition), {}).get(broker)
+
     for f in findings:
-        touched = _touched(f, roles, by_partition, by_topic, by_broker)
+        touched = _touched(f, moves, roles, by_partition, by_broker, source_dir)
         own = by_partition.get((f.topic, f.partition)) if f.topic is not None else None
         candidates = set(touched) | set(dropped.get(f.broker, ()) if f.broker is not None else ()) | (
             {own} if own is not None else set())
@@ -239,26 +251,44 @@ def finding_dimensions(f: Finding) -> tuple[str, ...]:
     return tuple(d for d in DIMENSIONS if d in named)
 
 
-def _touched(f: Finding, roles: list[dict[int, str]], by_partition: Mapping[tuple[str, int], int],
-             by_topic: Mapping[str, list[int]], by_broker: Mapping[int, list[int]]) -> dict[int, str]:
-    """Move index → how the move touches what ``f`` is about."""
+#: Partition findings that put a move of that very partition at risk, and how the report says so.
+_OWN_PARTITION = {
+    "under_min_isr": "its partition is below min.insync.replicas during the copy (ISR {isr}, min ISR {min_isr}): "
+                     "acks=all producers fail until the new replicas catch up",
+    "offline_partition": "its own partition is unhealthy: offline, no leader to copy from",
+    "under_replicated": "its own partition is unhealthy: under-replicated (ISR {isr} of {replicas}), and Kafka "
+                        "completes the reassignment only once every target replica is in sync",
+    "at_min_isr": "its own partition is unhealthy: at its min ISR (ISR {isr}, min ISR {min_isr}), so the copy's "
+                  "extra load on its leader and followers risks the one more loss that makes it read-only",
+    "reassignment_in_progress": "its own partition is unhealthy: a reassignment of it is still in progress",
+}
+
+
+def _touched(f: Finding, moves: tuple[PartitionMove, ...], roles: list[dict[int, str]],
+             by_partition: Mapping[tuple[str, int], int], by_broker: Mapping[int, list[int]],
+             source_dir: Callable[[int, int], str | None]) -> dict[int, str]:
+    """Move index → the cause through which ``f`` puts the move at risk (see the module docstring)."""
     out: dict[int, str] = {}
-    if f.topic is not None and f.partition is None:
-        out = dict.fromkeys(by_topic.get(f.topic, ()), "a partition of this topic")
-    elif f.topic is not None and f.partition is not None:
+    if f.kind in _OWN_PARTITION and f.topic is not None and f.partition is not None:
         own = by_partition.get((f.topic, f.partition))
         if own is not None:
-            out[own] = "this partition"
-        if "isr" in f.evidence and f.severity.rank >= Severity.ERROR.rank:
-            replicas = set(_ints(f.evidence.get("replicas")))
-            for b in sorted(replicas):
-                for i in by_broker.get(b, ()):
-                    if i not in out:
-                        shared = [x for x in roles[i] if x in replicas]
-                        out[i] = f"{_describe(roles[i], shared)} ({'a replica' if len(shared) == 1 else 'replicas'} of it)"
-    elif f.topic is None and f.broker is not None:
+            e = f.evidence
+            out[own] = _OWN_PARTITION[f.kind].format(isr=e.get("isr"), replicas=e.get("replicas"),
+                                                     min_isr=e.get("min_insync_replicas"))
+    elif f.kind == "log_dir_error" and f.broker is not None:
+        failed = f.evidence.get("log_dir")
+        named = f" {failed}" if failed else ""
         for i in by_broker.get(f.broker, ()):
-            out[i] = _describe(roles[i], [f.broker])
+            role = roles[i].get(f.broker)
+            if role == "to":
+                out[i] = f"copies onto broker {f.broker}, whose log dir{named} is in error"
+            elif role == "from" and (failed is None or source_dir(i, f.broker) in (None, failed)):
+                out[i] = f"copies from broker {f.broker}, whose log dir{named} holding it is in error"
+    elif f.kind == "utilisation_over_headroom" and f.topic is None and f.broker is not None:
+        dimension = DIMENSION_NAMES.get(str(f.evidence.get("dimension")), "a dimension")
+        for i in by_broker.get(f.broker, ()):
+            if roles[i].get(f.broker) == "to":
+                out[i] = f"copies onto broker {f.broker}, over its headroom in {dimension}"
     return out
 
 
@@ -276,23 +306,6 @@ def _roles(m: PartitionMove, leader: int | None) -> dict[int, str]:
     return out
 
 
-def _describe(roles: Mapping[int, str], brokers: Iterable[int]) -> str:
-    """What the move does on ``brokers``: ``copies from broker 3 to broker 2``, ``makes broker 8 ... leader``."""
-    picked = set(brokers)
-    source = [b for b, r in roles.items() if r == "from" and b in picked]
-    targets = sorted(b for b, r in roles.items() if r == "to" and b in picked)
-    leader = [b for b, r in roles.items() if r == "leader" and b in picked]
-    parts = []
-    if source or targets:
-        text = "copies" + (f" from broker {source[0]}" if source else "")
-        if targets:
-            text += f" to broker{'s' if len(targets) > 1 else ''} {', '.join(map(str, targets))}"
-        parts.append(text)
-    if leader:
-        parts.append(f"makes broker {leader[0]} its preferred leader")
-    return " and ".join(parts)
-
-
 def _pools(plan: Plan, risks: Iterable[Risk]) -> tuple[PoolRisk, ...]:
     """Per pool (``""`` for no pool): the moves into it and the findings that put a move at risk, per severity."""
     moves: dict[str, list[int]] = {}
@@ -305,7 +318,3 @@ def _pools(plan: Plan, risks: Iterable[Risk]) -> tuple[PoolRisk, ...]:
     ordered = sorted(Severity, key=lambda s: -s.rank)
     return tuple(PoolRisk(p, len(moves.get(p, [])), sum(moves.get(p, [])),
                           {s.value: counts.get(p, {}).get(s.value, 0) for s in ordered}) for p in names)
-
-
-def _ints(value: object) -> tuple[int, ...]:
-    return tuple(v for v in value if isinstance(v, int)) if isinstance(value, list | tuple) else ()

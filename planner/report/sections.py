@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+from planner.report.backtest import SERIES_OF, coverage_at
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
 from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, ReportModel
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
+from pools.forecast_band import MIN_ORIGINS
 from pools.profile import MIN_FIT_DAYS
 from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
                          format_rate)
@@ -104,20 +106,21 @@ def _pools(model: ReportModel, charts: set[str]) -> Section:
                             "placement, and at the forecast after the plan. Dashed: the maximum utilisation the "
                             "policy allows (its `headroom`)."))
     blocks.append(Table("pools", ("pool", "dimension", "brokers before → after", "capacity before the plan",
-                                  "capacity after the plan", "now, load on today's brokers",
-                                  "at forecast, today's placement",
-                                  "at forecast, after the plan", "busiest broker after the plan",
-                                  "max utilisation (policy)"),
+                                  "capacity after the plan", "now: load on today's brokers",
+                                  "at forecast: load on today's brokers, today's placement",
+                                  "at forecast: load on the pool's brokers after the plan",
+                                  "busiest broker after the plan: its load", "max utilisation (policy)"),
                         tuple(rows), frozenset({0, 1})))
     buying = any(p.to_buy for p in model.pools)
-    blocks.append(Para("Now and at forecast with today's placement are shares of the capacity before the plan (the "
-                       "pool's brokers today); after the plan, of the brokers the plan places replicas on"
+    blocks.append(Para("Every share here is a load on brokers (what the brokers carry, whatever topics they hold): "
+                       "now and at forecast with today's placement, on the pool's brokers today, of the capacity "
+                       "before the plan; after the plan, on the brokers the plan places the pool's replicas on"
                        + (", the brokers still to buy included (the plan places their share on them by the same "
                           "rules, so these figures hold once they join: its bundle refuses to run before)"
                           if buying else "") +
-                       ", and the busiest of them. Red: above the maximum utilisation. Two bases for \"now\": here, "
-                       "the load on the pool's brokers today, whatever topics they hold; the runway and the N−1 view "
-                       "count the demand of the pool's topics (after the plan), wherever they are placed."))
+                       ", of their capacity, and the busiest of them. Red: above the maximum utilisation. The runway "
+                       "and the N−1 view count another basis: the demand of the pool's topics (after the plan), "
+                       "wherever they are placed."))
     blocks += _storage_notes(model)
     return Section("pools", "Pool capacity and utilisation", tuple(blocks))
 
@@ -164,8 +167,10 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the band "
         f"calibrated on the backtest where the profile has one: see how good the forecast has been). Counted from "
         f"{runway.as_of.isoformat()} (the end of the metric history). The history covers "
-        f"{format_plural(span, 'day')}, so no forecast is extended past {runway.supported_until.isoformat()}: a "
-        f"crossing later than that is shown as \"after\" that day, not as a date."))
+        f"{format_plural(span, 'day')}: a crossing by {runway.supported_until.isoformat()} is a forecast; one "
+        f"after it, up to the {horizon}-day horizon ({runway.until.isoformat()}), is the measured trend extended "
+        f"past the history it was measured on and is marked \"trend\"; later ones are shown as \"after\" "
+        f"{runway.until.isoformat()}."))
     if "runway" in charts:
         blocks.append(Chart("runway", "Runway per pool", "Each dimension's likely demand as a share of its limit, "
                                                          "the band shaded; a dot marks the day it crosses 100 %; "
@@ -179,7 +184,7 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                       cell(None if r.likely.day is None else format_count(r.likely.day)),
                       cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit else cell("no brokers to buy")))
     blocks.append(Table("runway", ("pool", "dimension", "demand now, the pool's topics",
-                                   f"demand at forecast ({horizon} days)",
+                                   f"demand at forecast ({horizon} days), the pool's topics",
                                    "usable capacity", "limit", "earliest", "likely", "latest", "days (likely)",
                                    "likely, without the brokers to buy"),
                         tuple(table), frozenset({0, 1, 6, 7, 8, 10})))
@@ -188,14 +193,20 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
     for o in runway.orders:
         text, cls = _order_text(runway, o)
         orders.append((cell(o.pool), cell(o.brokers), cell(DIMENSION_LABELS[o.dimension] if o.dimension else None),
-                       cell(*_crossing(runway, o.crossing)), cell(None if lead is None else format_plural(lead, "day")),
-                       cell(text, cls)))
+                       cell(*_crossing(runway, o.crossing)), cell(_band_dates(runway, o)),
+                       cell(None if lead is None else format_plural(lead, "day")), cell(text, cls),
+                       cell(_evidence(model, runway, o))))
     blocks.append(Para("Order by: the day each pool first crosses a limit without the brokers the plan adds (the "
-                       "likely crossing), less the procurement lead time (`[new_broker] lead_time_days`); "
-                       "\"overdue\" when that day is before the end of the metric history; \"may be due now\" when "
-                       "the crossing is past the history's span but less than the lead time after its end."))
+                       "likely crossing; the band's earliest and latest crossings beside it), less the procurement "
+                       "lead time (`[new_broker] lead_time_days`); \"overdue\" when that day is before the end of "
+                       "the metric history; \"may be due now\" when the crossing is past the last day computed but "
+                       "less than the lead time after its end. Where the plan buys brokers though no pool-wide limit "
+                       "is crossed without them by its horizon (a per-broker limit or the rack spread needs them), "
+                       "the horizon's day is the crossing. Evidence: the history the forecast rests on and the band's "
+                       "out-of-time coverage at the shortest tested horizon reaching the crossing."))
     blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
-                                     "lead time", "order by"), tuple(orders), frozenset({0, 2, 3, 5})))
+                                     "band: earliest … latest", "lead time", "order by", "evidence"),
+                        tuple(orders), frozenset({0, 2, 3, 4, 6, 7})))
     if lead is None:
         blocks.append(Para("The policy gives no procurement lead time (`[new_broker] lead_time_days`): each "
                            "order-by date is the crossing date itself.", MISSING))
@@ -210,24 +221,55 @@ def _crossing(runway: Runway, c: Crossing) -> tuple[str, str]:
     if c.kind == "past":
         return "already past it", "over"
     if c.kind == "after":
-        return f"after {runway.supported_until.isoformat()}", "ok"
-    return runway.date(c).isoformat(), "over" if c.day <= runway.horizon_days else ""
+        return f"after {runway.until.isoformat()}", "ok"
+    trend = " (trend)" if runway.trend(c) else ""
+    return runway.date(c).isoformat() + trend, "over" if c.day <= runway.horizon_days else ""
+
+
+def _band_dates(runway: Runway, o: OrderBy) -> str | None:
+    """The band's crossings of an order's limit: ``earliest … latest``."""
+    if o.basis == "horizon" or o.dimension is None:
+        return None
+    return f"{_crossing(runway, o.earliest)[0]} … {_crossing(runway, o.latest)[0]}"
+
+
+def _evidence(model: ReportModel, runway: Runway, o: OrderBy) -> str | None:
+    """What an order-by rests on (`pools.evidence`): the history's span, whether the crossing is within it, and
+    the band's out-of-time coverage at the shortest tested horizon reaching it."""
+    if o.crossing.kind != "day":
+        return None
+    day = o.crossing.day or 0
+    within = "within it" if not runway.trend(o.crossing) else "past it: a trend"
+    what = "the horizon" if o.basis == "horizon" else "the crossing"
+    text = f"{format_plural(runway.history_days, 'day')} of history, {what} {within}"
+    if o.basis == "horizon":
+        return text + "; the plan needs the brokers by its horizon, though no pool-wide limit is crossed without them"
+    score = coverage_at(model.backtest_horizons, o.dimension, day)
+    if score is not None and score.band_held is not None:
+        text += (f"; band held {format_percent(score.band_held)} out of time at {score.horizon_days} days "
+                 f"({format_plural(score.origins, 'origin')}, {format_count(score.rows)} forecasts)")
+    elif o.dimension in SERIES_OF and not model.backtest_horizons:
+        text += "; no backtest: the band is the growth rate's"
+    elif o.dimension in SERIES_OF:
+        text += f"; no band judged out of time {format_plural(day, 'day')} ahead"
+    return text
 
 
 def _order_text(runway: Runway, o: OrderBy) -> tuple[str, str]:
     """The order-by cell: a date, "overdue since" a date, "after" a date, or no order needed."""
     if runway.may_be_due(o):
-        return "may be due now: the lead time reaches back past the history's span", "over"
+        return "may be due now: the lead time reaches back past the last day computed", "over"
     if o.crossing.kind == "after":
-        return f"after {(runway.supported_until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
+        return f"after {(runway.until - timedelta(days=runway.lead_time_days or 0)).isoformat()}", ""
     day = runway.order_by(o)
     if day is None:
         return "no crossing ahead", "ok"
     if o.crossing.kind == "past":
         return "overdue: already past the limit", "over"
+    trend = " (trend)" if runway.trend(o.crossing) else ""
     if runway.overdue(o):
-        return f"overdue since {day.isoformat()}", "over"
-    return day.isoformat(), ""
+        return f"overdue since {day.isoformat()}{trend}", "over"
+    return day.isoformat() + trend, ""
 
 
 def _forecast_quality(model: ReportModel) -> Section:
@@ -245,24 +287,46 @@ def _forecast_quality(model: ReportModel) -> Section:
         "to that day only and forecast days ahead, then compared with what happened. Error: the mean of |forecast − "
         "actual| / actual; band held: the share of forecasts whose actual value fell inside the band (the band is "
         "meant to hold about 80 % of the time). The band is the one the runway uses: the 10th–90th percentile of how "
-        "far the actual values landed from the forecasts at each horizon, over every topic, widening past the "
-        "longest horizon tested as the growth rate's band does; each topic's forecasts are judged by a band "
-        "calibrated on the other topics only. A pool's forecast is the sum of its topics' forecasts (pools after the "
-        "plan).")]
-    if model.calibration is not None and model.calibration.horizons:
-        widths = "; ".join(f"{labels[m]}: " + ", ".join(
-            f"{h} d {format_percent(math.expm1(lo), signed=True)} / {format_percent(math.expm1(hi), signed=True)}"
-            for h, lo, hi, _ in rows)
-            for m, rows in sorted(model.calibration.horizons.items()))
-        blocks.append(Para(f"The band's calibrated width around the forecast (days ahead: low edge / high edge): "
-                           f"{widths}."))
-    blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error", "band held"),
+        "far the actual values landed from the forecasts at each horizon, over every topic, from at least "
+        f"{MIN_ORIGINS} origins (a horizon with fewer is derived from the longest tested one, growing with the "
+        "horizon as the tested widths grew: see docs/formats.md), widening past the last horizon as the growth "
+        "rate's band does. It is scored out of time: each origin's forecasts are judged by the band calibrated only "
+        "on what was known by that origin (forecasts whose actual day had passed), as it would have been used then; "
+        "origins before the band had a tested horizon are not scored, and a horizon scored on fewer than "
+        f"{MIN_ORIGINS} origins is too few to judge the band by. A pool's forecast is the sum of its topics' "
+        "forecasts (pools after the plan).")]
+    if model.backtest_horizons:
+        bands = model.calibration.horizons if model.calibration is not None else {}
+        rows = []
+        for s in model.backtest_horizons:
+            band = next((b for b in bands.get(s.metric, ()) if b.horizon_days == s.horizon_days), None)
+            if band is None:
+                width, basis = None, "untested: interpolated or the growth band's widening"
+            else:
+                width = (f"{format_percent(math.expm1(band.q_low), signed=True)} / "
+                         f"{format_percent(math.expm1(band.q_high), signed=True)}")
+                basis = (f"tested on {format_plural(band.origins, 'origin')}, {format_count(band.rows)} forecasts"
+                         if band.derived_from is None else
+                         f"derived from {band.derived_from} days ({format_plural(band.origins, 'origin')} here, "
+                         f"too few)")
+            held = _held(s.band_held) if s.judged else cell(None) if s.band_held is None else \
+                cell(f"{format_percent(s.band_held)}: too few origins to judge")
+            rows.append((cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.origins)),
+                         cell(format_count(s.rows)), held, cell(width), cell(basis)))
+        blocks.append(Table("backtest-horizons", ("series", "days ahead", "origins scored", "forecasts scored",
+                                                  "band held, out of time", "band today (low / high edge)",
+                                                  "band today rests on"), tuple(rows), frozenset({0, 6})))
+        blocks.append(Para("Per horizon, every topic's forecasts: the origins and forecasts the out-of-time score "
+                           "rests on, and the band the runway uses now (calibrated on every row)."))
+    blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error",
+                                                "band held, out of time"),
                         tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
                                cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),
                         frozenset({0, 1})))
     if model.backtest_topics:
         pools = {t.topic: t.pool for t in model.topics}
-        blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error", "band held"),
+        blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error",
+                                                 "band held, out of time"),
                             tuple((cell(s.name), cell(pools.get(s.name)), cell(s.horizon_days),
                                    cell(format_count(s.forecasts)), cell(format_percent(s.mape)), _held(s.band_held))
                                   for s in model.backtest_topics), frozenset({0, 1})))
@@ -271,8 +335,8 @@ def _forecast_quality(model: ReportModel) -> Section:
 
 
 def _held(share: float):
-    """The band's hit rate, marked when far from the 80 % it is meant to hold (below 60 %)."""
-    return cell(format_percent(share), "over" if share < 0.6 else "")
+    """The band's hit rate, marked when it holds less than 75 %: narrower than the 80 % it claims."""
+    return cell(format_percent(share), "over" if share < 0.75 else "")
 
 
 def _loss(model: ReportModel) -> Section:
@@ -302,8 +366,9 @@ def _loss(model: ReportModel) -> Section:
                 else "") + "): the share of what is left that the pool's demand would use, now and at the "
              "forecast."),
         Table("n-minus-1", ("pool", "dimension", "brokers", "broker lost", "capacity left",
-                            "now, the pool's topics" if model.planned else "now, load on today's brokers",
-                            "at forecast", "max utilisation (policy)", "within the limit at forecast"),
+                            *((f"{when}, the pool's topics" if model.planned else f"{when}, load on today's brokers")
+                              for when in ("now", "at forecast")),
+                            "max utilisation (policy)", "within the limit at forecast"),
               tuple(table), frozenset({0, 1, 3, 8})),
         *_read_only(model),
     ))
@@ -372,13 +437,15 @@ def _risks(model: ReportModel) -> Section:
         serious = risks.at_least(Severity.ERROR)
         lead = (f"{format_count(len(touched))} of the plan's {format_plural(risks.moves, 'move')} "
                 f"({format_bytes(risks.touched_bytes)} of {format_bytes(risks.moved_bytes)} to copy) "
-                f"{_verb(len(touched), 'touches', 'touch')} a broker or partition with an audit finding the move "
-                f"does not itself fix: copying from it or onto it, or making it a preferred leader; "
-                f"{format_count(len(serious))} of them ({format_bytes(sum(serious.values()))}) "
-                f"{_verb(len(serious), 'touches', 'touch')} findings of severity error or worse.")
+                f"{_verb(len(touched), 'is', 'are')} at risk through what can go wrong for that move, each cause "
+                f"named below: its partition below min.insync.replicas during the copy, its own partition "
+                f"unhealthy, a broker it copies from or onto with a log dir in error, or a broker it copies onto "
+                f"over its headroom; {format_count(len(serious))} of them ({format_bytes(sum(serious.values()))}) "
+                f"through findings of severity error or worse. Other findings put no move at risk.")
     else:
-        lead = (f"None of the plan's {format_plural(risks.moves, 'move')} touches a broker or partition with a "
-                f"finding it does not itself fix.")
+        lead = (f"None of the plan's {format_plural(risks.moves, 'move')} is at risk: no move copies a partition "
+                f"below min.insync.replicas or otherwise unhealthy, from or onto a broker with a log dir in error, "
+                f"or onto a broker over its headroom.")
     blocks: list = [Para(lead)]
     if risks.risks:
         rows = tuple(
@@ -388,7 +455,8 @@ def _risks(model: ReportModel) -> Section:
              cell(_touching(r)), cell(format_bytes(r.moved_bytes)), cell(r.fixed_by))
             for r in risks.risks[:MAX_RISK_ROWS]
         )
-        blocks.append(Table("risks", ("severity", "finding", "dimension", "where", "planned moves at risk through it",
+        blocks.append(Table("risks", ("severity", "finding", "dimension", "where",
+                                      "planned moves at risk through it, and the cause",
                                       "to copy", "moves that fix it"), rows, frozenset({0, 1, 2, 3, 4})))
         if len(risks.risks) > MAX_RISK_ROWS:
             blocks.append(Para(f"{format_plural(len(risks.risks) - MAX_RISK_ROWS, 'more finding')} (less severe) also "

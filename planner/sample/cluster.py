@@ -27,6 +27,8 @@ __all__ = [
     "DATA_DIR",
     "FAILED_DIR",
     "SampleSpec",
+    "DEFAULT_DAYS",
+    "DEFAULT_STEP_S",
     "SampleBroker",
     "SamplePool",
     "SampleTopic",
@@ -53,6 +55,13 @@ _NAMES = (
 _DAY_MS = 86_400_000
 
 
+#: The default history: a quarter (13 weeks), so a default run exercises weekly seasonality, out-of-time backtest
+#: origins and dated crossings.
+DEFAULT_DAYS = 91
+#: The default scrape interval: one scrape per log-size sample keeps a quarter as light as two weeks a minute apart.
+DEFAULT_STEP_S = 900
+
+
 @dataclass(frozen=True, slots=True)
 class SampleSpec:
     """What to generate: the seed, the size and the time window (``end`` in epoch seconds, UTC)."""
@@ -60,8 +69,8 @@ class SampleSpec:
     seed: int = 0
     brokers: int = 9
     topics: int = 30
-    days: int = 14
-    step_s: int = 60
+    days: int = DEFAULT_DAYS
+    step_s: int = DEFAULT_STEP_S
     end: int = 1_793_577_600  # 2026-11-02T00:00:00Z, a Monday
     cluster: str = "sample"
     kafka_4: bool = False

@@ -19,7 +19,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from planner.cli import main
 
     out = tmp_path_factory.mktemp("sample") / "s"
-    assert main(["sample", "--out", str(out), "--brokers", "6", "--topics", "6", "--days", "2"]) == 0
+    assert main(["sample", "--out", str(out), "--brokers", "6", "--topics", "6", "--days", "2", "--step", "60"]) == 0
     return out
 
 

@@ -142,7 +142,7 @@ def test_sample_cluster_plan_isolates_tenants_and_beats_placing_from_scratch(tmp
     from pools.snapshot import load_snapshot
 
     sample = tmp_path / "sample"
-    assert run_cli("sample", "--out", sample)[0] == 0
+    assert run_cli("sample", "--out", sample, "--days", "14", "--step", "60")[0] == 0  # two weeks suffice here
     assert run_cli("snapshot", "--describe", sample / "kafka" / "topics-describe.txt", "--log-dirs",
                    sample / "kafka" / "log-dirs", "--inventory", sample / "brokers.toml",
                    "--out", tmp_path / "snapshot.json")[0] == 0

@@ -60,7 +60,7 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
     results = {}
     for state in STATES:
         out = tmp_path / state
-        code, _, err = run_cli("sample", "--out", out, "--days", "2", "--inflight", state)
+        code, _, err = run_cli("sample", "--out", out, "--days", "2", "--step", "60", "--inflight", state)
         assert code == 0, err
         results[state] = _progress_of(run_cli, out / "inflight")
     assert {s: code for s, (code, _) in results.items()} == {"running": 1, "stuck": 3, "done": 0}
@@ -96,7 +96,8 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
 
 def test_sample_inflight_is_byte_identical_for_a_seed(run_cli, tmp_path: Path) -> None:
     for name in ("a", "b"):
-        assert run_cli("sample", "--out", tmp_path / name, "--days", "2", "--seed", "3", "--inflight", "stuck")[0] == 0
+        assert run_cli("sample", "--out", tmp_path / name, "--days", "2", "--step", "60", "--seed", "3", "--inflight",
+                       "stuck")[0] == 0
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a" / "inflight").rglob("*") if p.is_file())
     assert len(files) > 5
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)

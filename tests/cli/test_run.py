@@ -21,6 +21,7 @@ seed = 3
 brokers = 6
 topics = 6
 days = 2
+step = 60
 [snapshot]
 describe = "{sample}/kafka/topics-describe.txt"
 log-dirs = "{sample}/kafka/log-dirs"

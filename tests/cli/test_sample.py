@@ -11,7 +11,8 @@ def _tree(root):
 
 def test_writes_the_sample(run_cli, tmp_path):
     out = tmp_path / "run" / "sample"
-    code, stdout, _ = run_cli("sample", "--out", out, "--brokers", 6, "--topics", 6, "--days", 2, "--seed", 5)
+    code, stdout, _ = run_cli("sample", "--out", out, "--brokers", 6, "--topics", 6, "--days", 2,
+                      "--step", 60, "--seed", 5)
     assert code == 0
     assert "6 brokers, 6 topics, 2 days" in stdout and str(out) in stdout
     truth = json.loads((out / "truth.json").read_text())
@@ -23,18 +24,20 @@ def test_writes_the_sample(run_cli, tmp_path):
 
 def test_rerun_is_byte_identical_and_needs_force(run_cli, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2)[0] == 0
-    assert run_cli("sample", "--out", b, "--brokers", 6, "--topics", 6, "--days", 2)[0] == 0
+    assert run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2, "--step", 60)[0] == 0
+    assert run_cli("sample", "--out", b, "--brokers", 6, "--topics", 6, "--days", 2, "--step", 60)[0] == 0
     assert _tree(a) == _tree(b)
-    code, _, err = run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2)
+    code, _, err = run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2, "--step", 60)
     assert code == 2 and "already exists" in err
-    assert run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2, "--seed", 1, "--force")[0] == 0
+    assert run_cli("sample", "--out", a, "--brokers", 6, "--topics", 6, "--days", 2,
+                      "--step", 60, "--seed", 1, "--force")[0] == 0
     assert _tree(a) != _tree(b)
 
 
 def test_end_date_moves_the_window(run_cli, tmp_path):
     out = tmp_path / "s"
-    assert run_cli("sample", "--out", out, "--brokers", 6, "--topics", 6, "--days", 2, "--end", "2026-06-01")[0] == 0
+    assert run_cli("sample", "--out", out, "--brokers", 6, "--topics", 6, "--days", 2,
+                      "--step", 60, "--end", "2026-06-01")[0] == 0
     assert sorted(p.name for p in (out / "kafka" / "log-dirs").iterdir()) == [
         "log-dirs-20260531T000000Z.txt", "log-dirs-20260601T000000Z.txt"]
 

@@ -53,7 +53,7 @@ def test_cruise_control_capacity_as_inventory(run_cli, data_dir, tmp_path):
 
 def test_log_dirs_directory_uses_the_latest_and_its_time(run_cli, tmp_path):
     sample = tmp_path / "sample"
-    assert run_cli("sample", "--out", sample, "--brokers", 6, "--topics", 6, "--days", 2)[0] == 0
+    assert run_cli("sample", "--out", sample, "--brokers", 6, "--topics", 6, "--days", 2, "--step", 60)[0] == 0
     out = tmp_path / "snapshot.json"
     code, _, _ = run_cli("snapshot", "--describe", sample / "kafka" / "topics-describe.txt",
                          "--log-dirs", sample / "kafka" / "log-dirs", "--inventory", sample / "brokers.toml",

@@ -281,3 +281,16 @@ def test_the_time_limit_bounds_the_placement_too() -> None:
     cut = [pool for pool, p in plan.placement.items() if p["status"] == "time-limit"]
     warned = [w.split("'")[1] for w in plan.warnings if "the placement stopped at its time limit" in w]
     assert sorted(warned) == sorted(cut)  # a pool cut short is named
+
+
+@pytest.mark.parametrize(("days", "warned"), [(14, True), (90, False), (120, False)])
+def test_a_horizon_past_the_history_is_a_warning_of_the_plan(days: int, warned: bool) -> None:
+    """pools.evidence: the 90-day plan rests on a trend when the growth was measured on fewer days (issue 39)."""
+    from tests.pools.audit.helpers import policy, profile_row, snapshot
+
+    profile = {t: replace(profile_row(t, 1e5, 0.001), days_observed=days) for t in ("a-x", "b-y")}
+    plan = plan_pools(snapshot(), policy(), profile).plan
+    beyond = [w for w in plan.warnings if "reaches past the" in w]
+    assert beyond == ([f"the 90-day forecast horizon reaches past the {days} days of history the growth was fitted "
+                       "on: what the plan buys for it rests on the measured trend, not on tested evidence (the report "
+                       "dates such crossings as a trend)"] if warned else [])

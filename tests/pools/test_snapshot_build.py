@@ -159,7 +159,7 @@ def test_snapshot_of_the_sample_matches_its_truth():
 
     from planner.sample import SampleSpec, sample_files
 
-    files = dict(sample_files(SampleSpec(seed=1, brokers=6, topics=6, days=2)))
+    files = dict(sample_files(SampleSpec(seed=1, brokers=6, topics=6, days=2, step_s=60)))
     truth = json.loads(files["truth.json"])
     final = sorted(p for p in files if p.startswith("kafka/log-dirs/"))[-1]
     snap = build_snapshot(files["kafka/topics-describe.txt"], files[final], parse_inventory_toml(files["brokers.toml"]),

@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("prometheus") is None or shutil.which("promtool") is None, reason="needs Debian's prometheus package (.ci/run installs it)"),
 ]
 
-SPEC = {"brokers": 6, "topics": 6, "days": 2}
+SPEC = {"brokers": 6, "topics": 6, "days": 2, "step_s": 60}
 #: The small day: 2025-03-03T00:00:00Z, scraped every minute through the next midnight.
 DAY0 = 1_740_960_000
 TIMES = DAY0 + 60 * np.arange(1441)

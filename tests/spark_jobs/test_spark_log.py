@@ -38,7 +38,7 @@ def test_a_dead_jvm_is_exit_3_with_one_line_and_nothing_written(tmp_path: Path) 
     from planner.cli import main
 
     sample = tmp_path / "s"
-    assert main(["sample", "--out", str(sample), "--brokers", "6", "--topics", "6", "--days", "2"]) == 0
+    assert main(["sample", "--out", str(sample), "--brokers", "6", "--topics", "6", "--days", "2", "--step", "60"]) == 0
     out = tmp_path / "p"
     history = tmp_path / "history"
     argv = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pathlib import Path
 
 import pytest
@@ -36,8 +38,9 @@ topics = ['a-.*']
 
 
 def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "audit"), load: float = 1.0,
-              rates: tuple[float, float] = (20e6, 35e6), buy: bool = False) -> Path:
-    """A run directory; ``load`` scales the plan's loads now and ``rates`` are the two topics' bytes-in p99.
+              rates: tuple[float, float] = (20e6, 35e6), buy: bool = False, history_days: int = 90) -> Path:
+    """A run directory; ``load`` scales the plan's loads now and ``rates`` are the two topics' bytes-in p99, observed
+    for ``history_days``.
     ``buy``: pool a's broker to add is planned onto (broker 7, still to buy, at 50 % after the plan), as
     `planner.pool_planner` writes it; else it is counted as capacity alone (a plan written before
     ``planned_brokers``)."""
@@ -47,7 +50,8 @@ def build_run(root: Path, *, stages=("snapshot", "profile", "plan", "bundle", "a
     if "snapshot" in stages:
         save_snapshot(snap, root / "snapshot.json")
     if "profile" in stages:
-        save_profile(root / "profile", [profile_row("a-x", rates[0], 0.004), profile_row("b-y", rates[1], 0.001)])
+        save_profile(root / "profile", [replace(profile_row(t, rate, g), days_observed=history_days)
+                                        for t, rate, g in (("a-x", rates[0], 0.004), ("b-y", rates[1], 0.001))])
     if "plan" in stages:
         moves = [PartitionMove(p.topic, p.partition, p.replicas, (1, 2, 3) if p.replicas == (1, 2, 6) else p.replicas,
                                1000) for p in parts]

@@ -13,12 +13,12 @@ import pytest
 
 from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
 from planner.report.risks import plan_risks
-from planner.report.runway import Crossing, first_crossing
+from planner.report.runway import Crossing, OrderBy, first_crossing
 from pools.audit.findings import Finding, Severity
 from pools.errors import InputError
 from pools.atomic import write_json
 from pools.plan_file import PartitionMove, Plan, SolverReport, load_plan, save_plan
-from pools.forecast_band import calibrate, held_out
+from pools.forecast_band import calibrate, out_of_time
 
 from .conftest import build_run
 
@@ -42,13 +42,14 @@ def pool(model, name, dim):
 def test_capacity_before_and_after_the_plan_are_both_shown(full):
     model, out = full
     a = pool(model, "a", "disk")
-    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast on 3 TB; after the plan 2 TB on the 3
-    # brokers it places on (the new one carries nothing until it joins and the pool is planned again), the busiest
-    # of them, broker 1, at 0.11 × 6 = 66 %
+    # brokers 1..3 carry 10/20/30 % now and 12/24/36 % at the forecast on 3 TB; after the plan the 3 brokers it
+    # places on carry 0.11 × (6 + 5 + 4) = 1.65 TB of 3 TB (a load on brokers, as now and at forecast: not the pool's
+    # topics' 2 TB of demand; the new one carries nothing until it joins), the busiest, broker 1, at 0.11 × 6 = 66 %
     assert (a.brokers_before, a.brokers_after, a.added, a.capacity_before, a.capacity_after) == (3, 3, 1, 3e12, 4e12)
-    assert (round(a.now, 6), round(a.forecast, 6), round(a.after, 6), a.max_utilisation) == (0.2, 0.24, 0.666667, 0.7)
+    assert (round(a.now, 6), round(a.forecast, 6), round(a.after, 6), a.max_utilisation) == (0.2, 0.24, 0.55, 0.7)
+    assert a.demand_forecast == 2e12
     assert round(a.busiest_after, 6) == 0.66
-    assert "| a | Disk | 3 → 3 + 1 new | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 66.7 % | 66.0 % | 70.0 % |" \
+    assert "| a | Disk | 3 → 3 + 1 new | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 55.0 % | 66.0 % | 70.0 % |" \
         in out.markdown
     assert "max utilisation (policy)" in out.markdown and "headroom 70" not in out.markdown
     assert model.heat.brokers == (1, 2, 3, 4, 5, 6) and model.heat.pools == ("a",) * 3 + ("b",) * 3
@@ -57,12 +58,13 @@ def test_capacity_before_and_after_the_plan_are_both_shown(full):
 
 def test_after_the_plan_counts_the_brokers_still_to_buy_that_it_places_on(tmp_path):
     # issue 24: pool a's broker to add is planned onto (broker 7, 50 % after the plan): the after-plan share is the
-    # demand (2 TB) over the 4 brokers that carry it, the busiest of them broker 1 (66 %), and broker 7 is named
+    # load on the 4 brokers that carry it, (0.66 + 0.55 + 0.44 + 0.5) TB of 4 TB, the busiest of them broker 1
+    # (66 %), and broker 7 is named
     model, out = render(build_run(tmp_path / "run", buy=True))
     a = pool(model, "a", "disk")
     assert (a.brokers_before, a.brokers_after, a.added, a.to_buy, a.capacity_after) == (3, 4, 1, (7,), 4e12)
-    assert (a.capacity_placed, round(a.after, 6), round(a.busiest_after, 6)) == (4e12, 0.5, 0.66)
-    assert "| a | Disk | 3 → 4 (1 to buy: 7) | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 50.0 % | 66.0 % | 70.0 % |" \
+    assert (a.capacity_placed, round(a.after, 6), round(a.busiest_after, 6)) == (4e12, 0.5375, 0.66)
+    assert "| a | Disk | 3 → 4 (1 to buy: 7) | 3.00 TB | 4.00 TB | 20.0 % | 24.0 % | 53.8 % | 66.0 % | 70.0 % |" \
         in out.markdown
     # without it (the order-by date's limit) the pool has its three brokers, less the largest
     assert (a.limits.usable, a.unbought.usable) == (3e12, 2e12)
@@ -126,7 +128,10 @@ def test_runway_sums_each_topics_own_forecast_with_its_band(tmp_path):
     order = next(o for o in runway.orders if o.pool == "a")
     assert (order.brokers, order.dimension, runway.order_by(order), runway.overdue(order)) == (
         1, "nw_out", date(2026, 10, 16), True)
-    assert "| a | 1 | Network out | 2026-11-15 | 30 days | overdue since 2026-10-16 |" in out.markdown
+    # with the band's crossings of that limit (high edge day 10, low edge day 39) and the evidence it rests on
+    assert "| a | 1 | Network out | 2026-11-15 | 2026-11-10 … 2026-12-09 | 30 days | overdue since 2026-10-16 | 90 " \
+           "days of history, the crossing within it; no backtest: the band is the growth rate's |" in out.markdown
+    assert (order.earliest.day, order.latest.day) == (_first_day(high, unbought), _first_day(low, unbought)) == (10, 39)
     recommendation = out.markdown.split("## Recommendation\n\n")[1]
     assert recommendation.startswith("Order now: a's network out crosses its limit without the 1 broker still to "
                                      "buy on 2026-11-15, 30 days of lead time before that was 2026-10-16.")
@@ -142,7 +147,8 @@ def test_runway_without_growth_or_past_the_limit(full, tmp_path):
     model, out = render(build_run(tmp_path / "run", rates=(80e6, 35e6)))  # a-x: 240 MB/s > 210 MB/s now
     row = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "nw_in"))
     assert (row.earliest, row.likely, row.latest) == ((Crossing("past", 0),) * 3)
-    assert "| a | 1 | Network in | already past it | 30 days | overdue: already past the limit |" in out.markdown
+    assert "| a | 1 | Network in | already past it | already past it … already past it | 30 days | overdue: " \
+           "already past the limit | — |" in out.markdown
 
 
 def _write_backtest(run, days=28):
@@ -167,10 +173,11 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     run = build_run(tmp_path / "run")
     rows = _write_backtest(run)
     model, out = render(run)
-    band = {(r.topic, r.origin, r.horizon_days): (lo, hi) for r, lo, hi in held_out(rows)}  # pools.forecast_band
+    band = {(x[0].topic, x[0].origin, x[0].horizon_days): x[1:] for x in out_of_time(rows) if x is not None}
     for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
-        for h in (1, 7, 14):
-            mine = [r for r in rows if r.topic == topic and r.horizon_days == h]
+        for h in (1, 7, 14):  # scored out of time: only the origins a band calibrated on the past judged
+            mine = [r for r in rows if r.topic == topic and r.horizon_days == h and (topic, r.origin, h) in band]
+            assert 0 < len(mine) < sum(r.topic == topic and r.horizon_days == h for r in rows)
             error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
             edges = [band[r.topic, r.origin, h] for r in mine]
             held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
@@ -180,6 +187,13 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
             assert (t.forecasts, t.mape, t.band_held) == (s.forecasts, s.mape, s.band_held)
     s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
     assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
+    for h in model.backtest_horizons:  # per horizon: the origins and forecasts the out-of-time score rests on
+        scored = [r for r in rows if r.horizon_days == h.horizon_days and (r.topic, r.origin, r.horizon_days) in band]
+        assert (h.rows, h.origins) == (len(scored), len({r.origin for r in scored}))
+        if scored:  # judged on 5 origins or more (pools.forecast_band.MIN_ORIGINS), else said to be too few
+            held = f"{100 * h.band_held:.1f} %" + ("" if h.origins >= 5 else ": too few origins to judge")
+            assert f"| bytes in, p99 | {h.horizon_days} | {h.origins} | {h.rows} | {held} |" in out.markdown
+            assert h.judged == (h.origins >= 5)
     assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
 
 
@@ -207,17 +221,49 @@ def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
     assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
 
 
-def test_an_order_whose_crossing_is_past_the_history_but_within_the_lead_time_may_be_due(tmp_path):
-    run = build_run(tmp_path / "run", rates=(24e6, 20e6))  # a's network out crosses 140 MB/s on day 95
+def test_a_plan_that_buys_brokers_always_has_an_order_by_date(tmp_path):
+    """a's network out crosses 140 MB/s without its broker to buy only on day 95, past the 90-day horizon, yet the
+    plan buys it for that horizon: the order is dated by the horizon, never left "after" (issue 39); b, buying
+    nothing, crosses past the last day computed, but its next broker's lead time reaches back before today."""
+    run = build_run(tmp_path / "run", rates=(24e6, 20e6))
     (run / "pools.toml").write_text((run / "pools.toml").read_text().replace("lead_time_days = 30",
                                                                              "lead_time_days = 120"))
     model, out = render(run)
-    order = next(o for o in model.runway.orders if o.pool == "a")
-    assert order.crossing.kind == "after" and model.runway.may_be_due(order) and not model.runway.overdue(order)
-    assert "| a | 1 | — | after 2027-01-29 | 120 days | may be due now: the lead time reaches back past the " \
-           "history's span |" in out.markdown
-    assert "The order for a may be due now: its crossing is past the 90 days of history, but less than the 120 " \
-           "days of lead time after 2026-10-31." in out.markdown
+    runway = model.runway
+    a, b = (next(o for o in runway.orders if o.pool == p) for p in "ab")
+    assert (a.basis, a.crossing, runway.order_by(a), runway.overdue(a)) == (
+        "horizon", Crossing("day", 90), date(2026, 10, 1), True)
+    assert "| a | 1 | — | 2027-01-29 | — | 120 days | overdue since 2026-10-01 | 90 days of history, the horizon " \
+           "within it; the plan needs the brokers by its horizon, though no pool-wide limit is crossed without them |" \
+           in out.markdown
+    assert "Order now: a needs its 1 broker still to buy at the 90-day horizon, 120 days of lead time before that " \
+           "was 2026-10-01." in out.markdown
+    assert (b.brokers, b.crossing.kind, runway.may_be_due(b), runway.overdue(b)) == (0, "after", True, False)
+    assert "| b | 0 | — | after 2027-01-29 | — | 120 days | may be due now: the lead time reaches back past the " \
+           "last day computed | — |" in out.markdown
+    assert "The order for b's next broker may be due now: its crossing is past 2027-01-29, the last day computed, " \
+           "but less than the 120 days of lead time after 2026-10-31." in out.markdown
+
+
+def test_crossings_past_the_history_are_dated_as_a_trend_up_to_the_horizon(tmp_path):
+    """pools.evidence: with 14 days of history and a 90-day plan, a crossing on day 72 is dated, marked as a trend,
+    and the recommendation words the purchase as one; the plan itself warns."""
+    from pools.evidence import Evidence, horizon_warning
+
+    run = build_run(tmp_path / "run", rates=(33e6, 30e6), history_days=14)
+    model, out = render(run)
+    runway = model.runway
+    row = next(r for r in runway.rows if (r.pool, r.dimension) == ("a", "nw_out"))
+    assert runway.history_days == 14 and runway.until == date(2027, 1, 29)
+    assert row.earliest == Crossing("day", 72) and runway.trend(row.earliest) and runway.trend(row.unbought)
+    assert not runway.trend(Crossing("day", 14)) and runway.trend(Crossing("day", 15))
+    assert "| 2027-01-11 (trend) |" in out.markdown
+    text = out.markdown.split("## Recommendation\n\n")[1].split("\n")[0]
+    assert "the measured trend says the plan needs it to keep that pool within the policy's limits at the 90-day " \
+           "forecast, past the 14 days of history the growth was measured on, so a trend, not a tested " \
+           "forecast." in text
+    assert horizon_warning(Evidence(14), 90).startswith("the 90-day forecast horizon reaches past the 14 days")
+    assert horizon_warning(Evidence(90), 90) is None
 
 
 def test_first_crossing_edges():
@@ -244,36 +290,64 @@ def test_cost_without_a_price_or_a_policy_says_what_is_missing(tmp_path):
     assert "No policy was given (`--policy`), so the new broker type and its price are not known." in out.markdown
 
 
-def test_risks_link_findings_to_the_moves_that_touch_them():
+def test_risks_name_the_cause_through_which_a_move_is_at_risk():
     moves = (PartitionMove("t", 0, (1, 2, 3), (1, 2, 4), 100),  # copies from 1 (its leader) to 4, drops 3
-             PartitionMove("t", 1, (2, 3, 1), (3, 2, 1), 50))  # reorders only: 3 becomes the preferred leader
+             PartitionMove("t", 1, (2, 3, 1), (3, 2, 1), 50),  # reorders only: 3 becomes the preferred leader
+             PartitionMove("t", 2, (3, 1, 2), (3, 1, 5), 70))  # copies from 3 to 5
     plan = Plan("c", {}, {}, {"t": "p"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     findings = [
-        Finding("log_dir_error", Severity.CRITICAL, pool="p", broker=1),
-        Finding("broker_mixed_pools", Severity.ERROR, pool="p", broker=3),
+        Finding("log_dir_error", Severity.CRITICAL, pool="p", broker=1, evidence={"log_dir": "/d1"}),
+        Finding("broker_mixed_pools", Severity.ERROR, pool="p", broker=3),  # no cause: 3 only serves t-2's copy
         Finding("offline_partition", Severity.CRITICAL, pool="p", topic="u", partition=0,
-                evidence={"replicas": [4, 5], "isr": [5], "leader": None}),
-        Finding("leader_not_preferred", Severity.INFO, pool="p", topic="u", partition=1,
-                evidence={"replicas": [1, 4], "isr": [1, 4]}),
+                evidence={"replicas": [4, 5], "isr": [5], "leader": None}),  # not moved: a replica on 4 is no risk
+        Finding("under_replicated", Severity.ERROR, pool="p", topic="t", partition=2,
+                evidence={"replicas": [3, 1, 2], "isr": [3, 1], "leader": 3, "min_insync_replicas": 2}),
+        Finding("under_min_isr", Severity.ERROR, pool="p", topic="t", partition=0,
+                evidence={"replicas": [1, 2, 3], "isr": [1], "leader": 1, "min_insync_replicas": 2}),
+        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=5, evidence={"dimension": "disk"}),
+        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=2, evidence={"dimension": "disk"}),
+        Finding("leader_not_preferred", Severity.INFO, pool="p", topic="t", partition=1),
         Finding("rack_shared", Severity.WARNING, pool="p", topic="t", partition=0),
-        Finding("broker_without_pool", Severity.WARNING, broker=9),
+        Finding("topic_without_pool", Severity.WARNING, topic="t"),
     ]
     risks = plan_risks(plan, findings)
     links = {(r.finding.kind, m.partition): m.how for r in risks.risks for m in r.moves}
     assert links == {
-        ("log_dir_error", 0): "copies from broker 1",
-        ("broker_mixed_pools", 1): "makes broker 3 its preferred leader",  # dropping a replica on 3 is no risk
-        ("offline_partition", 0): "copies to broker 4 (a replica of it)",
-        ("rack_shared", 0): "this partition",
+        ("log_dir_error", 0): "copies from broker 1, whose log dir /d1 holding it is in error",
+        ("under_min_isr", 0): "its partition is below min.insync.replicas during the copy (ISR [1], min ISR 2): "
+                              "acks=all producers fail until the new replicas catch up",
+        ("under_replicated", 2): "its own partition is unhealthy: under-replicated (ISR [3, 1] of [3, 1, 2]), and "
+                                 "Kafka completes the reassignment only once every target replica is in sync",
+        ("utilisation_over_headroom", 2): "copies onto broker 5, over its headroom in disk",
     }
-    assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "offline_partition", "broker_mixed_pools",
-                                                     "rack_shared"]
-    assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 1)), 100, 2, 100)
-    # per pool: only the findings that put a move at risk (leader_not_preferred on u-1 touches none)
-    assert risks.pools[0].findings == {"critical": 2, "error": 1, "warning": 1, "info": 0}
-    # the move dropping broker 3's replica repairs broker_mixed_pools there; the reordering is still at risk
-    mixed = next(r for r in risks.risks if r.finding.kind == "broker_mixed_pools")
-    assert (mixed.count, mixed.fixed_by) == (1, 1)
+    assert [r.finding.kind for r in risks.risks] == ["log_dir_error", "under_min_isr", "under_replicated",
+                                                     "utilisation_over_headroom"]
+    # the reordering t-1 has no cause at all, whatever findings its brokers or topic carry
+    assert (risks.touched, risks.touched_bytes, risks.moves, risks.moved_bytes) == ((("t", 0), ("t", 2)), 170, 3, 170)
+    assert risks.pools[0].findings == {"critical": 1, "error": 3, "warning": 0, "info": 0}
+    # what the moves repair is listed apart, not a risk: dropping broker 3's replica (t-0) repairs broker_mixed_pools
+    # there, dropping broker 2's (t-2) its headroom; the plan gives t a pool
+    assert sorted((r.finding.kind, r.fixed_by) for r in risks.fixed) == [
+        ("broker_mixed_pools", 1), ("topic_without_pool", 0), ("utilisation_over_headroom", 1)]
+
+
+def test_one_unhealthy_partition_flags_only_its_own_move():
+    """Through the audit itself: a-x-0 is at its min ISR (ISR 2 of 3, min.insync.replicas 2); every move touches a
+    broker holding one of its replicas, but only a-x-0's own move is at risk, and says why."""
+    from pools.audit import audit
+    from tests.pools.audit.helpers import healthy, policy, snapshot, with_partition
+
+    parts = with_partition(healthy("a-x", (1, 2, 3), partitions=6), "a-x", 0, isr=(1, 2))
+    snap = snapshot(parts + healthy("b-y", (4, 5, 6)))
+    findings = audit(snap, policy())
+    assert {f.kind for f in findings if f.severity.rank >= Severity.ERROR.rank} == {"at_min_isr"}
+    moves = tuple(PartitionMove("a-x", p.partition, p.replicas, (*p.replicas[:2], 4 + p.partition % 3), 10)
+                  for p in parts)
+    plan = Plan("test", {}, {}, {"a-x": "a", "b-y": "b"}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
+    risks = plan_risks(plan, findings, snap)
+    assert risks.touched == (("a-x", 0),) and list(risks.at_least(Severity.ERROR)) == [("a-x", 0)]
+    (risk,) = risks.risks
+    assert risk.moves[0].how.startswith("its own partition is unhealthy: at its min ISR (ISR [1, 2], min ISR 2)")
 
 
 def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
@@ -288,8 +362,8 @@ def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
         Finding("replica_outside_pool", Severity.ERROR, pool="p", broker=5, topic="t", partition=0),
         Finding("broker_mixed_pools", Severity.ERROR, pool="q", broker=5),  # only q's replicas left on 5
         Finding("rack_shared", Severity.WARNING, pool="p", topic="t", partition=0, evidence={"distinct_racks": 1}),
-        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=1,
-                evidence={"scope": "broker", "dimension": "nw_out"}),
+        Finding("utilisation_over_headroom", Severity.ERROR, pool="p", broker=3,
+                evidence={"scope": "broker", "dimension": "nw_out"}),  # t-0's target
         Finding("log_dir_error", Severity.CRITICAL, broker=1),  # no pool: still gets a row
     ]
     risks = plan_risks(plan, findings, snap)
@@ -300,8 +374,8 @@ def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
     assert [(p.pool, p.findings["critical"], p.findings["error"]) for p in risks.pools] == [("p", 0, 1), ("", 1, 0)]
     model = build_model(load_run(build_run(tmp_path / "run")))
     text = render_report(replace(model, risks=risks), has_policy=False).markdown
-    assert "| error | utilisation_over_headroom | Network out | broker 1 | t-0 (100 B): copies from broker 1 | " \
-           "100 B | 0 |" in text
+    assert "| error | utilisation_over_headroom | Network out | broker 3 | t-0 (100 B): copies onto broker 3, over " \
+           "its headroom in network out | 100 B | 0 |" in text
     assert "- replica_outside_pool on t-0 (1 move fixes it)" in text
     assert "| (no pool) | 0 | 0 B | 1 | 0 | 0 | 0 |" in text
 
@@ -311,13 +385,13 @@ def test_risks_name_the_largest_moves_and_count_the_rest():
     plan = Plan("c", {}, {}, {"t": None}, moves, {}, SolverReport("HiGHS", "Optimal", "", 0, 0, 0))
     risks = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=1),
                               Finding("topic_without_pool", Severity.WARNING, topic="t")])
-    disk, topic = risks.risks
+    (disk,) = risks.risks  # a topic without a pool puts no move at risk
     assert (disk.count, disk.moved_bytes, len(disk.moves)) == (25, sum(10 * (i + 1) for i in range(25)), 10)
     assert [m.partition for m in disk.moves] == list(range(24, 14, -1))
-    assert (topic.count, topic.moves[0].how) == (25, "a partition of this topic")
     model = build_model(load_run(build_run(Path(tempfile.mkdtemp()) / "run")))
     text = render_report(replace(model, risks=risks), has_policy=False).markdown
-    assert "t-15 (160 B): copies from broker 1; and 15 more moves (1.20 kB) | 3.25 kB |" in text
+    assert "t-15 (160 B): copies from broker 1, whose log dir holding it is in error; and 15 more moves (1.20 kB) | " \
+           "3.25 kB |" in text
 
 
 def test_risk_copy_source_is_the_current_leader():
@@ -327,7 +401,7 @@ def test_risk_copy_source_is_the_current_leader():
     snap = ClusterSnapshot(cluster="c", brokers=(), topics=(),
                            partitions=(PartitionState("t", 0, (1, 2), leader=2, isr=(1, 2)),))
     risk = plan_risks(plan, [Finding("log_dir_error", Severity.CRITICAL, broker=2)], snap).risks[0]
-    assert risk.moves[0].how == "copies from broker 2"  # the leader serves the copy, not the first replica
+    assert risk.moves[0].how == "copies from broker 2, whose log dir holding it is in error"  # the leader serves it
 
 
 def test_recommendation_follows_the_numbers(full, tmp_path):
@@ -340,12 +414,15 @@ def test_recommendation_follows_the_numbers(full, tmp_path):
     assert "b's network in would run at 100.0 % (limit 70.0 %)" in text
     assert "Fix first the 2 error findings: broker_mixed_pools on broker 6, replica_outside_pool on a-x-0." in text
     assert "plan again before applying" in text
-    # without brokers to add and pool b: nothing the history supports crosses a limit
+    # without brokers to add and pool b: nothing crosses a limit by the last day computed (a's order, without a
+    # broker to buy, is the "after" crossing pool_runway gives then)
+    (a,) = (o for o in model.runway.orders if o.pool == "a")
+    assert (a.basis, a.crossing) == ("horizon", Crossing("day", 90))  # while the plan buys its broker
     calm = replace(model, cost=replace(model.cost, rows=()), headline={**model.headline, "brokers_to_add": {}},
-                   runway=replace(model.runway, orders=tuple(o for o in model.runway.orders if o.pool == "a")))
+                   runway=replace(model.runway, orders=(OrderBy("a", 0, None, Crossing("after")),)))
     text = render_report(calm, has_policy=True).markdown.split("## Recommendation\n\n")[1].split("\n")[0]
-    assert text.startswith("No pool crosses a limit by 2027-01-29, as far ahead as the 90 days of history support a "
-                           "forecast: nothing to buy yet.")
+    assert text.startswith("No pool crosses a limit by 2027-01-29, the last day computed (the 90 days of history "
+                           "support a forecast to 2027-01-29): nothing to buy yet.")
     assert "Apply the plan: 1 partition copies 1.00 kB" in text  # its move fixes the findings it touches
     # a pool without brokers to buy that crosses within the history: the next broker's order-by date
     busy, _ = render(build_run(tmp_path / "busy", rates=(20e6, 33e6)))

@@ -216,13 +216,16 @@ def test_pool_table_capacity_before_and_after(page):
         row = src.pool_row(pool, dim)
         _close(r["capacity before the plan"], cap_before)
         _close(r["capacity after the plan"], row["capacity_with_added"])
-        _close(r["now, load on today's brokers"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
-        _close(r["at forecast, today's placement"], sum(src.cell(src.plan, b, dim)["before"] for b in before) / cap_before)
+        # every column a load on brokers (issue 39): now, at forecast before and after the plan
+        _close(r["now: load on today's brokers"], sum(src.cell(src.plan, b, dim)["now"] for b in before) / cap_before)
+        _close(r["at forecast: load on today's brokers, today's placement"],
+               sum(src.cell(src.plan, b, dim)["before"] for b in before) / cap_before)
         after = src.brokers(src.plan, "brokers", pool)  # the brokers it places on; added ones carry nothing
-        _close(r["at forecast, after the plan"], row["demand_forecast"] / sum(src.cell(src.plan, b, dim)["capacity"]
-                                                                             for b in after))
-        _close(r["busiest broker after the plan"], max(src.cell(src.plan, b, dim)["after"]
-                                                       / src.cell(src.plan, b, dim)["capacity"] for b in after))
+        _close(r["at forecast: load on the pool's brokers after the plan"],
+               sum(src.cell(src.plan, b, dim)["after"] for b in after)
+               / sum(src.cell(src.plan, b, dim)["capacity"] for b in after))
+        _close(r["busiest broker after the plan: its load"],
+               max(src.cell(src.plan, b, dim)["after"] / src.cell(src.plan, b, dim)["capacity"] for b in after))
         _close(r["max utilisation (policy)"], row["headroom"])
 
 
@@ -231,38 +234,46 @@ def test_runway(page):
     rows = _rows(shown, "runway")
     assert len(rows) == len(_rows(shown, "pools"))
     assert f"({src.horizon} days)" in shown["page"]["tables"]["runway"]["headers"][3]
-    span = max(r["days_observed"] for r in src.profile.values())
-    until = src.as_of + timedelta(days=span)
-    assert any(f"The history covers {span:,d} day{'s' if span != 1 else ''}, so no forecast is extended past "
-               f"{until.isoformat()}" in p for p in shown["page"]["paras"]["runway"])
+    span = max(r["days_observed"] for r in src.profile.values())  # pools.evidence: the history's span
+    supported = src.as_of + timedelta(days=span)
+    until = src.as_of + timedelta(days=max(span, src.horizon))  # nothing is computed past the later of them
+    assert any(f"The history covers {span:,d} day{'s' if span != 1 else ''}: a crossing by {supported.isoformat()} "
+               f"is a forecast" in p and f"({until.isoformat()}), is the measured trend" in p
+               for p in shown["page"]["paras"]["runway"])
     for r in rows:
         pool, dim = r["pool"], DIMS[r["dimension"]]
         row = src.pool_row(pool, dim)
         d0, dh = row["demand_now"], row["demand_forecast"]
         _close(r["demand now, the pool's topics"], d0)
-        _close(r[f"demand at forecast ({src.horizon} days)"], dh)
+        _close(r[f"demand at forecast ({src.horizon} days), the pool's topics"], dh)
         caps = sorted((c for _, c in src.after_capacities(pool, dim)), reverse=True)
         usable = sum(caps[src.failures:])
         limit = row["headroom"] * usable
         _close(r["usable capacity"], usable)
         _close(r["limit"], limit)
         for column, edge in (("earliest", "high"), ("likely", "forecast"), ("latest", "low")):
-            _check_crossing(src, r[column], pool, dim, d0, limit, edge, until, span)
+            _check_crossing(src, r[column], pool, dim, d0, limit, edge, until, supported)
         real = sorted((c for b, c in src.after_capacities(pool, dim) if b != "new"), reverse=True)
         if src.plan["brokers_to_add"].get(pool, 0):
             _check_crossing(src, r["likely, without the brokers to buy"], pool, dim, d0,
-                            row["headroom"] * sum(real[src.failures:]), "forecast", until, span)
+                            row["headroom"] * sum(real[src.failures:]), "forecast", until, supported)
         else:
             assert r["likely, without the brokers to buy"] == "no brokers to buy"
-        dated = re.fullmatch(r"\d{4}-\d\d-\d\d", r["likely"])
-        assert r["days (likely)"] == (f"{(date.fromisoformat(r['likely']) - src.as_of).days:,d}" if dated else "—")
+        dated = re.fullmatch(r"(\d{4}-\d\d-\d\d)(?: \(trend\))?", r["likely"])
+        assert r["days (likely)"] == (f"{(date.fromisoformat(dated[1]) - src.as_of).days:,d}" if dated else "—")
 
 
 def _check_crossing(src, text: str, pool: str, dim: str, now: float, limit: float, edge: str, until: date,
-                    span: int) -> None:
-    """A crossing cell against an upper bound of the pool's demand on the history's last supported day: every
-    topic's demand follows its bytes-in or storage forecast edge (capped by retention, which only lowers it), so
-    the pool's demand is at most its demand now × the largest level/now ratio × the fastest edge's growth."""
+                    supported: date) -> None:
+    """A crossing cell against an upper bound of the pool's demand on the last day computed: every topic's demand
+    follows its bytes-in or storage forecast edge (capped by retention, which only lowers it), so the pool's demand
+    is at most its demand now × the largest level/now ratio × the fastest edge's growth; a date past the history's
+    span (``supported``) is marked as a trend."""
+    span = (until - src.as_of).days
+    trend = text.endswith(" (trend)")
+    text = text.removesuffix(" (trend)")
+    if re.fullmatch(r"\d{4}-\d\d-\d\d", text):
+        assert trend == (date.fromisoformat(text) > supported), text
     if now > limit:
         assert text == "already past it"
         return
@@ -302,18 +313,32 @@ def test_order_by(page):
         assert r["lead time"] == ("—" if lead is None else f"{lead:,d} day{'s' if lead != 1 else ''}")
         column = "likely, without the brokers to buy" if added else "likely"
         crossings = [(x[column], x["dimension"]) for x in runway if x["pool"] == r["pool"]]
-        dated = sorted((c, d) for c, d in crossings if re.fullmatch(r"\d{4}-\d\d-\d\d", c))
+        day = r"(\d{4}-\d\d-\d\d)(?: \(trend\))?"
+        dated = sorted((c, d) for c, d in crossings if re.fullmatch(day, c))
+        supported = src.as_of + timedelta(days=max(x["days_observed"] for x in src.profile.values()))
         if any(c == "already past it" for c, _ in crossings):
             assert (r["crosses"], r["order by"]) == ("already past it", "overdue: already past the limit")
-        elif dated:
-            assert (r["crosses"], r["first limit crossed without them"]) == dated[0]
-            order = date.fromisoformat(dated[0][0]) - timedelta(days=lead or 0)
-            assert r["order by"] == (f"overdue since {order}" if order < src.as_of else order.isoformat())
+        elif dated or added:  # a plan that buys brokers always has an order-by date (issue 39)
+            if dated:
+                assert (r["crosses"], r["first limit crossed without them"]) == dated[0]
+                assert re.fullmatch(rf"{day} … .+", r["band: earliest … latest"]), r
+            else:  # no pool-wide limit crossed without them by the horizon: needed by the horizon itself
+                horizon = (src.as_of + timedelta(days=src.horizon)).isoformat()
+                trend = " (trend)" if src.as_of + timedelta(days=src.horizon) > supported else ""
+                assert (r["crosses"], r["first limit crossed without them"]) == (horizon + trend, "—")
+                assert "the plan needs the brokers by its horizon" in r["evidence"]
+            crossing = date.fromisoformat(re.fullmatch(day, r["crosses"])[1])
+            trend = " (trend)" if crossing > supported else ""
+            order = crossing - timedelta(days=lead or 0)
+            assert r["order by"] == (f"overdue since {order}{trend}" if order < src.as_of else
+                                     order.isoformat() + trend)
+            assert r["evidence"].startswith(f"{(supported - src.as_of).days:,d} days of history, ")
+            assert ("past it: a trend" in r["evidence"]) == bool(trend)
         elif any(c.startswith("after ") for c, _ in crossings):
             until = date.fromisoformat(next(c for c, _ in crossings if c.startswith("after "))[len("after "):])
             assert r["crosses"] == f"after {until}" and r["first limit crossed without them"] == "—"
-            if until - timedelta(days=lead or 0) <= src.as_of:  # the lead time reaches back past the history's end
-                assert r["order by"] == "may be due now: the lead time reaches back past the history's span"
+            if until - timedelta(days=lead or 0) <= src.as_of:  # the lead time reaches back past the last day
+                assert r["order by"] == "may be due now: the lead time reaches back past the last day computed"
             else:
                 assert r["order by"] == f"after {until - timedelta(days=lead or 0)}"
         else:
@@ -351,7 +376,7 @@ def test_backtest(page):
     assert [(r["pool"], r["series"], r["days ahead"]) for r in shown_rows] == [e[:3] for e in expected]
     for r, e in zip(shown_rows, expected):
         assert r["forecasts"] == f"{e[3]:,d}"
-        _close(r["error"], e[4]), _close(r["band held"], e[5])
+        _close(r["error"], e[4]), _close(r["band held, out of time"], e[5])
 
 
 def test_n_minus_1(page):
@@ -367,7 +392,7 @@ def test_n_minus_1(page):
         left = sum(c for _, c in brokers) - sum(c for _, c in lost)
         _close(r["capacity left"], left)
         _close(r["now, the pool's topics"], row["demand_now"] / left)
-        _close(r["at forecast"], row["demand_forecast"] / left)
+        _close(r["at forecast, the pool's topics"], row["demand_forecast"] / left)
         _close(r["max utilisation (policy)"], row["headroom"])
         over = row["demand_forecast"] / left - row["headroom"]
         if over <= 0:
@@ -416,15 +441,20 @@ def test_risks_join_findings_and_planned_moves(page):
         m = moves[key]
         return m["size_bytes"] * len(set(m["replicas"]) - set(m["old_replicas"]))
 
-    def expected(f) -> set:
-        if f["topic"] is not None and f["partition"] is None:
-            return {k for k in moves if k[0] == f["topic"]}
-        if f["topic"] is not None:
-            out = {k for k in moves if k == (f["topic"], f["partition"])}
-            if "isr" in f["evidence"] and f["severity"] in ("critical", "error"):
-                out |= {k for k in moves if set(roles[k]) & set(f["evidence"]["replicas"])}
-            return out
-        return {k for k in moves if f["broker"] in roles[k]}
+    dirs = {(p["topic"], p["partition"]): dict(zip(p["replicas"], p.get("log_dirs") or [None] * len(p["replicas"])))
+            for p in src.snapshot["partitions"]}
+
+    def expected(f) -> set:  # the causes through which a move is at risk (issue 39), nothing else
+        if f["kind"] in ("under_min_isr", "offline_partition", "under_replicated", "at_min_isr",
+                         "reassignment_in_progress"):
+            return {k for k in moves if k == (f["topic"], f["partition"])}
+        if f["kind"] == "log_dir_error":
+            failed = f["evidence"].get("log_dir")
+            return {k for k in moves if roles[k].get(f["broker"]) == "to" or roles[k].get(f["broker"]) == "from" and (
+                failed is None or dirs.get(k, {}).get(f["broker"]) in (None, failed))}
+        if f["kind"] == "utilisation_over_headroom" and f["topic"] is None:
+            return {k for k in moves if roles[k].get(f["broker"]) == "to"}
+        return set()
 
     racks = {b["id"]: b.get("rack") for b in src.snapshot["brokers"]}
     final = {(p["topic"], p["partition"]): moves.get((p["topic"], p["partition"]), {"replicas": p["replicas"]})[
@@ -464,14 +494,19 @@ def test_risks_join_findings_and_planned_moves(page):
         return set() if resolved(f) else {k for k in expected(f) if not fixes(f, k)}
 
     wanted = [(f, at_risk(f)) for f in src.findings["findings"] if at_risk(f)]
+    lead = shown["page"]["paras"]["risks"][0]
+    if not wanted:
+        assert "risks" not in shown["page"]["tables"] and lead.startswith(
+            f"None of the plan's {len(moves):,d} moves is at risk"), lead
+        return
     rows = _rows(shown, "risks")
-    assert rows and [(r["finding"], r["where"]) for r in rows] == [(f["kind"], _where(f)) for f, _ in wanted]
+    assert [(r["finding"], r["where"]) for r in rows] == [(f["kind"], _where(f)) for f, _ in wanted]
     for r, (f, links) in zip(rows, wanted):
         assert r["severity"] == f["severity"]
         dims = {f["evidence"].get("dimension")} | set(f["evidence"].get("dimensions") or ())
         assert r["dimension"] == (", ".join(k for k, d in DIMS.items() if d in dims) or "—")
         assert r["moves that fix it"] == str(sum(fixes(f, k) for k in moves))
-        items = r["planned moves at risk through it"].split("; ")
+        items = r["planned moves at risk through it, and the cause"].split("; ")
         more = re.fullmatch(r"and (\d+) more moves? \((.+)\)", items[-1])
         named = items[:-1] if more else items
         assert len(named) + (int(more[1]) if more else 0) == len(links)
@@ -485,10 +520,10 @@ def test_risks_join_findings_and_planned_moves(page):
         _close(r["to copy"], sum(copied(k) for k in links))
     touched = set().union(*(links for _, links in wanted))
     serious = set().union(set(), *(links for f, links in wanted if f["severity"] in ("critical", "error")))
-    lead = shown["page"]["paras"]["risks"][0]
     k, n, part, whole, j, jbytes = re.fullmatch(
-        r"(\d+) of the plan's (\d+) moves? \((.+) of (.+) to copy\) touch(?:es)? a broker or partition with an audit "
-        r"finding the move does not itself fix: .*; (\d+) of them \((.+)\) touch(?:es)? findings of severity error or worse\.", lead).groups()
+        r"(\d+) of the plan's (\d+) moves? \((.+) of (.+) to copy\) (?:is|are) at risk through what can go wrong for "
+        r"that move, .*; (\d+) of them \((.+)\) through findings of severity error or worse\. Other findings put no "
+        r"move at risk\.", lead).groups()
     assert (int(k), int(n), int(j)) == (len(touched), len(moves), len(serious))
     _close(part, sum(map(copied, touched))), _close(whole, src.plan["moved_bytes"])
     _close(jbytes, sum(map(copied, serious)))

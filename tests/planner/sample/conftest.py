@@ -8,7 +8,7 @@ import pytest
 
 from planner.sample import SampleSpec, sample_files
 
-TINY = SampleSpec(seed=7, brokers=6, topics=6, days=2)
+TINY = SampleSpec(seed=7, brokers=6, topics=6, days=2, step_s=60)
 
 
 @pytest.fixture(scope="session")

@@ -96,7 +96,7 @@ def test_planted_states_in_the_snapshot(tiny):
 @given(seed=st.integers(0, 2**31), brokers=st.integers(6, 15), topics=st.integers(6, 24))
 @example(seed=65, brokers=8, topics=6)  # the first pool's RF-3 replicas covered both racks of the second pool
 def test_every_size_plants_exactly_its_problems(seed, brokers, topics):
-    files = dict(sample_files(SampleSpec(seed=seed, brokers=brokers, topics=topics, days=2)))
+    files = dict(sample_files(SampleSpec(seed=seed, brokers=brokers, topics=topics, days=2, step_s=60)))
     snapshot, policy, truth = _load(files)
     assert _kinds(truth) == PLANTED_KINDS - {"replica_count_over_limit"}
     assert _independent_findings(snapshot, policy) == _planted(truth)
@@ -106,7 +106,7 @@ def test_every_size_plants_exactly_its_problems(seed, brokers, topics):
 def test_audit_finds_exactly_the_planted_problems(seed):
     from pools.audit import audit
 
-    files = dict(sample_files(SampleSpec(seed=seed, brokers=7, topics=8, days=2)))
+    files = dict(sample_files(SampleSpec(seed=seed, brokers=7, topics=8, days=2, step_s=60)))
     snapshot, policy, truth = _load(files)
     found = sorted(
         (f.kind, f.topic or "", -1 if f.partition is None else f.partition, -1 if f.broker is None else f.broker)

@@ -33,7 +33,7 @@ def test_same_spec_gives_identical_files(tiny, tiny_spec):
 
 
 def test_another_seed_gives_another_cluster(tiny):
-    other = dict(sample_files(SampleSpec(seed=8, brokers=6, topics=6, days=2)))
+    other = dict(sample_files(SampleSpec(seed=8, brokers=6, topics=6, days=2, step_s=60)))
     assert other["kafka/topics-describe.txt"] != tiny["kafka/topics-describe.txt"]
 
 
