@@ -114,7 +114,7 @@ topics = ['ops[.].*']
 def write_cluster(root: Path, source: str) -> dict[str, Path]:
     """The cluster's files under ``root``, cordoned from ``source`` (one of `SOURCES`), by role, and a profile
     (``profile/``: 2 MB/s in per partition, 4 MB/s out, storage as the replicas' sizes)."""
-    from planner.random_clusters import profile_row
+    from benchmarks.random_clusters import profile_row
     from pools.profile import save_profile
 
     root.mkdir(parents=True, exist_ok=True)

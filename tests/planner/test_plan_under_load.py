@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from planner.pool_planner import plan_pools
-from planner.random_clusters import random_cluster
+from benchmarks.random_clusters import random_cluster
 from pools.plan_file import plan_to_json
 
 #: `benchmarks/bench_planner.py`'s "hundred" case: ten pools, some over headroom, with brokers joining them.
