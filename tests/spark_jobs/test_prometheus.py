@@ -197,7 +197,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from planner.cli import main
 
     out = tmp_path_factory.mktemp("sample") / "s"
-    assert main(["sample", "--out", str(out), *[f"--{k}={v}" for k, v in SPEC.items()]]) == 0
+    flags = {"step" if k == "step_s" else k: v for k, v in SPEC.items()}  # SampleSpec's step_s is --step
+    assert main(["sample", "--out", str(out), *[f"--{k}={v}" for k, v in flags.items()]]) == 0
     return out
 
 

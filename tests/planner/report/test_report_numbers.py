@@ -39,7 +39,9 @@ DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replica
 UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 SEVERITIES = ("critical", "error", "warning", "info")
 CHECKED_TABLES = {"pools", "runway", "order-by", "backtest-pools", "backtest-topics", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
-                  "pool-rows", "tenants", "batches", "findings"}
+                  "pool-rows", "tenants", "batches", "findings",
+                  # the N-1 read-only topics: recomputed from the ISR and min.insync.replicas in test_read_only.py
+                  "read-only"}
 
 READ_PAGE = r"""(() => {
   const text = el => el.innerText.trim();
