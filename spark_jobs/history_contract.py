@@ -30,6 +30,8 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from spark_jobs.metric_names import METRICS  # the three meters, in the order of the history's columns
+
 __all__ = [
     "DELTA_FIELDS",
     "STEPS_SCHEMA",
@@ -63,8 +65,6 @@ __all__ = [
     "steps_files",
 ]
 
-#: The three meters of a topic (`spark_jobs.records.COUNTER_METRICS`), in the order of the history's columns.
-METRICS = ("bytes_in", "bytes_out", "messages_in")
 
 #: The columns of an increase (`spark_jobs.rates.minute_deltas`), as Arrow types.
 DELTA_FIELDS = pa.schema(
