@@ -434,9 +434,9 @@ def test_the_balance_of_a_replication_factor_change_is_reckoned_at_the_new_facto
 
     s = new_rack()
     op = set_replication_factor(_inputs(s), ["a.orders"], 2)
-    loads = op.plan.utilisation["brokers"]
+    loads = op.plan.utilisation
     for d in DIMENSIONS:
-        after = {b: loads[str(b)][d]["after"] / loads[str(b)][d]["capacity"] for b in range(1, 7)}
+        after = {b: loads.broker(b, d).after / loads.broker(b, d).capacity for b in range(1, 7)}
         mean = sum(after.values()) / 6
         table = op.balance["a"][d]["after"]
         assert table["mean"] == pytest.approx(mean, abs=1e-6), d
