@@ -41,7 +41,7 @@ from planner.operations.balance import broker_loads
 from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, state_loads
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, spread_kept, state_loads
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
@@ -160,15 +160,14 @@ def _only_to(state: PoolState, targets: Sequence[int]) -> PoolState:
     receives = state.receives & np.isin(state.broker_ids, np.asarray(targets, dtype=np.int64))
     seed = state.seed.copy()
     load = state_loads(state, seed)
-    racks = len(np.unique(state.rack[state.rack >= 0]))
     for i, slot in zip(*np.nonzero(seed >= 0), strict=True):
         b = int(seed[i, slot])
         if receives[b] or (state.holders[i] == b).any():
             continue
         others = [int(x) for x in seed[i] if x >= 0 and x != b]
-        used = {int(state.rack[x]) for x in others}
-        fits = [t for t in np.flatnonzero(receives).tolist() if t not in others
-                and (int(state.rack[t]) not in used or state.rf[i] > racks or not racks)]
+        free = np.array([t for t in np.flatnonzero(receives).tolist() if t not in others], dtype=np.int64)
+        kept = spread_kept(state, np.repeat(seed[i : i + 1], len(free), axis=0), np.full(len(free), slot), free)
+        fits = free[kept].tolist()
         if not fits:
             raise InfeasibleError(f"--to: no destination broker can take the drained replica of a partition on "
                                   f"{', '.join(str(int(state.broker_ids[x])) for x in others)} and keep its rack "
