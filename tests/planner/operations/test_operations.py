@@ -145,6 +145,11 @@ def test_decommission_sends_the_drained_replicas_only_to_the_destination_brokers
         decommission_brokers(_inputs(s), [1], destinations=[11])  # r1 only: the partitions use it already
     with pytest.raises(InputError, match="--to: broker 1 cannot take replicas"):
         decommission_brokers(_inputs(s), [1], destinations=[1])
+    # a broker without a rack spreads nothing: RF 3 over 3 racks needs a rack per replica (pools.pool_rules)
+    unracked = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=tuple(
+        dataclasses.replace(b, rack=None) if b.id == 11 else b for b in s.snapshot.brokers)))
+    with pytest.raises(InfeasibleError, match="--to: no destination broker can take the drained replica"):
+        decommission_brokers(_inputs(unracked), [1], destinations=[11])
 
 
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
