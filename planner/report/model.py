@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -289,16 +289,13 @@ def _broker_table(run: RunInputs) -> dict[int, dict[str, dict[str, float]]]:
     From ``plan.json`` when the run has a plan; else from the snapshot (and profile) through the audit's loads.
     """
     out: dict[int, dict[str, dict[str, float]]] = {}
-    table = (run.plan.utilisation or {}).get("brokers", {}) if run.plan else {}
+    table = (run.plan.utilisation.brokers or {}) if run.plan else {}
     if table:
-        for key, dims in table.items():
+        for b, dims in table.items():  # in plan.json's order
             for dim, row in dims.items():
-                if dim in DIMENSIONS and isinstance(row, Mapping):
-                    cell = out.setdefault(int(key), {}).setdefault(dim, {})
-                    for name in ("capacity", "now", "before", "after"):
-                        value = _number(row.get(name))
-                        if value is not None:
-                            cell[name] = value
+                if dim in DIMENSIONS:
+                    cell = out.setdefault(b, {}).setdefault(dim, {})
+                    cell |= {k: v for k, v in asdict(row).items() if v is not None}
                     cell.setdefault("capacity", 0.0)
     elif run.snapshot:
         s = run.snapshot

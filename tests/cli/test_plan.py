@@ -191,7 +191,8 @@ def test_the_policys_horizon_counts_and_the_option_overrides_it(tmp_path: Path, 
         code, _, err = run_cli("plan", *args, *extra, "--out", out)
         assert code == 0, err
         plan = load_plan(out / "plan.json")
-        at[plan.horizon_days] = sum(row["nw_in"]["demand_forecast"] for row in plan.utilisation["pools"].values())
+        at[plan.horizon_days] = sum(plan.utilisation.pool(p, "nw_in").demand_forecast
+                                    for p in plan.utilisation.pool_names)
     expected = sum(grow(r.bytes_in_p99, 0.003, 30) * 3 for r in profile.values())  # nw_in = bytes-in x RF 3
     assert set(at) == {30, 90}
     assert at[30] == pytest.approx(expected, rel=1e-6)

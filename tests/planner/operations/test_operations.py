@@ -145,6 +145,11 @@ def test_decommission_sends_the_drained_replicas_only_to_the_destination_brokers
         decommission_brokers(_inputs(s), [1], destinations=[11])  # r1 only: the partitions use it already
     with pytest.raises(InputError, match="--to: broker 1 cannot take replicas"):
         decommission_brokers(_inputs(s), [1], destinations=[1])
+    # a broker without a rack spreads nothing: RF 3 over 3 racks needs a rack per replica (pools.pool_rules)
+    unracked = dataclasses.replace(s, snapshot=dataclasses.replace(s.snapshot, brokers=tuple(
+        dataclasses.replace(b, rack=None) if b.id == 11 else b for b in s.snapshot.brokers)))
+    with pytest.raises(InfeasibleError, match="--to: no destination broker can take the drained replica"):
+        decommission_brokers(_inputs(unracked), [1], destinations=[11])
 
 
 def test_decommission_rejects_unknown_brokers_as_bad_input() -> None:
@@ -434,9 +439,9 @@ def test_the_balance_of_a_replication_factor_change_is_reckoned_at_the_new_facto
 
     s = new_rack()
     op = set_replication_factor(_inputs(s), ["a.orders"], 2)
-    loads = op.plan.utilisation["brokers"]
+    loads = op.plan.utilisation
     for d in DIMENSIONS:
-        after = {b: loads[str(b)][d]["after"] / loads[str(b)][d]["capacity"] for b in range(1, 7)}
+        after = {b: loads.broker(b, d).after / loads.broker(b, d).capacity for b in range(1, 7)}
         mean = sum(after.values()) / 6
         table = op.balance["a"][d]["after"]
         assert table["mean"] == pytest.approx(mean, abs=1e-6), d
