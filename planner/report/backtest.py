@@ -120,9 +120,10 @@ def _scored(rows: Iterable[BacktestRow]) -> list[tuple[BacktestRow, float, float
 SERIES_OF = {"nw_in": "bytes_in_p99", "nw_out": "bytes_in_p99", "disk": "storage_bytes"}
 
 
-def coverage_at(scores: Iterable[HorizonScore], dimension: str | None, day: int) -> HorizonScore | None:
-    """The out-of-time score behind a crossing ``day`` days ahead in ``dimension``: the shortest judged horizon
-    of its series at or past ``day`` (``None``: none reaches that far, or the dimension has no series)."""
+def coverage_at(scores: Iterable[Score], pool: str, dimension: str | None, day: int) -> Score | None:
+    """The pool's out-of-time score behind its crossing ``day`` days ahead in ``dimension`` (`pool_scores`: the
+    pool's own band, the one its runway's dates follow): the shortest judged horizon of its series at or past
+    ``day`` (``None``: none reaches that far, or the dimension has no series)."""
     metric = SERIES_OF.get(dimension or "")
-    reaching = [s for s in scores if s.metric == metric and s.judged and s.horizon_days >= day]
+    reaching = [s for s in scores if (s.name, s.metric) == (pool, metric) and s.judged and s.horizon_days >= day]
     return min(reaching, key=lambda s: s.horizon_days, default=None)

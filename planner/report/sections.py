@@ -164,8 +164,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
         f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
         f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
-        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the band "
-        f"calibrated on the backtest where the profile has one: see how good the forecast has been). Counted from "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the "
+        f"pool's band, calibrated on the backtest of the pool's summed forecasts where the profile has one: see how "
+        f"good the forecast has been). Counted from "
         f"{runway.as_of.isoformat()} (the end of the metric history). The history covers "
         f"{format_plural(span, 'day')}: a crossing by {runway.supported_until.isoformat()} is a forecast; one "
         f"after it, up to the {horizon}-day horizon ({runway.until.isoformat()}), is the measured trend extended "
@@ -202,8 +203,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                        "the metric history; \"may be due now\" when the crossing is past the last day computed but "
                        "less than the lead time after its end. Where the plan buys brokers though no pool-wide limit "
                        "is crossed without them by its horizon (a per-broker limit or the rack spread needs them), "
-                       "the horizon's day is the crossing. Evidence: the history the forecast rests on and the band's "
-                       "out-of-time coverage at the shortest tested horizon reaching the crossing."))
+                       "the horizon's day is the crossing. Evidence: the history the forecast rests on and the "
+                       "pool's band's out-of-time coverage at the shortest horizon judged on at least "
+                       f"{MIN_ORIGINS} origins that reaches the crossing."))
     blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
                                      "band: earliest … latest", "lead time", "order by", "evidence"),
                         tuple(orders), frozenset({0, 2, 3, 4, 6, 7})))
@@ -235,7 +237,7 @@ def _band_dates(runway: Runway, o: OrderBy) -> str | None:
 
 def _evidence(model: ReportModel, runway: Runway, o: OrderBy) -> str | None:
     """What an order-by rests on (`pools.evidence`): the history's span, whether the crossing is within it, and
-    the band's out-of-time coverage at the shortest tested horizon reaching it."""
+    the pool's band's out-of-time coverage at the shortest judged horizon reaching it."""
     if o.crossing.kind != "day":
         return None
     day = o.crossing.day or 0
@@ -244,11 +246,11 @@ def _evidence(model: ReportModel, runway: Runway, o: OrderBy) -> str | None:
     text = f"{format_plural(runway.history_days, 'day')} of history, {what} {within}"
     if o.basis == "horizon":
         return text + "; the plan needs the brokers by its horizon, though no pool-wide limit is crossed without them"
-    score = coverage_at(model.backtest_horizons, o.dimension, day)
-    if score is not None and score.band_held is not None:
-        text += (f"; band held {format_percent(score.band_held)} out of time at {score.horizon_days} days "
-                 f"({format_plural(score.origins, 'origin')}, {format_count(score.rows)} forecasts)")
-    elif o.dimension in SERIES_OF and not model.backtest_horizons:
+    score = coverage_at(model.backtest_pools or (), o.pool, o.dimension, day)
+    if score is not None:
+        text += (f"; the pool's band held {format_percent(score.band_held)} out of time at {score.horizon_days} "
+                 f"days ({format_plural(score.forecasts, 'origin')})")
+    elif o.dimension in SERIES_OF and not model.backtest_pools:
         text += "; no backtest: the band is the growth rate's"
     elif o.dimension in SERIES_OF:
         text += f"; no band judged out of time {format_plural(day, 'day')} ahead"
