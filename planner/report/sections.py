@@ -320,9 +320,9 @@ def _forecast_quality(model: ReportModel) -> Section:
         width, basis = _band_today(pool_bands.band(s.name), s.metric, s.horizon_days)
         rests = pool_bands.rests_on(s.name, s.metric)
         if rests == "pooled":
-            basis = f"every pool's sums ({basis}): too few of its own"
+            basis = f"every pool's sums (too few of its own): {basis}"
         elif rests == "own":
-            basis = f"its own sums ({basis})"
+            basis = f"its own sums: {basis}"
         held = _held(s.band_held) if s.judged else cell(f"{format_percent(s.band_held)}: too few origins to judge")
         rows.append((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
                      cell(format_percent(s.mape)), held, cell(width), cell(basis)))
