@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
@@ -174,17 +175,22 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     rows = _write_backtest(run)
     model, out = render(run)
     band = {(x[0].topic, x[0].origin, x[0].horizon_days): x[1:] for x in out_of_time(rows) if x is not None}
-    for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
+    # one topic per pool: the pool's rows are the topic's, judged by the pool's own band (calibrated on its rows,
+    # every pool's pooled while it has too few), the topic's by the band of every topic's rows
+    pooled = [replace(r, topic={"a-x": "a", "b-y": "b"}[r.topic]) for r in rows]
+    pool_band = {(x[0].topic, x[0].origin, x[0].horizon_days): x[1:]
+                 for x in out_of_time(pooled, grouped=True) if x is not None}
+    for pool, topic in (("a", "a-x"), ("b", "b-y")):
         for h in (1, 7, 14):  # scored out of time: only the origins a band calibrated on the past judged
-            mine = [r for r in rows if r.topic == topic and r.horizon_days == h and (topic, r.origin, h) in band]
-            assert 0 < len(mine) < sum(r.topic == topic and r.horizon_days == h for r in rows)
-            error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
-            edges = [band[r.topic, r.origin, h] for r in mine]
-            held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
-            s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
-            assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
-            t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
-            assert (t.forecasts, t.mape, t.band_held) == (s.forecasts, s.mape, s.band_held)
+            for name, edges_of, score_of in ((topic, band, model.backtest_topics),
+                                             (pool, pool_band, model.backtest_pools)):
+                mine = [r for r in rows if r.topic == topic and r.horizon_days == h and (name, r.origin, h) in edges_of]
+                assert 0 < len(mine) < sum(r.topic == topic and r.horizon_days == h for r in rows)
+                error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
+                edges = [edges_of[name, r.origin, h] for r in mine]
+                held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
+                s = next(s for s in score_of if (s.name, s.horizon_days) == (name, h))
+                assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
     s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
     assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
     for h in model.backtest_horizons:  # per horizon: the origins and forecasts the out-of-time score rests on
@@ -209,6 +215,12 @@ def test_the_runway_and_topic_table_take_the_band_calibrated_on_the_backtest(tmp
         if new.dimension == "nw_in" and new.demand_now > 0:  # bytes in's edges, widened to the measured spread
             assert new.high[1] >= old.high[1] and new.low[1] <= old.low[1]  # here the day's noise is wider
             assert (new.high[1], new.low[1]) != (old.high[1], old.low[1])
+    for r in model.runway.rows:  # each pool's edges: its summed forecast × e^q of the pool's own band
+        if r.dimension == "nw_in" and r.demand_now > 0:
+            q_low, q_high = model.pool_calibration.band(r.pool).log_widths("bytes_in_p99", [1, 7])
+            assert model.pool_calibration.rests_on(r.pool, "bytes_in_p99") == "own"
+            assert [r.high[1] / r.path[1], r.high[7] / r.path[7]] == pytest.approx(np.exp(q_high).tolist())
+            assert [r.low[1] / r.path[1], r.low[7] / r.path[7]] == pytest.approx(np.exp(q_low).tolist())
     a_plain = next(t for t in plain.topics if t.topic == "a-x")
     a_cal = next(t for t in model.topics if t.topic == "a-x")
     assert a_cal.forecast == a_plain.forecast and (a_cal.low, a_cal.high) != (a_plain.low, a_plain.high)
