@@ -25,6 +25,7 @@ def _write(tmp: Path, snapshot, policy, profile) -> list[str]:
             "--profile", str(tmp / "profile")]
 
 
+@pytest.mark.slow
 def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
     snapshot, policy, profile = random_cluster(15, 40, 3, misplaced=0.2, seed=11)
     args = _write(tmp_path, snapshot, policy, profile)
@@ -138,6 +139,7 @@ def test_missing_consumer_groups_file_is_exit_2(tmp_path: Path, run_cli) -> None
     assert code == 2 and "nope.txt: no such file" in err
 
 
+@pytest.mark.slow
 def test_sample_cluster_plan_isolates_tenants_and_beats_placing_from_scratch(tmp_path: Path, run_cli) -> None:
     from planner.placement import assign_replicas_to_brokers
     from pools.policy import load_policy

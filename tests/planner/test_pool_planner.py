@@ -61,6 +61,7 @@ def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load
     assert plan.solver.status == "Optimal" and plan.solver.gap is not None
 
 
+@pytest.mark.slow
 def test_same_inputs_give_byte_identical_plans_however_long_they_take(monkeypatch) -> None:
     import time
 
@@ -165,6 +166,7 @@ def test_tenant_fixed_together_is_named() -> None:
         check_policy(snapshot, replace(policy, tenants=tenants, pools=pools))
 
 
+@pytest.mark.slow
 def test_extra_tenant_conflict_separates_floating_topics() -> None:
     snapshot, policy, profile = random_cluster(16, 40, 3, seed=5)
     # tenant2 may now go to p0 or p2 but must not share with tenant0 (fixed in p0): it must stay in p2

@@ -88,6 +88,7 @@ def test_every_move_of_a_pool_plan_has_a_true_reason(seed: int) -> None:
     _check_reasons(snap, policy, plan, topic_demand(snap, profile, None, "forecast"))
 
 
+@pytest.mark.slow
 def test_every_move_of_every_day2_operation_has_a_true_reason() -> None:
     snap, policy, profile = _cluster(3, spare=True, load=0.4)
     inputs = operation_inputs(snap, policy, profile)
