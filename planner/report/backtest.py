@@ -15,6 +15,7 @@ topics' per series and horizon over every topic's rows, with the origins behind 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from pools.forecast_band import MIN_ORIGINS, group_rows, out_of_time
 from pools.profile import BacktestRow
 
 __all__ = ["Score", "HorizonScore", "score", "pool_scores", "topic_scores", "horizon_scores", "coverage_at",
-           "SERIES_OF"]
+           "chance_range", "SERIES_OF"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +128,25 @@ def coverage_at(scores: Iterable[Score], pool: str, dimension: str | None, day: 
     metric = SERIES_OF.get(dimension or "")
     reaching = [s for s in scores if (s.name, s.metric) == (pool, metric) and s.judged and s.horizon_days >= day]
     return min(reaching, key=lambda s: s.horizon_days, default=None)
+
+
+def chance_range(forecasts: int, held: float = 0.8, mass: float = 0.9) -> tuple[float, float]:
+    """The shares of ``forecasts`` independent forecasts a band holding ``held`` of the time shows ``mass`` of the
+    time: the binomial's ``(1 − mass) / 2`` and ``(1 + mass) / 2`` quantiles over ``forecasts``. A pool's figure
+    rests on one forecast per origin, so a calibrated band's score strays this far by chance alone.
+
+    >>> chance_range(21)
+    (0.6666666666666666, 0.9523809523809523)
+    >>> chance_range(690)
+    (0.7753623188405797, 0.8246376811594203)
+    """
+    low_tail, high_tail = (1 - mass) / 2, (1 + mass) / 2
+    n, total, low = forecasts, 0.0, None
+    for k in range(n + 1):  # the probability of k held, in logs (no overflow however many forecasts)
+        total += math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                          + k * math.log(held) + (n - k) * math.log1p(-held))
+        if low is None and total >= low_tail:
+            low = k
+        if total >= high_tail:
+            return low / forecasts, k / forecasts  # type: ignore[operator]
+    return (low or 0) / forecasts, 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
-from planner.report.backtest import SERIES_OF, coverage_at
+from planner.report.backtest import SERIES_OF, Score, chance_range, coverage_at
 from planner.report.document import Chart, Items, Kpis, Para, Section, Table, cell
 from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, ReportModel
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
@@ -331,7 +331,8 @@ def _forecast_quality(model: ReportModel) -> Section:
                                            "band today rests on"), tuple(rows), frozenset({0, 1, 7})))
     if model.backtest_pools:
         blocks.append(Para("Per pool (one forecast per origin): its summed forecasts scored out of time against the "
-                           "pool's own band, and the band its runway uses now (calibrated on every origin)."))
+                           "pool's own band, and the band its runway uses now (calibrated on every origin)."
+                           + _chance(model.backtest_pools)))
     if model.backtest_topics:
         pools = {t.topic: t.pool for t in model.topics}
         blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error",
@@ -341,6 +342,18 @@ def _forecast_quality(model: ReportModel) -> Section:
                                   for s in model.backtest_topics), frozenset({0, 1})))
         blocks.append(Para(f"The topics with the most bytes in (up to {TOP_TOPICS}), their bytes-in series."))
     return Section("backtest", title, tuple(blocks))
+
+
+def _chance(scores: tuple[Score, ...]) -> str:
+    """How far a pool's score strays by chance alone: one forecast per origin, so few forecasts per figure."""
+    counts = sorted({s.forecasts for s in scores if s.judged})
+    if not counts:
+        return ""
+    spans = [f"{format_percent(lo)}–{format_percent(hi)} on {n} forecasts"
+             for n in dict.fromkeys((counts[0], counts[-1])) for lo, hi in (chance_range(n),)]
+    return (" A band that holds 80 % of the time shows, nine times in ten and by chance alone, "
+            f"{' and '.join(spans)}: judge a pool's figure against that range, and the band by the per-horizon "
+            "table above.")
 
 
 def _band_today(band: BandCalibration, metric: str, horizon: int) -> tuple[str | None, str]:
