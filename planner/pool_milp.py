@@ -34,7 +34,8 @@ With ``restrict`` the broker model names a free broker only in the pools whose t
 ``gap``) of its bytes (``x_b``); elsewhere it is counted as keeping nothing, so brokers of one (rack, capacity)
 class are interchangeable there and are placed by count (``x_n{c}_p{j}``, sharing the class's brokers with its
 ``x_b``). Every plan of the full model maps onto one of the restricted model with the same tie-breakers and
-moved bytes overstated by at most ``gap`` of all replica bytes, and back, so at gap 0 the restriction is exact. Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
+moved bytes overstated by at most ``gap`` of all replica bytes, and back, so at gap 0 the restriction is exact.
+Rows are scaled to median-broker units so HiGHS sees coefficients near 1.
 """
 
 from __future__ import annotations
@@ -675,7 +676,8 @@ class _Model:
                 if isinstance(pa, int) and isinstance(pb, int):
                     if pa + pb > 1:
                         raise InputError(
-                            f"tenants {a!r} and {b!r} must not share a pool but the policy puts both in {self.pools[j]!r}"
+                            f"tenants {a!r} and {b!r} must not share a pool but the policy puts both in "
+                            f"{self.pools[j]!r}"
                         )
                     continue
                 prob += pa + pb <= 1, f"conflict_n{index[a]}_n{index[b]}_p{j}"

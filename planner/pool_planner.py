@@ -137,7 +137,8 @@ def plan_pools(
         )
     extra = sorted(set(profile) - set(snapshot.partitions_by_topic))
     if extra:
-        warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: {', '.join(extra[:10])}")
+        warnings.append(f"{len(extra)} profiled topic(s) are not in the snapshot and were ignored: "
+                        f"{', '.join(extra[:10])}")
     progress("building the pool model")
     health = cluster_health(snapshot)
     problem, new_note = _problem(snapshot, policy, rules, resolved, forecast, pool_milp, health.closed)

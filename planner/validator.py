@@ -191,8 +191,9 @@ def check_broker_capacity(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: P
             h = rules.limits(pool).headroom_of(dim)
             limit = h * b.capacity.get(dim)
             if over_limit(loads[b.id][dim], limit):
-                out.append(Violation("broker_capacity", True, f"broker {b.id} ({pool}) {dim} load "
-                                                              f"{loads[b.id][dim]:.6g} exceeds {h:.0%} of {b.capacity.get(dim):.6g}"))
+                out.append(Violation("broker_capacity", True,
+                                     f"broker {b.id} ({pool}) {dim} load {loads[b.id][dim]:.6g} exceeds {h:.0%} of "
+                                     f"{b.capacity.get(dim):.6g}"))
     return out
 
 
@@ -422,9 +423,9 @@ def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
 #: Every rule, in report order.
 def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, demands) -> list[Violation]:
     """Every move carries a reason (`pools.plan_file.Reason`), and what it says of the plan holds: ``evacuate`` names
-    brokers drained by the operation or unhealthy, ``demote`` a former leader the operation demotes, ``isolate`` brokers outside the topic's pool, and
-    ``replication_factor`` a partition whose factor the plan changes. Soft: a move's reason explains, it does
-    not make the plan unsafe (a plan written before reasons has none)."""
+    brokers drained by the operation or unhealthy, ``demote`` a former leader the operation demotes, ``isolate`` brokers
+    outside the topic's pool, and ``replication_factor`` a partition whose factor the plan changes. Soft: a move's
+    reason explains, it does not make the plan unsafe (a plan written before reasons has none)."""
     gone = set(plan.drained) | set(cluster_health(snapshot).brokers)
     out = []
     bare = [f"{m.topic}-{m.partition}" for m in plan.moves if m.reason is None]

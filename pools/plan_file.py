@@ -26,8 +26,8 @@ current ``old_replicas``; a partition moves when the two differ. Broker loads ar
 (`pools.new_brokers.PlannedBroker`: ``id``, ``rack``, ``pool``, ``capacity``): each is in ``brokers`` with its pool
 and in ``brokers_before`` as ``null``, and each pool has as many as ``brokers_to_add`` says.
 ``operation`` is present only in the plan of a day-2 operation (`planner.operations`): its ``name``
-(``rebalance``, ``add``, ``decommission``, ``demote``, ``replace``, ``replication-factor``), the ``arguments`` asked, the
-balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
+(``rebalance``, ``add``, ``decommission``, ``demote``, ``replace``, ``replication-factor``), the ``arguments``
+asked, the balance ``band``, ``replication_factors`` (topic → new factor, for ``replication-factor`` only),
 ``moved_bytes``, ``lower_bound_bytes`` (what any placement meeting the goal must copy) and ``balance`` (per
 touched pool and dimension, ``before`` and ``after``: ``mean`` utilisation, ``max``/``min`` over the mean,
 ``outside_band``) and, for ``decommission`` and ``replace``, ``drained``: the brokers every replica leaves,

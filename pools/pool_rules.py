@@ -174,7 +174,8 @@ class PoolRules:
         Examples
         --------
         >>> from pools.policy import parse_policy
-        >>> policy = parse_policy('[defaults]\\nheadroom = 0.7\\n[[pool]]\\nname = "a"\\nheadroom = 0.6\\nmin_racks = 2')
+        >>> policy = parse_policy('[defaults]\\nheadroom = 0.7\\n[[pool]]\\nname = "a"\\nheadroom = 0.6'
+        ...                       '\\nmin_racks = 2')
         >>> rules = PoolRules.from_policy(policy, horizon_days=30)
         >>> rules.pools["a"]
         PoolLimits(headroom=(0.6, 0.6, 0.6, 0.6), min_brokers=3, min_racks=2, tolerated_failures=1, horizon_days=30)
@@ -451,7 +452,8 @@ def pool_racks_required(limits: PoolLimits, max_replication_factor: int, racks_a
 
     Examples
     --------
-    >>> pool_racks_required(PoolLimits((0.7,) * 4, min_racks=2), 3, 4), pool_racks_required(PoolLimits((0.7,) * 4), 3, 2)
+    >>> (pool_racks_required(PoolLimits((0.7,) * 4, min_racks=2), 3, 4),
+    ...  pool_racks_required(PoolLimits((0.7,) * 4), 3, 2))
     (3, 2)
     """
     return min(max(limits.min_racks, max_replication_factor), racks_available)
@@ -469,7 +471,8 @@ def spans_every_rack(replication_factor: int, racks: int) -> bool:
     return racks > 0 and replication_factor >= racks
 
 
-def misplaced_pins(pinned: Mapping[int, str], broker_pool: Mapping[int, str | None]) -> list[tuple[int, str, str | None]]:
+def misplaced_pins(pinned: Mapping[int, str],
+                   broker_pool: Mapping[int, str | None]) -> list[tuple[int, str, str | None]]:
     """Pinned brokers outside the pool that pins them: ``(broker, pinning pool, pool it is in)``, by broker id.
 
     Examples

@@ -78,7 +78,8 @@ def build_bundle(
             raise InputError(f"{plan_source}: partition {m.topic}-{m.partition} is not in the snapshot")
         if tuple(state.replicas) != tuple(m.old_replicas):
             raise InputError(
-                f"{plan_source}: partition {m.topic}-{m.partition}: old_replicas {list(m.old_replicas)} differ from the "
+                f"{plan_source}: partition {m.topic}-{m.partition}: old_replicas {list(m.old_replicas)} differ "
+                "from the "
                 f"snapshot's replicas {list(state.replicas)} (the plan is stale; re-plan from a fresh snapshot)"
             )
         moves.append(m if m.size_bytes else _with_size(m, state.size_bytes))
@@ -221,7 +222,8 @@ def _entries(assignment: Mapping[tuple[str, int], tuple[int, ...]],
              dirs: Mapping[tuple[str, int, int], str] | None = None) -> list[ReassignmentEntry]:
     """Reassignment entries; ``dirs`` names the log dir of a ``(topic, partition, broker)`` replica (else ``any``)."""
     dirs = dirs or {}
-    return [ReassignmentEntry(t, p, r, tuple(dirs.get((t, p, b), "any") for b in r)) for (t, p), r in assignment.items()]
+    return [ReassignmentEntry(t, p, r, tuple(dirs.get((t, p, b), "any") for b in r))
+            for (t, p), r in assignment.items()]
 
 
 def _log_dir_summary(snapshot: ClusterSnapshot, dirs: LogDirPlan) -> dict[str, Any]:

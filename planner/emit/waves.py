@@ -13,8 +13,8 @@ Every partition moves once, from its current to its final replicas, so the waves
 bytes (margin 0) and each wave's rollback (its partitions' current replicas) returns the cluster to the wave's
 start. Moves are taken greedily, largest first, each kept only when the state after it still meets both rules;
 when no single move fits, a move is taken together with the moves that take load off the brokers it would push
-over (a swap or a rotation must run in one wave, whatever the budget). A plan no such group can start raises `InfeasibleError` naming the move and
-the broker that block it.
+over (a swap or a rotation must run in one wave, whatever the budget). A plan no such group can start raises
+`InfeasibleError` naming the move and the broker that block it.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class Wave:
     outside_pool: int
 
 
-def cut_waves(plan: Plan, snapshot: ClusterSnapshot, demands: Mapping[str, Demand], wave_bytes: int) -> tuple[Wave, ...]:
+def cut_waves(plan: Plan, snapshot: ClusterSnapshot, demands: Mapping[str, Demand],
+              wave_bytes: int) -> tuple[Wave, ...]:
     """The waves of ``plan`` (see the module docstring), in the order they run.
 
     Raises

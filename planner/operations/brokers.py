@@ -24,10 +24,10 @@
 Partitions `pools.health` holds (offline, under-replicated, mid-reassignment, on an unhealthy broker) keep
 their replicas, with one exception that makes a dead broker drainable: a held partition whose only trouble
 lies on the drained or replaced brokers is evacuated (`pools.health.ClusterHealth.evacuable`): its replica
-there is replaced, copying from its healthy in-sync leader, and its other replicas stay (so they must already
-sit on distinct racks; one outside its pool moves back into it, as in any plan). A drained or replaced broker holding any other held partition is refused
-with the partitions to repair first. The plan's ``operation.drained`` names the drained brokers, from which
-the validator and ``poolplan emit`` learn the evacuation.
+there is replaced, copying from its healthy in-sync leader, and its other replicas stay (so they must already sit on
+distinct racks; one outside its pool moves back into it, as in any plan). A drained or replaced broker holding any other
+held partition is refused with the partitions to repair first. The plan's ``operation.drained`` names the drained
+brokers, from which the validator and ``poolplan emit`` learn the evacuation.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def add_brokers(inputs: OperationInputs, pool: str, brokers: Sequence[int]) -> O
     for b in new:
         if inputs.brokers[b] not in (None, pool):
             raise InputError(f"--broker: broker {b} is in pool {inputs.brokers[b]!r}, not {pool!r}; brokers add takes "
-                             f"brokers in no pool or already tagged with {pool!r} (decommission it from its pool first)")
+                             f"brokers in no pool or already tagged with {pool!r} "
+                             "(decommission it from its pool first)")
         pinned = inputs.policy.pinned_pool.get(b)
         if pinned is not None and pinned != pool:
             raise InputError(f"--broker: broker {b} is pinned to pool {pinned!r} by the policy, not {pool!r}")
@@ -405,7 +406,8 @@ def _shortfall(inputs: OperationInputs, pool: str, after: Mapping[int, str | Non
     out = []
     need = brokers_required(limits, rf)
     if len(members) < need:
-        out.append(f"pool {pool!r} would keep {len(members)} broker(s), needs {need} (min_brokers {limits.min_brokers}, "
+        out.append(f"pool {pool!r} would keep {len(members)} broker(s), needs {need} "
+                   f"(min_brokers {limits.min_brokers}, "
                    f"largest replication factor {rf})")
     if snap.racks:
         racks = {b.rack for b in members if b.rack is not None}

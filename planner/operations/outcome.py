@@ -98,7 +98,8 @@ def operation_plan(
                            rack_pinned(snap, inputs.forecast, inputs.members(pool)), dimension_bands)
         now = pool_balance(snap, after, members, band, rack_pinned(snap, inputs.forecast, members, assignment),
                            dimension_bands)
-        balance[pool] = {d: {"before": was.get(d), "after": now.get(d)} for d in (*was, *(k for k in now if k not in was))}
+        balance[pool] = {d: {"before": was.get(d), "after": now.get(d)}
+                         for d in (*was, *(k for k in now if k not in was))}
     moved = sum(m.moved_bytes for m in moves)
     arriving = sum(max(0.0, float(after[b][2] - before[b][2])) for b in after)
     ratio = min((bytes_per_storage(inputs, p) for p in pools), default=0.0)

@@ -266,7 +266,8 @@ def _search(
             sel = slice(None) if len(active) == n_partitions else active
             if plain:
                 step = shifts[sel] + cursor[sel]
-                step = step % (n_brokers - 1) if steps >= n_brokers - 1 else step - (n_brokers - 1) * (step >= n_brokers - 1)
+                wrap = n_brokers - 1
+                step = step % wrap if steps >= wrap else step - wrap * (step >= wrap)
                 candidate = first[sel] + 1 + step
                 candidate -= n_brokers * (candidate >= n_brokers)
             else:

@@ -142,7 +142,8 @@ def _check_options(
         raise InputError(f"fenced broker {unknown[0]} is not among the candidate brokers")
 
 
-def _heartbeat_order(brokers: Sequence[tuple[int, str | None]], fenced: Collection[int]) -> list[tuple[int, str | None, bool]]:
+def _heartbeat_order(brokers: Sequence[tuple[int, str | None]],
+                     fenced: Collection[int]) -> list[tuple[int, str | None, bool]]:
     """The brokers as a KRaft controller lists them: its ``HashMap<Integer, ...>`` iteration order."""
     rack = dict(brokers)
     return [(b, rack[b], b in fenced) for b in hash_order(sorted(rack), int32)]

@@ -112,7 +112,8 @@ def _advance(placer: Any, orders: np.ndarray, touches: _Touches, cycle: int) -> 
     return offsets
 
 
-def _plan(order: list[int], first_pos: int, touches: _Touches, placer: Any) -> list[tuple[int, int, int, int, bool]] | None:
+def _plan(order: list[int], first_pos: int, touches: _Touches,
+          placer: Any) -> list[tuple[int, int, int, int, bool]] | None:
     """``(rack, list, distance, partitions touching, stale)`` per touched rack, or None to fall back."""
     plan = []
     for q, h in enumerate(order):

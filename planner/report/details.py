@@ -42,7 +42,8 @@ def _topics(model: ReportModel, charts: set[str]) -> Section:
         return Section("topics", "Top topics", (Para("No topic charts: the run has no topic profile.", MISSING),))
     rows = tuple(
         (cell(r.topic), cell(r.pool), cell(format_rate(r.bytes_in_p99)),
-         cell(f"{format_rate(r.forecast)} ({format_rate(r.low)} – {format_rate(r.high)})"), cell(growth(r.growth_per_day)),
+         cell(f"{format_rate(r.forecast)} ({format_rate(r.low)} – {format_rate(r.high)})"),
+         cell(growth(r.growth_per_day)),
          cell(format_bytes(r.storage_bytes)), cell(format_bytes(r.forecast_storage_bytes)))
         for r in model.top_throughput
     )
@@ -69,7 +70,8 @@ def _tenants(model: ReportModel, has_policy: bool) -> Section:
                             frozenset({0, 4})))
     if model.tenants:
         blocks.append(Table("tenants", ("tenant", "pool", "topics", "bytes in, p99", "storage"),
-                            tuple((cell(r.tenant or "(no tenant)"), cell(r.pool or NO_POOL), cell(format_count(r.topics)),
+                            tuple((cell(r.tenant or "(no tenant)"), cell(r.pool or NO_POOL),
+                                   cell(format_count(r.topics)),
                                    cell(format_rate(r.bytes_in_p99)), cell(format_bytes(r.storage_bytes)))
                                   for r in model.tenants), frozenset({0, 1})))
         if not has_policy:

@@ -14,7 +14,8 @@ from pools.audit.findings import Finding, Severity
 from pools.throttle import MIN_THROTTLE_BPS
 from pools.units import format_bytes, format_count, format_duration, format_percent, format_plural, format_rate
 
-__all__ = ["recommendation", "money", "duration_problem", "moves_text", "format_days", "MAX_NAMED", "MAX_CREDIBLE_SECONDS"]
+__all__ = ["recommendation", "money", "duration_problem", "moves_text", "format_days", "MAX_NAMED",
+           "MAX_CREDIBLE_SECONDS"]
 
 #: How many pools, findings or moves a sentence names before it says "and N more".
 MAX_NAMED = 3
@@ -106,7 +107,8 @@ def _buy(model: ReportModel) -> str:
                              + (f", and {len(overdue) - MAX_NAMED} more" if len(overdue) > MAX_NAMED else "") + ".")
         unsure = [o.pool if o.brokers else f"{o.pool}'s next broker" for o in runway.orders if runway.may_be_due(o)]
         if unsure:
-            sentences.append(f"The order for {', '.join(unsure)} may be due now: {_plural(len(unsure), 'its', 'their')} "
+            sentences.append(f"The order for {', '.join(unsure)} may be due now: "
+                             f"{_plural(len(unsure), 'its', 'their')} "
                              f"crossing is past {runway.until.isoformat()}, the last day computed, but less than "
                              f"the {format_plural(runway.lead_time_days or 0, 'day')} of lead time after "
                              f"{runway.as_of.isoformat()}.")

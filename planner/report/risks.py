@@ -31,7 +31,8 @@ from pools.snapshot import DIMENSIONS, ClusterSnapshot
 #: How a cause names a capacity dimension.
 DIMENSION_NAMES = {"nw_in": "network in", "nw_out": "network out", "disk": "disk", "replicas": "replicas"}
 
-__all__ = ["TouchedMove", "Risk", "PoolRisk", "Risks", "plan_risks", "fixes", "plan_fixes", "finding_dimensions", "MOVES_PER_RISK"]
+__all__ = ["TouchedMove", "Risk", "PoolRisk", "Risks", "plan_risks", "fixes", "plan_fixes", "finding_dimensions",
+           "MOVES_PER_RISK"]
 
 #: How many of the moves touching one finding a `Risk` names (the ones copying most); all are counted.
 MOVES_PER_RISK = 10

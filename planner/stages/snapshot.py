@@ -78,7 +78,8 @@ def snapshot(options: SnapshotOptions, *, progress: ProgressReporter = no_progre
         return _captured(options, progress)
     describe = options.describe_path or ""
     if options.taken_at is not None and not is_iso_time(options.taken_at):
-        raise InputError(f"--taken-at: expected an ISO-8601 time such as 2026-11-02T00:00:00Z, got {options.taken_at!r}")
+        raise InputError("--taken-at: expected an ISO-8601 time such as 2026-11-02T00:00:00Z, "
+                         f"got {options.taken_at!r}")
     log_dirs_file = latest_log_dirs(Path(options.log_dirs_path)) if options.log_dirs_path else None
     inventory = _inventory(options.inventory_path, progress)
     built = _build(
