@@ -169,7 +169,7 @@ def _tiered_notes(model: ReportModel) -> list:
     unmeasured = [r.topic for r in rows if not r.measured]
     if unmeasured:
         out.append(Para(f"The remote side of {len(unmeasured)} tiered topic(s) ({_names(unmeasured)}) is "
-                        "unmeasured: the metric history has none of their remote-storage metrics "
+                        "unmeasured: the profile has none of their remote-storage metrics "
                         "(`RemoteLogSizeBytes`, `RemoteCopyBytesPerSec`, `RemoteFetchBytesPerSec`), so their remote "
                         "bytes, remote copy and the remote-served share of network out are not counted.", MISSING))
     return out
