@@ -39,9 +39,7 @@ DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replica
 UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 SEVERITIES = ("critical", "error", "warning", "info")
 CHECKED_TABLES = {"pools", "runway", "order-by", "backtest-pools", "backtest-topics", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
-                  "pool-rows", "tenants", "batches", "findings",
-                  # the N-1 read-only topics: recomputed from the ISR and min.insync.replicas in test_read_only.py
-                  "read-only"}
+                  "pool-rows", "tenants", "batches", "findings", "read-only"}
 
 READ_PAGE = r"""(() => {
   const text = el => el.innerText.trim();
@@ -402,6 +400,40 @@ def test_n_minus_1(page):
         else:
             assert r["within the limit at forecast"].startswith("no, ")
             _close(r["within the limit at forecast"][4: -len(" over")], over)
+
+
+def test_read_only_topics(page):
+    """Kafka's rule from the snapshot file alone: a writable partition goes read-only for ``acks=all`` when its
+    in-sync replicas now (every replica where none is reported) minus the brokers lost fall below the topic's own
+    ``min.insync.replicas``; the report loses at least one broker per pool (its policy's tolerance if more), the
+    broker holding most at-risk replicas first (ties: lowest id)."""
+    src, shown, _ = page
+    tolerance = {p["name"]: p.get("tolerated_broker_failures", src.failures) for p in src.policy.get("pool", [])}
+    min_isr = {t["topic"]: int(t["configs"].get("min.insync.replicas", 1)) for t in src.snapshot["topics"]}
+    at_risk: dict[str, list[dict]] = {}
+    for q in src.snapshot["partitions"]:
+        pool = src.plan["topics"].get(q["topic"])
+        lose = max(tolerance.get(pool, src.failures), 1)
+        in_sync = len(q["isr"] or q["replicas"])
+        if q["leader"] is not None and q["leader"] >= 0 and min_isr[q["topic"]] <= in_sync < min_isr[q["topic"]] + lose:
+            at_risk.setdefault(q["topic"], []).append(q)
+    expected = []
+    for topic, parts in at_risk.items():
+        pool = src.plan["topics"].get(topic)
+        lose = max(tolerance.get(pool, src.failures), 1)
+        hits: dict[int, int] = {}
+        for q in parts:
+            for b in q["isr"] or q["replicas"]:
+                hits[b] = hits.get(b, 0) + 1
+        lost = sorted(hits, key=lambda b: (-hits[b], b))[:lose]
+        blocked = sum(sum(b not in lost for b in q["isr"] or q["replicas"]) < min_isr[topic] for q in parts)
+        rf = max(len(q["replicas"]) for q in src.snapshot["partitions"] if q["topic"] == topic)
+        expected.append({"topic": topic, "pool": pool or "", "min.insync.replicas": str(min_isr[topic]),
+                         "replication factor": str(rf), "broker lost": ", ".join(map(str, sorted(lost))),
+                         "partitions blocked": str(blocked), "partitions at risk": str(len(parts))})
+    expected.sort(key=lambda r: (r["pool"], r["topic"]))
+    assert expected, "the sample plants a partition at its min ISR: the table has a row"
+    assert _rows(shown, "read-only") == expected
 
 
 def test_cost(page):
