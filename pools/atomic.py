@@ -18,14 +18,16 @@ from typing import Any
 
 from pools.errors import InputError
 
-__all__ = ["check_output", "make_dir", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir", "remove_file"]
+__all__ = ["check_output", "make_dir", "write_text", "write_bytes", "write_json", "dump_json", "atomic_dir",
+    "remove_file"]
 
 
 def check_output(path: str | os.PathLike[str], *, directory: bool = True, overwrite: bool = True) -> Path:
     """Check that ``path`` can be written (as a directory, or a file with ``directory=False``), before any work.
 
     Walks up to the nearest existing ancestor, which must be a writable directory (missing ones are created
-    later): it must take a new entry, tried with a temporary directory removed at once. With ``overwrite`` false, an existing ``path`` is refused too.
+    later): it must take a new entry, tried with a temporary directory removed at once. With ``overwrite`` false, an
+    existing ``path`` is refused too.
 
     Raises
     ------

@@ -24,12 +24,12 @@ An empty ISR with a leader is "not reported" (Kafka always lists the leader in t
 
 **Evacuation** (the one exception, for an operation that drains brokers: ``brokers decommission`` or
 ``replace``, the usual answer to a dead broker, and for brokers **gone**: named by a partition's replicas but no
-longer listed by the snapshot, as after a lost rack, which `cluster_health` drains by itself): a held partition whose only trouble lies on the drained
-brokers is **evacuated**, not held. That is a partition that is not offline and not mid-reassignment, whose
-leader is on a healthy broker that is not drained (and in the ISR when one is reported), and whose every
-out-of-sync replica or replica on an unhealthy broker is on a drained broker. Its replicas on the drained
-brokers are replaced by new ones, which copy from that leader; every other replica in its pool keeps its place
-(`evacuation_keeps`), so a partition already short of a replica is not disturbed any further.
+longer listed by the snapshot, as after a lost rack, which `cluster_health` drains by itself): a held partition whose
+only trouble lies on the drained brokers is **evacuated**, not held. That is a partition that is not offline and
+not mid-reassignment, whose leader is on a healthy broker that is not drained (and in the ISR when one is
+reported), and whose every out-of-sync replica or replica on an unhealthy broker is on a drained broker. Its
+replicas on the drained brokers are replaced by new ones, which copy from that leader; every other replica in its
+pool keeps its place (`evacuation_keeps`), so a partition already short of a replica is not disturbed any further.
 """
 
 from __future__ import annotations
@@ -223,7 +223,8 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     --------
     >>> from pools.snapshot import Broker, Capacity, PartitionState
     >>> cap = Capacity(1, 1, 1, 1)
-    >>> parts = (PartitionState("t", 0, (1, 2), leader=1, isr=(1,)), PartitionState("t", 1, (1, 2), leader=1, isr=(1, 2)))
+    >>> parts = (PartitionState("t", 0, (1, 2), leader=1, isr=(1,)),
+    ...          PartitionState("t", 1, (1, 2), leader=1, isr=(1, 2)))
     >>> h = cluster_health(ClusterSnapshot("c", (Broker(1, None, cap), Broker(2, None, cap)), (), parts))
     >>> dict(h.partitions), dict(h.brokers)
     ({('t', 0): 'under-replicated'}, {})

@@ -316,7 +316,8 @@ class _NewBrokerModel(_Strict):
     @classmethod
     def _currency_is_a_word(cls, v: Any) -> Any:
         if v is not None and (not isinstance(v, str) or not re.fullmatch(r"\S{1,16}", v)):
-            raise ValueError(f"expected a currency code or symbol such as 'USD' (1-16 characters, no spaces), got {v!r}")
+            raise ValueError(
+                f"expected a currency code or symbol such as 'USD' (1-16 characters, no spaces), got {v!r}")
         return v
 
 

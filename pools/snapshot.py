@@ -400,7 +400,8 @@ def snapshot_from_dict(doc: Any, *, source: str = "snapshot") -> ClusterSnapshot
     v.require(version == SNAPSHOT_VERSION, "version", f"expected {SNAPSHOT_VERSION}, got {version!r}")
     cluster = v.string(doc.get("cluster"), "cluster")
     taken_at = doc.get("taken_at")
-    v.require(taken_at is None or is_iso_time(taken_at), "taken_at", f"expected an ISO-8601 time or null, got {taken_at!r}")
+    v.require(taken_at is None or is_iso_time(taken_at), "taken_at",
+        f"expected an ISO-8601 time or null, got {taken_at!r}")
     brokers = tuple(_broker(v, b, f"brokers[{i}]") for i, b in enumerate(v.array(doc.get("brokers"), "brokers")))
     v.unique((b.id for b in brokers), "brokers[{}].id", "broker {} is listed twice")
     topics = tuple(_topic(v, t, f"topics[{i}]") for i, t in enumerate(v.array(doc.get("topics", []), "topics")))
@@ -551,8 +552,9 @@ def topic_name_problem(topic: str) -> str | None:
     --------
     >>> topic_name_problem("orders.v1") is None
     True
-    >>> print(topic_name_problem("a b!"))
-    expected a legal topic name: Topic name is invalid: 'a b!' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'
+    >>> print(topic_name_problem("a b!"))  # doctest: +NORMALIZE_WHITESPACE
+    expected a legal topic name: Topic name is invalid: 'a b!' contains one or more characters other than ASCII
+    alphanumerics, '.', '_' and '-'
     >>> print(topic_name_problem(""))
     expected a legal topic name: Topic name is invalid: the empty string is not allowed
     >>> print(topic_name_problem(".."))
@@ -778,8 +780,12 @@ def _partition_fast(p: Any) -> PartitionState | None:
         and (removing == () or _ints(removing))
         and (elr is None or _ints(elr))
         and (lke is None or _ints(lke))
-        and (sizes == () or (type(sizes) is list and len(sizes) == len(replicas) and all(x is None or (type(x) is int and x >= 0) for x in sizes)))
-        and (log_dirs == () or (type(log_dirs) is list and len(log_dirs) == len(replicas) and all(x is None or type(x) is str for x in log_dirs)))
+        and (sizes == ()
+            or (type(sizes) is list and len(sizes) == len(replicas)
+                and all(x is None or (type(x) is int and x >= 0) for x in sizes)))
+        and (log_dirs == ()
+            or (type(log_dirs) is list and len(log_dirs) == len(replicas)
+                and all(x is None or type(x) is str for x in log_dirs)))
     )
     if not ok:
         return None

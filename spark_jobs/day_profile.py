@@ -42,7 +42,8 @@ import pyarrow.parquet as pq
 
 from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, day_dirs
 
-__all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "PARTIAL_SCHEMA", "Inexact", "fingerprint", "day_partial", "merge_topics", "topic_stats",
+__all__ = ["PARTIAL_FILE", "PARTIAL_BUCKETS", "PARTIAL_SCHEMA", "Inexact", "fingerprint", "day_partial",
+    "merge_topics", "topic_stats",
            "install_partials", "PendingPartial"]
 
 _log = logging.getLogger(__name__)
@@ -59,7 +60,8 @@ _DAY_US = 86_400_000_000
 _ODD_LIMIT = 8e9
 #: Integer sums up to this stay far from a long's range (Spark's ANSI sum would fail beyond it; the Spark path decides).
 _SUM_LIMIT = 2.0**61
-#: A day's file of up to this many rows is read whole (larger ones by topic); a day in several files beyond it goes to Spark.
+#: A day's file of up to this many rows is read whole (larger ones by topic); a day in several files beyond it goes
+#: to Spark.
 _MULTI_FILE_ROWS = 30_000_000
 _NULL = -(2**40)  # a null window column in a sort key: below any int32
 
@@ -244,7 +246,8 @@ def _read_day(files: Sequence[Path]) -> Iterator[pa.Table]:
         rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         if rows > _MULTI_FILE_ROWS:
             raise Inexact(f"a day of {rows} rows in {len(files)} files")
-        yield pa.concat_tables([fit(pq.read_table(f, columns=[c for c in columns if c in pq.read_schema(f).names])) for f in files],
+        yield pa.concat_tables(
+            [fit(pq.read_table(f, columns=[c for c in columns if c in pq.read_schema(f).names])) for f in files],
                                promote_options="permissive")
         return
     for f in files:
@@ -330,7 +333,8 @@ def _topics(mins: dict[str, np.ndarray], day: int, day_dir: Path) -> dict[str, A
 
 
 def _topic_ranks(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct topics of ``col`` in ascending order (code points, i.e. UTF-8 bytes) and each row's index into them."""
+    """The distinct topics of ``col`` in ascending order (code points, i.e. UTF-8 bytes) and each row's index into
+    them."""
     encoded = pc.dictionary_encode(col).combine_chunks()
     names = np.array(encoded.dictionary.to_pylist(), dtype=object)
     order = np.argsort(names, kind="stable")
@@ -386,7 +390,8 @@ def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
             if topics.null_count or ts.null_count or batch.column("interval_s").null_count:
                 return None
             for c in ("interval_s", "bytes_out_interval_s", "messages_in_interval_s"):
-                if c in present and batch.column(c).null_count < n and pc.min_max(batch.column(c)).as_py() != {"min": 60, "max": 60}:
+                if (c in present and batch.column(c).null_count < n
+                        and pc.min_max(batch.column(c)).as_py() != {"min": 60, "max": 60}):
                     return None
             if not pa.types.is_timestamp(ts.type) or ts.type.tz not in (None, "UTC", "Etc/UTC", "+00:00"):
                 return None
@@ -398,7 +403,8 @@ def _regular_day(files: Sequence[Path], day: int) -> dict[str, Any] | None:
             encoded = pc.dictionary_encode(topics)
             local = np.array([ids.setdefault(name, len(ids)) for name in encoded.dictionary.to_pylist()], np.int64)
             size = len(ids) * 1440
-            if size > max(4 * rows, 1 << 22):  # a few rows of many topics: the general path's memory stays with the rows
+            # a few rows of many topics: the general path's memory stays with the rows
+            if size > max(4 * rows, 1 << 22):
                 return None
             if size > len(counts):  # room for twice the topics seen: growing stays rare
                 def grow(a: np.ndarray, length: int) -> np.ndarray:
@@ -461,7 +467,8 @@ def _doubles_column(values: np.ndarray, offsets: np.ndarray) -> pa.Array:
     [0, 2, 2, 3]
     """
     data = pa.py_buffer(np.ascontiguousarray(values, "<f8").tobytes())
-    return pa.Array.from_buffers(pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer((offsets.astype(np.int64) * 8).tobytes()), data])
+    return pa.Array.from_buffers(pa.large_binary(), len(offsets) - 1,
+        [None, pa.py_buffer((offsets.astype(np.int64) * 8).tobytes()), data])
 
 
 def _doubles(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -503,7 +510,8 @@ def _compute_task(job: tuple[str, int, str, str]) -> bool:
     day_dir, day, target, print_ = job
     try:
         table = day_partial(Path(day_dir), day)
-    except (Inexact, pa.ArrowException, ValueError, KeyError) as exc:  # e.g. a column of another type: Spark's path decides
+    # e.g. a column of another type: Spark's path decides
+    except (Inexact, pa.ArrowException, ValueError, KeyError) as exc:
         _log.info("profile of %s by Spark: %s", day_dir, exc)
         return False
     _write_partial(table, Path(target), print_)
@@ -529,7 +537,8 @@ def merge_topics(tables: Sequence[pa.Table]) -> list[dict[str, Any]]:
     for i, b in enumerate(batches):
         for r, topic in enumerate(b.column("topic").to_pylist()):
             rows.setdefault(topic, []).append((i, r))
-    scalars = [{c: b.column(c).to_numpy() for c in ("day", "samples", "first_ts", "last_ts", "rows", "gaps", "resets")} for b in batches]
+    scalars = [{c: b.column(c).to_numpy() for c in ("day", "samples", "first_ts", "last_ts", "rows", "gaps", "resets")}
+        for b in batches]
     p99 = [b.column("p99").to_pylist() for b in batches]
     flat = [{m: _doubles(b.column(m)) for m in METRICS} for b in batches]
     out = []
@@ -613,7 +622,8 @@ def _days(root: Path, cluster: str) -> dict[str, Path]:
     return {day: d for day, d in day_dirs(root, cluster).items() if _data_files(d)}
 
 
-def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Sequence[str], work: str | os.PathLike[str]
+def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Sequence[str],
+    work: str | os.PathLike[str]
                 ) -> tuple[list[dict[str, Any]], list[PendingPartial]] | None:
     """Per topic of ``cluster``, the profile's figures over the history's days not in ``touched`` and the days staged
     under ``staged``, and the partials to install into the history after the commit (`install_partials`); None
@@ -663,7 +673,8 @@ def topic_stats(spark: Any, history: str, staged: str, cluster: str, touched: Se
     size = sum(os.path.getsize(p) for p in partials)
     tasks = min(PARTIAL_BUCKETS, max(sc.defaultParallelism if sc else 1, -(-size // (64 << 20))))
     merges = [(partials, list(range(t, PARTIAL_BUCKETS, tasks))) for t in range(tasks)]
-    stats = [s for part in _tasks(sc, f"profile of {len(days)} day(s): merging per topic", _merge_task, merges) for s in part]
+    parts = _tasks(sc, f"profile of {len(days)} day(s): merging per topic", _merge_task, merges)
+    stats = [s for part in parts for s in part]
     return sorted(stats, key=lambda s: s["topic"]), pending
 
 

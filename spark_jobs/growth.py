@@ -45,7 +45,8 @@ class Growth:
     def forecast(self, horizon_days: int) -> tuple[float, float, float]:
         """``(forecast, low, high)`` of the level ``horizon_days`` after the last day (`pools.demand.grow`: finite,
         capped at e^700)."""
-        return tuple(grow(self.level, g, horizon_days) for g in (self.per_day, self.low, self.high))  # type: ignore[return-value]
+        forecast = tuple(grow(self.level, g, horizon_days) for g in (self.per_day, self.low, self.high))
+        return forecast  # type: ignore[return-value]
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -120,8 +121,8 @@ def backtest(days: Sequence[int], values: Sequence[float], *,
     """Rolling-origin backtest of `robust_growth` on a daily series (``days`` strictly increasing).
 
     Origins are the series' days ``d`` with ``d − days[0] + 1 ≥ MIN_FIT_DAYS`` and a later day, thinned to at
-    most `MAX_ORIGINS` (every ``ceil(n / MAX_ORIGINS)``-th of the ``n``, counted back from the last). From each origin the
-    values of days ≤ origin are fitted and forecast ``h`` days ahead for every ``h`` in ``horizons``; a forecast
+    most `MAX_ORIGINS` (every ``ceil(n / MAX_ORIGINS)``-th of the ``n``, counted back from the last). From each origin
+    the values of days ≤ origin are fitted and forecast ``h`` days ahead for every ``h`` in ``horizons``; a forecast
     counts when day ``origin + h`` has a positive value.
 
     Examples

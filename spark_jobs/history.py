@@ -6,7 +6,8 @@ with its key, every other row of the day (other brokers, topics or sources, writ
 kept. So ingesting sources in separate runs gives the same table as one run, and re-running a day is
 idempotent. A topic's minute is held either per broker or as the topic's total (``broker_id`` `ALL_BROKERS`, from
 a per-topic series), never both: a new total replaces the minute's per-broker rows and new per-broker rows replace
-its total; when one ingest brings both, the per-broker rows (exact counters) win. Nothing of the table changes until `commit_days` at the very end of a successful ingest:
+its total; when one ingest brings both, the per-broker rows (exact counters) win. Nothing of the table changes until
+`commit_days` at the very end of a successful ingest:
 the merged days are staged outside it first, and a local table swaps each day's directory in one rename.
 
 A day the history holds no row of yet (a first run, a daily increment's new day) needs no merge: `stage_new_days`
@@ -145,7 +146,9 @@ def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]
     if not _is_local(path):
         return set(days)
     root = _local(path)
-    return {(c, d) for c, d in days if (root / partition_dir(c, d)).is_dir() and _data_files(root / partition_dir(c, d))}
+    return {
+        (c, d) for c, d in days if (root / partition_dir(c, d)).is_dir() and _data_files(root / partition_dir(c, d))
+    }
 
 
 def _file_schema():
@@ -159,7 +162,8 @@ def _file_schema():
     from pyspark.sql.types import StructField, StructType
 
     fields = [f.with_nullable(True) for f in THROUGHPUT_ARROW if f.name != "cluster"]
-    spark_row = StructType([StructField(f.name, f.dataType, True) for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"])
+    spark_row = StructType(
+        [StructField(f.name, f.dataType, True) for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"])
     metadata = {"org.apache.spark.version": pyspark.__version__,
                 "org.apache.spark.sql.parquet.row.metadata": json.dumps(spark_row.jsonValue(), separators=(",", ":"))}
     return pa.schema(fields, metadata=metadata)
@@ -184,7 +188,10 @@ def write_day(pieces: Sequence[str], directory: str, row_group: int = DAY_ROW_GR
 
     schema = _file_schema()
     files = [pq.ParquetFile(p) for p in sorted(pieces)]
-    runs = [run for i, f in enumerate(files) for run in _topic_runs(f.read(columns=["topic", "broker_id", "ts"]).combine_chunks(), i)]
+    runs = [
+        run for i, f in enumerate(files)
+        for run in _topic_runs(f.read(columns=["topic", "broker_id", "ts"]).combine_chunks(), i)
+    ]
     runs.sort()
     os.makedirs(directory, exist_ok=True)
     temporary = os.path.join(directory, f".{DAY_FILE}.{uuid.uuid4().hex}.tmp")
@@ -259,7 +266,10 @@ def _topic_runs(rows, piece: int) -> list[tuple[bytes, int, int, int]]:
     after = (broker[1:] > broker[:-1]) | ((broker[1:] == broker[:-1]) & (ts[1:] > ts[:-1]))
     ordered = bool((after | ~same).all())
     starts = [0, *(np.flatnonzero(~same) + 1).tolist()]
-    return [(topic[s].as_py().encode(), piece if ordered else -1, s, e) for s, e in zip(starts, [*starts[1:], rows.num_rows])]
+    return [
+        (topic[s].as_py().encode(), piece if ordered else -1, s, e)
+        for s, e in zip(starts, [*starts[1:], rows.num_rows])
+    ]
 
 
 def _write_days(batches, *, jobs: list[tuple[list[str], str]]):
@@ -280,7 +290,8 @@ def stage_new_days(spark: SparkSession, pieces: str, days: Sequence[tuple[str, s
     from functools import partial
 
     root = _local(pieces)
-    jobs = [([os.fspath(p) for p in _data_files(root / partition_dir(c, d))], os.path.join(os.path.abspath(_local(work)), partition_dir(c, d)))
+    jobs = [([os.fspath(p) for p in _data_files(root / partition_dir(c, d))],
+        os.path.join(os.path.abspath(_local(work)), partition_dir(c, d)))
             for c, d in sorted(days)]
     jobs = [(p, d) for p, d in jobs if p]
     if not jobs:
@@ -308,7 +319,8 @@ def stage_merged_days(spark: SparkSession, new: DataFrame, history: str, work: s
 
     ``new`` should be staged (it is read twice). Returns the touched ``(cluster, day)`` pairs.
     """
-    days = sorted((r["cluster"], r["dt"]) for r in new.select("cluster", day_column(F.col("ts")).alias("dt")).distinct().collect())
+    rows = new.select("cluster", day_column(F.col("ts")).alias("dt")).distinct().collect()
+    days = sorted((r["cluster"], r["dt"]) for r in rows)
     if not days:
         return []
     new_totals = _has_totals(new)

@@ -41,7 +41,9 @@ from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
 from spark_jobs.prom_text import stage_prom_text
 from spark_jobs.query_range import stage_query_range
 from spark_jobs.rates import duplicate_units, minute_deltas, sample_steps
-from spark_jobs.records import ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged
+from spark_jobs.records import (
+    ACCEPTED_KINDS, KIND_IGNORED, KIND_MINUTE, KIND_REJECTED, KIND_SIZE, STAGED_SCHEMA, staged,
+)
 from spark_jobs.spark_log import LOG_FILE, job_failure, spark_log
 from spark_jobs.staging import ReaderOptions
 from spark_jobs.telegraf import SOURCE as TELEGRAF_SOURCE
@@ -160,7 +162,8 @@ def check_inputs(inputs: IngestInputs, out_dir: str | os.PathLike[str]) -> bool:
     has_history = check_history(inputs.history or os.fspath(Path(out_dir) / HISTORY_DIR))
     if not (inputs.prom_text or inputs.query_range or inputs.prometheus or inputs.telegraf or inputs.log_dirs
             or inputs.normalized_json or has_history):
-        raise InputError("no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus "
+        raise InputError(
+            "no input: give --prom, --query-range, --telegraf, --log-dirs, --normalized-json, --prometheus "
                          "or --history")
     return has_history
 
@@ -217,7 +220,8 @@ def _run(
     merge = [(c, d) for c, d in sorted(written) if (c, d) not in fresh]
     new = spark.createDataFrame([], THROUGHPUT_SCHEMA)
     for cluster in sorted({c for c, _ in merge}):
-        new = new.unionByName(read_history(spark, new_path, cluster=cluster, only_days=[d for c, d in merge if c == cluster]))
+        new = new.unionByName(
+            read_history(spark, new_path, cluster=cluster, only_days=[d for c, d in merge if c == cluster]))
     if normalized is not None:
         new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
     days = stage_merged_days(spark, new, history, merged_path) if merge or normalized is not None else []
@@ -287,10 +291,12 @@ def _stage_steps(
 
 
 def _stage_samples(
-    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool,
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *,
+    in_file: bool,
     buckets: int | None = None,
 ) -> tuple[DataFrame, DataFrame]:
-    records = _stage_records(spark, inputs, params, work / f"records-{int(in_file)}", progress, in_file=in_file, buckets=buckets)
+    records = _stage_records(spark, inputs, params, work / f"records-{int(in_file)}", progress, in_file=in_file,
+        buckets=buckets)
     progress("ordering the samples of every series by time")
     path = os.fspath(work / f"steps-{int(in_file)}")
     sample_steps(records).write.parquet(path)
@@ -298,7 +304,8 @@ def _stage_samples(
 
 
 def _stage_records(
-    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *, in_file: bool,
+    spark: SparkSession, inputs: IngestInputs, params: IngestParams, work: Path, progress: Callable[[str], None], *,
+    in_file: bool,
     buckets: int | None = None,
 ) -> DataFrame:
     """Parse every raw input once into the directory ``work`` and return that table (`STAGED_SCHEMA`).
@@ -350,11 +357,13 @@ def _units(records: DataFrame, normalized: DataFrame | None, duplicates: DataFra
     one = F.lit(1).cast("long").alias("n")
     units = records.where(F.col("n") > 0).select(*columns, "n")
     if normalized is not None:
-        rows = normalized.drop("source").select("*", F.lit(NORMALIZED_SOURCE).alias("source"), F.col("source_file").alias("file"))
+        rows = normalized.drop("source").select("*", F.lit(NORMALIZED_SOURCE).alias("source"),
+            F.col("source_file").alias("file"))
         units = units.unionByName(rows.select(*columns, one))
     none = F.lit(None).cast("string")
     cancel = duplicates.select(
-        "source", "file", F.lit(_CANCEL).alias("kind"), none.alias("reason"), "cluster", "broker_id", none.alias("topic"), none.alias("raw"), one
+        "source", "file", F.lit(_CANCEL).alias("kind"), none.alias("reason"), "cluster", "broker_id",
+        none.alias("topic"), none.alias("raw"), one
     )
     return units.unionByName(duplicates.select(*columns, one)).unionByName(cancel)
 
@@ -370,12 +379,15 @@ def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence
     Read from the quarantined samples' raw text (``{"metric": labels, "value": [time, "value"]}``).
     """
     rejected = records.where((F.col("source") == PROMETHEUS_SOURCE) & (F.col("reason") == "unknown_broker"))
-    instance = F.coalesce(*[F.get_json_object("raw", f"$.metric.{k}") for k in params.metric_names.instance_labels], F.lit("(no instance label)"))
+    instance = F.coalesce(*[F.get_json_object("raw", f"$.metric.{k}") for k in params.metric_names.instance_labels],
+        F.lit("(no instance label)"))
     value = F.get_json_object("raw", "$.value[1]").try_cast("double")
     seconds = F.get_json_object("raw", "$.value[0]").try_cast("double") - 0.001  # a sample ends the minute before it
     windows = F.col("file").rlike(r":(increase|rate)[0-9]+[a-z]+-[^/]*$")
-    series = rejected.groupBy(instance.alias("instance"), F.get_json_object("raw", "$.metric").alias("series"), windows.alias("windows")).agg(
-        F.max(value).alias("hi"), F.min(value).alias("lo"), F.collect_set(F.date_format(F.timestamp_seconds(seconds), "yyyy-MM-dd")).alias("days")
+    series = rejected.groupBy(instance.alias("instance"), F.get_json_object("raw", "$.metric").alias("series"),
+        windows.alias("windows")).agg(
+        F.max(value).alias("hi"), F.min(value).alias("lo"),
+        F.collect_set(F.date_format(F.timestamp_seconds(seconds), "yyyy-MM-dd")).alias("days")
     )
     busy = series.where((F.col("hi") > F.col("lo")) | (F.col("windows") & (F.col("hi") > 0)))
     out: dict[str, set[str]] = {}
@@ -384,7 +396,8 @@ def _unmapped_instances(records: DataFrame, params: IngestParams, days: Sequence
     return {k: sorted(v) for k, v in out.items()}
 
 
-def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams, telegraf: DataFrame | None) -> DataFrame | None:
+def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams,
+    telegraf: DataFrame | None) -> DataFrame | None:
     """The records of the inputs Spark's JVM reads (log-dirs captures, the Telegraf lines not Telegraf's own:
     ``telegraf``, from `spark_jobs.telegraf.stage_telegraf`), unioned."""
     frames = [] if telegraf is None else [telegraf]
@@ -400,7 +413,8 @@ def _readers(spark: SparkSession, inputs: IngestInputs, params: IngestParams, te
 
 def _check_usable(counts: list[Any], inputs: IngestInputs, history: str) -> None:
     """Raise when the raw inputs hold no usable record and there is no history to fall back on."""
-    accepted = sum(r["count"] for r in counts if r["kind"] in ACCEPTED_KINDS) - sum(r["count"] for r in counts if r["kind"] == _CANCEL)
+    accepted = (sum(r["count"] for r in counts if r["kind"] in ACCEPTED_KINDS)
+                - sum(r["count"] for r in counts if r["kind"] == _CANCEL))
     if accepted > 0 or not counts:
         return
     if not check_history(history):
@@ -459,7 +473,8 @@ def _spark_stats(rows: DataFrame) -> list[dict[str, Any]]:
     (where the per-day partials cannot be exact)."""
     profile = aggregate_topic_profile(aggregate_topic_minutes(rows))
     stats = []
-    for r in profile.select("*", F.unix_micros("first_ts").alias("first_us"), F.unix_micros("last_ts").alias("last_us")).drop(
+    for r in profile.select("*", F.unix_micros("first_ts").alias("first_us"),
+        F.unix_micros("last_ts").alias("last_us")).drop(
         "first_ts", "last_ts"
     ).collect():
         s = r.asDict()
@@ -485,7 +500,8 @@ def _profile(
         daily_sizes = aggregate_sizes(sizes, by_day=True).groupBy("topic", "bucket").agg(F.sum("size_bytes").alias("s"))
         for r in daily_sizes.collect():
             storage_daily.setdefault(r["topic"], {})[r["bucket"]] = r["s"]
-    partitions = sorted((PartitionProfile(r["topic"], r["partition"], r["size_bytes"]) for r in latest), key=lambda p: (p.topic, p.partition))
+    partitions = sorted((PartitionProfile(r["topic"], r["partition"], r["size_bytes"]) for r in latest),
+        key=lambda p: (p.topic, p.partition))
     storage: dict[str, int] = {}
     size_parts: dict[str, int] = {}
     size_ts: dict[str, int] = {}

@@ -107,7 +107,8 @@ def parse_time(text: str, *, option: str) -> datetime:
             return datetime.fromtimestamp(float(text), tz=timezone.utc)
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
-        raise InputError(f"{option} {text!r}: expected an RFC 3339 time (2025-03-03T00:00:00Z), a date or Unix seconds") from None
+        raise InputError(
+            f"{option} {text!r}: expected an RFC 3339 time (2025-03-03T00:00:00Z), a date or Unix seconds") from None
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
 
 
@@ -129,7 +130,8 @@ def _secret(file: str | None, env: str | None, what: str) -> str | None:
     return None
 
 
-def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None, names: MetricNames | None = None) -> PrometheusSource:
+def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None,
+    names: MetricNames | None = None) -> PrometheusSource:
     """The validated `spark_jobs.prometheus.PrometheusSource` of the options (reading by the `MetricNames` ``names``).
 
     ``--end`` defaults to now and is exclusive (a sample at exactly ``--end`` is not read), ``--start`` to
@@ -159,10 +161,13 @@ def prometheus_source(options: PrometheusOptions, *, now: datetime | None = None
     if options.mode not in MODES:
         raise InputError(f"--prometheus-mode {options.mode!r}: expected one of {', '.join(MODES)}")
     if options.mode == "per-topic" and options.query != "counters":
-        raise InputError(f"--prometheus-query {options.query}: it says how the raw mode reads counters; --prometheus-mode per-topic has its own query")
+        raise InputError(
+            f"--prometheus-query {options.query}: it says how the raw mode reads counters; --prometheus-mode per-topic "
+            "has its own query")
     step = parse_duration(options.step, option="--step")
     if options.mode == "per-topic" and (step % 60 or 86_400 % step):
-        raise InputError(f"--step {options.step!r}: the per-topic mode needs whole minutes that divide a day (60s, 5m, 15m, 1h …)")
+        raise InputError(
+            f"--step {options.step!r}: the per-topic mode needs whole minutes that divide a day (60s, 5m, 15m, 1h …)")
     if options.ca_file:
         from pools.files import read_bytes
 

@@ -10,7 +10,8 @@ and parsed at the end. Any JSON layout works (compact, pretty-printed, any key o
 
 Examples
 --------
->>> doc = b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1,"2"]]}, {"metric":{}}]}}'
+>>> doc = (b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"1"},"values":[[1,"2"]]}, '
+...        b'{"metric":{}}]}}')
 >>> parts = list(split_result(iter([doc[:40], doc[40:]])))
 >>> [p for kind, p in parts if kind == SERIES]
 [b'{"metric":{"a":"1"},"values":[[1,"2"]]}', b'{"metric":{}}']

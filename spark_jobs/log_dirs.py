@@ -43,12 +43,17 @@ LOG_DIRS_SCHEMA = T.StructType(
         T.StructField("version", T.IntegerType()),
         T.StructField(
             "brokers",
-            T.ArrayType(T.StructType([T.StructField("broker", T.IntegerType()), T.StructField("logDirs", T.ArrayType(_LOG_DIR))])),
+            T.ArrayType(
+                T.StructType(
+                    [T.StructField("broker", T.IntegerType()), T.StructField("logDirs", T.ArrayType(_LOG_DIR))])),
         ),
     ]
 )
 
-_STATUS = r"^(Querying brokers for log directories information|Received log directory information from brokers [0-9, ]*)$"
+_STATUS = (
+    r"^(Querying brokers for log directories information"
+    r"|Received log directory information from brokers [0-9, ]*)$"
+)
 
 
 def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) -> DataFrame:
@@ -59,7 +64,8 @@ def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) ->
     ``bad_partition``, ``bad_size``. Ignored: ``blank``, ``status_line``, ``empty_log_dir``.
     """
     lines = spark.read.text(list(paths)).select(
-        F.make_valid_utf8("value").alias("line"), F.is_valid_utf8("value").alias("utf8"), F.col("_metadata.file_path").alias("file")
+        F.make_valid_utf8("value").alias("line"), F.is_valid_utf8("value").alias("utf8"),
+        F.col("_metadata.file_path").alias("file")
     )
     stamp = F.regexp_extract("file", SNAPSHOT_NAME_PATTERN, 1)
     doc = F.from_json(F.col("line"), LOG_DIRS_SCHEMA, {"mode": "PERMISSIVE"})
@@ -91,7 +97,8 @@ def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) ->
         lines.where(F.col("kind") == "data")
         .select("file", "ts_ms", F.explode_outer("doc.brokers").alias("b"))
         .select("file", "ts_ms", F.col("b.broker").alias("broker_id"), F.explode_outer("b.logDirs").alias("d"))
-        .select("file", "ts_ms", "broker_id", F.col("d.logDir").alias("log_dir"), F.explode_outer("d.partitions").alias("r"))
+        .select("file", "ts_ms", "broker_id", F.col("d.logDir").alias("log_dir"),
+            F.explode_outer("d.partitions").alias("r"))
     )
     name = F.col("r.partition")
     parts = F.regexp_extract(name, r"^(.+)-([0-9]{1,9})$", 0) != ""
@@ -116,7 +123,9 @@ def read_log_dirs(spark: SparkSession, paths: Sequence[str], *, cluster: str) ->
         F.lit("log_size").alias("metric"),
         F.col("r.size").cast("double").alias("value"),
         F.coalesce(F.col("r.isFuture"), F.lit(False)).alias("is_future"),
-        F.to_json(F.struct(F.col("broker_id").alias("broker"), F.col("log_dir").alias("logDir"), F.col("r").alias("replica"))).alias("raw"),
+        F.to_json(
+            F.struct(F.col("broker_id").alias("broker"), F.col("log_dir").alias("logDir"),
+                F.col("r").alias("replica"))).alias("raw"),
     )
     out = replicas.unionByName(other, allowMissingColumns=True)
     return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(cluster).alias("cluster")))

@@ -65,7 +65,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column
 
 __all__ = [
-    "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS", "SQUASHED_PATTERN", "load_metric_names", "closest",
+    "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS",
+    "SQUASHED_PATTERN", "load_metric_names", "closest",
     "ID_PATTERN", "is_id", "RangeValues", "parse_range_values", "REMOTE_FETCH", "REMOTE_COPY", "REMOTE_LOG_SIZE",
     "GAUGE",
 ]
@@ -77,7 +78,10 @@ COUNTER, RATE = "counter", "rate"
 LOG_SIZE = "log_size"
 _METER = {"bytesin": "bytes_in", "bytesout": "bytes_out", "messagesin": "messages_in"}
 #: A metric name lower-cased with its underscores removed: prefix, meter (or none: then in a label), attribute.
-SQUASHED_PATTERN = r"^kafka(?:serverbrokertopicmetrics|topic)(bytesin|bytesout|messagesin)?(?:persec)?(total|count|oneminuterate|rate)?$"
+SQUASHED_PATTERN = (
+    r"^kafka(?:serverbrokertopicmetrics|topic)(bytesin|bytesout|messagesin)?(?:persec)?"
+    r"(total|count|oneminuterate|rate)?$"
+)
 _SQUASHED = re.compile(SQUASHED_PATTERN)
 _LOG_SIZE = re.compile(r"^kafkaloglog(size|value)$")
 #: A meter label's value (``BytesInPerSec``) lower-cased with its underscores removed.
@@ -95,7 +99,8 @@ _REMOTE_SQUASHED = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotef
                               r"(total|count|oneminuterate|rate)?$")
 _REMOTE_LABEL_VALUE = re.compile(r"^(remotefetchbytes|remotecopybytes)persec$")
 _REMOTE_SIZE = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotelogsizebytes)?(value)?$")
-#: A broker or partition id as a label value writes it: 1 to 9 ASCII digits (a Java int). Spark, RE2 and `is_id` read it.
+#: A broker or partition id as a label value writes it: 1 to 9 ASCII digits (a Java int). Spark, RE2 and `is_id`
+#: read it.
 ID_PATTERN = r"^[0-9]{1,9}$"
 _ID = re.compile(ID_PATTERN.removesuffix("$") + r"\Z")  # Python's '$' also matches before a final line feed
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -242,7 +247,8 @@ class MetricNames:
         if match is None:
             return None
         level, base, operation, window = match.groups()
-        meter = DEFAULT.meter(base, {}) or DEFAULT.meter(base + "_total", {})  # the convention names a built-in spelling
+        # the convention names a built-in spelling
+        meter = DEFAULT.meter(base, {}) or DEFAULT.meter(base + "_total", {})
         seconds = duration_s(window)
         if meter is None or meter.metric not in METRICS or not seconds:
             return None
@@ -259,7 +265,9 @@ class MetricNames:
         squashed = F.regexp_replace(F.lower(name), "_", "")
         meter = F.regexp_extract(squashed, SQUASHED_PATTERN, 1)
         attribute = F.regexp_extract(squashed, SQUASHED_PATTERN, 2)
-        in_label = [F.nullif(F.regexp_extract(F.regexp_replace(F.lower(label(k)), "_", ""), _METER_LABEL_VALUE, 1), F.lit("")) for k in METER_LABELS]
+        in_label = [
+            F.nullif(F.regexp_extract(F.regexp_replace(F.lower(label(k)), "_", ""), _METER_LABEL_VALUE, 1), F.lit(""))
+            for k in METER_LABELS]
         meter = F.when(meter != "", meter).when(attribute != "", F.coalesce(*in_label))
         metric = F.create_map(*[F.lit(x) for kv in sorted(_METER.items()) for x in kv])[meter]
         builtin = F.when(squashed.rlike(SQUASHED_PATTERN) & attribute.isin("", "total", "count"), metric)
@@ -275,7 +283,8 @@ class MetricNames:
         """When ``name`` names no meter itself (``kafka_server_BrokerTopicMetrics_Count``): the label that carries
         it, else empty. ``("name",)`` for jmx_exporter's default export."""
         match = _SQUASHED.match(_squash(name))
-        if match is None or match.group(1) is not None or match.group(2) is None or name in {n for n, _ in self.names.values()}:
+        if (match is None or match.group(1) is not None or match.group(2) is None
+                or name in {n for n, _ in self.names.values()}):
             return ()
         return METER_LABELS
 
@@ -358,8 +367,10 @@ def load_metric_names(path: str | None) -> MetricNames:
             raise InputError(f"{where}: metrics.{metric}: unknown metric (expected one of {', '.join(METRICS)})")
         if isinstance(value, str):
             value = {"name": value}
-        if not isinstance(value, Mapping) or not isinstance(value.get("name"), str) or not value["name"] or set(value) - {"name", "type"}:
-            raise InputError(f'{where}: metrics.{metric}: expected a series name or {{ name = "...", type = "counter" or "rate" }}')
+        if (not isinstance(value, Mapping) or not isinstance(value.get("name"), str) or not value["name"]
+                or set(value) - {"name", "type"}):
+            raise InputError(
+                f'{where}: metrics.{metric}: expected a series name or {{ name = "...", type = "counter" or "rate" }}')
         kind = value.get("type", COUNTER)
         if kind not in (COUNTER, RATE):
             raise InputError(f"{where}: metrics.{metric}.type: expected counter or rate, got {kind!r}")
@@ -371,7 +382,8 @@ def load_metric_names(path: str | None) -> MetricNames:
     topic = labels.get("topic", DEFAULT.topic_label)
     instance = labels.get("instance", list(DEFAULT.instance_labels))
     instance = [instance] if isinstance(instance, str) else instance
-    if not isinstance(instance, list) or not instance or not all(isinstance(i, str) and _LABEL_NAME.match(i) for i in instance):
+    if (not isinstance(instance, list) or not instance
+            or not all(isinstance(i, str) and _LABEL_NAME.match(i) for i in instance)):
         raise InputError(f"{where}: labels.instance: expected a label name or a list of label names")
     if not isinstance(topic, str) or not _LABEL_NAME.match(topic):
         raise InputError(f"{where}: labels.topic: expected a label name, got {topic!r}")

@@ -94,7 +94,8 @@ class _Codes:
 def _numbers(column: pa.ChunkedArray | pa.Array, dtype: type) -> tuple[np.ndarray, np.ndarray | None]:
     """A numeric column as numpy values (nulls as 0) and its validity (None: no null)."""
     if column.null_count:
-        return column.fill_null(dtype(0)).to_numpy(zero_copy_only=False).astype(dtype), column.is_valid().to_numpy(zero_copy_only=False)
+        values = column.fill_null(dtype(0)).to_numpy(zero_copy_only=False).astype(dtype)
+        return values, column.is_valid().to_numpy(zero_copy_only=False)
     return column.to_numpy(zero_copy_only=False).astype(dtype, copy=False), None
 
 
@@ -155,8 +156,8 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     ...               "delta": [10.0, 4.0, 5.0, 7.0, 2.5], "minute_ms": [0, 0, 60_000, 120_000, 300_000],
     ...               "span_ms": [60_000, 61_000, 180_000, 60_000, 60_000]}, schema=DELTA_FIELDS)
     >>> for r in pivot_minutes(d).to_pylist():
-    ...     print(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"], r["source"],
-    ...           r["flags"])
+    ...     print(r["ts"].minute, r["bytes_in"], r["interval_s"], r["bytes_out"], r["bytes_out_interval_s"],
+    ...           r["source"], r["flags"])
     0 10 60 4 61 a 0
     1 5 180 None None a 3
     2 None 60 7 None a 0
@@ -177,7 +178,9 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
     per (cluster, day) in a history day's order (`day_order`: topic by UTF-8 bytes, broker, time), not in the
     order their keys first appear."""
     clusters, topics, metrics, sources = _Codes(), _Codes(), _Codes(), _Codes()
-    cols: dict[str, list] = {k: [] for k in ("cluster", "topic", "metric", "source", "broker", "reset", "delta", "minute", "span")}
+    cols: dict[str, list] = {
+        k: [] for k in ("cluster", "topic", "metric", "source", "broker", "reset", "delta", "minute", "span")
+    }
     for part in parts:
         if part.column("metric").null_count:  # a row without a metric is no increase
             part = part.filter(pc.is_valid(part.column("metric")))
@@ -194,7 +197,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         np.concatenate(cols["metric"])
     ]
     ranked = sorted(v for v in sources.values if v is not None)
-    rank = np.array([ranked.index(v) if v is not None else -1 for v in sources.values] or [0], np.int16)[np.concatenate(cols["source"])]
+    rank = np.array([ranked.index(v) if v is not None else -1 for v in sources.values] or [0],
+        np.int16)[np.concatenate(cols["source"])]
     cluster, topic = np.concatenate(cols["cluster"]), np.concatenate(cols["topic"])
     (broker, broker_ok), (reset, reset_ok), (delta, delta_ok), (minute, minute_ok), (span, span_ok) = (
         _concat(cols[k]) for k in ("broker", "reset", "delta", "minute", "span")
@@ -220,10 +224,12 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         topic_rank = np.empty(len(names), np.int64)
         topic_rank[ranked_topics] = np.arange(len(names))
         day = minute // _DAY_MS
-        components = [(cluster, len(clusters.values)), coded(day, minute_ok), (topic_rank[topic], len(names)), coded(broker, broker_ok),
+        components = [(cluster, len(clusters.values)), coded(day, minute_ok), (topic_rank[topic], len(names)),
+            coded(broker, broker_ok),
                       coded(minute - day * _DAY_MS, minute_ok, _MINUTE_MS)]
     else:
-        components = [(cluster, len(clusters.values)), (topic, len(topics.values)), coded(broker, broker_ok), coded(minute, minute_ok, _MINUTE_MS)]
+        components = [(cluster, len(clusters.values)), (topic, len(topics.values)), coded(broker, broker_ok),
+            coded(minute, minute_ok, _MINUTE_MS)]
     group, groups = _group_ids(components)
     if by_day:
         first = np.empty(groups, np.int64)
@@ -266,7 +272,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         delta_null, delta_sum, span_null, span_sum, widest, resets, least = (
             a[keep] for a in (delta_null, delta_sum, span_null, span_sum, widest, resets, least)
         )
-    flags = resets.astype(np.int32) * FLAG_RESET + np.where(widest > GAP_MS, FLAG_GAP, 0) + np.where(widest < PARTIAL_MS, FLAG_PARTIAL, 0)
+    flags = (resets.astype(np.int32) * FLAG_RESET + np.where(widest > GAP_MS, FLAG_GAP, 0)
+             + np.where(widest < PARTIAL_MS, FLAG_PARTIAL, 0))
     seconds = np.maximum(_half_up(span_sum / 1000), 1).astype(np.int32)
     interval = np.where(span_null[:, 0], np.maximum(_half_up(widest / 1000), 1).astype(np.int32), seconds[:, 0])
     out: dict[str, pa.Array] = {
@@ -326,7 +333,8 @@ def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
 
 
 def _read_steps(path: str) -> pa.Table:
-    """A worker's file of per-minute increases (`STEPS_SCHEMA`) as `DELTA_FIELDS` columns, the strings dictionary encoded."""
+    """A worker's file of per-minute increases (`STEPS_SCHEMA`) as `DELTA_FIELDS` columns, the strings dictionary
+    encoded."""
     import pyarrow.parquet as pq
 
     steps = pq.read_table(path)
@@ -334,7 +342,8 @@ def _read_steps(path: str) -> pa.Table:
     n = steps.num_rows
 
     def constant(key: bytes) -> pa.DictionaryArray:
-        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([meta[key].decode()], pa.string()))
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+            pa.array([meta[key].decode()], pa.string()))
 
     return pa.table(
         {
@@ -352,11 +361,12 @@ _WRITTEN = pa.schema([("cluster", pa.string()), ("dt", pa.string()), ("source", 
 
 def without_covered_totals(rows):
     """Arrow rows (a `pyarrow.Table` with the history's columns) less the topic totals of the minutes they have
-    per-broker rows for, where a Python task holds every row of its topics: the rule `spark_jobs.history.stage_merged_days`
-    applies to one ingest's rows in Spark.
+    per-broker rows for, where a Python task holds every row of its topics: the rule
+    `spark_jobs.history.stage_merged_days` applies to one ingest's rows in Spark.
 
     >>> import pyarrow as pa
-    >>> rows = pa.table({"cluster": ["c"] * 3, "topic": ["a"] * 3, "ts": [1, 1, 2], "broker_id": [ALL_BROKERS, 4, ALL_BROKERS]})
+    >>> rows = pa.table({"cluster": ["c"] * 3, "topic": ["a"] * 3, "ts": [1, 1, 2],
+    ...                  "broker_id": [ALL_BROKERS, 4, ALL_BROKERS]})
     >>> sorted(without_covered_totals(rows).column("broker_id").to_pylist())
     [-1, 4]
     """
@@ -376,7 +386,8 @@ def _write_pieces(
     rows: pa.Table, bucket: int, directory: str, only_days: Mapping[str, Collection[str]], *, ordered: bool = False
 ) -> pa.RecordBatch:
     """Write one bucket's per-minute ``rows`` (`THROUGHPUT_ARROW`; ``ordered``: already in a history day's order
-    per (cluster, day), `_pivot`'s ``by_day``) per (cluster, day) to ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``,
+    per (cluster, day), `_pivot`'s ``by_day``) per (cluster, day) to
+    ``directory/cluster=<c>/dt=<day>/part-b<bucket>.parquet``,
     in a history day's order (`merge_buckets` says which rows are kept); return the rows kept per (cluster, day,
     source) (`_WRITTEN`)."""
     import pyarrow.parquet as pq
@@ -398,7 +409,8 @@ def _write_pieces(
     counts = rows.group_by(["_part", "source"], use_threads=False).aggregate([([], "count_all")])
     counted = counts.column("_part").to_numpy()
     kept = pa.record_batch(
-        [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()), pa.array(names[counted % len(names)], pa.string()),
+        [pa.array(clusters.dictionary.take(pa.array(counted // len(names))), pa.string()),
+            pa.array(names[counted % len(names)], pa.string()),
          counts.column("source").combine_chunks().cast(pa.string()), counts.column("count_all").combine_chunks()],
         schema=_WRITTEN,
     )
@@ -413,7 +425,8 @@ def _write_pieces(
     starts = [0, *(np.flatnonzero(np.diff(part)) + 1).tolist()]
     for start, stop in zip(starts, [*starts[1:], rows.num_rows]):
         p = int(part[start])
-        target = os.path.join(directory, partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
+        target = os.path.join(directory,
+            partition_dir(clusters.dictionary[p // len(names)].as_py(), str(names[p % len(names)])))
         os.makedirs(target, exist_ok=True)
         temporary = os.path.join(target, f".part-b{bucket:04d}.{os.getpid()}.tmp")
         pq.write_table(rows.slice(start, stop - start), temporary, compression="lz4")  # read once or twice, soon
@@ -422,7 +435,8 @@ def _write_pieces(
 
 
 def _merge_partition(
-    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str, only_days: Mapping[str, Collection[str]]
+    batches: Iterator[pa.RecordBatch], *, files: dict[int, list[str]], directory: str,
+    only_days: Mapping[str, Collection[str]]
 ) -> Iterator[pa.RecordBatch]:
     """Sum each bucket of this partition (its workers' files, then Spark's increases in a fixed order) and write
     its rows per (cluster, day) (`_write_pieces`); yield the rows written per (cluster, day, source)."""
@@ -440,7 +454,8 @@ def _merge_partition(
 
 
 def merge_buckets(
-    spark, deltas, steps_files: Sequence[str], buckets: int, directory: str, *, only_days: Mapping[str, Collection[str]] | None = None
+    spark, deltas, steps_files: Sequence[str], buckets: int, directory: str, *,
+    only_days: Mapping[str, Collection[str]] | None = None
 ) -> dict[tuple[str, str], dict[str, int]]:
     """Write the per-minute rows of Spark's increases ``deltas`` and the workers' bucketed ``steps_files`` under
     ``directory``, one Python task per group of buckets; return the rows written per ``(cluster, day)`` and source.
@@ -463,11 +478,13 @@ def merge_buckets(
     bucket = F.pmod(F.crc32(F.coalesce(F.col("topic"), F.lit("")).cast("binary")), F.lit(buckets)).cast("int")
     rows = deltas.select(*DELTA_FIELDS.names, bucket.alias("bucket"))
     markers = spark.range(buckets).select(
-        *[F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in DELTA_FIELDS.names], F.col("id").cast("int").alias("bucket")
+        *[F.lit(None).cast(rows.schema[c].dataType).alias(c) for c in DELTA_FIELDS.names],
+        F.col("id").cast("int").alias("bucket")
     )
     only = {k: sorted(v) for k, v in (only_days or {}).items()}
     merge = partial(_merge_partition, files=by_bucket, directory=os.path.abspath(directory), only_days=only)
-    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge, "cluster string, dt string, source string, rows long")  # _WRITTEN
+    done = rows.unionByName(markers).repartition(buckets, "bucket").mapInArrow(merge,
+        "cluster string, dt string, source string, rows long")  # _WRITTEN
     written: dict[tuple[str, str], dict[str, int]] = {}
     for r in done.groupBy("cluster", "dt", "source").agg(F.sum("rows").alias("rows")).collect():
         written.setdefault((r["cluster"], r["dt"]), {})[r["source"]] = int(r["rows"])

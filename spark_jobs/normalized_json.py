@@ -59,7 +59,8 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
             (F.col("_corrupt_record").isNotNull(), KIND_REJECTED, "malformed_json"),
             *[(F.col(c).isNull(), KIND_REJECTED, f"missing_{c}") for c in required],
             (F.col("cluster") != cluster, KIND_IGNORED, "other_cluster"),
-            (F.col("ts_parsed").isNull() | (F.unix_micros("ts_parsed") % _MINUTE_US != 0), KIND_REJECTED, "bad_timestamp"),
+            (F.col("ts_parsed").isNull() | (F.unix_micros("ts_parsed") % _MINUTE_US != 0), KIND_REJECTED,
+                "bad_timestamp"),
             (F.least(*[F.col(c) for c in ("interval_s", *OPTIONAL_COLUMNS)]) <= 0, KIND_REJECTED, "bad_interval"),
             (F.col("broker_id") < 0, KIND_REJECTED, "bad_broker_id"),
             (F.least(*[F.coalesce(F.col(c), F.lit(0)) for c in counts]) < 0, KIND_REJECTED, "negative_value"),
@@ -74,7 +75,10 @@ def read_normalized_json(spark: SparkSession, paths: Sequence[str], *, cluster: 
         .otherwise(F.lit(KIND_REJECTED))
     )
     raw = F.coalesce(F.col("_corrupt_record"), F.to_json(F.struct(*THROUGHPUT_SCHEMA.fieldNames())))
-    columns = [F.col("ts_parsed" if f.name == "ts" else f.name).cast(f.dataType).alias(f.name) for f in THROUGHPUT_SCHEMA.fields]
+    columns = [
+        F.col("ts_parsed" if f.name == "ts" else f.name).cast(f.dataType).alias(f.name)
+        for f in THROUGHPUT_SCHEMA.fields
+    ]
     return classified.select(
         *columns,
         # the file is looked up only for the rows that need it (quarantine), not carried on every row

@@ -44,7 +44,8 @@ from spark_jobs.records import (
 )
 from spark_jobs.staging import ReaderOptions, file_size, map_tasks, open_input, run_tasks, staged_batch, write_parquet
 
-__all__ = ["read_prom_text", "stage_prom_text", "split_points", "java_double", "java_long", "SOURCE", "LINE_PATTERN", "LABELS_PATTERN", "SPLIT_BYTES"]
+__all__ = ["read_prom_text", "stage_prom_text", "split_points", "java_double", "java_long", "SOURCE", "LINE_PATTERN",
+    "LABELS_PATTERN", "SPLIT_BYTES"]
 
 SOURCE = "prom_text"
 
@@ -60,7 +61,8 @@ _QUOTED = r'"(?:[^"\\]|\\' + _DOT + r')*"'
 _TOKEN = r"[^ \t\n\x0B\f\r]+"
 #: name, optional label block, value, optional timestamp (RE2, named groups).
 LINE_PATTERN = (
-    r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:[ \t]*(?P<labels>\{(?:[^\"}]|" + _QUOTED + r")*\}))?[ \t]+(?P<value>" + _TOKEN + r")"
+    r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:[ \t]*(?P<labels>\{(?:[^\"}]|" + _QUOTED + r")*\}))?"
+    r"[ \t]+(?P<value>" + _TOKEN + r")"
     r"(?:[ \t]+(?P<ts>" + _TOKEN + r"))?[ \t]*$"
 )
 #: a well-formed label block body: name="value" pairs, comma separated, trailing comma allowed (RE2).
@@ -78,9 +80,9 @@ _BOM = b"\xef\xbb\xbf"
 
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED)
 _REASONS = (
-    None, "not_utf8", "blank", "comment", "malformed_line", "malformed_labels", "other_metric", "broker_total", "bad_value",
-    "nan_value", "infinite_value", "negative_value", "value_out_of_range", "missing_timestamp", "bad_timestamp", "unknown_broker",
-    "bad_partition",
+    None, "not_utf8", "blank", "comment", "malformed_line", "malformed_labels", "other_metric", "broker_total",
+    "bad_value", "nan_value", "infinite_value", "negative_value", "value_out_of_range", "missing_timestamp",
+    "bad_timestamp", "unknown_broker", "bad_partition",
 )
 _R = {r: np.int8(i) for i, r in enumerate(_REASONS)}
 _IGNORED = {"blank", "comment", "other_metric", "broker_total"}
@@ -108,7 +110,8 @@ def java_double(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """
     t = pc.utf8_trim(text.fill_null(""), _JAVA_BLANK)
     decimal = pc.match_substring_regex(t, r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?$")
-    value = pc.cast(pc.if_else(decimal, pc.utf8_rtrim(t, "fFdD"), "0"), pa.float64()).to_numpy(zero_copy_only=False).copy()
+    value = pc.cast(pc.if_else(decimal, pc.utf8_rtrim(t, "fFdD"), "0"),
+        pa.float64()).to_numpy(zero_copy_only=False).copy()
     ok = decimal.to_numpy(zero_copy_only=False).copy()
     for pattern, special in (
         (r"^(?i:\+?inf(?:inity)?)$|^\+?Infinity$", np.inf),
@@ -117,7 +120,8 @@ def java_double(text: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     ):
         hit = pc.match_substring_regex(t, pattern).to_numpy(zero_copy_only=False)
         value[hit], ok = special, ok | hit
-    hexa = pc.match_substring_regex(t, r"^[+-]?0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?$")
+    hexa = pc.match_substring_regex(t,
+        r"^[+-]?0[xX](?:[0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?$")
     for i in np.flatnonzero(hexa.to_numpy(zero_copy_only=False)).tolist():  # rare: one by one
         value[i], ok[i] = _hex_double(t[i].as_py().rstrip("fFdD")), True
     return value, ok
@@ -150,7 +154,8 @@ def java_long(text: pa.Array, bits: int = 64) -> tuple[np.ndarray, np.ndarray]:
     ok = ok & fits
     short = ok & ~edge
     value = np.zeros(len(t), np.int64)
-    magnitude = pc.cast(pc.if_else(pa.array(short & (width > 0)), digits, "0"), pa.int64()).to_numpy(zero_copy_only=False)
+    magnitude = pc.cast(pc.if_else(pa.array(short & (width > 0)), digits, "0"),
+        pa.int64()).to_numpy(zero_copy_only=False)
     value[short] = np.where(negative[short], -magnitude[short], magnitude[short])
     for i in np.flatnonzero(ok & edge).tolist():  # 19 (or 10) digits: rare, one by one
         value[i] = int(t[i].as_py())
@@ -166,19 +171,22 @@ def _per_distinct(keys: list[pa.Array], fn: Any, dtype: Any) -> pa.Array:
         values.append(encoded.dictionary.to_pylist())
     combined = np.zeros(len(keys[0]), np.int64)
     for code, value in zip(codes, values):
-        combined = np.unique(combined * len(value) + code, return_inverse=True)[1].astype(np.int64)  # dense: cannot overflow
+        # dense: cannot overflow
+        combined = np.unique(combined * len(value) + code, return_inverse=True)[1].astype(np.int64)
     _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
     results = [fn(*(value[code[i]] for code, value in zip(codes, values))) for i in first.tolist()]
     return pa.array(results, dtype).take(pa.array(inverse.astype(np.int64)))
 
 
 def _records(
-    lines: Sequence[bytes] | pa.Array, broker_map: Mapping[str, int], names: MetricNames = DEFAULT, *, utf8: np.ndarray | None = None,
+    lines: Sequence[bytes] | pa.Array, broker_map: Mapping[str, int], names: MetricNames = DEFAULT, *,
+    utf8: np.ndarray | None = None,
     file: str = "", cluster: str = "",
 ) -> pa.RecordBatch:
     """The records (`STAGED_SCHEMA`) of ``lines`` (a string array, bad bytes already replaced; ``utf8`` false
     where a line's bytes were not UTF-8), every line classified: the first failing rule wins."""
-    line = lines if isinstance(lines, pa.Array) else pa.array([b.decode("utf-8", "replace") for b in lines], pa.string())
+    line = lines if isinstance(lines, pa.Array) else pa.array([b.decode("utf-8", "replace") for b in lines],
+        pa.string())
     n = len(line)
     valid = np.ones(n, bool) if utf8 is None else utf8
     np_ = lambda a: a.to_numpy(zero_copy_only=False)  # noqa: E731
@@ -200,7 +208,8 @@ def _records(
     metric = _per_distinct([name, *meter_labels.values()], counter, pa.string())
     instances = [_label(labels, k) for k in names.instance_labels]
     broker = _per_distinct(
-        instances, lambda *v: names.broker({k: x for k, x in zip(names.instance_labels, v) if x}, broker_map), pa.int32()
+        instances, lambda *v: names.broker({k: x for k, x in zip(names.instance_labels, v) if x}, broker_map),
+        pa.int32()
     )
     partition_text = _label(labels, "partition")
     value, value_ok = java_double(value_text)
@@ -347,7 +356,8 @@ def split_points(path: str, split_bytes: int = SPLIT_BYTES) -> list[tuple[int, i
     """The parts one file is read in: ``[None]`` (whole) unless it is a local, uncompressed file larger than
     ``split_bytes``; then ``(index, start, end)`` byte ranges of whole lines, each starting after a line feed.
 
-    >>> import tempfile; f = tempfile.NamedTemporaryFile(suffix=".prom"); _ = f.write(b"a 1 2\\r\\nb 3 4\\nc 5 6"); f.flush()
+    >>> import tempfile; f = tempfile.NamedTemporaryFile(suffix=".prom")
+    >>> _ = f.write(b"a 1 2\\r\\nb 3 4\\nc 5 6"); f.flush()
     >>> split_points(f.name, 4)
     [(0, 0, 7), (1, 7, 13), (2, 13, 18)]
     """

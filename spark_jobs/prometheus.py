@@ -1,4 +1,5 @@
-"""Pulling the per-(broker, topic) meters straight from a Prometheus HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics).
+"""Pulling the per-(broker, topic) meters straight from a Prometheus HTTP API (Prometheus, Thanos, Mimir,
+VictoriaMetrics).
 
 **Which series.** The names are found on the server (`discover`): its metric names through the label-values
 API (``/api/v1/label/__name__/values``), read by `spark_jobs.metric_names` (every spelling of Kafka's
@@ -50,10 +51,11 @@ a step longer than 60 s (``--step 5m``)
 
 **The spool.** Each response is streamed to a file under the history's ``_prometheus/<cluster>/``, checked
 to be a complete ``success`` matrix document (by its first and last bytes when it is in the server's own compact
-layout, a truncated transfer being the HTTP client's error; else element by element) and only then given its name, which is a digest of
-what was asked (server, path, query, range, step), so a response is reused only for the same question and a
-failed or foreign one never. A day counts as fetched once the ingest has committed rows of it (``days.json``,
-per server and query); a re-run after an interrupt reuses the checked responses and asks only for the rest.
+layout, a truncated transfer being the HTTP client's error; else element by element) and only then given its name,
+which is a digest of what was asked (server, path, query, range, step), so a response is reused only for the same
+question and a failed or foreign one never. A day counts as fetched once the ingest has committed rows of it
+(``days.json``, per server and query); a re-run after an interrupt reuses the checked responses and asks only for
+the rest.
 
 **Faults.** Requests run several at a time. A refused connection (server down or gone mid-pull) stops the pull
 at once: nothing more is sent. Errors, 429 and 5xx are retried with exponential backoff (``Retry-After``
@@ -154,7 +156,8 @@ class PrometheusSource:
     def identity(self) -> str:
         """What makes two pulls give the same rows: the server, the query, the step and the names read by."""
         names = self.names
-        key = [self.url.rstrip("/"), self.query, self.step_s, sorted(names.names.items()), names.topic_label, names.instance_labels, sorted(names.select.items())]
+        key = [self.url.rstrip("/"), self.query, self.step_s, sorted(names.names.items()), names.topic_label,
+            names.instance_labels, sorted(names.select.items())]
         if self.mode != "raw":  # the raw pulls of earlier versions keep their identity
             key = [*key[:1], self.mode, *key[2:]]
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:_DIGEST_CHARS]
@@ -181,7 +184,8 @@ class Series:
     one_per_topic: bool = False
 
     def record(self) -> dict[str, Any]:
-        out = {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type, "topics": self.topics,
+        out = {"metric": self.metric, "name": self.name, "match": dict(self.match), "type": self.type,
+            "topics": self.topics,
                "used": self.used, "why": self.why}
         return {**out, "recording_rule_window_s": self.window_s} if self.window_s else out
 
@@ -225,7 +229,8 @@ class PerTopicChecks:
 
 def _spool(history: str, cluster: str) -> Path:
     if "://" in history and not history.startswith("file:"):
-        raise InputError(f"--history {history}: a Prometheus pull keeps its spool next to a local history; give a local --history")
+        raise InputError(
+            f"--history {history}: a Prometheus pull keeps its spool next to a local history; give a local --history")
     return Path(history.removeprefix("file://").removeprefix("file:")) / SPOOL_DIR / cluster
 
 
@@ -239,7 +244,8 @@ def _read_days(path: Path) -> dict[str, list[str]]:
             raise TypeError
         return pulls
     except (ValueError, TypeError, AttributeError):
-        raise InputError(f"{path}: not the list of fetched days poolplan writes; delete it to fetch every day again") from None
+        raise InputError(
+            f"{path}: not the list of fetched days poolplan writes; delete it to fetch every day again") from None
 
 
 def committed_days(history: str, cluster: str, identity: str) -> set[str]:
@@ -278,7 +284,8 @@ class _Client:
         elif source.ca_file:
             tls["ca_certs"] = source.ca_file
         self.pool = urllib3.PoolManager(
-            num_pools=4, maxsize=max(1, source.in_flight), retries=False, timeout=urllib3.Timeout(connect=10, read=source.timeout_s), **tls
+            num_pools=4, maxsize=max(1, source.in_flight), retries=False,
+            timeout=urllib3.Timeout(connect=10, read=source.timeout_s), **tls
         )
         self.base = source.url.rstrip("/")
         self.retries = source.retries
@@ -303,13 +310,17 @@ class _Client:
                 raise _Stop
             try:
                 if method == "GET":
-                    response = self.pool.request("GET", f"{self.base}{path}?{body}", headers=self.headers, preload_content=False)
+                    response = self.pool.request("GET", f"{self.base}{path}?{body}", headers=self.headers,
+                        preload_content=False)
                 else:
                     headers = {**self.headers, "Content-Type": "application/x-www-form-urlencoded"}
-                    response = self.pool.request("POST", self.base + path, body=body, headers=headers, preload_content=False)
+                    response = self.pool.request("POST", self.base + path, body=body, headers=headers,
+                        preload_content=False)
             except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError) as exc:
                 self.stopped.set()
-                raise JobError(f"Prometheus at {self.base} cannot be reached ({_reason(exc)}): is it running, and is the URL right?") from None
+                raise JobError(
+                    f"Prometheus at {self.base} cannot be reached ({_reason(exc)}): is it running, and is the URL "
+                    "right?") from None
             except urllib3.exceptions.HTTPError as exc:
                 failure = f"stopped answering {path} ({_reason(exc)})"
             else:
@@ -322,7 +333,9 @@ class _Client:
             delay = wait if wait is not None else min(0.5 * 2**attempt, 10.0)
             if attempt >= self.retries or now + delay - started > RETRY_BUDGET_S:
                 self.stopped.set()
-                raise JobError(f"Prometheus at {self.base} {failure}; gave up after {attempt + 1} attempt(s) in {now - started:.0f} s")
+                raise JobError(
+                    f"Prometheus at {self.base} {failure}; gave up after {attempt + 1} attempt(s) in "
+                    f"{now - started:.0f} s")
             attempt += 1
             time.sleep(delay)
 
@@ -336,7 +349,9 @@ class _Client:
         self._check_status(response, text, path, dict(params).get("match[]", ""))
         doc = _api_document(text)
         if doc is None or doc.get("status") != "success" or not isinstance(doc.get("data"), list):
-            raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(text)}")
+            raise JobError(
+                f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: "
+                f"{_detail(text)}")
         return doc["data"]
 
     def fetch(self, path: str, params: Mapping[str, str], target: Path) -> int:
@@ -351,7 +366,9 @@ class _Client:
                 if response.status != 200 or not _is_json(response):
                     head = response.read(4000)
                     self._check_status(response, head, path, params.get("query", ""))
-                    raise JobError(f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: {_detail(head)}")
+                    raise JobError(
+                        f"Prometheus at {self.base} answered {path} with something that is not the Prometheus API: "
+                        f"{_detail(head)}")
                 ends = _Ends()
                 try:
                     for chunk in response.stream(1 << 20):
@@ -361,7 +378,8 @@ class _Client:
                         ends.feed(chunk)
                 except urllib3.exceptions.HTTPError as exc:
                     self.stopped.set()
-                    raise JobError(f"Prometheus at {self.base} stopped answering {path} mid-answer ({_reason(exc)})") from None
+                    raise JobError(
+                        f"Prometheus at {self.base} stopped answering {path} mid-answer ({_reason(exc)})") from None
             pairs = ends.pairs if ends.canonical() else self._whole_matrix(Path(tmp), path)
             os.replace(tmp, target)
             return pairs
@@ -382,10 +400,15 @@ class _Client:
                 elif kind == END:
                     end = item
                 elif kind == BROKEN:
-                    raise JobError(f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): {item[:200]}")
+                    raise JobError(
+                        f"Prometheus at {self.base} sent a broken answer to {path} (did it stop mid-answer?): "
+                        f"{item[:200]}")
         data = end.get("data") if isinstance(end, dict) else None
-        if not isinstance(end, dict) or end.get("status") != "success" or not isinstance(data, dict) or data.get("resultType") != "matrix":
-            raise JobError(f"Prometheus at {self.base} answered {path} with something that is not a range result: {str(end)[:200]}")
+        if (not isinstance(end, dict) or end.get("status") != "success"
+                or not isinstance(data, dict) or data.get("resultType") != "matrix"):
+            raise JobError(
+                f"Prometheus at {self.base} answered {path} with something that is not a range result: "
+                f"{str(end)[:200]}")
         return pairs
 
     def _check_status(self, response, text: bytes, path: str, query: str) -> None:
@@ -396,15 +419,18 @@ class _Client:
         if status in (404, 405, 501) or html:
             self.stopped.set()
             raise InputError(
-                f"--prometheus {self.base}: {path} answered HTTP {status}{' with an HTML page' if html else ''}, not the Prometheus "
-                "HTTP API (give the server's base URL, e.g. http://host:9090, or Thanos/Mimir's Prometheus API prefix)"
+                f"--prometheus {self.base}: {path} answered HTTP {status}{' with an HTML page' if html else ''}, not "
+                "the Prometheus HTTP API (give the server's base URL, e.g. http://host:9090, or Thanos/Mimir's "
+                "Prometheus API prefix)"
             )
         if status in (400, 422):
             self.stopped.set()
             raise InputError(f"{where} rejected {path} query {query!r} (HTTP {status}: {_detail(text)})")
         if status in (401, 403):
             self.stopped.set()
-            raise InputError(f"{where} refused {path} (HTTP {status}: {_detail(text)}); check --bearer-token-file/--bearer-token-env or --basic-auth")
+            raise InputError(
+                f"{where} refused {path} (HTTP {status}: {_detail(text)}); check "
+                "--bearer-token-file/--bearer-token-env or --basic-auth")
         if status != 200:
             self.stopped.set()
             raise JobError(f"{where} failed {path} (HTTP {status}: {_detail(text)})")
@@ -494,7 +520,8 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
     """
     names = source.names
     span = [("start", _iso(source.start.timestamp())), ("end", _iso(source.end.timestamp()))]
-    select = [("match[]", "{" + ",".join(f'{k}="{v}"' for k, v in sorted(names.select.items())) + "}")] if names.select else []
+    selector = "{" + ",".join(f'{k}="{v}"' for k, v in sorted(names.select.items())) + "}"
+    select = [("match[]", selector)] if names.select else []
     all_names = sorted(client.get_json("/api/v1/label/__name__/values", [*span, *select]))
     found: list[Series] = []
     for name in all_names:
@@ -502,7 +529,8 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
             continue
         label_sets: list[dict[str, str]] = [{}]
         for label in names.meter_label_values(name):
-            values = client.get_json(f"/api/v1/label/{label}/values", [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
+            values = client.get_json(f"/api/v1/label/{label}/values",
+                [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
             label_sets = [{label: v} for v in sorted(values) if names.meter(name, {label: v})]
             if label_sets:
                 break
@@ -511,30 +539,39 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
             if meter is None or meter.metric not in METRICS:
                 continue
             match = {"__name__": name, **extra}
-            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values", [*span, ("match[]", "{" + names.matchers(match) + "}")])
+            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values",
+                [*span, ("match[]", "{" + names.matchers(match) + "}")])
             found.append(Series(meter.metric, meter.type, name, match, len(topics)))
     if source.mode == "per-topic":  # a team's recording rules summed per topic (never for a metric the user named)
         for name in all_names:
             rule = names.recorded(name)
             if rule is None or not rule.per_topic or rule.metric in names.names:
                 continue
-            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values", [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
-            found.append(Series(rule.metric, rule.operation, name, {"__name__": name}, len(topics), window_s=rule.window_s))
+            topics = client.get_json(f"/api/v1/label/{names.topic_label}/values",
+                [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
+            found.append(
+                Series(rule.metric, rule.operation, name, {"__name__": name}, len(topics), window_s=rule.window_s))
         found = [_with_instances(client, s, names, span) if s.type == COUNTER and s.topics else s for s in found]
     chosen = []
     for metric in METRICS:
-        ranked = sorted((s for s in found if s.metric == metric and s.topics), key=lambda s: (_rank(s), -s.topics, s.name, sorted(s.match.items())))
+        ranked = sorted((s for s in found if s.metric == metric and s.topics),
+            key=lambda s: (_rank(s), -s.topics, s.name, sorted(s.match.items())))
         for i, s in enumerate(ranked):
-            why = _why(s, source) if i == 0 else f"another spelling of {metric}: {ranked[0].name} is used ({_why(ranked[0], source).split(':')[0]})"
+            used = ranked[0]
+            why = _why(s, source) if i == 0 else (
+                f"another spelling of {metric}: {used.name} is used ({_why(used, source).split(':')[0]})")
             chosen.append(replace(s, used=i == 0, why=why))
-        chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range") for s in found if s.metric == metric and not s.topics]
+        chosen += [Series(s.metric, s.type, s.name, s.match, 0, False, "no series with a topic label in the range")
+            for s in found if s.metric == metric and not s.topics]
     if source.mode == "per-topic":
         chosen = [_with_one_per_topic(client, s, names, span) if s.used and s.type != COUNTER else s for s in chosen]
     if not any(s.used and s.metric == "bytes_in" for s in chosen):
-        wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else "kafka_server_brokertopicmetrics_bytesin_total"
+        default = "kafka_server_brokertopicmetrics_bytesin_total"
+        wanted = names.names["bytes_in"][0] if "bytes_in" in names.names else default
         known = all_names or sorted(client.get_json("/api/v1/label/__name__/values", select))  # the names of any time
         near = closest(wanted, [n for n in known if not n.startswith(_SERVER_OWN)] or known)
-        where = f" with {names.matchers()}" if names.select or names.topic_label != "topic" else f" with a {names.topic_label} label"
+        where = (f" with {names.matchers()}" if names.select or names.topic_label != "topic"
+                 else f" with a {names.topic_label} label")
         raise InputError(
             f"Prometheus at {client.base} has no series of Kafka's BytesInPerSec meter{where} between "
             f"{source.start:%Y-%m-%dT%H:%M:%SZ} and {source.end:%Y-%m-%dT%H:%M:%SZ}; closest names it has: "
@@ -546,7 +583,8 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
 def _with_instances(client: _Client, series: Series, names: MetricNames, span: Sequence[tuple[str, str]]) -> Series:
     """``series`` with the number of instances carrying it (by the first instance label that has values)."""
     for label in names.instance_labels:
-        values = client.get_json(f"/api/v1/label/{label}/values", [*span, ("match[]", "{" + names.matchers(series.match) + "}")])
+        values = client.get_json(f"/api/v1/label/{label}/values",
+            [*span, ("match[]", "{" + names.matchers(series.match) + "}")])
         if values:
             return replace(series, instances=len(values))
     return series
@@ -574,11 +612,14 @@ def _why(series: Series, source: PrometheusSource) -> str:
     if series.window_s:
         window = f"{series.window_s:g} s"
         if series.window_s <= _SHORT_RULE_S:
-            return f"a recording rule summed per topic ({series.type} over {window}): read as it is, no per-broker series"
-        return f"a recording rule summed per topic, no counter of the meter on the server: less exact ({series.type} over {window} flattens shorter peaks)"
+            return (f"a recording rule summed per topic ({series.type} over {window}): read as it is, "
+                    "no per-broker series")
+        return (f"a recording rule summed per topic, no counter of the meter on the server: less exact "
+                f"({series.type} over {window} flattens shorter peaks)")
     if series.type == COUNTER:
         if source.mode == "per-topic":
-            return "a counter of the meter: summed per topic by the server, each scrape step's rate exactly (what it cannot see: quality.json)"
+            return ("a counter of the meter: summed per topic by the server, each scrape step's rate exactly "
+                    "(what it cannot see: quality.json)")
         return "a counter of the meter: converted exactly"
     return (f"no counter of the meter on the server: its rate gauge, read as the rate of each {source.step_s} s step "
             "(less exact: a one-minute EWMA flattens shorter peaks)")
@@ -623,7 +664,8 @@ def _requests(source: PrometheusSource, days: Sequence[date], spool: Path, serie
                 continue
             step = source.step_s
             if s.type == COUNTER:
-                expr, prefix = f"sum by ({by}) (increase({selector}[{step}s]))", f"instance_topic:{base}:increase{step}s"
+                expr = f"sum by ({by}) (increase({selector}[{step}s]))"
+                prefix = f"instance_topic:{base}:increase{step}s"
             else:
                 # (t - step, t]: one scrape per step, whether the server's ranges are closed (2.x) or left-open (3.x)
                 expr, prefix = f"avg_over_time({selector}[{step * 1000 - 1}ms])", f"instance_topic:{base}:rate{step}s"
@@ -646,7 +688,8 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
     'sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms]))'
     >>> per_topic_query(s, DEFAULT, 300)
     'max_over_time(sum by (topic) (irate({__name__="x_total",topic!=""}[119999ms] offset 1ms))[299999ms:1m])'
-    >>> rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 1, window_s=60, one_per_topic=True)
+    >>> rule = Series("bytes_in", "rate", "topic:x:rate1m", {"__name__": "topic:x:rate1m"}, 1, window_s=60,
+    ...               one_per_topic=True)
     >>> per_topic_query(rule, DEFAULT, 60)
     'avg_over_time({__name__="topic:x:rate1m",topic!=""}[59999ms])'
     """
@@ -662,7 +705,8 @@ def per_topic_query(series: Series, names: MetricNames, step_s: int) -> str:
     return expr if step_s <= 60 else f"max_over_time({expr}[{step_s * 1000 - 1}ms:1m])"
 
 
-def _per_topic_requests(source: PrometheusSource, days: Sequence[date], spool: Path, series: Sequence[Series]) -> list[_Request]:
+def _per_topic_requests(source: PrometheusSource, days: Sequence[date], spool: Path,
+    series: Sequence[Series]) -> list[_Request]:
     """One ``query_range`` per used series and day (a day's points are far under `MAX_POINTS`), on the grid
     whose value at ``t`` is the rate of the minute (or step) that starts ``step + 60 s`` before ``t + 1 ms``;
     for bytes-in counters the two sparse check series beside it."""
@@ -670,7 +714,8 @@ def _per_topic_requests(source: PrometheusSource, days: Sequence[date], spool: P
     out = []
     for s in (s for s in series if s.used):
         selector = "{" + names.matchers(s.match) + "}"
-        base = f"kafka_server_brokertopicmetrics_{s.metric.replace('_', '')}"  # a built-in spelling: the level:metric:operation convention
+        # a built-in spelling: the level:metric:operation convention
+        base = f"kafka_server_brokertopicmetrics_{s.metric.replace('_', '')}"
         queries = [(per_topic_query(s, names, step), f"{names.topic_label}:{base}:rate{step}s", "")]
         if s.type == COUNTER and s.metric == "bytes_in":
             window = f"{selector}[{_STEP_WINDOW_MS}ms]"
@@ -684,19 +729,23 @@ def _per_topic_requests(source: PrometheusSource, days: Sequence[date], spool: P
             midnight = datetime(day.year, day.month, day.day, tzinfo=timezone.utc).timestamp()
             for expr, prefix, check in queries:
                 grid = 60 if check else step  # the checks count every minute
-                block = midnight + -(-max(0.0, source.start.timestamp() - midnight) // grid) * grid  # the first whole step
+                # the first whole step
+                block = midnight + -(-max(0.0, source.start.timestamp() - midnight) // grid) * grid
                 first = block + grid + 59.999
                 last = min(midnight + _DAY + 59.999, source.end.timestamp() - 0.001)
                 points = max(1, min(per_request * 60 // grid, MAX_POINTS))
                 while first <= last:
                     end = first + min((last - first) // grid, points - 1) * grid
                     params = {"query": expr, "start": _iso(first), "end": _iso(end), "step": f"{grid}s"}
-                    out.append(replace(_request(source, day.isoformat(), "/api/v1/query_range", params, spool, prefix), check=check))
+                    out.append(
+                        replace(_request(source, day.isoformat(), "/api/v1/query_range", params, spool, prefix),
+                            check=check))
                     first = end + grid
     return out
 
 
-def _request(source: PrometheusSource, day: str, path: str, params: Mapping[str, str], spool: Path, prefix: str) -> _Request:
+def _request(source: PrometheusSource, day: str, path: str, params: Mapping[str, str], spool: Path,
+    prefix: str) -> _Request:
     key = json.dumps([source.url.rstrip("/"), path, sorted(params.items())]).encode()
     digest = hashlib.sha256(key).hexdigest()[:_DIGEST_CHARS]
     return _Request(day, path, params, spool / f"{prefix}-{day}-{digest}.json")
@@ -749,7 +798,8 @@ def fetch(
     series = discover(client, source)
     for s in series:
         if s.used and s.type == RATE:
-            _log.warning("Prometheus: %s has no counter on %s; reading its rate gauge %s (less exact)", s.metric, source.url, s.name)
+            _log.warning("Prometheus: %s has no counter on %s; reading its rate gauge %s (less exact)", s.metric,
+                source.url, s.name)
     make_dir(spool)
     _clean_spool(spool)
     requests = _requests(source, days, spool, series)
@@ -788,7 +838,8 @@ def fetch(
     elapsed = max(time.monotonic() - started, 1e-9)
     files = tuple(str(r.target) for r in requests if not r.check)
     checks = _read_checks([r for r in requests if r.check]) if any(r.check for r in requests) else None
-    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, pairs[0] / elapsed if todo else 0.0, len(todo), series, identity,
+    return Fetched(files, tuple(d.isoformat() for d in days), complete, spool, pairs[0] / elapsed if todo else 0.0,
+        len(todo), series, identity,
                    checks)
 
 

@@ -136,7 +136,8 @@ class _Batches:
         self.parts: list[dict[str, Any]] = []
         self.rows = 0
 
-    def add(self, n: int, *, kind: np.ndarray, reason: np.ndarray, raw: list[str | None] | None = None, **series: Any) -> Iterator[pa.RecordBatch]:
+    def add(self, n: int, *, kind: np.ndarray, reason: np.ndarray, raw: list[str | None] | None = None,
+        **series: Any) -> Iterator[pa.RecordBatch]:
         self.parts.append({"n": n, "kind": kind, "reason": reason, "raw": raw, **series})
         self.rows += n
         if self.rows >= _BATCH_ROWS:
@@ -157,14 +158,16 @@ class _Batches:
             return pa.array([p.get(name) for p in parts], typ).take(which)
 
         def per_row(name: str, dtype: type, fill: Any) -> np.ndarray:
-            return np.concatenate([p[name] if p.get(name) is not None else np.full(p["n"], fill, dtype) for p in parts]).astype(dtype)
+            return np.concatenate(
+                [p[name] if p.get(name) is not None else np.full(p["n"], fill, dtype) for p in parts]).astype(dtype)
 
         partition = per_row("partition", np.int64, -1)
         ts_ms = per_row("ts_ms", np.int64, 0)
         no_sample = no_data | (ts_ms < 0)  # a count row (`_COUNT_TS`) has no time and no value
         span = per_row("span_ms", np.int64, -1)
         window = per_series("window_s", pa.float64()).to_numpy(zero_copy_only=False)
-        raw = [r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])] if any(p["raw"] for p in parts) else None
+        raw = ([r for p in parts for r in (p["raw"] if p["raw"] is not None else [None] * p["n"])]
+               if any(p["raw"] for p in parts) else None)
         return staged_batch(
             rows, source=self.source, file=self.file, cluster=self.cluster,
             kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
@@ -250,7 +253,8 @@ def _compact_values(element: bytes) -> tuple[bytes, bytes, int] | None:
     ):
         return None
     # [1,"2"],[3,"4"] -> ,1,2\n,3,4\n : an empty first column, then the time and the value
-    return element[:start] + element[start + end :], b"," + element[start : start + end].translate(_TO_CSV, b'["'), int(opened)
+    inner = element[start : start + end].translate(_TO_CSV, b'["')
+    return element[:start] + element[start + end :], b"," + inner, int(opened)
 
 
 def _pairs(values: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -346,7 +350,8 @@ class _Reader:
                 return
         labels = obj.get("metric") if isinstance(obj, dict) else None
         values = obj.get("values") if isinstance(obj, dict) else None
-        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()) or not isinstance(values, list):
+        if (not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values())
+                or not isinstance(values, list)):
             reason = "not_a_matrix" if isinstance(obj, dict) and "value" in obj else "malformed_series"
             yield from _one(self.batches, reason, element.decode("utf-8", "replace"))
             return
@@ -365,7 +370,8 @@ class _Reader:
         parsed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if compact:
             try:
-                table = pcsv.read_csv(pa.py_buffer(b"".join(s.csv for s in compact)), read_options=_CSV_READ, convert_options=_CSV_CONVERT)
+                table = pcsv.read_csv(pa.py_buffer(b"".join(s.csv for s in compact)), read_options=_CSV_READ,
+                    convert_options=_CSV_CONVERT)
             except pa.ArrowInvalid:
                 table = None  # a value is not a number: those series are read pair by pair below
             if table is not None:
@@ -421,13 +427,15 @@ class _Reader:
                 reason[ok] = _R["bad_partition"]
         ignored = (reason == _R["other_metric"]) | (reason == _R["broker_total"])
         accepted = KIND_SIZE if metric == "log_size" else (KIND_COUNTER if kind_of.operation is None else KIND_INCREASE)
-        kind = np.where(reason == 0, _KINDS.index(accepted), np.where(ignored, _KINDS.index(KIND_IGNORED), _KINDS.index(KIND_REJECTED)))
+        kind = np.where(reason == 0, _KINDS.index(accepted),
+            np.where(ignored, _KINDS.index(KIND_IGNORED), _KINDS.index(KIND_REJECTED)))
         rejected = np.flatnonzero(kind == _KINDS.index(KIND_REJECTED))
         raw = None
         if rejected.size:
             raw = [None] * n
             for i in rejected.tolist():
-                raw[i] = _raw(labels, values[i] if values is not None else [int(ts_ms[i]) / 1000, _go_float(float(value[i]))])
+                sample = values[i] if values is not None else [int(ts_ms[i]) / 1000, _go_float(float(value[i]))]
+                raw[i] = _raw(labels, sample)
         if kind_of.operation == "rate":
             value = value * kind_of.window_s  # the bytes over the window
         windows = kind == _KINDS.index(KIND_INCREASE)
@@ -435,7 +443,8 @@ class _Reader:
             rest = np.flatnonzero(~windows)
             if rest.size:
                 yield from self.batches.add(
-                    rest.size, kind=kind[rest], reason=reason[rest], raw=[raw[i] for i in rest.tolist()] if raw else None,
+                    rest.size, kind=kind[rest], reason=reason[rest],
+                    raw=[raw[i] for i in rest.tolist()] if raw else None,
                     ts_ms=ts_ms[rest], value=value[rest], broker_id=broker, topic=topic, metric=metric,
                 )
             yield from self.window_steps(ts_ms[windows], value[windows], topic, metric, kind_of.window_s)
@@ -445,7 +454,8 @@ class _Reader:
             rest = np.flatnonzero(~counter)
             if rest.size:
                 yield from self.batches.add(
-                    rest.size, kind=kind[rest], reason=reason[rest], raw=[raw[i] for i in rest.tolist()] if raw else None,
+                    rest.size, kind=kind[rest], reason=reason[rest],
+                    raw=[raw[i] for i in rest.tolist()] if raw else None,
                     ts_ms=ts_ms[rest], value=value[rest], broker_id=broker, topic=topic, metric=metric,
                 )
             yield from self.counter_steps(ts_ms[counter], value[counter], broker, topic, metric)
@@ -465,7 +475,8 @@ class _Reader:
         )
 
 
-    def counter_steps(self, ts_ms: np.ndarray, value: np.ndarray, broker: int, topic: str, metric: str) -> Iterator[pa.RecordBatch]:
+    def counter_steps(self, ts_ms: np.ndarray, value: np.ndarray, broker: int, topic: str,
+        metric: str) -> Iterator[pa.RecordBatch]:
         """One counter series of this file, converted here: its plain increases summed per minute
         (`KIND_STEPS`), a count of its samples, and the samples Spark still needs (`_series_steps`)."""
         s = _series_steps(ts_ms, value)
@@ -483,12 +494,14 @@ class _Reader:
         )
         if len(ts_ms) > sent.size:
             yield from self.batches.add(
-                1, kind=np.zeros(1, np.int32), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]), units=np.array([len(ts_ms) - sent.size]),
+                1, kind=np.zeros(1, np.int32), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]),
+                units=np.array([len(ts_ms) - sent.size]),
                 **series,
             )
         yield from self.minute_steps(s.minutes, s.deltas, s.spans, series)
 
-    def window_steps(self, ts_ms: np.ndarray, value: np.ndarray, topic: str, metric: str, window_s: float) -> Iterator[pa.RecordBatch]:
+    def window_steps(self, ts_ms: np.ndarray, value: np.ndarray, topic: str, metric: str,
+        window_s: float) -> Iterator[pa.RecordBatch]:
         """A topic's total of pre-aggregated windows that no other file holds (``own_windows``: a Prometheus
         pull's per-topic answers), summed here: each window's bytes in the minute it starts in (`KIND_STEPS`,
         as `spark_jobs.rates.minute_rows` credits an ``increase`` record) and one count of its samples, so none
@@ -500,12 +513,15 @@ class _Reader:
         cut = np.flatnonzero(np.r_[True, minutes[1:] != minutes[:-1]])
         series = {"broker_id": ALL_BROKERS, "topic": topic, "metric": metric}
         yield from self.batches.add(
-            1, kind=np.array([_KINDS.index(KIND_INCREASE)]), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]), units=np.array([len(ts_ms)]),
+            1, kind=np.array([_KINDS.index(KIND_INCREASE)]), reason=np.zeros(1, np.int32), ts_ms=np.array([_COUNT_TS]),
+            units=np.array([len(ts_ms)]),
             **series,
         )
-        yield from self.minute_steps(minutes[cut], np.add.reduceat(value, cut), np.add.reduceat(np.full(value.size, window_ms), cut), series)
+        yield from self.minute_steps(minutes[cut], np.add.reduceat(value, cut),
+            np.add.reduceat(np.full(value.size, window_ms), cut), series)
 
-    def minute_steps(self, minutes: np.ndarray, deltas: np.ndarray, spans: np.ndarray, series: dict[str, Any]) -> Iterator[pa.RecordBatch]:
+    def minute_steps(self, minutes: np.ndarray, deltas: np.ndarray, spans: np.ndarray,
+        series: dict[str, Any]) -> Iterator[pa.RecordBatch]:
         """Increases summed per minute (`KIND_STEPS`): among the batches, or to the steps sink's bucket."""
         k = minutes.size
         if not k:
@@ -523,7 +539,8 @@ class _Reader:
         for broker, times in sorted(self.scrapes.items()):
             k = times.size
             yield from self.batches.add(
-                k, kind=np.full(k, _KINDS.index(KIND_SCRAPE)), reason=np.zeros(k, np.int32), ts_ms=times, units=np.zeros(k, np.int64),
+                k, kind=np.full(k, _KINDS.index(KIND_SCRAPE)), reason=np.zeros(k, np.int32), ts_ms=times,
+                units=np.zeros(k, np.int64),
                 broker_id=broker,
             )
         self.scrapes = {}
@@ -634,7 +651,8 @@ def _one(batches: _Batches, reason: str, raw: str) -> Iterator[pa.RecordBatch]:
     """One rejected or ignored unit standing for a whole document or series."""
     kind = KIND_IGNORED if reason == "empty_result" else KIND_REJECTED
     yield from batches.add(
-        1, kind=np.array([_KINDS.index(kind)]), reason=np.array([_R[reason]]), raw=[raw[:RAW_LIMIT] if kind == KIND_REJECTED else None]
+        1, kind=np.array([_KINDS.index(kind)]), reason=np.array([_R[reason]]),
+        raw=[raw[:RAW_LIMIT] if kind == KIND_REJECTED else None]
     )
 
 
@@ -786,7 +804,8 @@ class _StepsSink:
         self.bucket: dict[str, int] = {}
         self.writers: dict[int, tuple[Any, str, str]] = {}
 
-    def add(self, broker: int, topic: str, metric: str, minutes: np.ndarray, deltas: np.ndarray, spans: np.ndarray) -> None:
+    def add(self, broker: int, topic: str, metric: str, minutes: np.ndarray, deltas: np.ndarray,
+        spans: np.ndarray) -> None:
         """One series' increases summed per minute (``minutes`` ascending), with their windows' summed lengths."""
         bucket = self.bucket.get(topic)
         if bucket is None:
@@ -811,7 +830,8 @@ class _StepsSink:
 
         batch = pa.record_batch(
             [
-                pa.array(np.repeat(np.array([s[0] for s in series], np.int32), counts)), coded(1, np.int32), coded(2, np.int8),
+                pa.array(np.repeat(np.array([s[0] for s in series], np.int32), counts)), coded(1, np.int32),
+                coded(2, np.int8),
                 pa.array(np.concatenate([s[3] for s in series]).astype(np.int64, copy=False)),
                 pa.array(np.concatenate([s[4] for s in series]).astype(np.float64, copy=False)),
                 pa.array(np.concatenate([s[5] for s in series]).astype(np.int64, copy=False)),

@@ -99,7 +99,8 @@ def sample_steps(records: DataFrame) -> DataFrame:
     source's sample falls inside that series' span, or turns one of its usable samples into a conflict
     (then the in-file conversion does not hold and the caller reads every sample instead).
     """
-    samples = staged(records).where(F.col("kind").isin(KIND_COUNTER, KIND_INCREASE) & F.col("ts_ms").isNotNull()).select(
+    samples = staged(records).where(
+        F.col("kind").isin(KIND_COUNTER, KIND_INCREASE) & F.col("ts_ms").isNotNull()).select(
         *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s", "counted", "inner", "fast_ok", "segment"
     )
     # among equal samples, one whose step was summed in its file comes first and is the one used
@@ -114,7 +115,8 @@ def sample_steps(records: DataFrame) -> DataFrame:
     before = ordered.rowsBetween(Window.unboundedPreceding, -1)
     usable = F.col("status") == STATUS_OK
     same = (F.lag("file").over(ordered) == F.col("file")) & (F.lag("segment").over(ordered) == F.col("segment"))
-    foreign = (F.col("inner") & ~F.coalesce(same, F.lit(False))) | (F.col("fast_ok") & (F.col("status") == STATUS_CONFLICT))
+    foreign = (F.col("inner") & ~F.coalesce(same, F.lit(False))) | (
+        F.col("fast_ok") & (F.col("status") == STATUS_CONFLICT))
     return classified.select(
         *_SERIES, "kind", "source", "file", "ts_ms", "value", "window_s", "counted", "status",
         F.last(F.when(usable, F.col("ts_ms")), ignorenulls=True).over(before).alias("prev_ts"),
@@ -171,7 +173,8 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
     )
     if records is not None and summed:
         deltas = deltas.unionByName(records.where(F.col("kind") == KIND_STEPS).select(
-            *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"), F.col("ts_ms").alias("minute_ms"), "span_ms"
+            *_SERIES, "source", F.lit(False).alias("reset"), F.col("value").alias("delta"),
+            F.col("ts_ms").alias("minute_ms"), "span_ms"
         ))
     return deltas.select(*[F.col(f.name).cast(spark_type(f.type)) for f in DELTA_FIELDS])
 

@@ -129,11 +129,16 @@ _STAGE_DEFAULTS = {"n": 1, "counted": False, "inner": False, "fast_ok": False, "
 def staged(df: DataFrame) -> DataFrame:
     """``df`` (`RECORD_SCHEMA` or `STAGED_SCHEMA`) with every `STAGED_SCHEMA` column: a plain record stands for
     one input unit and was not converted in its file."""
-    cols = [F.col(f.name) if f.name in df.columns else F.lit(_STAGE_DEFAULTS[f.name]).cast(f.dataType).alias(f.name) for f in STAGED_SCHEMA.fields]
+    cols = [
+        F.col(f.name) if f.name in df.columns else F.lit(_STAGE_DEFAULTS[f.name]).cast(f.dataType).alias(f.name)
+        for f in STAGED_SCHEMA.fields
+    ]
     return df.select(*cols)
 
 
-def classify(rules: list[tuple[Column, str | Column, str | Column]], default_kind: Column | str) -> tuple[Column, Column]:
+def classify(
+    rules: list[tuple[Column, str | Column, str | Column]], default_kind: Column | str
+) -> tuple[Column, Column]:
     """Turn ordered ``(condition, kind, reason)`` rules into ``kind`` and ``reason`` columns (first match wins)."""
     kind = F.lit(default_kind) if isinstance(default_kind, str) else default_kind
     reason = F.lit(None).cast("string")
@@ -178,7 +183,8 @@ def broker_lookup(broker_map: Mapping[str, int], *labels: Column) -> Column:
 
     A label whose value is itself a non-negative integer is taken as the broker id when the map has no entry.
     """
-    mapping = F.create_map(*[F.lit(x) for k, v in sorted(broker_map.items()) for x in (k, int(v))]) if broker_map else None
+    mapping = F.create_map(
+        *[F.lit(x) for k, v in sorted(broker_map.items()) for x in (k, int(v))]) if broker_map else None
     candidates: list[Column] = []
     for label in labels:
         if mapping is not None:

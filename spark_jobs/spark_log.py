@@ -181,7 +181,9 @@ def job_failure(exc: BaseException, log: Path | None) -> PoolplanError | None:
     if match:
         return InputError(f"{match.group(1).rstrip('.')}: Spark could not read this file ({_first_line(text)})")
     if name in ("Py4JNetworkError", "ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError") or any(
-        s in text for s in ("Answer from Java side is empty", "SparkContext was shut down", "stopped SparkContext", "Connection refused")
+        s in text
+        for s in ("Answer from Java side is empty", "SparkContext was shut down", "stopped SparkContext",
+                  "Connection refused")
     ):
         if "OutOfMemoryError" in logged:
             return out_of_memory
@@ -200,7 +202,8 @@ _PYTHON_ERROR = re.compile(r"^(\w+(?:Error|Exception): .+)$", re.M)
 
 def _spark_error(name: str, module: str) -> bool:
     """Whether an exception of this class comes from Spark, py4j or a broken connection to the JVM."""
-    return module.startswith(("py4j", "pyspark")) or name in ("ConnectionRefusedError", "ConnectionResetError", "BrokenPipeError")
+    return module.startswith(("py4j", "pyspark")) or name in ("ConnectionRefusedError", "ConnectionResetError",
+        "BrokenPipeError")
 
 
 def _first_line(text: str) -> str:

@@ -173,7 +173,8 @@ def file_size(path: str) -> int:
         return 0
 
 
-def run_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None]], worker: Callable[..., int], **options: Any) -> None:
+def run_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None]], worker: Callable[..., int],
+    **options: Any) -> None:
     """Run ``worker(i, path, part, **options)`` (it returns the rows it wrote) for each ``(path, part)`` of ``parts``
     in a task of its own (in that order: put the largest first), ``part`` being ``(index, start, end)`` or None
     for the whole file."""
@@ -181,7 +182,8 @@ def run_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None
     map_tasks(spark, parts, partial(_count, worker=worker), "rows long", **options).collect()
 
 
-def map_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None]], worker: Callable[..., Iterator[pa.RecordBatch]],
+def map_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None]],
+    worker: Callable[..., Iterator[pa.RecordBatch]],
               schema: Any, **options: Any):
     """The DataFrame (``schema``) of the batches ``worker(i, path, part, **options)`` yields for each ``(path, part)``
     of ``parts``, one task each (see `run_tasks`); lazy, like any DataFrame.
@@ -195,7 +197,8 @@ def map_tasks(spark: Any, parts: Sequence[tuple[str, tuple[int, int, int] | None
     )
 
 
-def _count(i: int, path: str, part: tuple[int, int, int] | None, *, worker: Callable[..., int], **options: Any) -> Iterator[pa.RecordBatch]:
+def _count(i: int, path: str, part: tuple[int, int, int] | None, *, worker: Callable[..., int],
+    **options: Any) -> Iterator[pa.RecordBatch]:
     yield pa.record_batch([pa.array([worker(i, path, part, **options)], pa.int64())], names=["rows"])
 
 

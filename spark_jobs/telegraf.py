@@ -95,7 +95,8 @@ def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOpti
         "data",
     )
     rows = rows.select("*", bad_kind.alias("kind"), bad_reason.alias("reason"))
-    other = rows.where(F.col("kind") != "data").select("file", "kind", "reason", F.coalesce("_corrupt_record", F.to_json(F.struct("name", "tags", "fields", "timestamp"))).alias("raw"))
+    other = rows.where(F.col("kind") != "data").select("file", "kind", "reason",
+        F.coalesce("_corrupt_record", F.to_json(F.struct("name", "tags", "fields", "timestamp"))).alias("raw"))
     fields = rows.where(F.col("kind") == "data").select(
         "file", "name", "tags", "timestamp", F.explode("fields").alias("field", "field_value")
     )
@@ -127,7 +128,9 @@ def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOpti
         reason.alias("reason"),
         F.col("partition_text").try_cast("int").alias("partition"),
         F.lit(False).alias("is_future"),
-        F.to_json(F.struct("name", "tags", F.create_map("field", "field_value").alias("fields"), "timestamp")).alias("raw"),
+        F.to_json(
+            F.struct("name", "tags", F.create_map("field", "field_value").alias("fields"), "timestamp")
+        ).alias("raw"),
     )
     out = fields.unionByName(other, allowMissingColumns=True)
     return finish(out.select("*", F.lit(SOURCE).alias("source"), F.lit(options.cluster).alias("cluster")))
@@ -147,8 +150,8 @@ TELEGRAF_LINE = (
     r'^\{"fields":\{(?P<fields>' + _FIELD + "(?:," + _FIELD + r')*)\},"name":"(?P<name>[^"\\\x00-\x1f]*)",'
     r'"tags":\{(?P<tags>(?:' + _TAG + "(?:," + _TAG + r')*)?)\},"timestamp":(?P<ts>0|[1-9][0-9]{0,17})\}$'
 )
-_REASONS = (None, "other_measurement", "other_field", "broker_total", "bad_value", "nan_value", "infinite_value", "negative_value",
-            "value_out_of_range", "bad_timestamp", "unknown_broker", "bad_partition")
+_REASONS = (None, "other_measurement", "other_field", "broker_total", "bad_value", "nan_value", "infinite_value",
+            "negative_value", "value_out_of_range", "bad_timestamp", "unknown_broker", "bad_partition")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_IGNORED, KIND_REJECTED)
 _IGNORED = ("other_measurement", "other_field", "broker_total")
 _TAGS = ("topic", "partition", "jolokia_agent_url", "host")
@@ -220,7 +223,8 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     take = per_field[f_line]
     owner = np.concatenate([f_line[take], np.flatnonzero(clean & ~measurement)])
     field_key = pa.concat_arrays([f_key.filter(pa.array(take)), pa.nulls(len(owner) - int(take.sum()), pa.string())])
-    field_value = pa.concat_arrays([f_value.filter(pa.array(take)), pa.nulls(len(owner) - int(take.sum()), pa.string())])
+    field_value = pa.concat_arrays(
+        [f_value.filter(pa.array(take)), pa.nulls(len(owner) - int(take.sum()), pa.string())])
     order = np.argsort(owner, kind="stable")
     owner, index = owner[order], pa.array(order)
     field_key, field_value = field_key.take(index), field_value.take(index)
@@ -272,7 +276,8 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     rejected = kind == 3
     none = pa.scalar(None, pa.string())
     line_only = ~data_line
-    raw = _raw(rec_name, t_line, t_key, t_value, owner, field_key, field_value, ts_text.take(at)) if rejected.any() else pa.nulls(m, pa.string())
+    raw = _raw(rec_name, t_line, t_key, t_value, owner, field_key, field_value,
+        ts_text.take(at)) if rejected.any() else pa.nulls(m, pa.string())
     batch = staged_batch(
         m, source=SOURCE, file=file, cluster=cluster,
         kind=pa.array(_KINDS, pa.string()).take(pa.array(kind)),
@@ -299,9 +304,11 @@ def _field_metric(key: pa.Array) -> pa.Array:
 
 
 def _millis(ts: np.ndarray) -> np.ndarray:
-    """`_to_millis` of timestamps of up to 18 digits (non-negative): the unit by the magnitude, as a double compares it."""
+    """`_to_millis` of timestamps of up to 18 digits (non-negative): the unit by the magnitude, as a double compares
+    it."""
     magnitude = ts.astype(np.float64)
-    return np.where(magnitude < 1e11, ts * 1000, np.where(magnitude < 1e14, ts, np.where(magnitude < 1e17, ts // 1000, ts // 1_000_000)))
+    return np.where(magnitude < 1e11, ts * 1000,
+        np.where(magnitude < 1e14, ts, np.where(magnitude < 1e17, ts // 1000, ts // 1_000_000)))
 
 
 def _raw(name: pa.Array, t_line: np.ndarray, t_key: pa.Array, t_value: pa.Array, owner: np.ndarray, field_key: pa.Array,
@@ -315,7 +322,8 @@ def _raw(name: pa.Array, t_line: np.ndarray, t_key: pa.Array, t_value: pa.Array,
     bodies = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pairs.slice(0, int(offsets[-1]))), ",")
     tags = bodies.take(pa.array(owner))
     return pc.binary_join_element_wise(
-        '{"name":"', name, '","tags":{', tags, '},"fields":{"', field_key, '":"', field_value, '"},"timestamp":"', ts_text, '"}', "")
+        '{"name":"', name, '","tags":{', tags, '},"fields":{"', field_key, '":"', field_value, '"},"timestamp":"',
+        ts_text, '"}', "")
 
 
 def parse_file(path: str, options: ReaderOptions, *, residue: str, part: tuple[int, int, int] | None = None

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.assignors.server_range import assign_range
-from planner.assignors.server_spec import GroupSpec, MemberSpec, SubscriptionType, TopicSpec, build_group_spec, parse_uuid
+from planner.assignors.server_spec import (
+    GroupSpec, MemberSpec, SubscriptionType, TopicSpec, build_group_spec, parse_uuid,
+)
 from planner.assignors.server_uniform import assign_uniform
 from planner.assignors.strategies import Assignor
 from pools.java_semantics import utf16_key
@@ -94,9 +96,11 @@ def _by_name(
         if len(per_topic) * 8 > len(ordered):  # most topics present: walk them in name order
             pairs = [(name, per_topic.get(tid)) for tid, name in ordered]
         else:
-            pairs = [(spec.topics[tid].name, parts) for tid, parts in sorted(per_topic.items(), key=lambda kv: rank[kv[0]])]
+            present = sorted(per_topic.items(), key=lambda kv: rank[kv[0]])
+            pairs = [(spec.topics[tid].name, parts) for tid, parts in present]
         # a range or a single partition is already in order; sets and hash-ordered tuples are sorted
         result[member["member_id"]] = {
-            name: [*parts] if len(parts) == 1 or type(parts) is range else sorted(parts) for name, parts in pairs if parts
+            name: [*parts] if len(parts) == 1 or type(parts) is range else sorted(parts)
+            for name, parts in pairs if parts
         }
     return result

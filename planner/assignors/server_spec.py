@@ -178,7 +178,8 @@ def _member_spec(
             raise AssignorError(f"{where}.topics: expected topic names, got {subscribed!r}")
         size = len(set(subscribed))
         name_order = hash_order(subscribed, string_hash, initial_capacity=hashset_copy_capacity(size))
-        known = subscriptions[tuple(subscribed)] = (tuple(by_name[n].topic_id for n in name_order if n in by_name), size)
+        ids = tuple(by_name[n].topic_id for n in name_order if n in by_name)
+        known = subscriptions[tuple(subscribed)] = (ids, size)
     topic_ids, size = known
     owned = []
     for name in sorted(current, key=utf16_key):

@@ -294,7 +294,8 @@ class _Balancer:
     ``sizes`` is the builder's live partition count per member index.
     """
 
-    __slots__ = ("sizes", "order", "low_end", "low_count", "next_low", "high_start", "high_end", "high_count", "next_high")
+    __slots__ = ("sizes", "order", "low_end", "low_count", "next_low", "high_start", "high_end", "high_count",
+        "next_high")
 
     def __init__(self, sizes: list[int]) -> None:
         self.sizes = sizes

@@ -52,7 +52,8 @@ class PartitionRate:
 
     def __post_init__(self) -> None:
         if not (self.bytes_per_s >= 0 and self.messages_per_s >= 0):
-            raise InputError(f"partition rates must be >= 0, got {self.bytes_per_s!r} B/s, {self.messages_per_s!r} msg/s")
+            raise InputError(
+                f"partition rates must be >= 0, got {self.bytes_per_s!r} B/s, {self.messages_per_s!r} msg/s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,8 @@ def required_members(
     usable = capacity.headroom
     if any(capacity.utilization(r.bytes_per_s, r.messages_per_s) > usable for r in rates.values()):
         return None
-    load = capacity.utilization(sum(r.bytes_per_s for r in rates.values()), sum(r.messages_per_s for r in rates.values()))
+    load = capacity.utilization(sum(r.bytes_per_s for r in rates.values()),
+        sum(r.messages_per_s for r in rates.values()))
     start = max(1, math.ceil(load / usable - 1e-9))
     # range strategies give member 0 partition 0 of every topic however many members join
     stop = max(partitions.values()) if strategy.range_like else total
@@ -368,7 +370,9 @@ def consumer_bytes_out(bytes_in: Mapping[str, float], fanout: Mapping[str, int])
     return {topic: rate * fanout.get(topic, 0) for topic, rate in bytes_in.items()}
 
 
-def _assign(strategy: Assignor, partitions: Mapping[str, int], member_ids: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+def _assign(
+    strategy: Assignor, partitions: Mapping[str, int], member_ids: Sequence[str]
+) -> dict[str, dict[str, list[int]]]:
     topics = sorted(partitions, key=utf16_key)
     if strategy.server_side:
         spec = [{"name": t, "topic_id": derive_topic_id(t), "partitions": partitions[t]} for t in topics]
@@ -380,7 +384,8 @@ def _assign(strategy: Assignor, partitions: Mapping[str, int], member_ids: Seque
     from planner.assignors import assign
 
     members = [
-        {"member_id": m, "group_instance_id": None, "rack": None, "topics": topics, "owned_partitions": {}, "generation": None}
+        {"member_id": m, "group_instance_id": None, "rack": None, "topics": topics, "owned_partitions": {},
+            "generation": None}
         for m in member_ids
     ]
     return assign(strategy, dict(partitions), members)

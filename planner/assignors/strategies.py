@@ -66,14 +66,16 @@ class Assignor(StrEnum):
         True
         >>> Assignor.parse("range", side="server") is Assignor.SERVER_RANGE
         True
-        >>> Assignor.parse("fair", where="--strategy")
+        >>> Assignor.parse("fair", where="--strategy")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        planner.assignors.errors.AssignorError: --strategy: unknown assignor 'fair'; expected one of range, roundrobin, sticky, cooperative-sticky, uniform, server-range
-        >>> Assignor.parse("sticky", side="server")
+        planner.assignors.errors.AssignorError: --strategy: unknown assignor 'fair'; expected one of range, roundrobin,
+        sticky, cooperative-sticky, uniform, server-range
+        >>> Assignor.parse("sticky", side="server")  # doctest: +NORMALIZE_WHITESPACE
         Traceback (most recent call last):
         ...
-        planner.assignors.errors.AssignorError: strategy: unknown server assignor 'sticky'; expected one of uniform, range
+        planner.assignors.errors.AssignorError: strategy: unknown server assignor 'sticky'; expected one of uniform,
+        range
         """
         choices = {a.value: a for a in cls} if side is None else {a.kafka_name: a for a in cls if a.side == side}
         if isinstance(value, cls) and (side is None or value.side == side):

@@ -154,7 +154,8 @@ class StageProgress:
                 current = self.step = _Step(step, now)
             assert current is not None
             if done is not None and total is not None:
-                if current.baseline is None or (total, unit) != (current.total, current.unit) or done < (current.done or 0):
+                if (current.baseline is None or (total, unit) != (current.total, current.unit)
+                        or done < (current.done or 0)):
                     current.baseline = (now, done)
             else:
                 current.baseline = None

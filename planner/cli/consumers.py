@@ -116,7 +116,9 @@ def _console() -> Console:
 
 def _print_sizing(report: Mapping[str, Any]) -> None:
     table = Table(title="consumer groups: load per strategy at today's member count")
-    for col in ("group", "members", "partitions", "lag", "strategy", "busiest %", "spread", "catch-up", "needed", "best"):
+    for col in (
+        "group", "members", "partitions", "lag", "strategy", "busiest %", "spread", "catch-up", "needed", "best"
+    ):
         table.add_column(col, justify="left" if col in ("group", "strategy", "best") else "right")
     for g in report["groups"]:
         rows = ([("current", g["current"])] if g["current"] else []) + list(g["strategies"].items())

@@ -16,7 +16,8 @@ __all__ = ["command", "STAGE"]
 
 
 @click.command(name="emit")
-@click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False), help="plan.json from `poolplan plan`.")
+@click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False),
+    help="plan.json from `poolplan plan`.")
 @click.option(
     "--snapshot", "snapshot_path", required=True, type=click.Path(dir_okay=False),
     help="Cluster snapshot the plan was made from (with --rebase-wave: one taken after the earlier waves ran).",

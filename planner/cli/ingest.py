@@ -1,4 +1,5 @@
-"""`poolplan ingest`: metric logs or a Prometheus server → topic profile (Parquet + JSON), quality counts and quarantine, with Spark."""
+"""`poolplan ingest`: metric logs or a Prometheus server → topic profile (Parquet + JSON), quality counts and
+quarantine, with Spark."""
 
 from __future__ import annotations
 
@@ -36,14 +37,19 @@ _PROM = "Prometheus pull"
     "counter, increase:<window> or rate:<window>.",
 )
 @click.option("--telegraf", **_GLOB, help="Telegraf jolokia2 JSON lines.")
-@click.option("--log-dirs", **_GLOB, help="kafka-log-dirs.sh --describe snapshots named log-dirs-<YYYYMMDDTHHMMSSZ>.txt.")
+@click.option("--log-dirs", **_GLOB,
+    help="kafka-log-dirs.sh --describe snapshots named log-dirs-<YYYYMMDDTHHMMSSZ>.txt.")
 @click.option("--normalized-json", **_GLOB, help="Normalized per-minute rows as JSON lines.")
-@click.option("--prometheus", "prometheus_url", default=None, metavar="URL", help="Pull the counters from this Prometheus HTTP API (also Thanos, Mimir, VictoriaMetrics).")
-@click.option("--days", type=click.IntRange(min=1), default=None, help=f"{_PROM}: whole UTC days before --end  [default: 14].")
+@click.option("--prometheus", "prometheus_url", default=None, metavar="URL",
+    help="Pull the counters from this Prometheus HTTP API (also Thanos, Mimir, VictoriaMetrics).")
+@click.option("--days", type=click.IntRange(min=1), default=None,
+    help=f"{_PROM}: whole UTC days before --end  [default: 14].")
 @click.option("--start", default=None, help=f"{_PROM}: range start (RFC 3339, date or Unix seconds).")
-@click.option("--end", default=None, help=f"{_PROM}: range end, exclusive: a sample at exactly this time is not read  [default: now].")
+@click.option("--end", default=None,
+    help=f"{_PROM}: range end, exclusive: a sample at exactly this time is not read  [default: now].")
 @click.option("--step", default="60s", show_default=True,
-              help=f"{_PROM}: step of --prometheus-query increase and of --prometheus-mode per-topic (longer than 60s: each step's highest one-minute rate).")
+              help=f"{_PROM}: step of --prometheus-query increase and of --prometheus-mode per-topic (longer than 60s: "
+              "each step's highest one-minute rate).")
 @click.option(
     "--prometheus-query",
     "query",
@@ -64,24 +70,35 @@ _PROM = "Prometheus pull"
     "brokers times fewer samples; what it cannot see is in quality.json: see docs/formats.md).",
 )
 @click.option("--metric-names", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="TOML naming the meters' series, the topic/instance labels and a selector, when not as jmx_exporter, "
-                   "Strimzi or Confluent name them (docs/formats.md).")
+              help="TOML naming the meters' series, the topic/instance labels and a selector, when not as "
+                   "jmx_exporter, Strimzi or Confluent name them (docs/formats.md).")
 @click.option("--quarantine-unmapped", is_flag=True,
-              help=f"{_PROM}: quarantine the series of instances the broker map does not name, with a warning (default: exit 2).")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True, help=f"{_PROM}: seconds to wait for a response.")
-@click.option("--max-in-flight", "in_flight", type=click.IntRange(min=1), default=4, show_default=True, help=f"{_PROM}: requests at a time.")
-@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True, help=f"{_PROM}: retries on errors, 429 and 5xx (exponential backoff).")
-@click.option("--bearer-token-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: file holding a bearer token.")
-@click.option("--bearer-token-env", default=None, metavar="NAME", help=f"{_PROM}: environment variable holding a bearer token.")
+              help=f"{_PROM}: quarantine the series of instances the broker map does not name, with a warning "
+              "(default: exit 2).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+    help=f"{_PROM}: seconds to wait for a response.")
+@click.option("--max-in-flight", "in_flight", type=click.IntRange(min=1), default=4, show_default=True,
+    help=f"{_PROM}: requests at a time.")
+@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+    help=f"{_PROM}: retries on errors, 429 and 5xx (exponential backoff).")
+@click.option("--bearer-token-file", type=click.Path(dir_okay=False), default=None,
+    help=f"{_PROM}: file holding a bearer token.")
+@click.option("--bearer-token-env", default=None, metavar="NAME",
+    help=f"{_PROM}: environment variable holding a bearer token.")
 @click.option("--basic-auth-user", default=None, help=f"{_PROM}: basic-auth user name.")
-@click.option("--basic-auth-password-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: file holding the basic-auth password.")
-@click.option("--basic-auth-password-env", default=None, metavar="NAME", help=f"{_PROM}: environment variable holding the basic-auth password.")
-@click.option("--ca-file", type=click.Path(dir_okay=False), default=None, help=f"{_PROM}: CA bundle to verify the server's certificate.")
+@click.option("--basic-auth-password-file", type=click.Path(dir_okay=False), default=None,
+    help=f"{_PROM}: file holding the basic-auth password.")
+@click.option("--basic-auth-password-env", default=None, metavar="NAME",
+    help=f"{_PROM}: environment variable holding the basic-auth password.")
+@click.option("--ca-file", type=click.Path(dir_okay=False), default=None,
+    help=f"{_PROM}: CA bundle to verify the server's certificate.")
 @click.option("--insecure", is_flag=True, help=f"{_PROM}: do not verify the server's certificate.")
 @click.option("--history", default=None, help="Normalized Parquet history to read and extend  [default: OUT/history].")
-@click.option("--broker-map", type=click.Path(dir_okay=False), default=None, help="TOML: label value (instance, pod, agent URL) = broker id.")
+@click.option("--broker-map", type=click.Path(dir_okay=False), default=None,
+    help="TOML: label value (instance, pod, agent URL) = broker id.")
 @click.option("--cluster", default=None, help="Cluster name  [default: the snapshot's, else 'default'].")
-@click.option("--snapshot", type=click.Path(dir_okay=False), default=None, help="Cluster snapshot JSON for partition counts.")
+@click.option("--snapshot", type=click.Path(dir_okay=False), default=None,
+    help="Cluster snapshot JSON for partition counts.")
 @click.option("--profile-horizon-days", "horizon_days", type=click.IntRange(min=0),
               default=DEFAULT_FORECAST_HORIZON_DAYS, show_default=True,
               help="Horizon the profile stores its forecast at (plan and audit re-derive it at the policy's "

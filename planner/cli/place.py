@@ -31,7 +31,8 @@ _console = Console(highlight=False, soft_wrap=True)
 @click.option("--add-partitions", is_flag=True, help="Grow an existing topic of --snapshot to --partitions.")
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=0, show_default=True,
               help="Seed of the java.util.Random Kafka would use (a Java long).")
-@click.option("--start-index", type=click.IntRange(-(2**31), 2**31 - 1), help="AdminUtils fixed start index (also its first replica shift).")
+@click.option("--start-index", type=click.IntRange(-(2**31), 2**31 - 1),
+    help="AdminUtils fixed start index (also its first replica shift).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False), help="Write reassignment JSON here.")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
 def command(**opts: Any) -> int:

@@ -46,7 +46,9 @@ def _outcome(result: PlanResult) -> Outcome:
     p, s = result.plan, result.plan.solver
     moves = f"{format_plural(len(p.moves), 'partition')} move, {format_bytes(p.moved_bytes)} to copy"
     added = {pool: n for pool, n in p.brokers_to_add.items() if n}
-    brokers = (f"{format_plural(sum(added.values()), 'broker')} to add ({', '.join(f'{pool} {n}' for pool, n in added.items())})"
+    brokers = (
+        f"{format_plural(sum(added.values()), 'broker')} to add "
+        f"({', '.join(f'{pool} {n}' for pool, n in added.items())})"
                if added else "no brokers to add")
     gap = f", gap {format_percent(s.gap, digits=2)}" if s.gap else ""
     return Outcome(

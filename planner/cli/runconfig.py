@@ -206,7 +206,9 @@ def _shape(param: click.Parameter, value: Any, where: str) -> Any:
             raise InputError(f"{where}: expected true or false, got {item!r}")
         if isinstance(kind, click.types.IntParamType) and (isinstance(item, bool) or not isinstance(item, int)):
             raise InputError(f"{where}: expected an integer, got {item!r}")
-        if isinstance(kind, click.types.FloatParamType) and (isinstance(item, bool) or not isinstance(item, (int, float))):
+        if isinstance(kind, click.types.FloatParamType) and (
+            isinstance(item, bool) or not isinstance(item, (int, float))
+        ):
             raise InputError(f"{where}: expected a number, got {item!r}")
         if isinstance(kind, (click.types.StringParamType, click.Path, click.Choice)) and not isinstance(item, str):
             raise InputError(f"{where}: expected a string, got {item!r}")

@@ -53,7 +53,8 @@ def _outcome(result: SnapshotResult) -> Outcome:
     return Outcome(
         subject=f"snapshot of {s.cluster}",
         summary=f"{format_plural(len(s.brokers), 'broker')}, {format_plural(len(s.topics), 'topic')}, "
-                f"{format_plural(len(s.partitions), 'partition')}, {format_plural(len(s.log_dir_errors), 'log dir error')}"
+                f"{format_plural(len(s.partitions), 'partition')}, "
+                f"{format_plural(len(s.log_dir_errors), 'log dir error')}"
                 + (f", {format_plural(cordoned, 'broker')} with cordons" if cordoned else ""),
         written=result.out_path,
         details=() if result.captured is None else (f"the Kafka tools' raw output: {result.captured}",),

@@ -29,7 +29,8 @@ from planner.sample.cluster import Problem, SampleCluster, SampleTopic
 from planner.sample.plant import problem_key
 from pools.errors import InputError
 
-__all__ = ["JBOD_DIRS", "FULL_DIR", "JBOD_BROKER_FILL", "Kafka4", "kafka4_variant", "format_broker_configs", "lost_min_isr"]
+__all__ = ["JBOD_DIRS", "FULL_DIR", "JBOD_BROKER_FILL", "Kafka4", "kafka4_variant", "format_broker_configs",
+    "lost_min_isr"]
 
 #: The JBOD broker's log dirs (the others keep ``DATA_DIR``).
 JBOD_DIRS: tuple[str, ...] = tuple(f"/var/lib/kafka/disk{i}" for i in range(1, 5))

@@ -93,7 +93,8 @@ def sample_files(spec: SampleSpec) -> Iterator[tuple[str, str]]:
     yield "kafka/consumer-members.txt", format_consumer_members([
         (g.group, [(m.consumer_id, m.host, m.client_id, m.assignment) for m in g.members]) for g in groups
     ])
-    yield "brokers.toml", _inventory(cluster, capacity, {variant.jbod_broker: variant.jbod_disk_bytes} if variant else {})
+    jbod_disks = {variant.jbod_broker: variant.jbod_disk_bytes} if variant else {}
+    yield "brokers.toml", _inventory(cluster, capacity, jbod_disks)
     yield "pools.toml", _policy(cluster, capacity)
     yield "broker-map.toml", _broker_map(cluster)
     yield from _prom_files(cluster, traffic, prom_from)
@@ -116,7 +117,9 @@ def counters_openmetrics(spec: SampleSpec) -> Iterator[str]:
     traffic = simulate(cluster, rng)
     instance = {b.id: b.instance for b in cluster.brokers}
     for f in FAMILIES:
-        series = [(_labels(instance[s.broker], s.topic).rstrip(","), s.values) for s in traffic.counters if s.family == f]
+        series = [
+            (_labels(instance[s.broker], s.topic).rstrip(","), s.values) for s in traffic.counters if s.family == f
+        ]
         yield from format_openmetrics(PROM_NAMES[f].removesuffix("_total"), series, traffic.times)
     yield "# EOF\n"
 

@@ -229,7 +229,8 @@ def format_openmetrics(family: str, series: Sequence[tuple[str, np.ndarray]], ti
     order (promtool drops out-of-order samples silently), timestamps in seconds. The caller ends the file
     with ``# EOF``.
 
-    >>> print("".join(format_openmetrics("x", [('a="1"', np.array([1.0, np.nan, 3.0]))], np.array([60, 120, 180]))), end="")
+    >>> text = format_openmetrics("x", [('a="1"', np.array([1.0, np.nan, 3.0]))], np.array([60, 120, 180]))
+    >>> print("".join(text), end="")
     # TYPE x counter
     x_total{a="1"} 1 60
     x_total{a="1"} 3 180

@@ -86,7 +86,9 @@ def _plan_fixes(found: list[Finding], snapshot: ClusterSnapshot, policy: PoolPol
     wanted = {(f.topic, f.partition) for f in found if f.kind in _REASSIGNED and (f.topic, f.partition) in moves}
     if not wanted:
         return found
-    position = {(p.topic, p.partition): i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in wanted}
+    position = {
+        (p.topic, p.partition): i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in wanted
+    }
     fixes = fix_targets(snapshot, policy, loads)
     out = []
     for f in found:

@@ -147,7 +147,9 @@ def _capacity(snapshot: ClusterSnapshot, a: ClusterArrays) -> np.ndarray:
 
 def _broker_headroom(rules: PoolRules, p: PoolArrays, a: ClusterArrays) -> np.ndarray:
     """Headroom per broker position and dimension: its pool's, the policy default for a broker in no pool."""
-    rows = [rules.limits(p.pools[j] if (j := int(p.broker_pool[b])) >= 0 else None).headroom for b in range(a.n_brokers)]
+    rows = [
+        rules.limits(p.pools[j] if (j := int(p.broker_pool[b])) >= 0 else None).headroom for b in range(a.n_brokers)
+    ]
     return np.array(rows, dtype=float).reshape(a.n_brokers, len(DIMENSIONS))
 
 

@@ -142,12 +142,14 @@ def findings_to_json(findings: Iterable[Finding], *, cluster: str, taken_at: str
     Examples
     --------
     >>> print(findings_to_json([Finding("broker_without_pool", Severity.WARNING, broker=9)], cluster="c",
-    ...                        taken_at=None), end="")
+    ...                        taken_at=None), end="")  # doctest: +NORMALIZE_WHITESPACE
     {
       "cluster": "c",
-      "counts": {"by_kind": {"broker_without_pool": 1}, "by_severity": {"critical": 0, "error": 0, "info": 0, "warning": 1}, "total": 1},
+      "counts": {"by_kind": {"broker_without_pool": 1},
+                 "by_severity": {"critical": 0, "error": 0, "info": 0, "warning": 1}, "total": 1},
       "findings": [
-        {"broker": 9, "evidence": {}, "fix": "", "kind": "broker_without_pool", "partition": null, "pool": null, "severity": "warning", "topic": null}
+        {"broker": 9, "evidence": {}, "fix": "", "kind": "broker_without_pool", "partition": null, "pool": null,
+         "severity": "warning", "topic": null}
       ],
       "taken_at": null,
       "version": 1

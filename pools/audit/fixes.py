@@ -147,9 +147,9 @@ def reassign_fix(a: ClusterArrays, part: int, target: tuple[int, ...], *, rate: 
     --------
     >>> from pools.snapshot import Broker, Capacity, PartitionState
     >>> snap = ClusterSnapshot("c", (Broker(1, None, Capacity(1, 1, 1, 1)),), (), (PartitionState("t", 0, (1,)),))
-    >>> print(reassign_fix(cluster_arrays(snap), 0, (2,), rate=1024))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(reassign_fix(cluster_arrays(snap), 0, (2,), rate=1024))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     kafka-reassign-partitions.sh --bootstrap-server $BOOTSTRAP --execute --throttle 1024
-    --reassignment-json-file <(echo '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2],"log_dirs":["any"]}]}')
+    --reassignment-json-file <(echo '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2],...}]}')
     # then the same with --verify (no --throttle) until it reports completed: that clears the throttle
     """
     text = format_reassignment_json(

@@ -1,7 +1,8 @@
 """The audit rules: stateless checks ``check_<kind>(snapshot, policy, loads) -> list[Finding]``, one per kind.
 
 This module holds the isolation, partition-health and leadership rules and the registry `RULES`; the capacity
-rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.cluster_arrays` and is vectorised over partitions and replicas.
+rules live in `pools.audit.capacity`. Every rule reads the shared arrays of `pools.cluster_arrays` and is vectorised
+over partitions and replicas.
 Partition health is a ladder: a partition is reported once, at its worst state (offline, then under min ISR,
 then under-replicated); a preferred-leader finding needs a healthy partition.
 """

@@ -90,7 +90,9 @@ def cordons_from_configs(configs: dict[int | None, dict[str, str]]) -> dict[int,
     """The brokers whose ``cordoned.log.dirs`` is not empty, by id (defaults do not apply: it is per broker).
 
     >>> cordons_from_configs({1: {"cordoned.log.dirs": "*"}, 2: {"cordoned.log.dirs": "/d2, /d1"}, 3: {}})
-    {1: BrokerCordon(broker=1, all_log_dirs=True, log_dirs=()), 2: BrokerCordon(broker=2, all_log_dirs=False, log_dirs=('/d1', '/d2'))}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {1: BrokerCordon(broker=1, all_log_dirs=True, log_dirs=()),
+     2: BrokerCordon(broker=2, all_log_dirs=False, log_dirs=('/d1', '/d2'))}
     """
     out: dict[int, BrokerCordon] = {}
     for broker, values in sorted(((b, v) for b, v in configs.items() if b is not None)):

@@ -216,7 +216,8 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _offsets_row(fields: list[str], columns: list[str], source: str, number: int) -> PartitionOffsets:
     if len(fields) < 6:
-        raise InputError(f"{source}:{number}: expected at least the 6 columns {' '.join(_OFFSETS_HEADER)}, got {fields!r}")
+        raise InputError(
+            f"{source}:{number}: expected at least the 6 columns {' '.join(_OFFSETS_HEADER)}, got {fields!r}")
     extra = dict(zip(columns[6:], fields[6:]))
     client = " ".join(fields[len(columns) - 1 :]) if len(fields) >= len(columns) else None
     return PartitionOffsets(
@@ -255,7 +256,8 @@ def _assignment(text: str, source: str, number: int) -> tuple[tuple[str | None, 
         return ()
     groups = list(_TOPIC_GROUP.finditer(text))
     if not groups or _TOPIC_GROUP.sub("", text).replace(",", "").strip():
-        raise InputError(f"{source}:{number}: expected ASSIGNMENT like 'topic(0,1), other(2)' or '(0,1), (2)', got {text!r}")
+        raise InputError(
+            f"{source}:{number}: expected ASSIGNMENT like 'topic(0,1), other(2)' or '(0,1), (2)', got {text!r}")
     out = tuple(
         (g["topic"] or None, tuple(int(p) for p in g["parts"].replace(" ", "").split(",") if p)) for g in groups
     )

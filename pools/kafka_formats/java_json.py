@@ -413,7 +413,8 @@ class _Parser:
     def _identifier(self) -> str:
         start = self.pos
         self.pos += 1
-        while self.pos < self.n and (self.text[self.pos].isalnum() or self.text[self.pos] in "_$") and self.pos - start < 256:
+        while (self.pos < self.n and (self.text[self.pos].isalnum() or self.text[self.pos] in "_$")
+               and self.pos - start < 256):
             self.pos += 1
         return self.text[start : self.pos]
 

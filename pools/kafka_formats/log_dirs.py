@@ -87,10 +87,11 @@ def parse_log_dirs(text: str, *, source: str = "<kafka-log-dirs --describe>") ->
     >>> doc = ('{"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/a","error":null,"partitions":['
     ...        '{"partition":"t-0","size":5,"offsetLag":0,"isFuture":false},'
     ...        '{"partition":"t-0","size":1,"offsetLag":0,"isFuture":false}]}]}]}')
-    >>> parse_log_dirs(doc, source="dirs.txt")
+    >>> parse_log_dirs(doc, source="dirs.txt")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pools.errors.InputError: dirs.txt:1: $.brokers[0].logDirs[0].partitions[1].partition: t-0 is listed twice for broker 1 (first at $.brokers[0].logDirs[0].partitions[0]); expected one current copy per broker
+    pools.errors.InputError: dirs.txt:1: $.brokers[0].logDirs[0].partitions[1].partition: t-0 is listed twice for
+    broker 1 (first at $.brokers[0].logDirs[0].partitions[0]); expected one current copy per broker
     """
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("{"):
