@@ -60,6 +60,7 @@ from pools.pool_rules import (
     PoolLimits,
     brokers_required,
     failure_loss,
+    headroom_limit,
     misplaced_pins,
     over_limit,
     pool_racks_required,
@@ -571,15 +572,16 @@ class _Model:
                     + pulp.lpSum(problem.new_broker[d] / u * var for var in v_of[j])
                     - loss[d]
                 ), f"usable_p{j}_d{d}"
-                prob += demand <= limits.headroom[d] * usable, f"capacity_p{j}_d{d}"
-                prob += self.peak * limits.headroom[d] >= demand - limits.headroom[d] * usable, f"peak_p{j}_d{d}"
+                limit = headroom_limit(usable, limits.headroom[d])
+                prob += demand <= limit, f"capacity_p{j}_d{d}"
+                prob += headroom_limit(self.peak, limits.headroom[d]) >= demand - limit, f"peak_p{j}_d{d}"
             count = prob.add_variable(f"count_p{j}")
             prob += count == pulp.lpSum(m for _, m in members) + pulp.lpSum(v_of[j]), f"count_def_p{j}"
             prob += count >= brokers_required(limits, fixed_rf), f"count_p{j}"
             for k in floating_in[j]:
                 prob += count >= problem.groups[k].max_rf * self.y[k, j], f"count_p{j}_g{k}"
             if self.racked:
-                self._rack_spread(j, members, limits, fixed_rf, floating_in[j])
+                self._constrain_racks(j, members, limits, fixed_rf, floating_in[j])
                 self._rack_capacity(j, members, limits, fixed_in[j], floating_in[j], unit)
         self._conflicts()
         if not self.aggregate:
@@ -609,7 +611,7 @@ class _Model:
             kept.append(var)
         prob += self.moved_var >= 1 - pulp.lpSum(kept), "moved"
 
-    def _rack_spread(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
+    def _constrain_racks(self, j: int, members, limits: PoolLimits, fixed_rf: int, groups: list[int]) -> None:
         prob, problem = self.prob, self.problem
         for l, rack in enumerate(self.racks):
             in_rack = [m for i, m in members if self.units[i].rack == rack]
@@ -643,7 +645,7 @@ class _Model:
                                      if self.units[i].rack == rack)
                 new = pulp.lpSum(problem.new_broker[d] / unit[d] * var for (jj, ll), var in self.v.items()
                                  if jj == j and ll == l)
-                prob += share <= limits.headroom[d] * (in_rack + new), f"rack_capacity_p{j}_r{l}_d{d}"
+                prob += share <= headroom_limit(in_rack + new, limits.headroom[d]), f"rack_capacity_p{j}_r{l}_d{d}"
 
     def _conflicts(self) -> None:
         prob, problem = self.prob, self.problem

@@ -198,7 +198,7 @@ def plan_pools(
         placement={pool: p.to_dict() for pool, p in placement.pools.items()},
         planned_brokers=planned,
     )
-    plan = with_reasons(plan, cluster, placement.reasons, health.brokers)
+    plan = with_reasons(plan, cluster, placement.reasons, health)
     progress("checking the plan against the policy")  # the independent validator's findings become warnings
     found = validate_plan(cluster, policy, plan, forecast)
     refuse_cordon_crossings(found)

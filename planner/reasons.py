@@ -8,7 +8,8 @@ The first rule that applies names a move:
 3. ``isolate``: a replica leaves a broker outside the topic's pool;
 4. what the placement engine found (`planner.placement.engine.prune_moves`): ``rack_spread``, or a broker that
    undoing the move would put over its limit (``relieve``), above (``balance``) or below (``fill``) its band;
-5. ``rack_spread`` when the current replicas span fewer than min(RF, racks of the pool) racks.
+5. ``rack_spread`` when the current replicas span fewer than min(RF, racks of the pool) racks
+   (`pools.pool_rules.spans_racks`, over the racks the pool has open: `pools.pool_rules.pool_racks`).
 
 A move none of these explains keeps no reason (`unexplained` lists them): the planner's own plans have none.
 `explain` says, from plan.json alone, why one partition moves and what it beat (``poolplan explain``).
@@ -16,20 +17,21 @@ A move none of these explains keeps no reason (`unexplained` lists them): the pl
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
-from planner.placement.engine import MoveReason
 from pools.errors import InputError
-from pools.plan_file import PartitionMove, Plan, Reason
+from pools.health import ClusterHealth
+from pools.plan_file import LOAD_RULES, PartitionMove, Plan, Reason, ReasonRule
+from pools.pool_rules import pool_racks, spans_racks
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
 
-__all__ = ["with_reasons", "unexplained", "spans_racks", "explain"]
+__all__ = ["with_reasons", "unexplained", "explain"]
 
 
-def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[str, int], MoveReason],
-                 unhealthy: Collection[int] = ()) -> Plan:
+def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[str, int], Reason],
+                 health: ClusterHealth | None = None) -> Plan:
     """``plan`` with the `Reason` of every move (see the module docstring).
 
     Parameters
@@ -37,18 +39,15 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     plan : Plan
     snapshot : ClusterSnapshot
         The cluster the plan is for (broker racks).
-    placed : mapping of (topic, partition) to MoveReason
+    placed : mapping of (topic, partition) to Reason
         What the engine found per partition it placed (`planner.placement.minimal_move.Placement.reasons`).
-    unhealthy : collection of int
-        Brokers whose replicas are evacuated (`pools.health.ClusterHealth.brokers`).
+    health : ClusterHealth, optional
+        The cluster's health (`pools.health`): replicas on its unhealthy brokers are evacuated, and a pool's
+        racks count only with open capacity (`pools.pool_rules.pool_racks`).
     """
-    gone = set(plan.drained) | set(unhealthy)
+    gone = set(plan.drained) | set(health.brokers if health is not None else ())
     rack = {b.id: b.rack for b in snapshot.brokers}
-    racks: dict[str, set[str]] = {}
-    for b, pool in plan.brokers.items():
-        if pool is not None and rack.get(b) is not None:
-            racks.setdefault(pool, set()).add(str(rack[b]))
-    width: dict[str | None, int] = {pool: len(r) for pool, r in racks.items()}
+    width = {pool: len(r) for pool, r in pool_racks(plan.brokers, rack, health).items() if pool is not None}
     moves = []
     for m in plan.partitions:
         reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width) if m.changed else None
@@ -56,42 +55,28 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     return replace(plan, partitions=tuple(moves))
 
 
-def _reason(m: PartitionMove, plan: Plan, found: MoveReason | None, gone: set[int],
-            rack: Mapping[int, str | None], width: Mapping[str | None, int]) -> Reason | None:
+def _reason(m: PartitionMove, plan: Plan, found: Reason | None, gone: set[int],
+            rack: Mapping[int, str | None], width: Mapping[str, int]) -> Reason | None:
     leader_only = set(m.old_replicas) == set(m.replicas)
     if len(m.old_replicas) != len(m.replicas):
-        return Reason("replication_factor")
+        return Reason(ReasonRule.REPLICATION_FACTOR)
     left = m.removing
     evacuated = tuple(b for b in left if b in gone)
     if evacuated:
-        return Reason("evacuate", brokers=evacuated)
+        return Reason(ReasonRule.EVACUATE, brokers=evacuated)
     if leader_only and m.old_replicas[0] in plan.demoted and m.replicas[0] != m.old_replicas[0]:
-        return Reason("demote", brokers=(m.old_replicas[0],), leader_only=True)
+        return Reason(ReasonRule.DEMOTE, brokers=(m.old_replicas[0],), leader_only=True)
     pool = plan.topics.get(m.topic)
     outside = tuple(b for b in left if plan.brokers.get(b) != pool)
     if outside:
-        return Reason("isolate", brokers=outside)
-    if found is not None and found.rule in ("relieve", "balance", "fill"):
-        return Reason(found.rule, found.broker, found.dimension, found.bound, found.without, leader_only=leader_only)
-    if not spans_racks(m.old_replicas, rack, width.get(pool, 0)) and spans_racks(m.replicas, rack, width.get(pool, 0)):
-        return Reason("rack_spread", leader_only=leader_only)
+        return Reason(ReasonRule.ISOLATE, brokers=outside)
+    if found is not None and found.rule in LOAD_RULES:
+        return replace(found, brokers=(), leader_only=leader_only)
+    racks = width.get(pool, 0) if pool is not None else 0
+    if not spans_racks([rack.get(b) for b in m.old_replicas], racks) and \
+            spans_racks([rack.get(b) for b in m.replicas], racks):
+        return Reason(ReasonRule.RACK_SPREAD, leader_only=leader_only)
     return None
-
-
-def spans_racks(replicas: tuple[int, ...], rack: Mapping[int, str | None], racks: int) -> bool:
-    """Whether ``replicas`` span min(RF, ``racks``) racks, as the placement requires: RF ≤ racks → distinct racks
-    and none unracked; RF > racks → every rack (no racks: always).
-
-    >>> rack = {1: "a", 2: "a", 3: "b"}
-    >>> spans_racks((1, 2), rack, 2), spans_racks((1, 3), rack, 2), spans_racks((1, 2, 3), rack, 2)
-    (False, True, True)
-    """
-    if racks == 0:
-        return True
-    on = [rack.get(b) for b in replicas]
-    if len(replicas) <= racks:
-        return None not in on and len(set(on)) == len(on)
-    return len({r for r in on if r is not None}) >= racks
 
 
 def unexplained(plan: Plan) -> tuple[PartitionMove, ...]:
@@ -128,27 +113,28 @@ def explain(plan: Plan, topic: str, partition: int) -> list[str]:
         return lines + ["reason: none recorded (a plan written without reasons, or edited by hand)"]
     lines.append(f"reason: {r.rule}: {r.describe()}")
     lines.append("alternatives it beat:")
-    lines.append(f"  keep {list(m.old_replicas)}: breaks {r.rule} ({_broken(r)})")
+    lines.append(f"  keep {list(m.old_replicas)}: breaks {r.rule} ({r.describe(kept=True)})")
     pool = plan.topics.get(topic)
     others = sorted(b for b, p in plan.brokers.items() if p == pool and b not in m.replicas and b not in m.old_replicas)
-    table = plan.utilisation.get("brokers", {})
-    if r.rule == "fill":
-        same = [o for o in plan.moves if o.reason is not None and o.reason.rule == "fill" and o.reason.broker == r.broker]
+    own = plan.utilisation.broker(r.broker, r.dimension) if r.broker is not None and r.dimension in DIMENSIONS else None
+    if r.rule is ReasonRule.FILL:
+        same = [o for o in plan.moves if o.reason is not None and o.reason.rule is ReasonRule.FILL
+                and o.reason.broker == r.broker]
         lines.append(f"  another partition onto broker {r.broker}: {len(same)} move(s) of this plan fill it "
                      f"({format_bytes(sum(o.moved_bytes for o in same))} in all); the placement took those copying "
                      "the fewest bytes for the load they bring")
-    elif r.broker is not None and r.dimension in DIMENSIONS and str(r.broker) in table:
+    elif own is not None and own.after is not None and r.without is not None:
         d = r.dimension
-        shifted = abs(float(r.without) - float(table[str(r.broker)][d]["after"]))
-        headroom = plan.utilisation.get("pools", {}).get(pool, {}).get(d, {}).get("headroom")
+        shifted = abs(r.without - own.after)
+        headroom = plan.pool_headroom(pool, d)
         for b in others:
-            cell = table.get(str(b), {}).get(d)
-            if not cell or not cell.get("capacity"):
+            cell = plan.utilisation.broker(b, d)
+            if cell is None or not cell.capacity or cell.after is None:
                 continue
-            cap, after = float(cell["capacity"]), float(cell["after"])
+            cap, after = cell.capacity, cell.after
             verdict = ""
             if headroom is not None:
-                over = after + shifted > headroom * cap
+                over = plan.broker_over_limit(b, d, after + shifted)
                 verdict = f", {'over' if over else 'within'} its {headroom:.0%} limit"
             lines.append(f"  broker {b} instead: {d} {after / cap:.0%} -> {(after + shifted) / cap:.0%} of capacity"
                          f"{verdict}")
@@ -165,14 +151,3 @@ def explain(plan: Plan, topic: str, partition: int) -> list[str]:
                      f"{', '.join(map(str, m.adding)) or 'no new broker'} (least loaded, rack spread kept)")
     return lines
 
-
-def _broken(r: Reason) -> str:
-    if r.rule in ("relieve", "balance", "fill"):
-        side = "below" if r.rule == "fill" else "above"
-        return f"broker {r.broker} {r.dimension} {r.without:.6g}, {side} {r.bound:.6g}"
-    ids = ", ".join(map(str, r.brokers))
-    return {"replication_factor": "the replication factor the operation sets",
-            "evacuate": f"replicas stay on broker(s) {ids}",
-            "demote": f"broker {ids}, which the operation demotes, stays the preferred leader",
-            "isolate": f"replicas stay outside the pool on broker(s) {ids}",
-            "rack_spread": "the replicas share racks"}[r.rule]

@@ -22,7 +22,7 @@ from pools.new_brokers import with_planned_brokers
 from pools.demand import Demand, broker_load
 from pools.errors import InfeasibleError
 from pools.health import cluster_health, cordon_crossings, evacuation_keeps
-from pools.plan_file import Plan
+from pools.plan_file import Plan, ReasonRule
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
     PoolRules,
@@ -30,9 +30,10 @@ from pools.pool_rules import (
     failing_brokers,
     misplaced_pins,
     over_limit,
+    pool_racks,
     pool_racks_required,
-    racks_required,
     shared_tenant_pools,
+    spans_racks,
     usable_capacity,
 )
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
@@ -72,7 +73,7 @@ def check_partitions(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, 
     sets: ``operation.replication_factors``)."""
     view = _view(snapshot, plan)
     known = set(snapshot.broker_ids)
-    wanted = plan.operation.get("replication_factors", {})
+    wanted = plan.replication_factors
     if view.aligned:  # one target per snapshot partition, in order: only flagged rows need a closer look
         rows = view.target
         dup = np.zeros(len(rows), dtype=bool)
@@ -154,28 +155,23 @@ def check_racks(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, deman
     held = _kept_held(snapshot, plan)
     rack = {b.id: b.rack for b in snapshot.brokers}
     health = cluster_health(snapshot)
-    members: dict[str | None, list[tuple[int, str | None]]] = {}
-    for b, pool in plan.brokers.items():
-        members.setdefault(pool, []).append((b, rack.get(b)))
-    pool_racks = {pool: health.open_racks(brokers) for pool, brokers in members.items()}
+    open_racks = pool_racks(plan.brokers, rack, health)
     cluster_racks = health.open_racks((b.id, b.rack) for b in snapshot.brokers)
     if snapshot.racks:
         largest = _largest_rfs(snapshot, plan)
         for pool in policy.pool_names:
             rf = largest.get(pool, 0)
             need = pool_racks_required(rules.limits(pool), rf, len(cluster_racks))
-            spread = len(pool_racks.get(pool, set()))
+            spread = len(open_racks.get(pool, set()))
             if (rf or any(p == pool for p in plan.brokers.values())) and spread < need:
                 out.append(Violation("racks", True, f"pool {pool!r} spans {spread} rack(s) with open capacity "
                                                     f"(a broker not cordoned or unhealthy), needs {need}"))
     for m in _flagged(snapshot, plan, _narrow_rows):
         if (m.topic, m.partition) in held:
             continue
-        available = len(pool_racks.get(plan.topics.get(m.topic), set()))
-        if not available:
-            continue
-        spread = len({rack.get(b) for b in m.replicas if rack.get(b) is not None})
-        if spread < racks_required(len(m.replicas), available):
+        available = len(open_racks.get(plan.topics.get(m.topic), set()))
+        if not spans_racks([rack.get(b) for b in m.replicas], available):
+            spread = len({rack.get(b) for b in m.replicas if rack.get(b) is not None})
             out.append(Violation("racks", True, f"partition {m.topic}-{m.partition} spans {spread} rack(s); its pool "
                                                 f"has {available} with open capacity for {len(m.replicas)} replicas"))
     return out
@@ -440,11 +436,12 @@ def check_reasons(snapshot: ClusterSnapshot, policy: PoolPolicy, plan: Plan, dem
         if r is None:
             continue
         pool = plan.topics.get(m.topic)
-        wrong = (r.rule != "demote" and any(b not in m.removing for b in r.brokers)) or \
-                (r.rule == "demote" and (m.old_replicas[0] not in plan.demoted or m.replicas[0] in plan.demoted)) or \
-                (r.rule == "evacuate" and any(b not in gone for b in r.brokers)) or \
-                (r.rule == "isolate" and any(plan.brokers.get(b) == pool for b in r.brokers)) or \
-                (r.rule == "replication_factor" and len(m.replicas) == len(m.old_replicas))
+        rule, demoted = ReasonRule, plan.demoted
+        wrong = (r.rule is not rule.DEMOTE and any(b not in m.removing for b in r.brokers)) or \
+                (r.rule is rule.DEMOTE and (m.old_replicas[0] not in demoted or m.replicas[0] in demoted)) or \
+                (r.rule is rule.EVACUATE and any(b not in gone for b in r.brokers)) or \
+                (r.rule is rule.ISOLATE and any(plan.brokers.get(b) == pool for b in r.brokers)) or \
+                (r.rule is rule.REPLICATION_FACTOR and len(m.replicas) == len(m.old_replicas))
         if wrong:
             out.append(Violation("reasons", False, f"partition {name}: its reason {r.rule} does not hold "
                                                    f"({r.describe()})"))

@@ -39,7 +39,7 @@ import numpy as np
 
 from pools.cluster_arrays import cluster_arrays
 from pools.errors import InputError
-from pools.forecast_band import NO_CALIBRATION, BandCalibration
+from pools.forecast_band import NO_CALIBRATION, BandCalibration, GroupCalibration
 from pools.profile import PartitionProfile, TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot, TopicState
 
@@ -311,7 +311,8 @@ def demand_over_days(
     edge: Literal["low", "forecast", "high"] = "forecast",
     fanout: Mapping[str, float] | float | None = None,
     partition_profile: Mapping[tuple[str, int], PartitionProfile] | None = None,
-    calibration: BandCalibration = NO_CALIBRATION,
+    calibration: BandCalibration | GroupCalibration = NO_CALIBRATION,
+    groups: Mapping[str, str | None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each profiled topic's forecast demand ``days`` after its last sample: topic → array (len(days), 4) in
     `DIMENSIONS` order.
@@ -319,7 +320,11 @@ def demand_over_days(
     Row ``i`` is what `topic_demand` gives at ``"forecast"`` for the profile re-derived at ``days[i]``
     (`at_horizon`), each topic on its own growth: bytes-in and storage follow the forecast (``edge``
     ``"forecast"``) or the band's low or high edge, which `at_horizon` extends at its own implied growth; a band
-    edge is widened by ``calibration`` (the backtest's spread, `pools.forecast_band`) at each day. Bytes-out, consumer
+    edge is widened by ``calibration`` (the backtest's spread, `pools.forecast_band`) at each day: a
+    `BandCalibration` around each topic's own forecast; a `GroupCalibration` around each group's (``groups``: topic
+    → pool) summed forecast by the group's band (`GroupCalibration.band`), each topic's edge its forecast × the
+    group's ``e^log_band`` (a topic without a group is a group of its own, on the pooled band; a series the band
+    has no horizon of keeps each topic's growth-band edge). Bytes-out, consumer
     fetches and replication alike, follows that bytes-in path (the calibrated edge): consumer bytes-out is the
     measured bytes-out × (bytes-in path / measured bytes-in), or bytes-in × fan-out without a measured bytes-out.
     Storage is capped by retention at each day. Topics absent from the profile are left out
@@ -349,19 +354,12 @@ def demand_over_days(
     remote_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=0.0, storage_bytes=0, remote_fetch_bytes_p99=1.0,
                                   remote_copy_bytes_p99=1.0) for topic, row in listed.items() if row.remote_measured}
     split_remote = topic_demand(snapshot, remote_unit, 0.0, "now", partition_profile=partition_profile)
+    paths = {topic: _edge_paths(row, edge, t) for topic, row in sorted(listed.items())}
+    if edge != "forecast":
+        paths = _calibrated(calibration, groups or {}, edge, t, paths)
     out: dict[str, np.ndarray] = {}
     for topic, row in sorted(listed.items()):
-        field = "forecast_bytes_in_p99" if edge == "forecast" else f"forecast_bytes_in_p99_{edge}"
-        s_field = "forecast_storage_bytes" if edge == "forecast" else f"forecast_storage_{edge}"
-        b = _edge_path(getattr(row, field), row.forecast_bytes_in_p99, row.bytes_in_p99_growth_per_day,
-                       row.forecast_horizon_days, t)
-        stored = _edge_path(getattr(row, s_field), row.forecast_storage_bytes, row.storage_growth_per_day,
-                            row.forecast_horizon_days, t)
-        if edge != "forecast":
-            b = _calibrated(calibration, "bytes_in_p99", edge, t, b, row.forecast_bytes_in_p99,
-                            row.bytes_in_p99_growth_per_day, row.forecast_horizon_days)
-            stored = _calibrated(calibration, "storage_bytes", edge, t, stored, row.forecast_storage_bytes,
-                                 row.storage_growth_per_day, row.forecast_horizon_days)
+        b, stored = paths[topic][0], paths[topic][2]
         # consumer bytes-out follows the (calibrated) bytes-in edge, as replication does
         if row.bytes_out_p99 is None:
             b_out = b * _fanout(fanout, topic)
@@ -380,11 +378,52 @@ def demand_over_days(
     return out
 
 
-def _calibrated(calibration: BandCalibration, metric: str, edge: str, t: np.ndarray, path: np.ndarray,
-                forecast: float, per_day: float, stored: int) -> np.ndarray:
-    """A growth-band edge ``path`` widened by ``calibration`` around the forecast's own path."""
-    low, high = calibration.widen(metric, t, _edge_path(forecast, forecast, per_day, stored, t), path, path)
-    return low if edge == "low" else high
+#: The backtest series of a topic's bytes-in and storage, in `_edge_paths` order.
+_SERIES = ("bytes_in_p99", "storage_bytes")
+
+
+def _edge_paths(row: TopicProfile, edge: str, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A topic's bytes-in and storage ``edge`` paths (the growth band's, uncalibrated) and their forecast paths at
+    days ``t``: ``(bytes-in edge, bytes-in forecast, storage edge, storage forecast)``."""
+    key = "" if edge == "forecast" else f"_{edge}"
+    b_fc = _edge_path(row.forecast_bytes_in_p99, row.forecast_bytes_in_p99, row.bytes_in_p99_growth_per_day,
+                      row.forecast_horizon_days, t)
+    s_fc = _edge_path(row.forecast_storage_bytes, row.forecast_storage_bytes, row.storage_growth_per_day,
+                      row.forecast_horizon_days, t)
+    if edge == "forecast":
+        return b_fc, b_fc, s_fc, s_fc
+    b = _edge_path(getattr(row, f"forecast_bytes_in_p99{key}"), row.forecast_bytes_in_p99,
+                   row.bytes_in_p99_growth_per_day, row.forecast_horizon_days, t)
+    stored = _edge_path(getattr(row, f"forecast_storage{key}"), row.forecast_storage_bytes,
+                        row.storage_growth_per_day, row.forecast_horizon_days, t)
+    return b, b_fc, stored, s_fc
+
+
+def _calibrated(calibration: BandCalibration | GroupCalibration, groups: Mapping[str, str | None], edge: str,
+                t: np.ndarray, paths: dict[str, tuple[np.ndarray, ...]]) -> dict[str, tuple[np.ndarray, ...]]:
+    """Each topic's growth-band ``edge`` paths (`_edge_paths`) widened by ``calibration``: around its own forecast,
+    or its group's summed forecast by the group's band (see `demand_over_days`)."""
+    if isinstance(calibration, BandCalibration):
+        members = {(topic,): calibration for topic in paths}
+    else:
+        named: dict[str, list[str]] = {}
+        for topic in paths:
+            named.setdefault(groups.get(topic) or "", []).append(topic)
+        members = {(topic,): calibration.pooled for topic in named.pop("", [])}
+        members.update({tuple(topics): calibration.band(group) for group, topics in named.items()})
+    out = dict(paths)
+    for topics, band in members.items():
+        widened = [list(paths[topic]) for topic in topics]
+        for k, metric in enumerate(_SERIES):
+            if not band.horizons.get(metric):
+                continue  # no tested horizon: each topic keeps its growth-band edge
+            edges = [sum(paths[topic][2 * k + i] for topic in topics) for i in (0, 1)]
+            q_low, q_high = band.log_band(metric, t, edges[1], edges[0], edges[0])
+            factor = np.exp(q_low if edge == "low" else q_high)
+            for one, topic in zip(widened, topics):
+                one[2 * k] = paths[topic][2 * k + 1] * factor
+        out.update({topic: tuple(one) for topic, one in zip(topics, widened)})
+    return out
 
 
 def _edge_path(value: float, forecast: float, per_day: float, stored: int, days: np.ndarray) -> np.ndarray:

@@ -33,21 +33,28 @@ A series without a tested horizon (``H`` = 0, ``q`` = 0) keeps the growth band.
 judged by the band calibrated, by the rule above, only on the rows whose actual day was already past at ``o``
 (``origin' + h' ≤ o``). Every topic shares the weekly cycle, so leaving a topic out is close to in-sample in time;
 leaving the future out is not. A row whose series had no tested horizon yet at its origin is not scored.
+
+The same rule calibrates a group of topics (a pool) on its own backtest (`group_rows`): per origin and horizon the
+sums of its topics' actual values, forecasts and growth-band edges, ``r = ln(Σ actual / Σ forecast)``. The sum of
+the topics' band edges is not the pool's band: independent errors partly cancel in a sum (the sum of edges is too
+wide), shared ones do not (too narrow). `calibrate_groups` gives each group its own calibration of a series when
+that has a tested horizon, else the calibration of every group's rows pooled per series and horizon (as the topic
+band pools every topic); `out_of_time` scores the groups' rows the same way (``grouped=True``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from pools.profile import BacktestRow
 
-__all__ = ["BandCalibration", "HorizonBand", "calibrate", "out_of_time", "MIN_POINTS", "MIN_ORIGINS", "QUANTILES",
-           "NO_CALIBRATION"]
+__all__ = ["BandCalibration", "GroupCalibration", "HorizonBand", "calibrate", "calibrate_groups", "group_rows",
+           "out_of_time", "MIN_POINTS", "MIN_ORIGINS", "QUANTILES", "NO_CALIBRATION"]
 
 #: The fewest backtest rows a horizon needs to be tested (a 10th percentile of fewer says little).
 MIN_POINTS = 10
@@ -122,15 +129,23 @@ class BandCalibration:
         if not self.horizons.get(metric):  # the growth band as it is, bit for bit
             return np.broadcast_to(np.asarray(low, dtype=float), t.shape), \
                 np.broadcast_to(np.asarray(high, dtype=float), t.shape)
+        q_low, q_high = self.log_band(metric, t, forecast, low, high)
+        f = np.asarray(forecast, dtype=float)
+        return f * np.exp(q_low), f * np.exp(q_high)
+
+    def log_band(self, metric: str, days, forecast, low, high) -> tuple[np.ndarray, np.ndarray]:
+        """The calibrated band's edges as log ratios to the forecast at ``days`` (see `widen`, whose band is
+        ``forecast · e^log_band``; zeros for a metric without a calibrated horizon)."""
+        t = np.asarray(days, dtype=float)
         q_low, q_high = self.log_widths(metric, t)
+        if not self.horizons.get(metric):
+            return q_low, q_high
         f = np.asarray(forecast, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
             past = np.where(t > 0, np.clip(1.0 - self.last_horizon(metric) / np.where(t > 0, t, 1.0), 0.0, 1.0), 0.0)
             grow_low = np.where(f > 0, np.log(np.maximum(low, 1e-300) / np.where(f > 0, f, 1.0)), 0.0)
             grow_high = np.where(f > 0, np.log(np.maximum(high, 1e-300) / np.where(f > 0, f, 1.0)), 0.0)
-        q_low = q_low + past * np.minimum(grow_low, 0.0)
-        q_high = q_high + past * np.maximum(grow_high, 0.0)
-        return f * np.exp(q_low), f * np.exp(q_high)
+        return q_low + past * np.minimum(grow_low, 0.0), q_high + past * np.maximum(grow_high, 0.0)
 
     def to_json(self) -> dict[str, list[dict[str, float | int | None]]]:
         """The calibration as ``quality.json``-style JSON: per metric, ``horizon_days``, ``q_low``, ``q_high``,
@@ -159,9 +174,67 @@ def calibrate(rows: Iterable[BacktestRow]) -> BandCalibration:
     return errors.calibration(np.ones(len(errors.log), dtype=bool))
 
 
-def out_of_time(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, float] | None]:
+@dataclass(frozen=True)
+class GroupCalibration:
+    """Each group's (a pool's) calibration of its own summed backtest (``own``, by group), and that of every
+    group's rows pooled (``pooled``): the band a group falls back to for a series it has no tested horizon of."""
+
+    own: dict[str, BandCalibration] = field(default_factory=dict)
+    pooled: BandCalibration = field(default_factory=BandCalibration)
+
+    def rests_on(self, group: str, metric: str) -> Literal["own", "pooled"] | None:
+        """Whose calibration ``group``'s band of ``metric`` is: its own, every group's pooled, or none (the
+        growth band)."""
+        if self.own.get(group, NO_CALIBRATION).horizons.get(metric):
+            return "own"
+        return "pooled" if self.pooled.horizons.get(metric) else None
+
+    def band(self, group: str) -> BandCalibration:
+        """``group``'s band: per metric its own calibration where it has a tested horizon, else the pooled one."""
+        mine = self.own.get(group, NO_CALIBRATION).horizons
+        metrics = sorted(set(mine) | set(self.pooled.horizons))
+        return BandCalibration({m: mine.get(m) or self.pooled.horizons[m] for m in metrics})
+
+
+def group_rows(rows: Iterable[BacktestRow], group_of: Mapping[str, str | None]) -> list[BacktestRow]:
+    """Each group's backtest: per group (``group_of``: topic → group; ``None`` or absent: none), metric, origin and
+    horizon one row (``topic``: the group) summing its topics' ``actual``, ``forecast``, ``low`` and ``high`` of
+    that origin and horizon, sorted by those four.
+
+    >>> from datetime import date
+    >>> rows = [BacktestRow(t, "storage_bytes", date(2025, 1, 1), 1, a, 10.0, 9.0, 11.0) for t, a in (("x", 8.0),
+    ...         ("y", 14.0), ("z", 1.0))]
+    >>> [(r.topic, r.actual, r.forecast, r.low, r.high) for r in group_rows(rows, {"x": "p", "y": "p", "z": None})]
+    [('p', 22.0, 20.0, 18.0, 22.0)]
+    """
+    sums: dict[tuple[str, str, object, int], list[float]] = {}
+    for r in rows:
+        group = group_of.get(r.topic)
+        if group is not None:
+            acc = sums.setdefault((group, r.metric, r.origin, r.horizon_days), [0.0, 0.0, 0.0, 0.0])
+            for i, v in enumerate((r.actual, r.forecast, r.low, r.high)):
+                acc[i] += v
+    return [BacktestRow(g, m, o, h, *v) for (g, m, o, h), v in sorted(sums.items())]  # type: ignore[arg-type]
+
+
+def calibrate_groups(rows: Iterable[BacktestRow]) -> GroupCalibration:
+    """The `GroupCalibration` of groups' rows (`group_rows`: ``topic`` names the group; see the module docstring).
+
+    >>> from datetime import date
+    >>> rows = [BacktestRow(g, "bytes_in_p99", date(2025, 1, i), 1, 100.0 + i, 100.0, 0, 0)
+    ...         for g, days in (("big", 12), ("small", 6)) for i in range(1, days + 1)]
+    >>> c = calibrate_groups(rows)
+    >>> c.rests_on("big", "bytes_in_p99"), c.rests_on("small", "bytes_in_p99"), c.band("small") == c.pooled
+    ('own', 'pooled', True)
+    """
+    errors = _Errors.of(list(rows))
+    return errors.group_calibration(np.ones(len(errors.log), dtype=bool))
+
+
+def out_of_time(rows: Sequence[BacktestRow], *, grouped: bool = False) -> list[tuple[BacktestRow, float, float] | None]:
     """Each backtest row with the ``(low, high)`` of the band calibrated on the rows whose actual day was past at
     its origin (``None``: no tested horizon of its series then), in the order given (see the module docstring).
+    ``grouped``: the rows are groups' (`group_rows`), each judged by its group's band (`calibrate_groups`).
 
     One calibration per distinct origin, each over the rows known by then (O(origins · rows · log rows)).
     """
@@ -170,12 +243,17 @@ def out_of_time(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, f
     out: list[tuple[BacktestRow, float, float] | None] = [None] * len(rows)
     origin = np.array([r.origin.toordinal() for r in rows], dtype=np.int64)
     for day in sorted(set(origin.tolist())):
-        band = errors.calibration(errors.known <= day)
-        index = np.flatnonzero(origin == day)
-        groups: dict[str, list[int]] = {}
-        for i in index.tolist():
-            groups.setdefault(rows[i].metric, []).append(i)
-        for metric, picked in sorted(groups.items()):
+        known = errors.known <= day
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in np.flatnonzero(origin == day).tolist():
+            groups.setdefault((rows[i].topic if grouped else "", rows[i].metric), []).append(i)
+        if grouped:
+            calibrated = errors.group_calibration(known)
+            bands = {g: calibrated.band(g) for g, _ in groups}
+        else:
+            bands = {"": errors.calibration(known)}
+        for (group, metric), picked in sorted(groups.items()):
+            band = bands[group]
             if not band.horizons.get(metric):
                 continue
             at = [rows[i] for i in picked]
@@ -188,9 +266,10 @@ def out_of_time(rows: Sequence[BacktestRow]) -> list[tuple[BacktestRow, float, f
 
 @dataclass(frozen=True, eq=False)
 class _Errors:
-    """The rows' log errors as arrays: metric, horizon, origin and actual day (ordinals), and ``ln(actual /
-    forecast)`` (NaN where either is not positive)."""
+    """The rows' log errors as arrays: group (``topic``), metric, horizon, origin and actual day (ordinals), and
+    ``ln(actual / forecast)`` (NaN where either is not positive)."""
 
+    group: np.ndarray
     metric: np.ndarray
     horizon: np.ndarray
     origin: np.ndarray
@@ -203,7 +282,14 @@ class _Errors:
         origin = np.array([r.origin.toordinal() for r in rows], dtype=np.int64)
         horizon = np.array([r.horizon_days for r in rows], dtype=np.int64)
         log = np.array([math.log(r.actual / r.forecast) if ok else math.nan for r, ok in zip(rows, usable)])
-        return cls(np.array([r.metric for r in rows], dtype=object), horizon, origin, origin + horizon, log)
+        return cls(np.array([r.topic for r in rows], dtype=object), np.array([r.metric for r in rows], dtype=object),
+                   horizon, origin, origin + horizon, log)
+
+    def group_calibration(self, mask: np.ndarray) -> GroupCalibration:
+        """The `GroupCalibration` of the rows under ``mask``: each group's own, and every group's pooled."""
+        groups = sorted(set(self.group[mask].tolist()))
+        return GroupCalibration({g: self.calibration(mask & (self.group == g)) for g in groups},
+                                self.calibration(mask))
 
     def calibration(self, mask: np.ndarray) -> BandCalibration:
         """The `BandCalibration` of the rows under ``mask``: tested horizons, then derived ones."""

@@ -43,7 +43,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -54,15 +55,45 @@ from pools.errors import InputError
 from pools.files import parse_json, read_text
 from pools.input_limits import INT64_MAX, MAX_BROKER_ID, MAX_BROKERS, MAX_HORIZON_DAYS, MAX_PARTITIONS_PER_TOPIC
 from pools.new_brokers import PlannedBroker
+from pools.pool_rules import headroom_limit, over_limit
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity
 
-__all__ = ["copy_source", "REASON_RULES", "Reason", "PartitionMove", "SolverReport", "Plan", "load_plan", "save_plan",
-           "plan_to_json", "plan_from_dict"]
+__all__ = ["copy_source", "ReasonRule", "REASON_RULES", "LOAD_RULES", "Reason", "PartitionMove", "BrokerLoad",
+           "PoolLoad", "Utilisation", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json",
+           "plan_from_dict"]
 
 PLAN_VERSION = 1
-#: Why a partition moves (`Reason.rule`), in the order the first that applies names a move.
-REASON_RULES = ("replication_factor", "evacuate", "demote", "isolate", "rack_spread", "relieve", "balance", "fill")
+
+
+class ReasonRule(StrEnum):
+    """Why a partition moves (`Reason.rule`): the one vocabulary of plan.json, the engine, ``explain`` and the
+    runbook, in the order the first that applies names a move (see `Reason`)."""
+
+    REPLICATION_FACTOR = "replication_factor"
+    EVACUATE = "evacuate"
+    DEMOTE = "demote"
+    ISOLATE = "isolate"
+    RACK_SPREAD = "rack_spread"
+    RELIEVE = "relieve"
+    BALANCE = "balance"
+    FILL = "fill"
+
+    @property
+    def names_load(self) -> bool:
+        """True for the rules that name a broker's load (``broker``, ``dimension``, ``bound``, ``without``)."""
+        return self in LOAD_RULES
+
+    @property
+    def names_brokers(self) -> bool:
+        """True for the rules that name the brokers a replica or the leadership leaves (``brokers``)."""
+        return self in (ReasonRule.EVACUATE, ReasonRule.DEMOTE, ReasonRule.ISOLATE)
+
+
+#: Every `ReasonRule`, in order (the tuple plan.json's schema and older callers know).
+REASON_RULES = tuple(ReasonRule)
+#: The rules that name a broker's load: over its limit, above or below its fair-share band.
+LOAD_RULES = (ReasonRule.RELIEVE, ReasonRule.BALANCE, ReasonRule.FILL)
 #: The dimensions a load reason names: `DIMENSIONS`, leader count and leaders' bytes-in (the engine's
 #: `planner.placement.engine.ENGINE_DIMENSIONS`).
 REASON_DIMENSIONS = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -86,27 +117,32 @@ def copy_source(old_replicas: Sequence[int], leader: int | None) -> int | None:
 class Reason:
     """Why a partition moves: the rule that undoing this move alone (every other move kept) would break.
 
-    ``rule`` is one of `REASON_RULES`:
+    ``rule`` is a `ReasonRule` (a plain string naming one is read as it):
 
     - ``replication_factor``: the operation changes the partition's replication factor;
     - ``evacuate``: ``brokers`` (drained by the operation, or unhealthy) give up their replica;
     - ``demote``: ``brokers`` (one: the former preferred leader, demoted by the operation) give up leadership;
     - ``isolate``: ``brokers`` are outside the topic's pool;
-    - ``rack_spread``: the current replicas span fewer than min(RF, racks of the pool) racks;
+    - ``rack_spread``: the current replicas span fewer than min(RF, racks of the pool) racks
+      (`pools.pool_rules.spans_racks`);
     - ``relieve``: ``broker`` would be over its capacity × headroom (``bound``) in ``dimension``;
     - ``balance`` / ``fill``: ``broker`` would be above / below its fair-share band (edge ``bound``) in
       ``dimension``.
 
     ``without`` is the broker's load in ``dimension`` (at the plan's forecast) were the move undone.
-    ``leader_only``: the replicas stay, only the preferred leader changes (nothing is copied).
+    ``leader_only``: the replicas stay, only the preferred leader changes (nothing is copied). The placement
+    engine (`planner.placement.engine.prune_moves`) returns this type too, its ``broker`` then a position in
+    the pool until `planner.placement.minimal_move` names the broker.
 
     >>> Reason("relieve", broker=4, dimension="nw_in", bound=70.0, without=82.5).describe()
     'relieves broker 4: without it its nw_in would be 82.5, over its limit 70'
+    >>> Reason("relieve", broker=4, dimension="nw_in", bound=70.0, without=82.5).describe(kept=True)
+    'broker 4 nw_in 82.5, above 70'
     >>> Reason("isolate", brokers=(7,)).describe()
     'isolates the topic: broker 7 is outside its pool'
     """
 
-    rule: str
+    rule: ReasonRule
     broker: int | None = None
     dimension: str | None = None
     bound: float | None = None
@@ -115,12 +151,13 @@ class Reason:
     leader_only: bool = False
 
     def __post_init__(self) -> None:  # 9 significant digits, as plan.json holds them
+        object.__setattr__(self, "rule", ReasonRule(self.rule))
         for name in ("bound", "without"):
             object.__setattr__(self, name, _round(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``reason`` object of plan.json (only the fields that apply)."""
-        out: dict[str, Any] = {"rule": self.rule}
+        out: dict[str, Any] = {"rule": self.rule.value}
         if self.broker is not None:
             out |= {"broker": self.broker, "dimension": self.dimension, "bound": self.bound, "without": self.without}
         if self.brokers:
@@ -129,21 +166,31 @@ class Reason:
             out["leader_only"] = True
         return out
 
-    def describe(self) -> str:
-        """One line for an operator (``poolplan explain``, the runbook)."""
+    def describe(self, *, kept: bool = False) -> str:
+        """One line for an operator: what the move does (``poolplan explain``, the runbook), or, ``kept``, what
+        keeping the current replicas would break (``explain``'s first alternative). The one text of every rule."""
         ids = ", ".join(map(str, self.brokers))
         many = "s" if len(self.brokers) > 1 else ""
+        r = ReasonRule
+        if kept:
+            if self.rule.names_load:
+                side = "below" if self.rule is r.FILL else "above"
+                return f"broker {self.broker} {self.dimension} {_g(self.without)}, {side} {_g(self.bound)}"
+            return {r.REPLICATION_FACTOR: "the replication factor the operation sets",
+                    r.EVACUATE: f"replicas stay on broker(s) {ids}",
+                    r.DEMOTE: f"broker {ids}, which the operation demotes, stays the preferred leader",
+                    r.ISOLATE: f"replicas stay outside the pool on broker(s) {ids}",
+                    r.RACK_SPREAD: "the replicas share racks"}[self.rule]
+        load = f"broker {self.broker}: without it its {self.dimension} would be {_g(self.without)}"
         text = {
-            "replication_factor": "changes the replication factor",
-            "evacuate": f"evacuates broker{many} {ids} (drained or unhealthy)",
-            "demote": f"moves leadership off broker {ids} (demoted)",
-            "isolate": f"isolates the topic: broker{many} {ids} {'are' if many else 'is'} outside its pool",
-            "rack_spread": "repairs the rack spread: the current replicas share racks",
-            "relieve": f"relieves broker {self.broker}: without it its {self.dimension} would be "
-                       f"{_g(self.without)}, over its limit {_g(self.bound)}",
-            "balance": f"balances broker {self.broker}: without it its {self.dimension} would be "
-                       f"{_g(self.without)}, above its fair-share band ({_g(self.bound)})",
-            "fill": f"fills broker {self.broker} to its fair share: without it its {self.dimension} would be "
+            r.REPLICATION_FACTOR: "changes the replication factor",
+            r.EVACUATE: f"evacuates broker{many} {ids} (drained or unhealthy)",
+            r.DEMOTE: f"moves leadership off broker {ids} (demoted)",
+            r.ISOLATE: f"isolates the topic: broker{many} {ids} {'are' if many else 'is'} outside its pool",
+            r.RACK_SPREAD: "repairs the rack spread: the current replicas share racks",
+            r.RELIEVE: f"relieves {load}, over its limit {_g(self.bound)}",
+            r.BALANCE: f"balances {load}, above its fair-share band ({_g(self.bound)})",
+            r.FILL: f"fills broker {self.broker} to its fair share: without it its {self.dimension} would be "
                     f"{_g(self.without)}, below its band ({_g(self.bound)})",
         }[self.rule]
         return ("leader-only reorder (copies nothing): " if self.leader_only else "") + text
@@ -193,6 +240,98 @@ class PartitionMove:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerLoad:
+    """One broker's figures in one dimension (``utilisation.brokers``): its ``capacity`` and its load ``now``
+    (current placement, current load), ``before`` (current placement) and ``after`` (the target), these two at
+    the plan's forecast. ``None``: the plan does not say."""
+
+    capacity: float | None = None
+    now: float | None = None
+    before: float | None = None
+    after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PoolLoad:
+    """One pool's figures in one dimension (``utilisation.pools``): ``capacity`` of its brokers today,
+    ``capacity_with_added`` (with the brokers to buy), ``capacity_usable`` (less the tolerated failures,
+    `pools.pool_rules.usable_capacity`), ``demand_now`` and ``demand_forecast`` of its topics, its ``headroom``
+    (the limit: the usable fraction of capacity) and its brokers' load before and after the plan. ``None``: the
+    plan does not say (plans written before a field existed)."""
+
+    capacity: float | None = None
+    capacity_with_added: float | None = None
+    capacity_usable: float | None = None
+    demand_now: float | None = None
+    demand_forecast: float | None = None
+    headroom: float | None = None
+    load_before: float | None = None
+    load_after: float | None = None
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """plan.json's ``utilisation``, typed: per broker (`BrokerLoad`) and per pool (`PoolLoad`), per dimension.
+
+    A section is ``None`` when the plan has no such key (written back as absent, so a plan's bytes round-trip);
+    the accessors read it as empty.
+
+    >>> u = Utilisation.from_dict({"brokers": {"1": {"disk": {"capacity": 10.0, "after": 8.0}}},
+    ...                            "pools": {"a": {"disk": {"headroom": 0.7}}}})
+    >>> u.broker(1, "disk"), u.pool("a", "disk").headroom, u.pool("b", "disk")
+    (BrokerLoad(capacity=10.0, now=None, before=None, after=8.0), 0.7, None)
+    >>> u.to_dict()
+    {'brokers': {'1': {'disk': {'capacity': 10.0, 'after': 8.0}}}, 'pools': {'a': {'disk': {'headroom': 0.7}}}}
+    """
+
+    brokers: Mapping[int, Mapping[str, BrokerLoad]] | None = None
+    pools: Mapping[str, Mapping[str, PoolLoad]] | None = None
+
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Utilisation:
+        """From plan.json's form (keys as there: broker ids as strings); every cell's keys are fields of
+        `BrokerLoad` or `PoolLoad` (`plan_from_dict` has checked them)."""
+        brokers, pools = doc.get("brokers"), doc.get("pools")
+        return cls(
+            None if brokers is None else {int(b): {d: BrokerLoad(**cell) for d, cell in row.items()}
+                                          for b, row in brokers.items()},
+            None if pools is None else {p: {d: PoolLoad(**cell) for d, cell in row.items()}
+                                        for p, row in pools.items()},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """plan.json's form: the sections present, each cell's known fields."""
+        out: dict[str, Any] = {}
+        if self.brokers is not None:
+            out["brokers"] = {str(b): {d: _cell(c) for d, c in row.items()} for b, row in self.brokers.items()}
+        if self.pools is not None:
+            out["pools"] = {p: {d: _cell(c) for d, c in row.items()} for p, row in self.pools.items()}
+        return out
+
+    def broker(self, broker: int, dimension: str) -> BrokerLoad | None:
+        """``broker``'s figures in ``dimension`` (None: the plan has none)."""
+        return (self.brokers or {}).get(broker, {}).get(dimension)
+
+    def pool(self, pool: str | None, dimension: str) -> PoolLoad | None:
+        """``pool``'s figures in ``dimension`` (None: no pool, or the plan has none)."""
+        return (self.pools or {}).get(pool, {}).get(dimension) if pool is not None else None
+
+    @property
+    def broker_ids(self) -> tuple[int, ...]:
+        """The brokers with figures, by id."""
+        return tuple(sorted(self.brokers or {}))
+
+    @property
+    def pool_names(self) -> tuple[str, ...]:
+        """The pools with figures, by name."""
+        return tuple(sorted(self.pools or {}))
+
+
+def _cell(cell: BrokerLoad | PoolLoad) -> dict[str, float]:
+    return {f.name: v for f in fields(cell) if (v := getattr(cell, f.name)) is not None}
+
+
+@dataclass(frozen=True, slots=True)
 class SolverReport:
     """What the MILP solver said: status, PuLP's solution status, objective, best bound and relative gap.
 
@@ -219,7 +358,7 @@ class Plan:
     partitions: tuple[PartitionMove, ...]
     brokers_to_add: Mapping[str, int]
     solver: SolverReport
-    utilisation: Mapping[str, Any] = field(default_factory=dict)
+    utilisation: Utilisation = field(default_factory=Utilisation)
     warnings: tuple[str, ...] = ()
     horizon_days: int | None = None
     placement: Mapping[str, Any] = field(default_factory=dict)
@@ -227,6 +366,8 @@ class Plan:
     planned_brokers: tuple[PlannedBroker, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.utilisation, Utilisation):  # plan.json's form, as a mapping
+            object.__setattr__(self, "utilisation", Utilisation.from_dict(self.utilisation))
         object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
         object.__setattr__(self, "planned_brokers", tuple(sorted(self.planned_brokers, key=lambda b: b.id)))
 
@@ -236,6 +377,17 @@ class Plan:
         return tuple(sorted(self.operation.get("drained", ())))
 
     @property
+    def operation_name(self) -> str | None:
+        """The day-2 operation the plan is of (``operation.name``; None: a pool plan)."""
+        return self.operation.get("name")
+
+    @property
+    def replication_factors(self) -> Mapping[str, int]:
+        """Topic → the replication factor a ``replication-factor`` operation sets
+        (``operation.replication_factors``)."""
+        return dict(self.operation.get("replication_factors", {}))
+
+    @property
     def demoted(self) -> tuple[int, ...]:
         """Brokers leadership leaves (a ``demote`` operation's ``demoted``), sorted."""
         return tuple(sorted(self.operation.get("demoted", ())))
@@ -243,6 +395,33 @@ class Plan:
     @property
     def moved_bytes(self) -> int:
         return sum(m.moved_bytes for m in self.partitions)
+
+    def pool_headroom(self, pool: str | None, dimension: str) -> float | None:
+        """``pool``'s headroom in ``dimension`` as the plan states it (None: no pool, or not stated)."""
+        cell = self.utilisation.pool(pool, dimension)
+        return None if cell is None else cell.headroom
+
+    def broker_limit(self, broker: int, dimension: str) -> float | None:
+        """What ``broker`` may carry in ``dimension`` after the plan: its pool's headroom × its capacity
+        (`pools.pool_rules.headroom_limit`); None when the plan states neither, or no capacity (0: not known)."""
+        headroom = self.pool_headroom(self.brokers.get(broker), dimension)
+        cell = self.utilisation.broker(broker, dimension)
+        if headroom is None or cell is None or not cell.capacity:
+            return None
+        return headroom_limit(cell.capacity, headroom)
+
+    def broker_over_limit(self, broker: int, dimension: str, load: float | None) -> bool:
+        """Whether ``load`` is over ``broker``'s limit in ``dimension`` (`broker_limit`; `pools.pool_rules.over_limit`
+        with its tolerance); False when either is not known."""
+        limit = self.broker_limit(broker, dimension)
+        return load is not None and limit is not None and over_limit(load, limit)
+
+    def over_limit_before(self) -> frozenset[int]:
+        """Brokers over their limit (`broker_over_limit`) in some dimension with the current placement at the forecast
+        (``before``): what the plan must relieve."""
+        return frozenset(b for b in self.utilisation.broker_ids
+                         for d, cell in (self.utilisation.brokers or {})[b].items()
+                         if self.broker_over_limit(b, d, cell.before))
 
     @property
     def moves(self) -> tuple[PartitionMove, ...]:
@@ -278,7 +457,7 @@ class Plan:
                 "bound": s.bound,
                 "gap": s.gap,
             },
-            "utilisation": self.utilisation,
+            "utilisation": self.utilisation.to_dict(),
             "warnings": list(self.warnings),
             "placement": dict(sorted(self.placement.items())),
         } | ({"horizon_days": self.horizon_days} if self.horizon_days is not None else {}) | (
@@ -322,12 +501,27 @@ class _Solver(Strict):
     seconds: NonNegFinite = 0  # written by plans before 2026-11; ignored
 
 
-_Cell = dict[str, Finite | None]
+class _BrokerCell(Strict):
+    capacity: Finite | None = None
+    now: Finite | None = None
+    before: Finite | None = None
+    after: Finite | None = None
+
+
+class _PoolCell(Strict):
+    capacity: Finite | None = None
+    capacity_with_added: Finite | None = None
+    capacity_usable: Finite | None = None
+    demand_now: Finite | None = None
+    demand_forecast: Finite | None = None
+    headroom: Finite | None = None
+    load_before: Finite | None = None
+    load_after: Finite | None = None
 
 
 class _Utilisation(Strict):
-    brokers: dict[str, dict[str, _Cell]] = {}
-    pools: dict[str, dict[str, _Cell]] = {}
+    brokers: dict[str, dict[str, _BrokerCell]] = {}
+    pools: dict[str, dict[str, _PoolCell]] = {}
 
 
 _Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
@@ -376,7 +570,7 @@ class _PlanHeader(Strict):
 
 
 class _Reason(Strict):
-    rule: Literal[REASON_RULES]  # type: ignore[valid-type]
+    rule: Literal[tuple(r.value for r in ReasonRule)]  # type: ignore[valid-type]
     broker: BrokerId | None = None
     dimension: Literal[REASON_DIMENSIONS] | None = None  # type: ignore[valid-type]
     bound: Finite | None = None
@@ -481,7 +675,7 @@ def plan_from_dict(doc: Any, *, source: str = "plan") -> Plan:
             name=s.name, status=s.status, solution=s.solution if s.solution is not None else s.status,
             objective=s.objective, bound=s.bound, gap=s.gap,
         ),
-        utilisation=header.utilisation.model_dump(exclude_unset=True),
+        utilisation=Utilisation.from_dict(header.utilisation.model_dump(exclude_unset=True)),
         warnings=tuple(header.warnings),
         horizon_days=header.horizon_days,
         placement={pool: p.model_dump() for pool, p in header.placement.items()},
@@ -524,27 +718,28 @@ def _reason(entry: _Partition, source: str, i: int) -> Reason | None:
         return None
     if old == new:
         raise InputError(f"{at}.reason: expected no reason on a partition that does not move")
-    load = r.rule in ("relieve", "balance", "fill")
+    rule = ReasonRule(r.rule)
+    load = rule.names_load
     if load != (r.broker is not None) or load != (r.dimension is not None) or \
             (load and (r.bound is None or r.without is None)):
-        raise InputError(f"{at}.reason: expected broker, dimension, bound and without exactly for the rules relieve, "
-                         f"balance and fill, got rule {r.rule!r}")
+        raise InputError(f"{at}.reason: expected broker, dimension, bound and without exactly for the rules "
+                         f"{', '.join(LOAD_RULES[:-1])} and {LOAD_RULES[-1]}, got rule {r.rule!r}")
     if load and r.broker not in {*old, *new}:
         raise InputError(f"{at}.reason.broker: expected a broker of old_replicas or replicas, got {r.broker}")
     left = [b for b in old if b not in new]
-    if r.rule == "demote":
+    if rule is ReasonRule.DEMOTE:
         if list(r.brokers) != [old[0]] or new[0] == old[0]:
             raise InputError(f"{at}.reason.brokers: expected, for demote, the former preferred leader [{old[0]}] "
                              f"that the move replaces as first replica, got {r.brokers}")
-    elif (r.rule in ("evacuate", "isolate")) != bool(r.brokers) or any(b not in left for b in r.brokers):
+    elif rule.names_brokers != bool(r.brokers) or any(b not in left for b in r.brokers):
         raise InputError(f"{at}.reason.brokers: expected, for evacuate, demote and isolate only, brokers of "
                          f"old_replicas that replicas leaves ({left}), got {r.brokers}")
-    if r.rule == "replication_factor" and len(old) == len(new):
+    if rule is ReasonRule.REPLICATION_FACTOR and len(old) == len(new):
         raise InputError(f"{at}.reason.rule: replication_factor, but the partition keeps {len(new)} replicas")
     if r.leader_only != (set(old) == set(new)):
         raise InputError(f"{at}.reason.leader_only: expected {str(set(old) == set(new)).lower()} (whether the "
                          "replicas stay and only their order changes)")
-    return Reason(r.rule, r.broker, r.dimension, r.bound, r.without, tuple(r.brokers), r.leader_only)
+    return Reason(rule, r.broker, r.dimension, r.bound, r.without, tuple(r.brokers), r.leader_only)
 
 
 def _broker_map(table: Mapping[str, Any], source: str, name: str) -> dict[int, Any]:

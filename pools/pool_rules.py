@@ -12,9 +12,11 @@ report (`planner.report`):
   the brokers the pool really has (brokers a plan adds counted only when it adds them);
 - `headroom_limit` (headroom × capacity: what a broker or pool may carry) and `closed_capacity` (what a broker
   that takes no new replica counts for: the capacity its own load needs);
-- `over_limit` (the one comparison, with its float tolerance), `brokers_required`, `racks_required`,
-  `pool_racks_required`, `spans_every_rack` with `RACK_DIMENSIONS`, and the pin and tenant checks
-  `misplaced_pins` and `shared_tenant_pools`.
+- `over_limit` (the one comparison, with its float tolerance), `brokers_required`;
+- rack spread: `pool_racks` (the racks each pool has open), `racks_required` (how many racks a partition's
+  replicas must span), `spans_racks` (whether they do), `keeps_rack_spread` (a one-replica swap never narrows
+  it), `pool_racks_required`, `spans_every_rack` with `RACK_DIMENSIONS`;
+- the pin and tenant checks `misplaced_pins` and `shared_tenant_pools`.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ __all__ = [
     "over_limit",
     "brokers_required",
     "racks_required",
+    "spans_racks",
+    "keeps_rack_spread",
+    "pool_racks",
+    "OpenRacks",
     "pool_racks_required",
     "spans_every_rack",
     "misplaced_pins",
@@ -382,6 +388,61 @@ def racks_required(replication_factor: N, racks_available: N) -> N:
     if isinstance(replication_factor, np.ndarray) or isinstance(racks_available, np.ndarray):
         return np.minimum(replication_factor, racks_available)  # type: ignore[return-value]
     return min(replication_factor, racks_available)  # type: ignore[type-var,return-value]
+
+
+def spans_racks(replica_racks: Sequence[object | None], racks_available: int) -> bool:
+    """Whether replicas on ``replica_racks`` (one entry per replica; None: a broker without a rack) span the racks
+    their partition needs: `racks_required` distinct racks. So RF ≤ racks: distinct racks and none unracked;
+    RF > racks: every rack. Always true where the pool has no rack.
+
+    >>> spans_racks(["a", "a"], 2), spans_racks(["a", "b"], 2), spans_racks(["a", "a", "b"], 2)
+    (False, True, True)
+    >>> spans_racks(["a", None], 2), spans_racks(["a", None], 0)
+    (False, True)
+    """
+    if racks_available <= 0:
+        return True
+    return len({r for r in replica_racks if r is not None}) >= racks_required(len(replica_racks), racks_available)
+
+
+def keeps_rack_spread(racks_before: Iterable[object | None], racks_after: Iterable[object | None]) -> bool:
+    """Whether swapping one replica for another (a broker replaced in place) spans no fewer racks than before.
+
+    The rule of a swap that places nothing else: it cannot repair a partition already short of `spans_racks`,
+    so it only may not narrow it.
+
+    >>> keeps_rack_spread(["a", "b"], ["a", "c"]), keeps_rack_spread(["a", "b"], ["a", "a"])
+    (True, False)
+    """
+    return len({r for r in racks_after if r is not None}) >= len({r for r in racks_before if r is not None})
+
+
+class OpenRacks(Protocol):
+    """Which racks have open capacity (`pools.health.ClusterHealth` has it: the one cordon rule); the pool rules
+    import nothing of the health module, which needs the cluster's arrays and, through them, the policy."""
+
+    def open_racks(self, brokers: Iterable[tuple[int, str | None]]) -> set[str]: ...
+
+
+def pool_racks(broker_pool: Mapping[int, str | None], rack: Mapping[int, str | None],
+               health: OpenRacks | None = None) -> dict[str | None, set[str]]:
+    """The racks of each pool (``None``: brokers in no pool) with open capacity
+    (`pools.health.ClusterHealth.open_racks`: a cordoned or unhealthy broker takes no new replica and spreads
+    nothing further; without ``health`` every rack counts): the racks available to its partitions, for
+    `spans_racks`.
+
+    >>> from pools.health import ClusterHealth
+    >>> racks = pool_racks({1: "a", 2: "a", 3: "a", 4: None}, {1: "r1", 2: "r2", 3: "r3", 4: "r1"},
+    ...                    ClusterHealth({3: "offline"}, {}))
+    >>> {pool: sorted(r) for pool, r in racks.items()}
+    {'a': ['r1', 'r2'], None: ['r1']}
+    """
+    members: dict[str | None, list[tuple[int, str | None]]] = {}
+    for b, pool in broker_pool.items():
+        members.setdefault(pool, []).append((b, rack.get(b)))
+    if health is None:
+        return {pool: {r for _, r in brokers if r is not None} for pool, brokers in members.items()}
+    return {pool: health.open_racks(brokers) for pool, brokers in members.items()}
 
 
 def pool_racks_required(limits: PoolLimits, max_replication_factor: int, racks_available: int) -> int:

@@ -60,6 +60,17 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the SparkSession carries the ``spark`` mark, whether it asks for the `spark` fixture or
+    is a doctest whose examples mention it: ``make check`` leaves them to ``make check-spark`` and ``make test``."""
+    for item in items:
+        test = getattr(item, "dtest", None)
+        uses = "spark" in getattr(item, "fixturenames", ()) or (
+            test is not None and any("spark" in example.source for example in test.examples))
+        if uses and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
+
+
 @pytest.fixture(autouse=True)
 def _spark_for_doctests(request: pytest.FixtureRequest) -> None:
     test = getattr(request.node, "dtest", None)  # a doctest item

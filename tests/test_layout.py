@@ -260,3 +260,115 @@ def _definitions_at_top_level() -> dict[str, set[str]]:
             if isinstance(node, ast.ClassDef):
                 found.setdefault(node.name, set()).add(module)
     return found
+
+
+# --- each rule once: headroom comparisons, the reason vocabulary, rack spread --------------------------------
+
+_RULES = "pools.pool_rules"
+_REASONS = "pools.plan_file"
+#: The engine's array form of rack spread (`planner.placement.engine.spread_kept`), which asks pool_rules for
+#: the racks required.
+_SPREAD_ARRAYS = "planner.placement.engine"
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+#: Functions whose name says "spread" for something other than a partition's rack spread.
+_OTHER_SPREADS = {("pools.new_brokers", "spread_over_racks"),  # how many brokers to buy per rack
+                  ("planner.assignors.sizing", "spread_topic_rates"),  # a topic's rate over its partitions
+                  ("planner.assignors.sizing", "bytes_spread"),  # max over mean of consumers' bytes
+                  ("planner.operations.balance", "spread"),  # max and min over the mean utilisation
+                  ("planner.sample.kafka4", "_spread")}  # the sample's cordoned dirs over a broker's replicas
+_SPREAD_NAME = re.compile(r"spread|spans?_racks|racks_required", re.IGNORECASE)
+
+
+def _named(node: ast.AST) -> str:
+    """The identifier a name, attribute or string key spells ('' for anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def _mentions_headroom(operand: ast.AST) -> bool:
+    """Whether ``operand`` uses a headroom directly (a call such as ``headroom_limit(...)`` asks the rule)."""
+    todo = [operand]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call):
+            continue
+        if "headroom" in _named(node).lower():
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _reason_in_context(node: ast.Constant, parents: dict[int, ast.AST], names: set[str]) -> bool:
+    """Whether a string spelling a reason name stands for a reason: compared with a ``.rule``, given to
+    ``Reason``/``ReasonRule``, a key of a dict or an item of a collection beside another reason name."""
+    parent = parents.get(id(node))
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        items = parent.keys if isinstance(parent, ast.Dict) else parent.elts
+        if sum(isinstance(k, ast.Constant) and k.value in names for k in items) >= 2:
+            return True
+        parent = parents.get(id(parent))
+    if isinstance(parent, ast.Compare):
+        return any(isinstance(o, ast.Attribute) and o.attr == "rule" for o in (parent.left, *parent.comparators))
+    return isinstance(parent, ast.Call) and _named(parent.func) in ("Reason", "ReasonRule")
+
+
+def _rule_offenders(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Per module: comparisons against a headroom outside `pools.pool_rules` (``over_limit`` is the one; bounds
+    checks of a headroom against constants aside), reason names spelled outside `pools.plan_file` (the distinct
+    ones anywhere, the ones that also name a command or option where they stand for a reason; docstrings aside),
+    and rack-spread rules defined outside `pools.pool_rules` and the engine's array form."""
+    from pools.plan_file import ReasonRule
+
+    names = {r.value for r in ReasonRule}
+    distinct = names - {"replication_factor", "demote", "balance", "fill"}  # also a config, command or option
+    found: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.value) for n in ast.walk(tree)
+                      if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        parents = {id(c): n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+        hits: set[str] = set()
+        for node in ast.walk(tree):
+            if module != _RULES and isinstance(node, ast.Compare) and any(isinstance(o, _ORDER) for o in node.ops):
+                operands = (node.left, *node.comparators)
+                if any(map(_mentions_headroom, operands)) and not all(
+                        isinstance(o, ast.Constant) or _mentions_headroom(o) for o in operands):
+                    hits.add(f"compares a headroom: {ast.unparse(node)}")
+            elif module != _REASONS and isinstance(node, ast.Constant) and node.value in names and \
+                    id(node) not in docstrings and (node.value in distinct or _reason_in_context(node, parents, names)):
+                hits.add(f"spells the reason {node.value!r}")
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and _SPREAD_NAME.search(node.name) and \
+                    module not in (_RULES, _SPREAD_ARRAYS) and (module, node.name) not in _OTHER_SPREADS:
+                hits.add(f"defines {node.name}")
+        if hits:
+            found[module] = hits
+    return found
+
+
+def test_each_rule_lives_in_its_one_home() -> None:
+    """No headroom comparison, reason literal or rack-spread rule outside its home (issue 37)."""
+    assert _rule_offenders(_modules()) == {}
+
+
+def test_a_re_implemented_rule_is_seen(tmp_path) -> None:
+    copy = tmp_path / "copy.py"
+    copy.write_text('def over(cell, pools, pool, d):\n'
+                    '    return cell["before"] > pools[pool][d]["headroom"] * cell["capacity"]\n'
+                    'def limit_ok(load, limits, d, cap):\n    return load <= limits.headroom[d] * cap\n'
+                    'def valid(headroom):\n    return 0 < headroom <= 1\n'
+                    'def why(r):\n    """Says ``relieve``."""\n'
+                    '    if r.rule == "fill" or r.rule in ("demote", "x"):\n        return "keep"\n'
+                    '    return {"replication_factor": "a", "evacuate": "b"}[r.rule]\n'
+                    'def make(Reason):\n    return Reason("balance"), {"--log-dirs": "balance"}\n'
+                    'def _spans_racks_ok(replicas, racks):\n'
+                    '    return len(set(replicas)) >= min(len(replicas), racks)\n'
+                    'def keeps_spread(a, b):\n    return a <= b\n', encoding="utf-8")
+    hits = _rule_offenders({"planner.copy": copy})["planner.copy"]
+    assert hits == {'compares a headroom: cell[\'before\'] > pools[pool][d][\'headroom\'] * cell[\'capacity\']',
+                    "compares a headroom: load <= limits.headroom[d] * cap",
+                    "spells the reason 'fill'", "spells the reason 'demote'", "spells the reason 'replication_factor'",
+                    "spells the reason 'evacuate'", "spells the reason 'balance'",
+                    "defines _spans_racks_ok", "defines keeps_spread"}, hits

@@ -33,6 +33,7 @@ from planner.assignors.simulate import derive_topic_id
 from planner.assignors.strategies import DEFAULT_ASSIGNORS, Assignor
 from pools.java_semantics import utf16_key
 from pools.errors import InputError
+from pools.pool_rules import over_limit
 
 TopicPartition = tuple[str, int]
 
@@ -338,7 +339,7 @@ def size_group(
         required=required,
         best_strategy=best,
         current=current,
-        over_capacity=(current or loads[0]).max_utilization > capacity.headroom and bool(current_members),
+        over_capacity=over_limit((current or loads[0]).max_utilization, capacity.headroom) and bool(current_members),
     )
 
 

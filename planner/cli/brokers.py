@@ -52,12 +52,12 @@ def operation_outcome(result: OperationResult) -> Outcome:
         cells = ", ".join(f"{d} {before.get(d, 0):.2f}→{after.get(d, 0):.2f}" for d in table)
         details.append(f"pool {pool}: spread (busiest − idlest broker, over its fair share) {cells}")
     return Outcome(
-        subject=f"{plan.operation['name']} on {plan.cluster}",
+        subject=f"{plan.operation_name} on {plan.cluster}",
         summary=moved,
         written=result.path,
         details=tuple(details),
         warnings=plan.warnings,
-        headline=f"{plan.operation['name']}: {moved}",
+        headline=f"{plan.operation_name}: {moved}",
     )
 
 

@@ -93,7 +93,7 @@ def build_bundle(
     if apply_batches(current, batches) != target:
         raise AssertionError("batches do not compose to the plan's target")  # an internal invariant
     capacity = {b.id: (float(b.capacity.nw_in), float(b.capacity.nw_out)) for b in snapshot.brokers}
-    load = _peak_load(plan.utilisation)
+    load = _peak_load(plan)
     throttles = []
     for b in batches:
         involved = frozenset().union(*(m.brokers for m in b.moves))
@@ -175,18 +175,9 @@ def build_bundle(
 
 
 def over_limit_before(plan: Plan, snapshot: ClusterSnapshot) -> frozenset[int]:
-    """Brokers over capacity × headroom (their pool's, from the plan's ``utilisation``) in some dimension before
-    the plan: the batches relieve them first."""
-    pools = plan.utilisation.get("pools", {})
-    out = set()
-    for b, row in plan.utilisation.get("brokers", {}).items():
-        pool = plan.brokers.get(int(b))
-        for d, cell in row.items():
-            headroom = pools.get(pool, {}).get(d, {}).get("headroom")
-            if headroom is not None and cell.get("before") is not None and cell.get("capacity") and \
-                    cell["before"] > headroom * cell["capacity"]:
-                out.add(int(b))
-    return frozenset(out)
+    """Brokers over capacity × headroom in some dimension before the plan (`pools.plan_file.Plan.over_limit_before`):
+    the batches relieve them first."""
+    return plan.over_limit_before()
 
 
 def write_bundle(out_dir: str | os.PathLike[str], files: Mapping[str, str], *, overwrite: bool = False) -> Path:
@@ -288,17 +279,14 @@ def _checked(entries: list[ReassignmentEntry], cluster: dict[str, Any], name: st
     return text + "\n"
 
 
-def _peak_load(utilisation: Mapping[str, Any]) -> dict[int, tuple[float, float]]:
-    """Forecast peak ``(nw_in, nw_out)`` per broker: the larger of the loads before and after the plan."""
-    result: dict[int, tuple[float, float]] = {}
-    for broker, dims in (utilisation.get("brokers") or {}).items():
-        peaks = []
-        for dim in ("nw_in", "nw_out"):
-            values = dims.get(dim, {}) if isinstance(dims, Mapping) else {}
-            numbers = [float(values[k]) for k in ("now", "before", "after") if isinstance(values.get(k), (int, float))]
-            peaks.append(max(numbers, default=0.0))
-        result[int(broker)] = (peaks[0], peaks[1])
-    return result
+def _peak_load(plan: Plan) -> dict[int, tuple[float, float]]:
+    """Forecast peak ``(nw_in, nw_out)`` per broker: the largest of its loads now, before and after the plan."""
+    def peak(b: int, dimension: str) -> float:
+        cell = plan.utilisation.broker(b, dimension)
+        loads = () if cell is None else (cell.now, cell.before, cell.after)
+        return max((v for v in loads if v is not None), default=0.0)
+
+    return {b: (peak(b, "nw_in"), peak(b, "nw_out")) for b in plan.utilisation.broker_ids}
 
 
 def _batch_row(b: Batch, t: BatchThrottle) -> dict[str, Any]:

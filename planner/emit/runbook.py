@@ -117,7 +117,7 @@ def bytes_by_reason(moves: Iterable[PartitionMove]) -> list[dict[str, Any]]:
     """
     rows: dict[str, dict[str, Any]] = {}
     for m in moves:
-        rule = m.reason.rule if m.reason is not None else "none"
+        rule = m.reason.rule.value if m.reason is not None else "none"
         row = rows.setdefault(rule, {"rule": rule, "partitions": 0, "leader_only": 0, "copied_bytes": 0})
         row["partitions"] += 1
         row["leader_only"] += int(m.reason is not None and m.reason.leader_only)

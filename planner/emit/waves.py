@@ -3,7 +3,7 @@
 Change-managed shops run a big reassignment over several windows. `cut_waves` splits a plan's moves into waves of
 at most ``wave_bytes`` copied bytes (a move larger than that gets a wave of its own) such that after every wave
 
-- every broker is within capacity × headroom (its pool's, from the plan's ``utilisation``) in every dimension of
+- every broker is within capacity × headroom (its pool's, `pools.plan_file.Plan.pool_headroom`) in every dimension of
   `DIMENSIONS`, or no worse than before the plan (loads at the plan's forecast, `pools.demand`), or, where the
   plan itself leaves a broker over its limit and worse (a shortfall its warnings name), no worse than its end;
 - the replicas outside their topic's pool (the audit's isolation findings, against the plan's pools) never
@@ -29,12 +29,13 @@ from pools.errors import InfeasibleError
 from pools.fill import replica_loads
 from pools.new_brokers import with_planned_brokers
 from pools.plan_file import PartitionMove, Plan
+from pools.pool_rules import headroom_limit, over_limit
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
 
 __all__ = ["Wave", "cut_waves", "wave_plan", "wave_bundles"]
 
-_TOL = 1e-9
+_TOL = 1e-9  # on sums of excess (how far over, not whether: that is `pools.pool_rules.over_limit`)
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,10 @@ class _Cut:
         self.loads = partition_loads(snapshot, demands)
         self.position = {b.id: k for k, b in enumerate(snapshot.brokers)}
         capacity = np.array([[b.capacity.get(d) for d in DIMENSIONS] for b in snapshot.brokers], dtype=float)
-        pools = plan.utilisation.get("pools", {})
-        headroom = np.array([[pools.get(plan.brokers.get(b.id), {}).get(d, {}).get("headroom") or np.inf
-                              for d in DIMENSIONS] for b in snapshot.brokers], dtype=float)
-        self.limit = np.where(np.isfinite(headroom), capacity * np.where(np.isfinite(headroom), headroom, 0), np.inf)
+        headroom = np.array([[plan.pool_headroom(plan.brokers.get(b.id), d) or np.nan for d in DIMENSIONS]
+                             for b in snapshot.brokers], dtype=float)
+        stated = ~np.isnan(headroom)
+        self.limit = np.where(stated, headroom_limit(capacity, np.where(stated, headroom, 0.0)), np.inf)
         self.load = np.zeros_like(capacity)
         for p in snapshot.partitions:
             self._add(self.load, (p.topic, p.partition), p.replicas, 1.0)
@@ -129,14 +130,18 @@ class _Cut:
     def _delta_outside(self, m: PartitionMove) -> int:
         return self._outside(m.topic, m.replicas) - self._outside(m.topic, m.old_replicas)
 
+    def _within(self, load: np.ndarray) -> bool:
+        """Every broker within what it is allowed (`pools.pool_rules.over_limit`, with its tolerance)."""
+        return not over_limit(load, self.allowed).any()
+
     def fits(self, m: PartitionMove, start_outside: int) -> bool:
         """Whether the state after ``m`` still meets both rules."""
         if self.outside + self._delta_outside(m) > start_outside:
             return False
-        return not (self._over(self._after(m)) > _TOL).any()
+        return self._within(self._after(m))
 
     def _meets(self, start_outside: int) -> bool:
-        return not (self._over(self.load) > _TOL).any() and self.outside <= start_outside
+        return self._within(self.load) and self.outside <= start_outside
 
     def apply(self, m: PartitionMove) -> None:
         self.load = self._after(m)
@@ -156,7 +161,7 @@ class _Cut:
                     if any(other is t for t in taken) or self._meets(start_outside):
                         continue
                     over = self._over(self.load)
-                    hot = over > _TOL
+                    hot = over_limit(self.load, self.allowed)
                     after = self._over(self._after(other))
                     # it takes load off a broker over its level, and adds no excess overall (a rotation passes
                     # the excess on to the move that clears it)
@@ -170,7 +175,7 @@ class _Cut:
             self.load, self.outside = saved, outside
         m = remaining[0]
         over = self._over(self._after(m))
-        if not (over > _TOL).any():
+        if self._within(self._after(m)):
             pool = self.plan.topics.get(m.topic)
             outside = [b for b in m.replicas if self.plan.brokers.get(b) != pool]
             raise InfeasibleError(

@@ -41,12 +41,12 @@ from planner.operations.balance import broker_loads
 from planner.operations.distribution import pool_optimiser
 from planner.operations.outcome import Operation, operation_plan
 from planner.operations.scope import OperationInputs
-from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, state_loads
+from planner.placement.engine import ENGINE_DIMENSIONS, Goal, PoolState, spread_kept, state_loads
 from planner.placement.minimal_move import FAIR_SHARE_BAND, place_in_pools
 from pools.demand import PartitionShare, partition_loads
 from pools.errors import InfeasibleError, InputError
 from pools.health import ClusterHealth
-from pools.pool_rules import (brokers_required, closed_capacity, over_limit, pool_racks_required,
+from pools.pool_rules import (brokers_required, closed_capacity, keeps_rack_spread, over_limit, pool_racks_required,
                               usable_capacity)
 from pools.snapshot import DIMENSIONS, Broker, PartitionState
 from pools.units import format_bytes
@@ -160,15 +160,14 @@ def _only_to(state: PoolState, targets: Sequence[int]) -> PoolState:
     receives = state.receives & np.isin(state.broker_ids, np.asarray(targets, dtype=np.int64))
     seed = state.seed.copy()
     load = state_loads(state, seed)
-    racks = len(np.unique(state.rack[state.rack >= 0]))
     for i, slot in zip(*np.nonzero(seed >= 0), strict=True):
         b = int(seed[i, slot])
         if receives[b] or (state.holders[i] == b).any():
             continue
         others = [int(x) for x in seed[i] if x >= 0 and x != b]
-        used = {int(state.rack[x]) for x in others}
-        fits = [t for t in np.flatnonzero(receives).tolist() if t not in others
-                and (int(state.rack[t]) not in used or state.rf[i] > racks or not racks)]
+        free = np.array([t for t in np.flatnonzero(receives).tolist() if t not in others], dtype=np.int64)
+        kept = spread_kept(state, np.repeat(seed[i : i + 1], len(free), axis=0), np.full(len(free), slot), free)
+        fits = free[kept].tolist()
         if not fits:
             raise InfeasibleError(f"--to: no destination broker can take the drained replica of a partition on "
                                   f"{', '.join(str(int(state.broker_ids[x])) for x in others)} and keep its rack "
@@ -225,7 +224,7 @@ def replace_broker(inputs: OperationInputs, old: int, new: int, *, allow_rack_ch
             continue
         others = [b for b in p.replicas if b != old]
         target = new
-        if new in p.replicas or not _keeps_spread(others, new, rack, old):
+        if new in p.replicas or not _swap_keeps_racks(others, new, rack, old):
             target = _least_loaded(members, others, rack, old, loads, limit)
             if target is None:
                 raise InfeasibleError(f"partition {p.topic}-{p.partition}: no broker of pool {pool!r} can take broker "
@@ -480,16 +479,16 @@ def _amount(dimension: str, value: float) -> str:
     return format_bytes(value) if dimension == "disk" else f"{value:.6g}"
 
 
-def _keeps_spread(others: Sequence[int], candidate: int, rack: Mapping[int, str | None], old: int) -> bool:
-    """True when replacing ``old`` by ``candidate`` keeps as many distinct racks as the partition had."""
-    before = len({rack[b] for b in (*others, old) if rack.get(b) is not None})
-    return len({rack[b] for b in (*others, candidate) if rack.get(b) is not None}) >= before
+def _swap_keeps_racks(others: Sequence[int], candidate: int, rack: Mapping[int, str | None], old: int) -> bool:
+    """Replacing ``old`` by ``candidate`` (the other replicas ``others`` stay) keeps the partition's rack spread
+    (`pools.pool_rules.keeps_rack_spread`)."""
+    return keeps_rack_spread([rack.get(b) for b in (*others, old)], [rack.get(b) for b in (*others, candidate)])
 
 
 def _least_loaded(members: Sequence[int], others: Sequence[int], rack: Mapping[int, str | None], old: int,
                   loads: Mapping[int, np.ndarray], limit: Mapping[int, np.ndarray]) -> int | None:
     """The member with the lowest utilisation (busiest dimension over its limit) that keeps the rack spread."""
-    fits = [b for b in members if b not in others and b != old and _keeps_spread(others, b, rack, old)]
+    fits = [b for b in members if b not in others and b != old and _swap_keeps_racks(others, b, rack, old)]
     if not fits:
         return None
     return min(fits, key=lambda b: (float(np.max(loads[b][:4] / np.where(limit[b] > 0, limit[b], 1e-9))), b))

@@ -10,7 +10,7 @@ copied byte for the brokers out of the band, above *or* below it, or over headro
 - **Replica moves**, when no leader move helps (under a budget, the best per copied byte over every broker out
   of the band, not only the furthest that has one): a replica on a broker above the band goes to any receiving
   broker, or a replica on one of the brokers fullest where a broker is below the band comes to it, keeping the
-  partition's rack spread (its own rack, or a rack the partition does not use) and taking the lead with it
+  partition's rack spread (`planner.placement.engine.spread_kept`) and taking the lead with it
   when it led; going back to a broker that holds the partition now copies nothing. The replicas tried are
   those relieving the most, and those relieving the most per copied byte.
 - **Swaps**, when no single move helps: a replica of such a broker and one of a partner change places (Cruise
@@ -53,6 +53,7 @@ from planner.placement.engine import (
     band_weights,
     evaluate,
     optimise,
+    spread_kept,
     state_fair_share,
     state_loads,
 )
@@ -101,10 +102,7 @@ class _Search:
         self.limit = np.where(state.limit > 0, state.limit, _EPS)
         self.budget = np.inf if goal.budget is None else float(goal.budget)
         self.spent = 0.0
-        self.rf = state.rf
         self.scale = max(float(state.size.max()), 1.0) if len(state.size) else 1.0
-        racks = state.rack[state.rack >= 0]
-        self.n_racks = len(np.unique(racks))
 
     # -- what a placement costs ----------------------------------------------------------------------------------
 
@@ -138,24 +136,16 @@ class _Search:
         parts, slot = np.nonzero(self.target == b)
         return parts, self.s.follower[parts] + (slot == 0)[:, None] * self.s.extra[parts]
 
-    def _spread_ok(self, parts: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Moving ``b``'s replica of each partition to ``t`` keeps min(RF, racks) racks."""
-        rack = self.s.rack
-        if not self.n_racks:
-            return np.ones(len(t), dtype=bool)
+    def _keeps_racks(self, parts: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Moving ``b``'s replica of each partition to ``t`` keeps its rack spread (`spread_kept`)."""
         rows = self.target[parts]
-        others = np.where((rows >= 0) & (rows != b[:, None]), rack[np.maximum(rows, 0)], -2)
-        same = rack[t] == rack[b]
-        fresh = (rack[t] >= 0) & ~(others == rack[t][:, None]).any(axis=1)
-        wide = self.rf[parts] <= self.n_racks
-        rack_kept = (others == rack[b][:, None]).any(axis=1)  # RF > racks: every rack keeps a replica
-        return np.where(wide, (same & (rack[t] >= 0)) | fresh, same | rack_kept)
+        return spread_kept(self.s, rows, np.argmax(rows == b[:, None], axis=1), t)
 
     def _movable(self, parts: np.ndarray, b: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Whether ``b``'s replica of each partition may go to ``t`` (receiving, not yet holding it, rack spread
         kept), and the bytes that copies."""
         ok = self.s.receives[t] & (t != b) & ~(self.target[parts] == t[:, None]).any(axis=1)
-        ok &= self._spread_ok(parts, b, t)
+        ok &= self._keeps_racks(parts, b, t)
         cost = np.where((self.s.holders[parts] == t[:, None]).any(axis=1), 0.0, self.s.size[parts])
         return ok, cost
 
@@ -300,7 +290,7 @@ class _Search:
         sample = parts[:: max(1, len(parts) // _SWAP)][:_SWAP]
         out = []
         for t in order.tolist():
-            ok = self._spread_ok(sample, np.full(len(sample), v), np.full(len(sample), t))
+            ok = self._keeps_racks(sample, np.full(len(sample), v), np.full(len(sample), t))
             if ok.any():
                 out.append(t)
                 if len(out) == _PARTNERS:
@@ -327,7 +317,7 @@ class _Search:
             pi, pj = i[ii], j[jj]
             vb, tb = np.full(len(pi), v), np.full(len(pi), t)
             ok = (pi != pj) & ~(self.target[pi] == t).any(axis=1) & ~(self.target[pj] == v).any(axis=1)
-            ok &= self._spread_ok(pi, vb, tb) & self._spread_ok(pj, tb, vb)
+            ok &= self._keeps_racks(pi, vb, tb) & self._keeps_racks(pj, tb, vb)
             cost = (np.where((s.holders[pi] == t).any(axis=1), 0.0, s.size[pi])
                     + np.where((s.holders[pj] == v).any(axis=1), 0.0, s.size[pj]))
             ok &= self.spent + cost <= self.budget + _EPS

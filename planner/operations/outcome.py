@@ -18,12 +18,11 @@ from typing import Any
 
 from planner.operations.balance import broker_loads, pool_balance, rack_pinned
 from planner.operations.scope import OperationInputs, bytes_per_storage
-from planner.placement.engine import MoveReason
 from planner.placement.minimal_move import PoolPlacement
 from planner.reasons import with_reasons
 from planner.validator import refuse_cordon_crossings, validate_plan
 from pools.demand import broker_load
-from pools.plan_file import PartitionMove, Plan, SolverReport
+from pools.plan_file import PartitionMove, Plan, Reason, SolverReport
 from pools.pool_rules import usable_capacity
 from pools.snapshot import DIMENSIONS
 
@@ -55,7 +54,7 @@ def operation_plan(
     warnings: Sequence[str] = (),
     extra: Mapping[str, Any] | None = None,
     dimension_bands: Mapping[str, float] | None = None,
-    reasons: Mapping[tuple[str, int], MoveReason] | None = None,
+    reasons: Mapping[tuple[str, int], Reason] | None = None,
 ) -> Operation:
     """Assemble and validate the plan of operation ``name`` (see the module docstring).
 
@@ -128,7 +127,7 @@ def operation_plan(
         operation={"name": name, "arguments": dict(arguments), "band": band, "moved_bytes": moved,
                    "lower_bound_bytes": lower_bound, "balance": balance} | dict(extra or {}),
     )
-    plan = with_reasons(plan, snap, reasons or {}, inputs.health.brokers)
+    plan = with_reasons(plan, snap, reasons or {}, inputs.health)
     found = validate_plan(snap, inputs.policy, plan, inputs.forecast)
     refuse_cordon_crossings(found)
     if found:

@@ -25,7 +25,7 @@ satisfy; `optimise` returns the placement that satisfies it at the fewest moved 
   copies nothing, so it always wins over a copy that relieves the same load (zero-copy moves first).
   Those tiny costs sit well inside the MIP gap, so the count of moves is made exact afterwards: `prune_moves`
   undoes every move whose undoing leaves no broker further outside its limit or band and keeps rack spread,
-  and says of each kept move what undoing it would break (`MoveReason`).
+  and says of each kept move what undoing it would break (a `pools.plan_file.Reason`).
 
 **Candidates.** Small pools (partitions × brokers ≤ `FULL_PAIRS`) are solved whole: the result is the exact
 optimum of the model up to the MIP gap. Larger pools run rounds (at most `MAX_ROUNDS`) of a *move model* from
@@ -67,10 +67,12 @@ import numpy as np
 
 from planner.highs import QuietHighs, use_threads
 from pools.fill import add_loads
+from pools.plan_file import Reason, ReasonRule
+from pools.pool_rules import racks_required, spans_racks
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise",
-           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share", "MoveReason", "prune_moves"]
+           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share", "spread_kept", "prune_moves"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
@@ -476,26 +478,50 @@ def _worst(excess: np.ndarray) -> list[int]:
 
 def _valid_moves(state: PoolState, target: np.ndarray, part: np.ndarray, slot: np.ndarray,
                  dst: np.ndarray) -> np.ndarray:
-    """Which moves keep the partition's replicas distinct and its rack spread (min(RF, racks) racks) and go to
-    a broker that receives; leader moves are always valid."""
+    """Which moves keep the partition's replicas distinct and its rack spread (`spread_kept`) and go to a broker
+    that receives; leader moves are always valid."""
     if not len(part):
         return np.zeros(0, dtype=bool)
-    racks = np.unique(state.rack[state.rack >= 0])
     rows = target[part]
-    rf = (rows >= 0).sum(axis=1)
     move = dst >= 0
     d = np.maximum(dst, 0)
     ok = ~move | (state.receives[d] & ~(rows == d[:, None]).any(axis=1))
+    return ok & (~move | spread_kept(state, rows, slot, d))
+
+
+def pool_racks(state: PoolState) -> np.ndarray:
+    """The racks of the pool's brokers (codes ≥ 0, sorted): the racks its partitions may span."""
+    return np.unique(state.rack[state.rack >= 0])
+
+
+def spread_kept(state: PoolState, rows: np.ndarray, slot: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Per replica list of ``rows`` (-1 padding): whether moving the replica in ``slot`` to broker ``dst`` keeps
+    the rack spread, the array form of `pools.pool_rules.spans_racks` for one replaced replica.
+
+    Where a partition needs a rack per replica (`pools.pool_rules.racks_required` = RF), the new replica takes a
+    rack none of the others holds; where it needs every rack, the rack it leaves is still held by another
+    replica, or is the new one's (or it left no rack).
+
+    >>> s = PoolState(np.array([1, 2, 3]), np.array([0, 0, 1]), np.ones((3, 4)), np.ones((3, 4)), np.ones(3, bool),
+    ...               np.zeros((3, 6)), np.zeros(1), np.array([[0, 2]]), np.array([0]), np.array([[0, 2]]),
+    ...               np.zeros((1, 6)), np.zeros((1, 6)))
+    >>> spread_kept(s, np.array([[0, 2], [0, 2]]), np.array([1, 0]), np.array([1, 1])).tolist()
+    [False, True]
+    """
+    racks = pool_racks(state)
     if not len(racks):
-        return ok
+        return np.ones(len(rows), dtype=bool)
+    rf = (rows >= 0).sum(axis=1)
+    at = np.arange(len(rows))
     rack_rows = np.where(rows >= 0, state.rack[np.maximum(rows, 0)], -2)
     others = rack_rows.copy()
-    others[np.arange(len(part)), slot] = -2
-    new_rack = state.rack[d]
-    old_rack = rack_rows[np.arange(len(part)), slot]
+    others[at, slot] = -2
+    new_rack = state.rack[dst]
+    old_rack = rack_rows[at, slot]
     distinct = (new_rack >= 0) & ~(others == new_rack[:, None]).any(axis=1)
     covered = (new_rack == old_rack) | (others == old_rack[:, None]).any(axis=1) | (old_rack < 0)
-    return ok & (~move | np.where(rf <= len(racks), distinct, covered))
+    own_rack = racks_required(rf, len(racks)) >= rf  # each replica needs a rack of its own
+    return np.where(own_rack, distinct, covered)
 
 
 def _solve_moves(state: PoolState, band: _Band, goal: Goal, moves: _Moves, start: PoolResult, max_nodes: int,
@@ -757,20 +783,22 @@ def _holds(holders: np.ndarray, parts: np.ndarray, brokers: np.ndarray) -> np.nd
 
 
 def _racks(m: _Builder, state: PoolState, pi: np.ndarray, pn: np.ndarray, x: np.ndarray) -> None:
-    """min(RF, racks) racks: RF ≤ racks → at most one replica per rack and none off-rack; RF > racks → every rack."""
-    racks = np.unique(state.rack[state.rack >= 0])
+    """`pools.pool_rules.racks_required` racks: a rack per replica (RF ≤ racks) → at most one replica per rack and
+    none off-rack; else every rack."""
+    racks = pool_racks(state)
     if not len(racks):
         return
     rf = state.rf
+    own_rack = racks_required(rf, len(racks)) >= rf
     code = np.searchsorted(racks, state.rack[pn])
     racked = state.rack[pn] >= 0
-    wide = rf[pi] <= len(racks)
+    wide = own_rack[pi]
     r = m.rows(np.zeros(1), np.zeros(1))  # no replica on a broker without a rack when each needs its own rack
     off = wide & ~racked
     m.add(np.repeat(r, int(off.sum())), x[off], 1.0)
     key = pi * len(racks) + np.where(racked, code, 0)
     pairs = np.unique(key[racked])
-    spread = rf[pairs // len(racks)] <= len(racks)
+    spread = own_rack[pairs // len(racks)]
     rows = m.rows(np.where(spread, -np.inf, 1.0), np.where(spread, 1.0, np.inf))
     m.add(rows[np.searchsorted(pairs, key[racked])], x[racked], 1.0)
 
@@ -850,24 +878,7 @@ def evaluate(state: PoolState, goal: Goal, target: np.ndarray, status: str) -> P
     return _result(state, _Band(state, goal), target, status)
 
 
-@dataclass(frozen=True)
-class MoveReason:
-    """Why a partition's move stays in a placement: what undoing it (its current replicas back) would break.
-
-    ``rule`` is ``"outside"`` (a current replica is outside the pool, or the replication factor changes: the
-    caller names which), ``"rack_spread"`` (the current replicas span too few racks), ``"relieve"`` (broker
-    ``broker`` would go over its limit in ``dimension``), ``"balance"`` (above its band) or ``"fill"`` (below its
-    band); ``bound`` is that limit or band edge and ``without`` the load the broker would have without the move.
-    """
-
-    rule: str
-    broker: int = -1
-    dimension: str = ""
-    bound: float = 0.0
-    without: float = 0.0
-
-
-def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.ndarray, dict[int, MoveReason]]:
+def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.ndarray, dict[int, Reason]]:
     """Undo every move of ``target`` that relieves, balances, fills or repairs nothing; the reason of each kept one.
 
     A move is undone (whole, else replica by replica, else its leader change) when the result keeps every
@@ -877,7 +888,10 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     first slot (`_canonical`); reordering followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
     bytes (an empty partition moved costs the objective ~1e-9): this pass makes the number of moves exact.
 
-    Returns the pruned target and, per partition that still moves (row index), its `MoveReason`.
+    Returns the pruned target and, per partition that still moves (row index), the `pools.plan_file.Reason` that
+    undoing it breaks, its ``broker`` a position in the pool: ``rack_spread``, ``relieve``, ``balance`` or
+    ``fill``. A partition with a current replica outside the pool, or whose replication factor changes, gets
+    none here: the caller names that rule (`planner.reasons`).
 
     Examples
     --------
@@ -893,7 +907,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     """
     band = _Band(state, goal)
     out = np.array(target, dtype=np.int64)
-    racks = np.unique(state.rack[state.rack >= 0])
+    racks = len(pool_racks(state))
     load = state_loads(state, out)
     # only rows that differ from their current replicas can move (an equal row is its own canonical form): the
     # Python work below is per differing row, not per partition
@@ -911,7 +925,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
         for i in moving:
             now = lists[i]
             for candidate in _undo_candidates(rows[i], now, slots[i]):
-                if not _spread_ok(state, racks, candidate):
+                if not _spans(state, racks, candidate):
                     continue
                 after = _shift(state, load, i, rows[i], candidate)
                 if _no_worse(band, load, after):
@@ -926,7 +940,8 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     for i, row in rows.items():
         out[i] = -1
         out[i, : len(row)] = row
-    return out, {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
+    why = {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
+    return out, {i: r for i, r in why.items() if r is not None}
 
 
 def _canonical(row: list[int], now: list[int]) -> list[int]:
@@ -960,14 +975,10 @@ def _undo_candidates(row: list[int], now: list[int], slots: list[int]):
         yield _canonical([now[0], *(b for b in row if b != now[0])], slots)
 
 
-def _spread_ok(state: PoolState, racks: np.ndarray, row: list[int]) -> bool:
-    """The rack rule of the model: RF ≤ racks → distinct racks, none unracked; RF > racks → every rack."""
-    if not len(racks) or not row:
-        return True
-    on = state.rack[row]
-    if len(row) <= len(racks):
-        return bool((on >= 0).all()) and len(set(on.tolist())) == len(row)
-    return set(racks.tolist()) <= set(on.tolist())
+def _spans(state: PoolState, racks: int, row: list[int]) -> bool:
+    """Whether the replicas ``row`` (positions) span the racks their partition needs (`pools.pool_rules.spans_racks`
+    over the pool's ``racks``)."""
+    return spans_racks([r if r >= 0 else None for r in state.rack[row].tolist()], racks)
 
 
 def _shift(state: PoolState, load: np.ndarray, i: int, row: list[int], candidate: list[int]) -> dict[int, np.ndarray]:
@@ -988,15 +999,16 @@ def _no_worse(band: _Band, load: np.ndarray, after: dict[int, np.ndarray]) -> bo
     return bool((down1 <= np.maximum(down0, _TOL)).all() and (up1 <= np.maximum(up0, _TOL)).all())
 
 
-def _reason(state: PoolState, band: _Band, racks: np.ndarray, load: np.ndarray, i: int, row: list[int],
-            now: list[int]) -> MoveReason:
-    """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the first rule in the order
-    relieve (a broker further over its limit), balance (further above its band), fill (further below it), and
-    within that rule the broker and dimension it puts furthest outside (see `MoveReason`)."""
+def _reason(state: PoolState, band: _Band, racks: int, load: np.ndarray, i: int, row: list[int],
+            now: list[int]) -> Reason | None:
+    """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the rack spread, else the first
+    rule in the order relieve (a broker further over its limit), balance (further above its band), fill (further
+    below it), and within that rule the broker and dimension it puts furthest outside. None where the current
+    replicas are not all in the pool or their count changes (the caller names why)."""
     if len(now) != len(row):  # a current replica outside the pool (no position here), or a new factor
-        return MoveReason("outside")
-    if not _spread_ok(state, racks, now):
-        return MoveReason("rack_spread")
+        return None
+    if not _spans(state, racks, now):
+        return Reason(ReasonRule.RACK_SPREAD)
     after = _shift(state, load, i, row, now)
     brokers = sorted(after)
     block = np.array([after[b] for b in brokers])
@@ -1004,13 +1016,12 @@ def _reason(state: PoolState, band: _Band, racks: np.ndarray, load: np.ndarray, 
     down1, up1 = band.excess_of(block, brokers)
     above = down1 - np.maximum(down0, _TOL)
     over_limit = block > band.limit[brokers]
-    for rule, worse in (("relieve", np.where(over_limit, above, 0.0)), ("balance", np.where(over_limit, 0.0, above)),
-                        ("fill", up1 - np.maximum(up0, _TOL))):
+    for rule, worse in ((ReasonRule.RELIEVE, np.where(over_limit, above, 0.0)),
+                        (ReasonRule.BALANCE, np.where(over_limit, 0.0, above)),
+                        (ReasonRule.FILL, up1 - np.maximum(up0, _TOL))):
         if (worse > 0).any():
             break
     k, d = np.unravel_index(int(np.argmax(worse)), worse.shape)
     b = brokers[k]
-    if rule == "fill":
-        return MoveReason("fill", b, ENGINE_DIMENSIONS[d], float(band.low[b, d]), float(block[k, d]))
-    bound = band.limit[b, d] if rule == "relieve" else band.upper[b, d]
-    return MoveReason(rule, b, ENGINE_DIMENSIONS[d], float(bound), float(block[k, d]))
+    bound = {ReasonRule.FILL: band.low, ReasonRule.RELIEVE: band.limit}.get(rule, band.upper)[b, d]
+    return Reason(rule, b, ENGINE_DIMENSIONS[d], float(bound), float(block[k, d]))

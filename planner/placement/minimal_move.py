@@ -24,12 +24,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from planner.placement.engine import (ENGINE_DIMENSIONS, TIME_LIMITED, Goal, MoveReason, PoolResult, PoolState,
+from planner.placement.engine import (ENGINE_DIMENSIONS, TIME_LIMITED, Goal, PoolResult, PoolState,
                                       evaluate, optimise, prune_moves)
 from pools.cluster_arrays import ClusterArrays, cluster_arrays
 from pools.demand import Demand, PartitionLoads, partition_loads
 from pools.fill import current_targets, held_mask, load_on, replica_loads, seed_pools
 from pools.health import ClusterHealth, cluster_health
+from pools.plan_file import Reason
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
 __all__ = ["FAIR_SHARE_BAND", "PoolPlacement", "Placement", "place_in_pools", "engine_loads"]
@@ -70,7 +71,7 @@ class Placement:
     warnings: tuple[str, ...] = ()
     pools: Mapping[str, PoolPlacement] = field(default_factory=dict)
     target: np.ndarray | None = field(default=None, compare=False, repr=False)
-    reasons: Mapping[tuple[str, int], MoveReason] = field(default_factory=dict, compare=False, repr=False)
+    reasons: Mapping[tuple[str, int], Reason] = field(default_factory=dict, compare=False, repr=False)
 
 
 def place_in_pools(
@@ -149,7 +150,7 @@ def place_in_pools(
     warnings: list[str] = []
     outcome: dict[str, PoolPlacement] = {}
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    reasons: dict[tuple[str, int], MoveReason] = {}
+    reasons: dict[tuple[str, int], Reason] = {}
     for j, pool in enumerate(pools):
         ids = a.broker_ids[brokers[j]]
         parts = np.flatnonzero((part_pool == j) & ~fixed)
@@ -174,7 +175,7 @@ def place_in_pools(
                              candidates=found.candidates, rounds=found.rounds)
             for k, reason in why.items():
                 p = snapshot.partitions[int(parts[k])]
-                reasons[p.topic, p.partition] = reason if reason.broker < 0 else \
+                reasons[p.topic, p.partition] = reason if reason.broker is None else \
                     replace(reason, broker=int(ids[reason.broker]))
             target[parts] = np.where(result.target >= 0, brokers[j][np.maximum(result.target, 0)], -1)
             outcome[pool] = PoolPlacement(_copied_bytes(state, state.seed), result.moved_bytes,

@@ -3,13 +3,14 @@
 `spark_jobs.growth.backtest` wrote, per topic and daily series (``bytes_in_p99``, ``storage_bytes``), forecasts made
 from past origins with what then happened (``profile/backtest.parquet``). Here they are scored: a pool's forecast
 from an origin ``h`` days ahead is the sum of its topics' forecasts (and band edges) that have one for that origin
-and horizon, against the sum of their actual values. Per pool, series and horizon: the forecasts scored, their
-mean absolute percentage error (mean of ``|forecast − actual| / actual``) and the share whose band held
-(``low ≤ actual ≤ high``). The band is the calibrated one the runway uses (`pools.forecast_band`), scored out of
+and horizon (`pools.forecast_band.group_rows`), against the sum of their actual values. Per pool, series and
+horizon: the forecasts scored, their mean absolute percentage error (mean of ``|forecast − actual| / actual``) and
+the share whose band held (``low ≤ actual ≤ high``). The band is the calibrated one the runway uses, scored out of
 time: each origin's rows judged by the band calibrated only on the rows whose actual day was already past then
 (`pools.forecast_band.out_of_time`; rows before the band had a tested horizon are not scored): an 80 % band, so
-about 80 % is calibrated. `horizon_scores` gives the same per series and horizon over every topic's rows, with the
-origins behind each figure.
+about 80 % is calibrated. A pool's band is calibrated on the pool's own summed rows (every pool's pooled where it
+has too few: `pools.forecast_band.calibrate_groups`), a topic's on every topic's rows. `horizon_scores` gives the
+topics' per series and horizon over every topic's rows, with the origins behind each figure.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pools.forecast_band import MIN_ORIGINS, out_of_time
+from pools.forecast_band import MIN_ORIGINS, group_rows, out_of_time
 from pools.profile import BacktestRow
 
 __all__ = ["Score", "HorizonScore", "score", "pool_scores", "topic_scores", "horizon_scores", "coverage_at",
@@ -26,7 +27,8 @@ __all__ = ["Score", "HorizonScore", "score", "pool_scores", "topic_scores", "hor
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """The backtest of one pool or topic (``name``), series and horizon."""
+    """The backtest of one pool or topic (``name``), series and horizon: one forecast per origin. `judged`: scored
+    on at least `pools.forecast_band.MIN_ORIGINS` origins; fewer is too few to judge the band by."""
 
     name: str
     metric: str
@@ -34,6 +36,10 @@ class Score:
     forecasts: int
     mape: float
     band_held: float
+
+    @property
+    def judged(self) -> bool:
+        return self.forecasts >= MIN_ORIGINS
 
 
 def score(name: str, metric: str, horizon: int, points: Iterable[tuple[float, float, float, float]]) -> Score | None:
@@ -53,17 +59,14 @@ def score(name: str, metric: str, horizon: int, points: Iterable[tuple[float, fl
 
 
 def pool_scores(rows: Iterable[BacktestRow], topic_pool: Mapping[str, str | None]) -> tuple[Score, ...]:
-    """Per pool, series and horizon: the pool's summed forecasts from each origin (see the module docstring)."""
-    sums: dict[tuple[str, str, int], dict[object, list[float]]] = {}
-    for r, low, high in _scored(rows):
-        pool = topic_pool.get(r.topic)
-        if pool is None:
-            continue
-        acc = sums.setdefault((pool, r.metric, r.horizon_days), {}).setdefault(r.origin, [0.0, 0.0, 0.0, 0.0])
-        for i, v in enumerate((r.actual, r.forecast, low, high)):
-            acc[i] += v
-    out = (score(pool, metric, h, (tuple(v) for _, v in sorted(origins.items())))  # type: ignore[arg-type]
-           for (pool, metric, h), origins in sorted(sums.items()))
+    """Per pool, series and horizon: the pool's summed forecasts from each origin, judged out of time by the pool's
+    band (see the module docstring)."""
+    points: dict[tuple[str, str, int], list[tuple[float, float, float, float]]] = {}
+    for x in out_of_time(group_rows(rows, topic_pool), grouped=True):
+        if x is not None:
+            r, low, high = x
+            points.setdefault((r.topic, r.metric, r.horizon_days), []).append((r.actual, r.forecast, low, high))
+    out = (score(pool, metric, h, p) for (pool, metric, h), p in sorted(points.items()))
     return tuple(s for s in out if s is not None)
 
 
@@ -117,9 +120,10 @@ def _scored(rows: Iterable[BacktestRow]) -> list[tuple[BacktestRow, float, float
 SERIES_OF = {"nw_in": "bytes_in_p99", "nw_out": "bytes_in_p99", "disk": "storage_bytes"}
 
 
-def coverage_at(scores: Iterable[HorizonScore], dimension: str | None, day: int) -> HorizonScore | None:
-    """The out-of-time score behind a crossing ``day`` days ahead in ``dimension``: the shortest judged horizon
-    of its series at or past ``day`` (``None``: none reaches that far, or the dimension has no series)."""
+def coverage_at(scores: Iterable[Score], pool: str, dimension: str | None, day: int) -> Score | None:
+    """The pool's out-of-time score behind its crossing ``day`` days ahead in ``dimension`` (`pool_scores`: the
+    pool's own band, the one its runway's dates follow): the shortest judged horizon of its series at or past
+    ``day`` (``None``: none reaches that far, or the dimension has no series)."""
     metric = SERIES_OF.get(dimension or "")
-    reaching = [s for s in scores if s.metric == metric and s.judged and s.horizon_days >= day]
+    reaching = [s for s in scores if (s.name, s.metric) == (pool, metric) and s.judged and s.horizon_days >= day]
     return min(reaching, key=lambda s: s.horizon_days, default=None)

@@ -15,6 +15,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from planner.report.inputs import RunInputs
+from pools.plan_file import PoolLoad
 from pools.policy import NewBrokerType
 from pools.pool_rules import DEFAULT_TOLERATED_BROKER_FAILURES, PoolRules, failing_brokers, usable_capacity
 from pools.snapshot import DIMENSIONS
@@ -213,8 +214,7 @@ def pool_rules(run: RunInputs, pool: str, dimension: str, capacities: Mapping[st
     >>> pool_rules(RunInputs("run"), "core", "nw_in", {"1": 50.0, "2": 80.0, "new": 80.0})
     CapacityLimits(max_utilisation=None, lost=('2',), usable=130.0)
     """
-    row = _plan_pool_row(run, pool, dimension)
-    headroom = _number(row.get("headroom"))
+    headroom = run.plan.pool_headroom(pool, dimension) if run.plan else None
     limits = PoolRules.from_policy(run.policy).limits(pool) if run.policy is not None else None
     if headroom is None and limits is not None:
         headroom = limits.headroom_of(dimension)
@@ -233,7 +233,7 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
     ``brokers`` holds each broker's ``capacity``, ``now`` and ``before`` (forecast, today's placement) per
     dimension, as ``plan.json``'s ``utilisation.brokers`` does.
     """
-    plan_pools = _plan_pools(run)
+    plan_pools = run.plan.utilisation.pool_names if run.plan else ()
     names = sorted({p for p in before.values() if p} | set(plan_pools) | {p for p in (after or {}).values() if p})
     horizon, as_of = forecast_horizon(run), _as_of(run)
     added = dict(run.plan.brokers_to_add) if run.plan else {}
@@ -246,19 +246,19 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
         to_buy = tuple(sorted(b for b in new if buying.get(b) == pool))
         unplaced = n_added - len(to_buy)  # a plan written before planned_brokers adds capacity, no broker
         for dim in DIMENSIONS:
-            row = _plan_pool_row(run, pool, dim)
+            row = (run.plan.utilisation.pool(pool, dim) if run.plan else None) or PoolLoad()
             cap_before = sum(_cap(brokers, b, dim) for b in old)
             caps = {str(b): _cap(brokers, b, dim) for b in new}
             cap_real = sum(caps.values())
-            cap_after = _number(row.get("capacity_with_added"))
+            cap_after = row.capacity_with_added
             if cap_after is None:
                 cap_after = cap_real
             for i in range(unplaced):  # added brokers are of the policy's new type: the plan's extra capacity
                 caps[f"new{i + 1}" if unplaced > 1 else "new"] = (cap_after - cap_real) / unplaced
             load_now, load_fc = _sum(brokers, old, dim, "now"), _sum(brokers, old, dim, "before")
             planned = after is not None
-            demand_now = _number(row.get("demand_now")) if planned else load_now
-            demand_fc = _number(row.get("demand_forecast")) if planned else load_fc
+            demand_now = row.demand_now if planned else load_now
+            demand_fc = row.demand_forecast if planned else load_fc
             limits = pool_rules(run, pool, dim, caps)
             loss = limits if limits.lost or not caps else pool_rules(run, pool, dim, caps, at_least=1)
             unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new if b not in to_buy}) \
@@ -267,7 +267,7 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
                            for b in new if "after" in brokers.get(b, {}).get(dim, {})), default=None) if planned else None
             load_after = _sum(brokers, new, dim, "after") if planned else None
             if load_after is None and planned:
-                load_after = _number(row.get("load_after"))
+                load_after = row.load_after
             out.append(PoolCapacity(pool, dim, len(old), len(new), n_added, cap_before, cap_after, load_now, load_fc,
                                     demand_now, demand_fc, limits, loss, horizon, as_of, planned, unbought,
                                     cap_real if planned else None, busiest, to_buy, load_after))
@@ -283,17 +283,6 @@ def costing(run: RunInputs) -> Costing | None:
     rows = tuple(CostRow(pool, int(n), None if price is None else price * int(n))
                  for pool, n in sorted(run.plan.brokers_to_add.items()) if n)
     return Costing(rows, broker)
-
-
-def _plan_pools(run: RunInputs) -> Mapping[str, Any]:
-    table = (run.plan.utilisation or {}).get("pools", {}) if run.plan else {}
-    return table if isinstance(table, Mapping) else {}
-
-
-def _plan_pool_row(run: RunInputs, pool: str, dimension: str) -> Mapping[str, Any]:
-    row = _plan_pools(run).get(pool, {})
-    row = row.get(dimension, {}) if isinstance(row, Mapping) else {}
-    return row if isinstance(row, Mapping) else {}
 
 
 def forecast_horizon(run: RunInputs) -> int | None:

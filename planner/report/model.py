@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,8 @@ from pools.audit.findings import Finding, Severity
 from pools.audit.loads import audit_loads
 from pools.cluster_arrays import cluster_arrays
 from pools.demand import at_horizon, topic_demand
-from pools.forecast_band import NO_CALIBRATION, BandCalibration, calibrate
+from pools.forecast_band import NO_CALIBRATION, BandCalibration, GroupCalibration, calibrate, calibrate_groups, \
+    group_rows
 from pools.snapshot import DIMENSIONS
 
 __all__ = [
@@ -169,6 +170,7 @@ class ReportModel:
     backtest_topics: tuple[Score, ...] = ()
     backtest_horizons: tuple[HorizonScore, ...] = ()
     calibration: BandCalibration | None = None
+    pool_calibration: GroupCalibration | None = None
     progress: Progress | None = None
     tiered: tuple[TieredRow, ...] = ()
     equal_dirs: tuple[int, ...] = ()
@@ -226,7 +228,8 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
     before, after = _membership(run)
     brokers = _broker_table(run)
     topic_pool = _topic_pools(run)
-    calibration = calibrate(run.backtest) if run.backtest else NO_CALIBRATION  # pools.forecast_band
+    calibration = calibrate(run.backtest) if run.backtest else NO_CALIBRATION  # pools.forecast_band: per topic
+    pool_band = calibrate_groups(group_rows(run.backtest, topic_pool)) if run.backtest else GroupCalibration()
     topics = tuple(_topic_rows(run, topic_pool, calibration))
     tenants = _tenants(run, topics, topic_pool)
     pools = pool_capacity(run, before, after, brokers)
@@ -253,12 +256,12 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         equal_dirs=tuple(b.id for b in snapshot.brokers if len(b.log_dirs) > 1 and not b.log_dir_capacities)
         if snapshot else (),
     )
-    model = replace(model, runway=_runway(run, model, topic_pool, calibration))
+    model = replace(model, runway=_runway(run, model, topic_pool, pool_band))
     if run.backtest is not None:
         model = replace(model, backtest_pools=pool_scores(run.backtest, topic_pool),
                         backtest_topics=topic_scores(run.backtest, [t.topic for t in model.top_throughput]),
                         backtest_horizons=horizon_scores(run.backtest),
-                        calibration=calibration)
+                        calibration=calibration, pool_calibration=pool_band)
     if previous is None:
         return model
     old = build_model(replace(previous, policy=previous.policy or run.policy))  # an earlier run: the same policy
@@ -266,8 +269,9 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
 
 
 def _runway(run: RunInputs, model: ReportModel, topic_pool: Mapping[str, str | None],
-            calibration: BandCalibration) -> Runway | None:
-    """Per-topic runway (`planner.report.runway`); ``None`` without a snapshot, a profile or a horizon."""
+            calibration: GroupCalibration) -> Runway | None:
+    """Per-topic runway (`planner.report.runway`), each pool's band its own (``calibration``); ``None`` without a
+    snapshot, a profile or a horizon."""
     if not (run.snapshot and run.profile and model.pools and model.as_of and model.horizon_days is not None):
         return None
     broker = run.policy.new_broker if run.policy else None
@@ -334,16 +338,13 @@ def _broker_table(run: RunInputs) -> dict[int, dict[str, dict[str, float]]]:
     From ``plan.json`` when the run has a plan; else from the snapshot (and profile) through the audit's loads.
     """
     out: dict[int, dict[str, dict[str, float]]] = {}
-    table = (run.plan.utilisation or {}).get("brokers", {}) if run.plan else {}
+    table = (run.plan.utilisation.brokers or {}) if run.plan else {}
     if table:
-        for key, dims in table.items():
+        for b, dims in table.items():  # in plan.json's order
             for dim, row in dims.items():
-                if dim in DIMENSIONS and isinstance(row, Mapping):
-                    cell = out.setdefault(int(key), {}).setdefault(dim, {})
-                    for name in ("capacity", "now", "before", "after"):
-                        value = _number(row.get(name))
-                        if value is not None:
-                            cell[name] = value
+                if dim in DIMENSIONS:
+                    cell = out.setdefault(b, {}).setdefault(dim, {})
+                    cell |= {k: v for k, v in asdict(row).items() if v is not None}
                     cell.setdefault("capacity", 0.0)
     elif run.snapshot:
         s = run.snapshot

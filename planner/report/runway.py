@@ -2,9 +2,10 @@
 
 A pool's demand on day ``t`` after the end of the metric history (``as_of``) is the sum over the pool's topics
 of each topic's own forecast on that day (`pools.demand.demand_over_days`: the profile's forecast re-derived at
-``t`` days, each topic compounding at its own growth), never a pool-wide average. The band is the calibrated one
-(`pools.forecast_band`: the profile's growth band widened by the backtest's measured spread); its high edge gives the
-earliest crossing, the forecast the likely one, the low edge the latest. A crossing is the first whole day
+``t`` days, each topic compounding at its own growth), never a pool-wide average. The band is the pool's calibrated
+one (`pools.forecast_band.GroupCalibration`: the pool's summed forecast widened by the spread its own backtest
+measured, or every pool's pooled where its own is too short); its high edge gives the earliest crossing, the
+forecast the likely one, the low edge the latest. A crossing is the first whole day
 ``1 ≤ t ≤ max(history_days, horizon_days)`` on which the demand exceeds the limit (day 0 when the demand measured
 now already does); later ones are "after" that day. How far the evidence reaches is `pools.evidence`'s rule: a
 crossing within the span of history the forecast was fitted on (``history_days``) is a forecast, one past it (up
@@ -31,7 +32,7 @@ import numpy as np
 from planner.report.capacity import PoolCapacity
 from pools.demand import demand_over_days, topic_demand
 from pools.evidence import Evidence, evidence
-from pools.forecast_band import NO_CALIBRATION, BandCalibration
+from pools.forecast_band import NO_CALIBRATION, BandCalibration, GroupCalibration
 from pools.profile import TopicProfile
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 
@@ -185,7 +186,7 @@ def history_days(profile: Mapping[str, TopicProfile]) -> int:
 def pool_runway(snapshot: ClusterSnapshot, profile: Mapping[str, TopicProfile], topic_pool: Mapping[str, str | None],
                 pools: Sequence[PoolCapacity], *, as_of: date, horizon_days: int,
                 lead_time_days: int | None, added: Mapping[str, int],
-                calibration: BandCalibration = NO_CALIBRATION) -> Runway:
+                calibration: BandCalibration | GroupCalibration = NO_CALIBRATION) -> Runway:
     """The `Runway` of every pool in ``pools`` whose topics (``topic_pool``) the profile and snapshot know.
 
     Demand now is each topic's measured demand (`pools.demand.topic_demand` at ``"now"``), summed over the pool's
@@ -194,7 +195,7 @@ def pool_runway(snapshot: ClusterSnapshot, profile: Mapping[str, TopicProfile], 
     searched over those days. Topics are read
     with one consumer group where the profile has no bytes-out (as `poolplan plan` without
     ``--consumer-groups``). The band's edges are ``calibration``'s (`pools.forecast_band`: the growth band widened
-    to the spread the backtest measured).
+    to the spread the backtest measured; a `GroupCalibration` widens each pool's summed forecast by its pool's band).
     """
     span = history_days(profile)
     grid = np.arange(0, Evidence(span).reach(horizon_days) + 1, dtype=float)
@@ -204,7 +205,7 @@ def pool_runway(snapshot: ClusterSnapshot, profile: Mapping[str, TopicProfile], 
     growing = {t: profile[t] for pool in names for t in members[pool] if t in profile}
     sums: dict[str, dict[str, np.ndarray]] = {pool: {} for pool in names}
     for edge in ("low", "forecast", "high"):  # one split of every topic per edge, summed per pool at once
-        paths = demand_over_days(snapshot, growing, grid, edge=edge, calibration=calibration)
+        paths = demand_over_days(snapshot, growing, grid, edge=edge, calibration=calibration, groups=topic_pool)
         for pool in names:
             steady = _sum(measured[t] for t in members[pool] if t not in profile)  # no forecast: the same each day
             sums[pool][edge] = steady + _path_sum({t: paths[t] for t in members[pool] if t in paths}, len(grid))

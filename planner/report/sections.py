@@ -11,7 +11,7 @@ from planner.report.model import DIMENSION_LABELS, SEVERITIES, TOP_TOPICS, Repor
 from planner.report.recommend import duration_problem, format_days, money, moves_text, recommendation
 from planner.report.runway import Crossing, OrderBy, Runway
 from pools.audit.findings import Severity
-from pools.forecast_band import MIN_ORIGINS
+from pools.forecast_band import MIN_ORIGINS, NO_CALIBRATION, BandCalibration, GroupCalibration
 from pools.profile import MIN_FIT_DAYS
 from pools.units import (format_bytes, format_count, format_duration, format_load, format_percent, format_plural,
                          format_rate)
@@ -195,8 +195,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
         f"When each pool first needs more than its limit: the demand of {topics}, each topic on its own forecast "
         f"(its profiled level and growth, not the pool's average), summed day by day, against the maximum "
         f"utilisation × the capacity left when the tolerated failures take {lost} (`tolerated_broker_failures`). "
-        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the band "
-        f"calibrated on the backtest where the profile has one: see how good the forecast has been). Counted from "
+        f"Earliest, likely and latest follow the forecast band's high edge, the forecast and the low edge (the "
+        f"pool's band, calibrated on the backtest of the pool's summed forecasts where the profile has one: see how "
+        f"good the forecast has been). Counted from "
         f"{runway.as_of.isoformat()} (the end of the metric history). The history covers "
         f"{format_plural(span, 'day')}: a crossing by {runway.supported_until.isoformat()} is a forecast; one "
         f"after it, up to the {horizon}-day horizon ({runway.until.isoformat()}), is the measured trend extended "
@@ -233,8 +234,9 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                        "the metric history; \"may be due now\" when the crossing is past the last day computed but "
                        "less than the lead time after its end. Where the plan buys brokers though no pool-wide limit "
                        "is crossed without them by its horizon (a per-broker limit or the rack spread needs them), "
-                       "the horizon's day is the crossing. Evidence: the history the forecast rests on and the band's "
-                       "out-of-time coverage at the shortest tested horizon reaching the crossing."))
+                       "the horizon's day is the crossing. Evidence: the history the forecast rests on and the "
+                       "pool's band's out-of-time coverage at the shortest horizon judged on at least "
+                       f"{MIN_ORIGINS} origins that reaches the crossing."))
     blocks.append(Table("order-by", ("pool", "brokers still to buy", "first limit crossed without them", "crosses",
                                      "band: earliest … latest", "lead time", "order by", "evidence"),
                         tuple(orders), frozenset({0, 2, 3, 4, 6, 7})))
@@ -266,7 +268,7 @@ def _band_dates(runway: Runway, o: OrderBy) -> str | None:
 
 def _evidence(model: ReportModel, runway: Runway, o: OrderBy) -> str | None:
     """What an order-by rests on (`pools.evidence`): the history's span, whether the crossing is within it, and
-    the band's out-of-time coverage at the shortest tested horizon reaching it."""
+    the pool's band's out-of-time coverage at the shortest judged horizon reaching it."""
     if o.crossing.kind != "day":
         return None
     day = o.crossing.day or 0
@@ -275,11 +277,11 @@ def _evidence(model: ReportModel, runway: Runway, o: OrderBy) -> str | None:
     text = f"{format_plural(runway.history_days, 'day')} of history, {what} {within}"
     if o.basis == "horizon":
         return text + "; the plan needs the brokers by its horizon, though no pool-wide limit is crossed without them"
-    score = coverage_at(model.backtest_horizons, o.dimension, day)
-    if score is not None and score.band_held is not None:
-        text += (f"; band held {format_percent(score.band_held)} out of time at {score.horizon_days} days "
-                 f"({format_plural(score.origins, 'origin')}, {format_count(score.rows)} forecasts)")
-    elif o.dimension in SERIES_OF and not model.backtest_horizons:
+    score = coverage_at(model.backtest_pools or (), o.pool, o.dimension, day)
+    if score is not None:
+        text += (f"; the pool's band held {format_percent(score.band_held)} out of time at {score.horizon_days} "
+                 f"days ({format_plural(score.forecasts, 'origin')})")
+    elif o.dimension in SERIES_OF and not model.backtest_pools:
         text += "; no backtest: the band is the growth rate's"
     elif o.dimension in SERIES_OF:
         text += f"; no band judged out of time {format_plural(day, 'day')} ahead"
@@ -325,21 +327,15 @@ def _forecast_quality(model: ReportModel) -> Section:
         "on what was known by that origin (forecasts whose actual day had passed), as it would have been used then; "
         "origins before the band had a tested horizon are not scored, and a horizon scored on fewer than "
         f"{MIN_ORIGINS} origins is too few to judge the band by. A pool's forecast is the sum of its topics' "
-        "forecasts (pools after the plan).")]
+        "forecasts (pools after the plan), and its band, the one the runway uses for the pool, is calibrated the "
+        "same way on the pool's own sums (the ratio of its summed actual values to its summed forecasts per origin "
+        "and horizon), not summed from its topics' bands; a pool with no tested horizon of a series of its own takes "
+        "the band calibrated on every pool's sums pooled.")]
     if model.backtest_horizons:
-        bands = model.calibration.horizons if model.calibration is not None else {}
+        bands = model.calibration or NO_CALIBRATION
         rows = []
         for s in model.backtest_horizons:
-            band = next((b for b in bands.get(s.metric, ()) if b.horizon_days == s.horizon_days), None)
-            if band is None:
-                width, basis = None, "untested: interpolated or the growth band's widening"
-            else:
-                width = (f"{format_percent(math.expm1(band.q_low), signed=True)} / "
-                         f"{format_percent(math.expm1(band.q_high), signed=True)}")
-                basis = (f"tested on {format_plural(band.origins, 'origin')}, {format_count(band.rows)} forecasts"
-                         if band.derived_from is None else
-                         f"derived from {band.derived_from} days ({format_plural(band.origins, 'origin')} here, "
-                         f"too few)")
+            width, basis = _band_today(bands, s.metric, s.horizon_days)
             held = _held(s.band_held) if s.judged else cell(None) if s.band_held is None else \
                 cell(f"{format_percent(s.band_held)}: too few origins to judge")
             rows.append((cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.origins)),
@@ -349,11 +345,24 @@ def _forecast_quality(model: ReportModel) -> Section:
                                                   "band today rests on"), tuple(rows), frozenset({0, 6})))
         blocks.append(Para("Per horizon, every topic's forecasts: the origins and forecasts the out-of-time score "
                            "rests on, and the band the runway uses now (calibrated on every row)."))
+    pool_bands = model.pool_calibration or GroupCalibration()
+    rows = []
+    for s in model.backtest_pools:
+        width, basis = _band_today(pool_bands.band(s.name), s.metric, s.horizon_days)
+        rests = pool_bands.rests_on(s.name, s.metric)
+        if rests == "pooled":
+            basis = f"every pool's sums (too few of its own): {basis}"
+        elif rests == "own":
+            basis = f"its own sums: {basis}"
+        held = _held(s.band_held) if s.judged else cell(f"{format_percent(s.band_held)}: too few origins to judge")
+        rows.append((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
+                     cell(format_percent(s.mape)), held, cell(width), cell(basis)))
     blocks.append(Table("backtest-pools", ("pool", "series", "days ahead", "forecasts", "error",
-                                                "band held, out of time"),
-                        tuple((cell(s.name), cell(labels[s.metric]), cell(s.horizon_days), cell(format_count(s.forecasts)),
-                               cell(format_percent(s.mape)), _held(s.band_held)) for s in model.backtest_pools),
-                        frozenset({0, 1})))
+                                           "band held, out of time", "band today (low / high edge)",
+                                           "band today rests on"), tuple(rows), frozenset({0, 1, 7})))
+    if model.backtest_pools:
+        blocks.append(Para("Per pool (one forecast per origin): its summed forecasts scored out of time against the "
+                           "pool's own band, and the band its runway uses now (calibrated on every origin)."))
     if model.backtest_topics:
         pools = {t.topic: t.pool for t in model.topics}
         blocks.append(Table("backtest-topics", ("topic", "pool", "days ahead", "forecasts", "error",
@@ -363,6 +372,17 @@ def _forecast_quality(model: ReportModel) -> Section:
                                   for s in model.backtest_topics), frozenset({0, 1})))
         blocks.append(Para(f"The topics with the most bytes in (up to {TOP_TOPICS}), their bytes-in series."))
     return Section("backtest", title, tuple(blocks))
+
+
+def _band_today(band: BandCalibration, metric: str, horizon: int) -> tuple[str | None, str]:
+    """A calibration's band at ``horizon`` (low / high edge) and what it rests on."""
+    found = next((b for b in band.horizons.get(metric, ()) if b.horizon_days == horizon), None)
+    if found is None:
+        return None, "untested: interpolated or the growth band's widening"
+    width = " / ".join(format_percent(math.expm1(q), signed=True) for q in (found.q_low, found.q_high))
+    if found.derived_from is None:
+        return width, f"tested on {format_plural(found.origins, 'origin')}, {format_count(found.rows)} forecasts"
+    return width, f"derived from {found.derived_from} days ({format_plural(found.origins, 'origin')} here, too few)"
 
 
 def _held(share: float):

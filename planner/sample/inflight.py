@@ -119,7 +119,7 @@ def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tupl
     from pools.capture_time import taken_at_from_name
     from pools.files import load_toml, read_text
     from pools.kafka_formats.inventory import inventory_from_dict
-    from pools.plan_file import PartitionMove, Plan, Reason, SolverReport
+    from pools.plan_file import PartitionMove, Plan, Reason, ReasonRule, SolverReport
     from pools.snapshot_build import build_snapshot
 
     kafka = sample_dir / "kafka"
@@ -149,7 +149,7 @@ def sample_inflight(sample_dir: Path, cluster: str, state: str) -> Iterator[tupl
             target[target.index(r)] = dest
             count[dest] += 1
         moves.append(PartitionMove(p.topic, p.partition, p.replicas, tuple(target), p.size_bytes,
-                                   Reason("isolate", brokers=outside)))
+                                   Reason(ReasonRule.ISOLATE, brokers=outside)))
     brokers = {b.id: b.pool for b in snap.brokers}
     plan = Plan(snap.cluster, brokers, brokers, {t: pool for t, pool in pool_of_topic.items() if pool}, tuple(moves),
                 {}, SolverReport("sample", "Optimal", "sample in flight", None, None, None))

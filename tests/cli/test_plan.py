@@ -25,6 +25,7 @@ def _write(tmp: Path, snapshot, policy, profile) -> list[str]:
             "--profile", str(tmp / "profile")]
 
 
+@pytest.mark.slow
 def test_plan_writes_a_valid_reproducible_plan(tmp_path: Path, run_cli) -> None:
     snapshot, policy, profile = random_cluster(15, 40, 3, misplaced=0.2, seed=11)
     args = _write(tmp_path, snapshot, policy, profile)
@@ -138,6 +139,7 @@ def test_missing_consumer_groups_file_is_exit_2(tmp_path: Path, run_cli) -> None
     assert code == 2 and "nope.txt: no such file" in err
 
 
+@pytest.mark.slow
 def test_sample_cluster_plan_isolates_tenants_and_beats_placing_from_scratch(tmp_path: Path, run_cli) -> None:
     from planner.placement import assign_replicas_to_brokers
     from pools.policy import load_policy
@@ -191,7 +193,8 @@ def test_the_policys_horizon_counts_and_the_option_overrides_it(tmp_path: Path, 
         code, _, err = run_cli("plan", *args, *extra, "--out", out)
         assert code == 0, err
         plan = load_plan(out / "plan.json")
-        at[plan.horizon_days] = sum(row["nw_in"]["demand_forecast"] for row in plan.utilisation["pools"].values())
+        at[plan.horizon_days] = sum(plan.utilisation.pool(p, "nw_in").demand_forecast
+                                    for p in plan.utilisation.pool_names)
     expected = sum(grow(r.bytes_in_p99, 0.003, 30) * 3 for r in profile.values())  # nw_in = bytes-in x RF 3
     assert set(at) == {30, 90}
     assert at[30] == pytest.approx(expected, rel=1e-6)

@@ -54,6 +54,7 @@ def _progress_of(run_cli, inflight: Path) -> tuple[int, dict]:
     return code, json.loads(stdout)
 
 
+@pytest.mark.slow
 def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_path: Path) -> None:
     """`poolplan sample --inflight STATE` then `poolplan progress`: running → 1, stuck → 3 naming the stalled
     partition, done → 0; the figures are the captures' (rate = growth between the last two over 60 s)."""
@@ -94,6 +95,7 @@ def test_progress_on_the_captures_poolplan_sample_writes_in_flight(run_cli, tmp_
     assert running["rate_Bps"] == pytest.approx((copied(caps[-1]) - copied(caps[-2])) / 60, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_sample_inflight_is_byte_identical_for_a_seed(run_cli, tmp_path: Path) -> None:
     for name in ("a", "b"):
         assert run_cli("sample", "--out", tmp_path / name, "--days", "2", "--step", "60", "--seed", "3", "--inflight",

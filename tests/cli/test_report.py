@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.planner.report.conftest import build_run
 
 
+@pytest.mark.slow
 def test_report_writes_html_markdown_and_charts(tmp_path, run_cli):
     run = build_run(tmp_path / "run")
     code, out, _ = run_cli("report", run, "--policy", run / "pools.toml")
@@ -19,6 +22,7 @@ def test_report_writes_html_markdown_and_charts(tmp_path, run_cli):
     assert (run / "report" / "report.html").read_bytes() == first
 
 
+@pytest.mark.slow
 def test_stale_charts_are_removed_and_missing_stages_named(tmp_path, run_cli):
     run = build_run(tmp_path / "run")
     assert run_cli("report", run)[0] == 0

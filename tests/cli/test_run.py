@@ -35,6 +35,7 @@ policy = "{sample}/pools.toml"
 """
 
 
+@pytest.mark.slow
 def test_audit_findings_make_the_run_exit_1_and_run_json_records_each_stage(tmp_path: Path, run_cli) -> None:
     config = tmp_path / "q.toml"
     config.write_text(_CONFIG % "error")
@@ -103,6 +104,7 @@ def _check_story(text: str, stages: list[str], run: str) -> list[str]:
     return lines
 
 
+@pytest.mark.slow
 def test_a_run_logged_to_a_file_reads_as_a_short_story(tmp_path: Path) -> None:
     config = tmp_path / "q.toml"
     config.write_text(_CONFIG % "error")
@@ -189,6 +191,7 @@ policy = "%s/pools.toml"
 """
 
 
+@pytest.mark.slow
 def test_a_decommission_run_emits_its_plan_and_a_refused_one_skips_emit(tmp_path: Path, run_cli) -> None:
     """A day-2 run without ingest: the operation's plan.json goes to emit; refused, it is the stage's exit 1."""
     from pools.kafka_formats import parse_reassignment_json

@@ -37,11 +37,11 @@ def test_a_joining_broker_ends_near_its_fair_share_in_every_dimension() -> None:
     assert plan.brokers_before[SPARE] is None and plan.brokers[SPARE] == "a"
     assert validate_plan(snap, policy(), plan, topic_demand(snap, profile)) == []
     members = [b for b, p in plan.brokers.items() if p == "a"]
-    table = plan.utilisation["brokers"]
+    cell = plan.utilisation.broker
     for dim in DIMENSIONS:
         peers = [1, SPARE] if dim != "nw_out" else members
-        use = {b: table[str(b)][dim]["after"] / table[str(b)][dim]["capacity"] for b in members}
-        mean = sum(table[str(b)][dim]["after"] for b in peers) / sum(table[str(b)][dim]["capacity"] for b in peers)
+        use = {b: cell(b, dim).after / cell(b, dim).capacity for b in members}
+        mean = sum(cell(b, dim).after for b in peers) / sum(cell(b, dim).capacity for b in peers)
         assert mean > 0
         assert abs(use[SPARE] - mean) <= FAIR_SHARE_BAND * mean + 1e-9, (dim, use, mean)
     # it got its share by copies onto it, not because the denominator grew: half of its rack's 12 replicas

@@ -61,6 +61,7 @@ def test_random_clusters_get_valid_plans(brokers, topics, pools, misplaced, load
     assert plan.solver.status == "Optimal" and plan.solver.gap is not None
 
 
+@pytest.mark.slow
 def test_same_inputs_give_byte_identical_plans_however_long_they_take(monkeypatch) -> None:
     import time
 
@@ -82,9 +83,11 @@ def test_isolates_tenants_and_moves_less_than_from_scratch() -> None:
         if topic.startswith("tenant"):
             assert pool == f"p{topic.split('.')[0].removeprefix('tenant')}"
     assert 0 < plan.moved_bytes < _scratch_moved_bytes(snapshot, plan)
-    pools = plan.utilisation["pools"]
+    pools = plan.utilisation.pools
     assert set(pools) == {"p0", "p1", "p2"} and set(pools["p0"]) == set(DIMENSIONS)
-    assert set(plan.utilisation["brokers"]["1"]["disk"]) == {"capacity", "now", "before", "after"}
+    disk = plan.utilisation.broker(1, "disk")
+    assert None not in (disk.capacity, disk.now, disk.before, disk.after)
+    assert set(plan.utilisation.to_dict()["brokers"]["1"]["disk"]) == {"capacity", "now", "before", "after"}
 
 
 @pytest.mark.slow  # the placement's node limits take ~25 s idle (175 s at load average 15)
@@ -105,7 +108,7 @@ def test_shortfall_is_explained_per_pool_and_dimension() -> None:
     for pool in plan.brokers_to_add:
         racks = [b.rack for b in plan.planned_brokers if b.pool == pool]
         assert all(a != b for a, b in zip(racks, racks[1:])) or len(set(racks)) == 1  # alternated
-    assert all(plan.utilisation["brokers"][str(b.id)]["replicas"]["after"] > 0 for b in plan.planned_brokers)
+    assert all(plan.utilisation.broker(b.id, "replicas").after > 0 for b in plan.planned_brokers)
 
 
 @pytest.mark.parametrize(
@@ -163,6 +166,7 @@ def test_tenant_fixed_together_is_named() -> None:
         check_policy(snapshot, replace(policy, tenants=tenants, pools=pools))
 
 
+@pytest.mark.slow
 def test_extra_tenant_conflict_separates_floating_topics() -> None:
     snapshot, policy, profile = random_cluster(16, 40, 3, seed=5)
     # tenant2 may now go to p0 or p2 but must not share with tenant0 (fixed in p0): it must stay in p2
@@ -208,8 +212,8 @@ def test_a_pool_that_fits_with_one_broker_down_needs_no_broker() -> None:
     snapshot, policy, profile = _four_broker_pool(40e6)
     outcome = plan_pools(snapshot, policy, profile)
     assert outcome.shortfall == () and outcome.plan.brokers_to_add == {"core": 0}
-    row = outcome.plan.utilisation["pools"]["core"]["nw_in"]
-    assert (row["capacity_usable"], row["demand_forecast"]) == (150e6, 80e6)
+    row = outcome.plan.utilisation.pool("core", "nw_in")
+    assert (row.capacity_usable, row.demand_forecast) == (150e6, 80e6)
     assert validate_plan(snapshot, policy, outcome.plan, topic_demand(snapshot, profile)) == []
 
 
@@ -219,7 +223,7 @@ def test_a_pool_that_does_not_fit_is_told_what_it_lacks_with_its_failures() -> N
     outcome = plan_pools(snapshot, policy, profile)
     assert outcome.plan.brokers_to_add == {"core": 2}
     assert outcome.shortfall == ("pool core needs 2 more broker(s) for nw_in at 70% headroom with 1 broker(s) down",)
-    assert outcome.plan.utilisation["pools"]["core"]["nw_in"]["capacity_usable"] == 300e6
+    assert outcome.plan.utilisation.pool("core", "nw_in").capacity_usable == 300e6
 
 
 def test_a_pool_that_lacks_brokers_is_planned_onto_the_brokers_to_buy() -> None:
@@ -229,12 +233,13 @@ def test_a_pool_that_lacks_brokers_is_planned_onto_the_brokers_to_buy() -> None:
     assert [(b.id, b.rack, b.pool, b.capacity) for b in plan.planned_brokers] == [
         (5, None, "core", policy.new_broker.capacity), (6, None, "core", policy.new_broker.capacity)]
     assert (plan.brokers[5], plan.brokers_before[5], plan.brokers_to_add) == ("core", None, {"core": 2})
-    brokers = plan.utilisation["brokers"]
-    assert all(brokers[str(b)]["nw_in"]["before"] > 0.7 * 50e6 for b in (1, 2, 3, 4))  # over today
-    assert all(0 < row["nw_in"]["after"] <= 0.7 * row["nw_in"]["capacity"] for row in brokers.values())
-    pool = plan.utilisation["pools"]["core"]["nw_in"]
-    assert pool["load_after"] == pool["demand_forecast"] == 150e6
-    assert (pool["capacity"], pool["capacity_with_added"], pool["capacity_usable"]) == (200e6, 400e6, 300e6)
+    util = plan.utilisation
+    assert all(util.broker(b, "nw_in").before > 0.7 * 50e6 for b in (1, 2, 3, 4))  # over today
+    assert all(0 < util.broker(b, "nw_in").after <= 0.7 * util.broker(b, "nw_in").capacity for b in util.broker_ids)
+    assert plan.over_limit_before() == {1, 2, 3, 4}
+    pool = util.pool("core", "nw_in")
+    assert pool.load_after == pool.demand_forecast == 150e6
+    assert (pool.capacity, pool.capacity_with_added, pool.capacity_usable) == (200e6, 400e6, 300e6)
     assert {r for m in plan.moves for r in m.adding} == {5, 6}
     assert all(m.reason.rule in ("relieve", "fill") for m in plan.moves)
     assert validate_plan(snapshot, policy, plan, topic_demand(snapshot, profile)) == []

@@ -27,6 +27,7 @@ def _edit_json(path: Path, edit) -> None:
 # --- encodings: every reader of a text file -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", sorted(READERS))
 @pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
 def test_a_file_that_is_not_utf8_is_named_with_its_byte_offset(run_copy, tmp_path, run_cli, document, encoding):
@@ -175,6 +176,7 @@ def test_hand_edited_documents_stop_at_load_naming_the_field(run_copy, tmp_path,
     assert tree(run_copy) == before
 
 
+@pytest.mark.slow
 def test_the_report_names_a_broken_stage_output_instead_of_failing(run_copy, tmp_path, run_cli):
     _edit_json(run_copy / "audit" / "findings.json", lambda d: d["findings"][0].update(broker=-3))
     code, _, err = run_cli(*command_lines(run_copy, tmp_path / "o")["report"])

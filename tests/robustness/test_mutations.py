@@ -128,6 +128,7 @@ def _load(document: str, run: Path) -> Any:
     return tomllib.loads(path.read_text()) if document.endswith(".toml") else json.loads(path.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", sorted(READERS))
 def test_mutated_documents_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
     base = _load(document, valid_run)
@@ -143,6 +144,7 @@ def test_mutated_documents_never_end_in_a_traceback(valid_run, tmp_path_factory,
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("document", sorted(READERS))
 def test_damaged_bytes_never_end_in_a_traceback(valid_run, tmp_path_factory, run_cli, document):
     data = (valid_run / document).read_bytes()

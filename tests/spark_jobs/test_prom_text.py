@@ -59,6 +59,7 @@ def _parsed(path: Path, tmp_path: Path, split: int | None) -> Counter:
     return got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("split", "chunk"), [(None, None), (None, 4096), (20_000, 1500)])
 def test_every_corpus_line_gives_the_jvm_readers_record(tmp_path: Path, monkeypatch, split: int | None, chunk: int | None) -> None:
     path, expected = _corpus(tmp_path)

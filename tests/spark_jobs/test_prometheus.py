@@ -29,6 +29,7 @@ from pools.errors import InputError
 from tests.spark_jobs.test_ingest import RATE_COLUMNS
 
 pytestmark = [
+    pytest.mark.slow,  # starts a real Prometheus server
     pytest.mark.xdist_group("prometheus"),  # one Prometheus server per module: one xdist worker
     pytest.mark.skipif(shutil.which("prometheus") is None or shutil.which("promtool") is None, reason="needs Debian's prometheus package (.ci/run installs it)"),
 ]

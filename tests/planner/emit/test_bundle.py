@@ -179,10 +179,11 @@ def test_the_first_batch_relieves_a_broker_over_its_limit_before_the_plan(plan, 
     """With broker 6 alone over its pool's nw_in headroom before the plan (44 % of capacity against a 42 % limit),
     a move taking a replica off it goes first; without the limit the same bundle starts elsewhere."""
     from planner.emit.bundle import over_limit_before
+    from pools.plan_file import PoolLoad
 
     assert over_limit_before(plan, snapshot) == frozenset()  # the plan states no headroom
-    pools = {p: {"nw_in": {"headroom": 0.42}} for p in set(plan.brokers.values()) if p is not None}
-    hot = replace(plan, utilisation={**plan.utilisation, "pools": pools})
+    pools = {p: {"nw_in": PoolLoad(headroom=0.42)} for p in set(plan.brokers.values()) if p is not None}
+    hot = replace(plan, utilisation=replace(plan.utilisation, pools=pools))
     assert over_limit_before(hot, snapshot) == {6}
     relieving = {(m.topic, m.partition) for m in plan.moves if 6 in set(m.old_replicas) - set(m.replicas)}
     assert relieving == {("payments.ledger", 0), ("payments.ledger", 1), ("payments.ledger", 2)}

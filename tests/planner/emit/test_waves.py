@@ -38,7 +38,7 @@ def test_every_wave_leaves_the_cluster_no_worse_and_the_waves_add_up_to_the_plan
     assert sum(w.copied_bytes for w in waves) == plan.moved_bytes  # margin 0: every partition moves once
     keys = [(m.topic, m.partition) for w in waves for m in w.moves]
     assert sorted(keys) == sorted((m.topic, m.partition) for m in plan.moves) and len(set(keys)) == len(keys)
-    headroom = {p: [row[d]["headroom"] for d in DIMENSIONS] for p, row in plan.utilisation["pools"].items()}
+    headroom = {p: [plan.pool_headroom(p, d) for d in DIMENSIONS] for p in plan.utilisation.pool_names}
     cap = {b.id: np.array([b.capacity.get(d) for d in DIMENSIONS]) for b in snap.brokers}
     state = {(p.topic, p.partition): p.replicas for p in snap.partitions}
     before = broker_load(snap, demands, state)
@@ -115,8 +115,9 @@ def test_a_rotation_no_single_move_can_start_runs_as_one_wave(case) -> None:
                     partitions=tuple(PartitionMove(p.topic, p.partition, p.replicas,
                                                    (moves[p.topic, p.partition],) if (p.topic, p.partition) in moves
                                                    else p.replicas, p.size_bytes) for p in snap2.partitions),
-                    utilisation={**plan.utilisation, "pools": {q: {d: {**cell, "headroom": 1e-12} for d, cell in row.items()}
-                                                               for q, row in plan.utilisation["pools"].items()}})
+                    utilisation=replace(plan.utilisation, pools={
+                        q: {d: replace(cell, headroom=1e-12) for d, cell in row.items()}
+                        for q, row in plan.utilisation.pools.items()}))
     waves = cut_waves(cycle, snap2, topic_demand(snap2, {}, None, "forecast"), 1)
     assert [len(w.moves) for w in waves] == [3]
 

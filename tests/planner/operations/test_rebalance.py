@@ -31,6 +31,7 @@ def _distance(op) -> float:
     return sum(v["after"]["distance"] for d, v in op.balance["a"].items() if d in DIMENSIONS and v["after"])
 
 
+@pytest.mark.slow
 def test_a_small_pool_with_a_much_larger_broker_is_rebalanced_the_same_every_time() -> None:
     # an outside check's 7-broker pool with one broker 4x larger ran the whole-pool model into its 300 s time limit
     # (a different plan each run); now the search, then the model under a node limit

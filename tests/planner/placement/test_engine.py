@@ -119,6 +119,7 @@ def test_unhealthy_brokers_and_held_partitions_are_left_alone() -> None:
     assert any("2 replica on an unhealthy broker partition(s)" in w or "under-replicated" in w for w in out.warnings)
 
 
+@pytest.mark.slow
 def test_the_same_input_gives_the_same_placement() -> None:
     case = overloaded_pool("twice", brokers=8, racks=4, partitions=80, hot=2, seed=21, outside=0.1)
     runs = [place_in_pools(case.snapshot, case.demands, {"t": "p"}, {"p": case.pool}, headroom={"p": HEADROOM})
@@ -180,6 +181,7 @@ def _engine_within_the_margin(name: str, best_moved: int, optimal: bool) -> None
         assert best_moved <= _moved(snap, out.assignment)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LARGER)
 def test_larger_pools_stay_within_the_margin_of_the_stored_exact_reference(name: str) -> None:
     stored = json.loads(EXACT_OPTIMA.read_text())[name]

@@ -17,7 +17,8 @@ from planner.operations import (
     replace_broker,
     set_replication_factor,
 )
-from planner.placement.engine import Goal, MoveReason, PoolState, prune_moves
+from planner.placement.engine import Goal, PoolState, prune_moves
+from pools.plan_file import Reason
 from planner.pool_planner import plan_pools
 from benchmarks.random_clusters import random_cluster
 from pools.demand import topic_demand
@@ -67,6 +68,7 @@ def _operations(inputs, snap):
     yield "replication-factor", lambda: set_replication_factor(inputs, [sorted(inputs.pool_topics({pool}))[0]], 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 3])
 def test_no_day2_operation_moves_a_partition_for_nothing(seed: int) -> None:
     snap, policy, profile = _cluster(seed, spare=True, load=0.4)
@@ -91,9 +93,10 @@ def test_prune_undoes_a_reorder_and_an_empty_move_but_keeps_a_relief() -> None:
     pruned, reasons = prune_moves(s, Goal(), target)
     assert pruned.tolist() == [[0, 1], [0, 1], [2, 1]]
     assert list(reasons) == [2]
-    assert reasons[2] == MoveReason("relieve", 0, "nw_in", 5.0, 6.0)
+    assert reasons[2] == Reason("relieve", 0, "nw_in", 5.0, 6.0)
 
 
+@pytest.mark.slow
 def test_an_isolating_move_that_drops_an_in_pool_replica_it_could_keep_is_flagged() -> None:
     # issue 36: a 0-byte partition moved for isolation dropped its replica on broker 4 of its pool ([6, 4, 2] ->
     # [14, 15, 13]): nothing copied, but the move was larger than its reason. The planner's plan keeps every such

@@ -15,7 +15,7 @@ from pathlib import Path
 from dataclasses import replace
 
 from pools.policy import load_policy, save_policy
-from pools.profile import TopicProfile, save_profile
+from pools.profile import BacktestRow, TopicProfile, save_backtest, save_profile
 from pools.snapshot import load_snapshot, save_snapshot
 
 HORIZON_DAYS = 90
@@ -88,3 +88,36 @@ def build_previous_run(root: Path, run: Path, run_cli) -> Path:
                            "--profile", root / "profile", "--out", root / "plan")
     assert code == 0, err  # a quieter quarter fits the same pools
     return root
+
+
+#: The days of metric history `write_backtest` invents: nine weeks, so every horizon to 30 days is tested.
+BACKTEST_DAYS = 63
+
+
+def write_backtest(run: Path) -> Path:
+    """``profile/backtest.parquet`` as ingest would write it (`spark_jobs.growth.backtest`) on nine weeks of daily
+    series ending at the profile's last day: each topic's truth rate and storage at its growth, a weekly cycle,
+    noise its pool's topics share and noise of its own (deterministic)."""
+    import numpy as np
+
+    from spark_jobs.growth import backtest
+
+    truth = json.loads((run / "sample" / "truth.json").read_text())
+    end = max(r.last_ts for r in profile_from_truth(truth)).date()
+    rng = np.random.default_rng(11)
+    shared = {pool: rng.normal(0, 0.06, BACKTEST_DAYS) for pool in sorted({t.get("pool") or "" for t in
+                                                                           truth["topics"].values()})}
+    day0 = end - timedelta(days=BACKTEST_DAYS - 1)
+    rows = []
+    for name, t in sorted(truth["topics"].items()):
+        d = np.arange(BACKTEST_DAYS)
+        trend = (1 + t["growth_per_day"]) ** (d - BACKTEST_DAYS + 1)
+        week = 1 + 0.12 * np.sin(2 * np.pi * d / 7 + rng.uniform(0, 7))
+        common = shared[t.get("pool") or ""]
+        rates = t["bytes_in_p99_last_day"] * trend * week * np.exp(common + rng.normal(0, 0.08, BACKTEST_DAYS))
+        storage = t["storage_bytes"] * trend * np.exp(0.1 * common + rng.normal(0, 0.01, BACKTEST_DAYS))
+        for metric, series in (("bytes_in_p99", rates), ("storage_bytes", storage)):
+            for b in backtest(d.tolist(), series.tolist()):
+                rows.append(BacktestRow(name, metric, day0 + timedelta(days=b.origin), b.horizon, b.actual,
+                                        b.forecast, b.low, b.high))
+    return save_backtest(run / "profile", rows)

@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+import pytest
+
 from planner.emit.progress import Progress
 from planner.report import build_model, load_run, render_report
 from pools.atomic import write_json
@@ -32,12 +34,14 @@ def _section(markdown: str) -> str:
     return markdown[start:markdown.index("\n#", start)]
 
 
+@pytest.mark.slow
 def test_no_section_without_a_progress_file(tmp_path):
     model, out = _render(build_run(tmp_path / "run"))
     assert model.progress is None and "progress" not in model.notes
     assert "Reassignment progress" not in out.markdown and "Reassignment progress" not in out.html
 
 
+@pytest.mark.slow
 def test_the_section_shows_the_figures_of_progress_json(tmp_path):
     run = build_run(tmp_path / "run")
     p = _progress()

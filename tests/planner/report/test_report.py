@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from planner.report import CHART_NAMES, build_model, load_previous_run, load_run, render_report
@@ -102,6 +103,7 @@ def _first_day(path, limit, days=90):
     return next((t for t in range(1, days + 1) if path(t) > limit), None)
 
 
+@pytest.mark.slow
 def test_runway_sums_each_topics_own_forecast_with_its_band(tmp_path):
     # pool a holds a-x (3 partitions × RF 3): nw_out = consumers (2 × bytes-in) + replication (2 × bytes-in),
     # compounding at 0.4 %/day from 33 MB/s; the band's edges (0.8 × and 1.25 × the forecast at 90 days) grow at
@@ -137,6 +139,7 @@ def test_runway_sums_each_topics_own_forecast_with_its_band(tmp_path):
                                      "buy on 2026-11-15, 30 days of lead time before that was 2026-10-16.")
 
 
+@pytest.mark.slow
 def test_runway_without_growth_or_past_the_limit(full, tmp_path):
     model, out = full
     replicas = next(r for r in model.runway.rows if (r.pool, r.dimension) == ("a", "replicas"))
@@ -169,22 +172,28 @@ def _write_backtest(run, days=28):
     return rows
 
 
+@pytest.mark.slow
 def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     run = build_run(tmp_path / "run")
     rows = _write_backtest(run)
     model, out = render(run)
     band = {(x[0].topic, x[0].origin, x[0].horizon_days): x[1:] for x in out_of_time(rows) if x is not None}
-    for pool, topic in (("a", "a-x"), ("b", "b-y")):  # one topic per pool: the pool's score is the topic's
+    # one topic per pool: the pool's rows are the topic's, judged by the pool's own band (calibrated on its rows,
+    # every pool's pooled while it has too few), the topic's by the band of every topic's rows
+    pooled = [replace(r, topic={"a-x": "a", "b-y": "b"}[r.topic]) for r in rows]
+    pool_band = {(x[0].topic, x[0].origin, x[0].horizon_days): x[1:]
+                 for x in out_of_time(pooled, grouped=True) if x is not None}
+    for pool, topic in (("a", "a-x"), ("b", "b-y")):
         for h in (1, 7, 14):  # scored out of time: only the origins a band calibrated on the past judged
-            mine = [r for r in rows if r.topic == topic and r.horizon_days == h and (topic, r.origin, h) in band]
-            assert 0 < len(mine) < sum(r.topic == topic and r.horizon_days == h for r in rows)
-            error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
-            edges = [band[r.topic, r.origin, h] for r in mine]
-            held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
-            s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == (pool, h))
-            assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
-            t = next(s for s in model.backtest_topics if (s.name, s.horizon_days) == (topic, h))
-            assert (t.forecasts, t.mape, t.band_held) == (s.forecasts, s.mape, s.band_held)
+            for name, edges_of, score_of in ((topic, band, model.backtest_topics),
+                                             (pool, pool_band, model.backtest_pools)):
+                mine = [r for r in rows if r.topic == topic and r.horizon_days == h and (name, r.origin, h) in edges_of]
+                assert 0 < len(mine) < sum(r.topic == topic and r.horizon_days == h for r in rows)
+                error = sum(abs(r.forecast - r.actual) / r.actual for r in mine) / len(mine)
+                edges = [edges_of[name, r.origin, h] for r in mine]
+                held = sum(lo <= r.actual <= hi for r, (lo, hi) in zip(mine, edges)) / len(mine)
+                s = next(s for s in score_of if (s.name, s.horizon_days) == (name, h))
+                assert (s.forecasts, s.mape, s.band_held) == (len(mine), pytest.approx(error), pytest.approx(held))
     s = next(s for s in model.backtest_pools if (s.name, s.horizon_days) == ("a", 7))
     assert f"| a | bytes in, p99 | 7 | {s.forecasts} | {100 * s.mape:.1f} % | {100 * s.band_held:.1f} % |" in out.markdown
     for h in model.backtest_horizons:  # per horizon: the origins and forecasts the out-of-time score rests on
@@ -197,6 +206,7 @@ def test_forecast_quality_scores_the_backtest_per_pool_and_topic(tmp_path):
     assert "30 |" not in out.markdown.split("## How good the forecast has been")[1].split("\n## ")[0]  # no day 30+
 
 
+@pytest.mark.slow
 def test_the_runway_and_topic_table_take_the_band_calibrated_on_the_backtest(tmp_path):
     run = build_run(tmp_path / "run")
     plain, _ = render(run)
@@ -209,11 +219,18 @@ def test_the_runway_and_topic_table_take_the_band_calibrated_on_the_backtest(tmp
         if new.dimension == "nw_in" and new.demand_now > 0:  # bytes in's edges, widened to the measured spread
             assert new.high[1] >= old.high[1] and new.low[1] <= old.low[1]  # here the day's noise is wider
             assert (new.high[1], new.low[1]) != (old.high[1], old.low[1])
+    for r in model.runway.rows:  # each pool's edges: its summed forecast × e^q of the pool's own band
+        if r.dimension == "nw_in" and r.demand_now > 0:
+            q_low, q_high = model.pool_calibration.band(r.pool).log_widths("bytes_in_p99", [1, 7])
+            assert model.pool_calibration.rests_on(r.pool, "bytes_in_p99") == "own"
+            assert [r.high[1] / r.path[1], r.high[7] / r.path[7]] == pytest.approx(np.exp(q_high).tolist())
+            assert [r.low[1] / r.path[1], r.low[7] / r.path[7]] == pytest.approx(np.exp(q_low).tolist())
     a_plain = next(t for t in plain.topics if t.topic == "a-x")
     a_cal = next(t for t in model.topics if t.topic == "a-x")
     assert a_cal.forecast == a_plain.forecast and (a_cal.low, a_cal.high) != (a_plain.low, a_plain.high)
 
 
+@pytest.mark.slow
 def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
     run = build_run(tmp_path / "run")
     _write_backtest(run, days=7)  # no origin has a later day
@@ -221,6 +238,7 @@ def test_forecast_quality_says_when_the_history_is_too_short(tmp_path):
     assert "The history is too short to test the forecast on: a backtest origin needs 7 days" in out.markdown
 
 
+@pytest.mark.slow
 def test_a_plan_that_buys_brokers_always_has_an_order_by_date(tmp_path):
     """a's network out crosses 140 MB/s without its broker to buy only on day 95, past the 90-day horizon, yet the
     plan buys it for that horizon: the order is dated by the horizon, never left "after" (issue 39); b, buying
@@ -245,6 +263,7 @@ def test_a_plan_that_buys_brokers_always_has_an_order_by_date(tmp_path):
            "but less than the 120 days of lead time after 2026-10-31." in out.markdown
 
 
+@pytest.mark.slow
 def test_crossings_past_the_history_are_dated_as_a_trend_up_to_the_horizon(tmp_path):
     """pools.evidence: with 14 days of history and a 90-day plan, a crossing on day 72 is dated, marked as a trend,
     and the recommendation words the purchase as one; the plan itself warns."""
@@ -279,6 +298,7 @@ def test_cost_prices_the_brokers_to_add_in_the_policy_currency(full):
     assert "| cost of the brokers to add | EUR 1,500 per month |" in out.markdown
 
 
+@pytest.mark.slow
 def test_cost_without_a_price_or_a_policy_says_what_is_missing(tmp_path):
     run = build_run(tmp_path / "run")
     text = (run / "pools.toml").read_text()
@@ -350,6 +370,7 @@ def test_one_unhealthy_partition_flags_only_its_own_move():
     assert risk.moves[0].how.startswith("its own partition is unhealthy: at its min ISR (ISR [1, 2], min ISR 2)")
 
 
+@pytest.mark.slow
 def test_a_move_is_not_at_risk_through_what_the_plan_fixes(tmp_path):
     from pools.snapshot import Broker, Capacity, ClusterSnapshot, PartitionState
     cap = Capacity(1, 1, 1, 1)
@@ -404,6 +425,7 @@ def test_risk_copy_source_is_the_current_leader():
     assert risk.moves[0].how == "copies from broker 2, whose log dir holding it is in error"  # the leader serves it
 
 
+@pytest.mark.slow
 def test_recommendation_follows_the_numbers(full, tmp_path):
     model, out = full
     text = out.markdown.split("## Recommendation\n\n")[1].split("\n")[0]
@@ -432,6 +454,7 @@ def test_recommendation_follows_the_numbers(full, tmp_path):
                            "EUR 1,500 per month) by 2026-11-29.")
 
 
+@pytest.mark.slow
 def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
     run = build_run(tmp_path / "run")
     write_json(run / "bundle" / "summary.json", {
@@ -453,6 +476,7 @@ def test_a_duration_beyond_30_days_is_a_problem_to_fix_with_its_cause(tmp_path):
     assert "| 2 | move | 1 | 3.00 MB | 50.0 MB/s | 1 min |" in text
 
 
+@pytest.mark.slow
 def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):
     run = build_run(tmp_path / "run")
     plan = load_plan(run / "plan" / "plan.json")
@@ -464,6 +488,7 @@ def test_copies_and_leader_only_reorderings_are_counted_apart(tmp_path):
     assert "| to move | 1 partition copies 1.00 kB, 1 leader-only reordering |" in out.markdown
 
 
+@pytest.mark.slow
 def test_summary_lists_severities_most_severe_first(full):
     model, out = full
     counts = replace(model, headline={**model.headline, "findings": {"critical": 1, "error": 2, "warning": 3,
@@ -486,6 +511,7 @@ def test_topics_tenants_batches_and_findings(full):
     assert "| 2 | move | 1 | 3.00 GB | 50.0 MB/s | 1 h 04 min |" in out.markdown
 
 
+@pytest.mark.slow
 def test_a_one_batch_plan_has_no_batch_chart(full):
     model, _ = full
     out = render_report(replace(model, batches=model.batches[:1]), has_policy=True)
@@ -499,6 +525,7 @@ def test_sizes_use_decimal_units_everywhere(full):
     assert re.search(r"\d (kB|MB|GB|TB)\b", out.markdown)
 
 
+@pytest.mark.slow
 def test_comparison_with_a_previous_run(tmp_path):
     previous = build_run(tmp_path / "q3", load=0.5, rates=(10e6, 35e6))
     model, out = render(build_run(tmp_path / "q4"), previous=previous)
@@ -517,6 +544,7 @@ def test_comparison_with_a_previous_run(tmp_path):
     assert "no count changed." in text and 'id="compare"' in out.html
 
 
+@pytest.mark.slow
 def test_comparison_lists_only_what_changed(tmp_path):
     previous = build_run(tmp_path / "q3", rates=(20e6, 30e6))
     current = build_run(tmp_path / "q4", rates=(20e6, 34e6))
@@ -589,6 +617,7 @@ def test_charts_have_titles_and_axis_labels_with_units(full, chart, texts):
         assert any(text in s for s in shown), (chart, text, shown)
 
 
+@pytest.mark.slow
 def test_html_is_self_contained_and_deterministic(full, run_dir):
     _, first = full
     _, second = render(run_dir)

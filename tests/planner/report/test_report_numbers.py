@@ -18,6 +18,7 @@ import tomllib
 from datetime import date, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from planner.cli import main
@@ -25,7 +26,7 @@ from planner.report import CHART_NAMES
 from pools.atomic import write_bytes
 
 from .browser import chromium, load_page
-from .sample_run import build_previous_run, build_sample_run
+from .sample_run import build_previous_run, build_sample_run, write_backtest
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -38,8 +39,9 @@ pytestmark = [
 DIMS = {"Network in": "nw_in", "Network out": "nw_out", "Disk": "disk", "Replicas": "replicas"}
 UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
 SEVERITIES = ("critical", "error", "warning", "info")
-CHECKED_TABLES = {"pools", "runway", "order-by", "backtest-pools", "backtest-topics", "n-minus-1", "risks", "risk-pools", "compare-pools", "compare-topics", "topics",
-                  "pool-rows", "tenants", "batches", "findings", "read-only"}
+CHECKED_TABLES = {"pools", "runway", "order-by", "backtest-pools", "backtest-topics", "backtest-horizons", "n-minus-1",
+                  "risks", "risk-pools", "compare-pools", "compare-topics", "topics", "pool-rows", "tenants", "batches",
+                  "findings", "read-only"}
 
 READ_PAGE = r"""(() => {
   const text = el => el.innerText.trim();
@@ -90,6 +92,7 @@ def page(tmp_path_factory):
         return main([str(a) for a in argv]), "", ""
 
     run = build_sample_run(root / "run", run_cli)
+    write_backtest(run)  # the forecast's backtest: the per-pool band is calibrated and scored from it
     previous = build_previous_run(root / "previous", run, run_cli)
     assert run_cli("report", run, "--policy", run / "sample" / "pools.toml", "--compare", previous)[0] == 0
     charts = {name: f"figure#chart-{name} svg" for name in CHART_NAMES}
@@ -267,8 +270,10 @@ def _check_crossing(src, text: str, pool: str, dim: str, now: float, limit: floa
                     supported: date) -> None:
     """A crossing cell against an upper bound of the pool's demand on the last day computed: every topic's demand
     follows its bytes-in or storage forecast edge (capped by retention, which only lowers it), so the pool's demand
-    is at most its demand now × the largest level/now ratio × the fastest edge's growth; a date past the history's
-    span (``supported``) is marked as a trend."""
+    is at most its demand now × the largest level/now ratio × the fastest edge's growth; the pool's calibrated band
+    (docs/formats.md, *A pool's band*) puts its low edge under the forecast and its high edge under the larger of
+    the forecast and the growth band's high edge × e^(the band's widest q_high); a date past the history's span
+    (``supported``) is marked as a trend."""
     span = (until - src.as_of).days
     trend = text.endswith(" (trend)")
     text = text.removesuffix(" (trend)")
@@ -292,10 +297,13 @@ def _check_crossing(src, text: str, pool: str, dim: str, now: float, limit: floa
             if r[now_key] <= 0 or r[fc] <= 0:
                 continue
             level = r[fc] / (1 + r[growth]) ** r["forecast_horizon_days"]
-            value = {"forecast": r[fc], "low": r[low], "high": r[high]}[edge]
+            values = (r[fc], r[high]) if edge == "high" else (r[fc],)
             ratio = max(ratio, level / r[now_key])
-            factor = max(factor, (value / level) ** (1 / r["forecast_horizon_days"]))
-    if now * ratio * factor ** span <= limit:
+            factor = max(factor, *((v / level) ** (1 / r["forecast_horizon_days"]) for v in values))
+    sums = _pool_sums(src)
+    widest = max((q[1] for m in ("bytes_in_p99", "storage_bytes") for q in _pool_band(sums, pool, m)[0].values()),
+                 default=0.0) if edge == "high" else 0.0
+    if now * ratio * factor ** span * math.exp(widest) <= limit:
         assert text in (f"after {until.isoformat()}", "not at this growth"), text
     elif text != f"after {until.isoformat()}":
         assert src.as_of < date.fromisoformat(text) <= until, text
@@ -334,6 +342,15 @@ def test_order_by(page):
                                      order.isoformat() + trend)
             assert r["evidence"].startswith(f"{(supported - src.as_of).days:,d} days of history, ")
             assert ("past it: a trend" in r["evidence"]) == bool(trend)
+            quoted = re.search(r"the pool's band held (.+ %) out of time at (\d+) days \((\d+) origins?\)",
+                               r["evidence"])
+            if quoted:  # the pool's own out-of-time score, at the shortest judged horizon reaching the crossing
+                series = {"nw_in": "bytes in, p99", "nw_out": "bytes in, p99", "disk": "storage"}[
+                    DIMS[r["first limit crossed without them"]]]
+                judged = [x for x in _rows(shown, "backtest-pools") if (x["pool"], x["series"]) == (r["pool"], series)
+                          and int(x["forecasts"]) >= 5 and int(x["days ahead"]) >= (crossing - src.as_of).days]
+                first = min(judged, key=lambda x: int(x["days ahead"]))
+                assert quoted.groups() == (first["band held, out of time"], first["days ahead"], first["forecasts"])
         elif any(c.startswith("after ") for c, _ in crossings):
             until = date.fromisoformat(next(c for c, _ in crossings if c.startswith("after "))[len("after "):])
             assert r["crosses"] == f"after {until}" and r["first limit crossed without them"] == "—"
@@ -345,38 +362,176 @@ def test_order_by(page):
             assert r["order by"] == "no crossing ahead"
 
 
+def _pool_sums(src) -> dict:
+    """docs/formats.md, *A pool's band*: per pool (plan.json's topics), metric, origin and horizon, the sums of its
+    topics' actual, forecast, low and high in profile/backtest.parquet (``{}`` without one)."""
+    path = src.run / "profile" / "backtest.parquet"
+    if not path.exists():
+        return {}
+    import pyarrow.parquet as pq
+    sums: dict = {}
+    for r in pq.read_table(path).to_pylist():
+        pool = src.plan["topics"].get(r["topic"])
+        if pool:
+            acc = sums.setdefault((pool, r["metric"], r["origin"], r["horizon_days"]), [0.0] * 4)
+            for i, k in enumerate(("actual", "forecast", "low", "high")):
+                acc[i] += r[k]
+    return sums
+
+
+def _calibrated(sums: dict, pools: set, metric: str, known) -> dict[int, tuple[float, float, int, int | None]]:
+    """The documented calibration of the ``known`` sums of ``pools``: per horizon (q_low, q_high, origins,
+    derived_from): tested with >= 10 rows from >= 5 origins, longer ones derived (q ∝ h^p from the shortest and
+    longest tested)."""
+    by_h: dict = {}
+    for k, v in sums.items():
+        if k[0] in pools and k[1] == metric and known(k) and v[0] > 0 and v[1] > 0:
+            by_h.setdefault(k[3], []).append((k[2], math.log(v[0] / v[1])))
+    tested, short = {}, {}
+    for h, pts in sorted(by_h.items()):
+        origins = len({o for o, _ in pts})
+        if len(pts) >= 10 and origins >= 5:
+            r = sorted(x for _, x in pts)
+            lo, hi = (_quantile(r, 0.1), _quantile(r, 0.9))
+            tested[h] = (min(0.0, lo), max(0.0, hi), origins, None)
+        else:
+            short[h] = origins
+    if not tested:
+        return {}
+    s, t = min(tested), max(tested)
+
+    def power(i):
+        a, b = tested[s][i], tested[t][i]
+        return 0.0 if t == s or a == 0 or b == 0 else min(1.0, max(0.0, math.log(b / a) / math.log(t / s)))
+    return tested | {h: (tested[t][0] * (h / t) ** power(0), tested[t][1] * (h / t) ** power(1), n, t)
+                     for h, n in short.items() if h > t}
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between order statistics."""
+    x = q * (len(ordered) - 1)
+    i = int(math.floor(x))
+    return ordered[i] + (ordered[min(i + 1, len(ordered) - 1)] - ordered[i]) * (x - i)
+
+
+def _pool_band(sums: dict, pool: str, metric: str, known=lambda k: True) -> tuple[dict, str | None]:
+    """A pool's band of ``metric``: its own calibration, else every pool's sums pooled; and whose it is."""
+    own = _calibrated(sums, {pool}, metric, known)
+    if own:
+        return own, "own"
+    pooled = _calibrated(sums, {k[0] for k in sums}, metric, known)
+    return pooled, "pooled" if pooled else None
+
+
+def _widen(band: dict, h: float, forecast: float, low: float, high: float) -> tuple[float, float]:
+    """The documented band at ``h`` days from the forecast and the growth band's edges there."""
+    at = sorted(band)
+    last = at[-1]
+    q = [float(np.interp(h, [0, *at], [0.0, *(band[x][i] for x in at)])) for i in (0, 1)]
+    past = max(0.0, 1 - last / h) if h > 0 else 0.0
+    return (forecast * math.exp(q[0] + past * min(0.0, math.log(max(low, 1e-300) / forecast))),
+            forecast * math.exp(q[1] + past * max(0.0, math.log(max(high, 1e-300) / forecast))))
+
+
 def test_backtest(page):
     """Scored from profile/backtest.parquet as docs/formats.md says: per pool, series and days ahead, the pool's
-    summed forecasts per origin against the summed actual values."""
+    summed forecasts per origin against the summed actual values, each origin judged by the pool's own band
+    calibrated on the pool rows known then (every pool's pooled while its own has no tested horizon); the band
+    today and what it rests on."""
     src, shown, _ = page
-    path = src.run / "profile" / "backtest.parquet"
     tables = shown["page"]["tables"]
-    if not path.exists():
+    sums = _pool_sums(src)
+    if not sums:
         assert "backtest-pools" not in tables
         assert shown["page"]["paras"]["backtest"][0].startswith("No backtest")
         return
-    import pyarrow.parquet as pq
-    rows = pq.read_table(path).to_pylist()
-    sums: dict = {}
-    for r in rows:
-        pool = src.plan["topics"].get(r["topic"])
-        if pool:
-            acc = sums.setdefault((pool, r["metric"], r["horizon_days"]), {}).setdefault(r["origin"], [0.0] * 4)
-            for i, k in enumerate(("actual", "forecast", "low", "high")):
-                acc[i] += r[k]
     labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
-    expected = []
-    for (pool, metric, h), origins in sorted(sums.items()):
-        points = [v for v in origins.values() if v[0] > 0]
-        if points:
-            expected.append((pool, labels[metric], str(h), len(points),
-                             sum(abs(f - a) / a for a, f, _, _ in points) / len(points),
-                             sum(lo <= a <= hi for a, _, lo, hi in points) / len(points)))
+    points: dict = {}
+    for (pool, metric, origin, h), (a, f, lo, hi) in sorted(sums.items()):
+        band, _ = _pool_band(sums, pool, metric, lambda k: k[2] + timedelta(days=k[3]) <= origin)
+        if band and a > 0 and f > 0:
+            low, high = _widen(band, h, f, lo, hi)
+            points.setdefault((pool, labels[metric], str(h)), []).append((a, f, low <= a <= high))
+    assert len(points) > 4 and any(len(p) >= 5 for p in points.values())
     shown_rows = _rows(shown, "backtest-pools")
-    assert [(r["pool"], r["series"], r["days ahead"]) for r in shown_rows] == [e[:3] for e in expected]
-    for r, e in zip(shown_rows, expected):
-        assert r["forecasts"] == f"{e[3]:,d}"
-        _close(r["error"], e[4]), _close(r["band held, out of time"], e[5])
+    assert [(r["pool"], r["series"], r["days ahead"]) for r in shown_rows] == \
+        sorted(points, key=lambda k: (k[0], k[1], int(k[2])))
+    metric_of = {v: k for k, v in labels.items()}
+    for r in shown_rows:
+        p = points[r["pool"], r["series"], r["days ahead"]]
+        assert r["forecasts"] == f"{len(p):,d}"
+        _close(r["error"], sum(abs(f - a) / a for a, f, _ in p) / len(p))
+        held = r["band held, out of time"]
+        assert held.endswith(": too few origins to judge") == (len(p) < 5), held
+        _close(held.removesuffix(": too few origins to judge"), sum(ok for _, _, ok in p) / len(p))
+        band, whose = _pool_band(sums, r["pool"], metric_of[r["series"]])
+        _check_band(r, band, int(r["days ahead"]))
+        rests = r["band today rests on"]
+        if whose is not None:
+            whose_text = "its own sums: " if whose == "own" else "every pool's sums (too few of its own): "
+            assert rests.startswith(whose_text), r
+
+
+def _topic_rows(src) -> dict:
+    """profile/backtest.parquet's rows keyed by (topic, metric, origin, horizon), as _pool_sums keys a pool's."""
+    import pyarrow.parquet as pq
+    return {(r["topic"], r["metric"], r["origin"], r["horizon_days"]): [r["actual"], r["forecast"], r["low"], r["high"]]
+            for r in pq.read_table(src.run / "profile" / "backtest.parquet").to_pylist()}
+
+
+def _check_band(row: dict, band: dict, h: int) -> None:
+    """The shown band today at ``h`` (low / high edge) and what it rests on (tested on n origins, derived)."""
+    today, rests = band.get(h), row["band today rests on"]
+    if today is None:
+        assert row["band today (low / high edge)"] == "—" and "untested" in rests, row
+        return
+    low, high = row["band today (low / high edge)"].split(" / ")
+    _close(low, math.expm1(today[0])), _close(high, math.expm1(today[1]))
+    assert (f"tested on {today[2]:,d} origin" if today[3] is None else f"derived from {today[3]} days") in rests, row
+
+
+def test_backtest_topics_and_horizons(page):
+    """The topic band (docs/formats.md, *Calibrated band*: every topic's rows pooled) scored out of time per series
+    and horizon, and per top topic (the most bytes in) on its bytes-in series."""
+    src, shown, _ = page
+    if not _pool_sums(src):
+        assert "backtest-horizons" not in shown["page"]["tables"]
+        return
+    rows = _topic_rows(src)
+    topics = {k[0] for k in rows}
+    labels = {"bytes_in_p99": "bytes in, p99", "storage_bytes": "storage"}
+    scored: dict = {}
+    for (topic, metric, origin, h), (a, f, lo, hi) in sorted(rows.items()):
+        band = _calibrated(rows, topics, metric, lambda k: k[2] + timedelta(days=k[3]) <= origin)
+        scored.setdefault((metric, h), [])
+        if band and a > 0:
+            low, high = _widen(band, h, f, lo, hi)
+            scored[metric, h].append((topic, origin, a, f, low <= a <= high))
+    shown_rows = _rows(shown, "backtest-horizons")
+    assert [(r["series"], r["days ahead"]) for r in shown_rows] == [(labels[m], str(h)) for m, h in sorted(scored)]
+    for r, ((metric, h), hits) in zip(shown_rows, sorted(scored.items())):
+        origins = len({o for _, o, *_ in hits})
+        assert (r["origins scored"], r["forecasts scored"]) == (f"{origins:,d}", f"{len(hits):,d}")
+        held = r["band held, out of time"]
+        if not hits:
+            assert held == "—"
+        else:
+            assert held.endswith(": too few origins to judge") == (origins < 5), held
+            _close(held.removesuffix(": too few origins to judge"), sum(x[-1] for x in hits) / len(hits))
+        _check_band(r, _calibrated(rows, topics, metric, lambda k: True), h)
+    by_rate = sorted(src.profile.values(), key=lambda p: (-p["bytes_in_p99"], p["topic"]))[:15]
+    top = [p["topic"] for p in by_rate]
+    shown_topics = _rows(shown, "backtest-topics")
+    assert shown_topics and [r["topic"] for r in shown_topics] == sorted(
+        (r["topic"] for r in shown_topics), key=top.index)
+    for r in shown_topics:
+        hits = [x for x in scored["bytes_in_p99", int(r["days ahead"])] if x[0] == r["topic"]]
+        assert r["pool"] == src.plan["topics"].get(r["topic"], "—")
+        assert r["forecasts"] == f"{len(hits):,d}"
+        _close(r["error"], sum(abs(f - a) / a for _, _, a, f, _ in hits) / len(hits))
+        _close(r["band held, out of time"], sum(x[-1] for x in hits) / len(hits))
+    assert {(r["topic"], r["days ahead"]) for r in shown_topics} == {
+        (t, str(h)) for (m, h), hits in scored.items() if m == "bytes_in_p99" for t, *_ in hits if t in top}
 
 
 def test_n_minus_1(page):
@@ -668,12 +823,16 @@ def test_topics_tenants_and_pools(page):
     top = sorted(src.profile.values(), key=lambda r: (-r["bytes_in_p99"], r["topic"]))[:15]
     rows = _rows(shown, "topics")
     assert [r["topic"] for r in rows] == [t["topic"] for t in top]
+    backtest = _topic_rows(src) if _pool_sums(src) else {}  # the topic band: every topic's rows (docs/formats.md)
+    band = _calibrated(backtest, {k[0] for k in backtest}, "bytes_in_p99", lambda k: True)
     for r, t in zip(rows, top):
         assert r["pool"] == src.plan["topics"][t["topic"]]
         _close(r["bytes in, p99 now"], t["bytes_in_p99"])
         fc, low, high = re.fullmatch(r"(.+) \((.+) – (.+)\)", r["at forecast (low – high)"]).groups()
-        _close(fc, t["forecast_bytes_in_p99"]), _close(low, t["forecast_bytes_in_p99_low"])
-        _close(high, t["forecast_bytes_in_p99_high"])
+        edges = (t["forecast_bytes_in_p99_low"], t["forecast_bytes_in_p99_high"])
+        if band:  # the growth band widened to the backtest's spread at the forecast's horizon
+            edges = _widen(band, t["forecast_horizon_days"], t["forecast_bytes_in_p99"], *edges)
+        _close(fc, t["forecast_bytes_in_p99"]), _close(low, edges[0]), _close(high, edges[1])
         _close(r["growth"][: -len("/day")], t["bytes_in_p99_growth_per_day"])
         _close(r["storage now"], t["storage_bytes"])
         _close(r["storage at forecast"], _retention_kept(src, t["topic"], t["forecast_storage_bytes"],

@@ -92,6 +92,7 @@ def test_planted_states_in_the_snapshot(tiny):
     assert _independent_findings(snapshot, policy) == _planted(truth)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(8), suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31), brokers=st.integers(6, 15), topics=st.integers(6, 24))
 @example(seed=65, brokers=8, topics=6)  # the first pool's RF-3 replicas covered both racks of the second pool
