@@ -51,11 +51,15 @@ __all__ = ["Scenario", "load_scenario", "apply_scenario", "scale_row", "lose_rac
 #: What a ``[[lose_rack]]`` scenario does to the partitions (`lost_partitions`), written into the what-if's OUT.
 LOST_RACKS_FILE = "lost_racks.json"
 
-#: The profile columns a demand factor multiplies: rates, sizes and forecasts (growth per day is unchanged).
+#: The profile columns a demand factor multiplies: rates, sizes and forecasts, the tiered ones included (growth per
+#: day is unchanged).
 SCALED_FIELDS = ("bytes_in_p50", "bytes_in_p95", "bytes_in_p99", "bytes_in_max", "bytes_out_p95", "bytes_out_p99",
                  "bytes_out_max", "messages_in_p99", "storage_bytes", "forecast_bytes_in_p99",
                  "forecast_bytes_in_p99_low", "forecast_bytes_in_p99_high", "forecast_storage_bytes",
-                 "forecast_storage_low", "forecast_storage_high")
+                 "forecast_storage_low", "forecast_storage_high", "remote_log_size_bytes", "remote_copy_bytes_p99",
+                 "remote_fetch_bytes_p99")
+#: The scaled columns that hold whole bytes.
+_WHOLE = ("storage_bytes", "remote_log_size_bytes")
 
 
 @dataclass(frozen=True)
@@ -135,12 +139,14 @@ def scale_row(row: TopicProfile, factor: float) -> TopicProfile:
     >>> scaled = scale_row(row, 2.5)
     >>> scaled.bytes_in_p99, scaled.storage_bytes, scaled.bytes_out_p99, scaled.bytes_in_p99_growth_per_day
     (2.5, 2, None, 1)
+    >>> scaled.remote_log_size_bytes, scaled.remote_copy_bytes_p99, scale_row(row, 3).remote_fetch_bytes_p99
+    (2, 2.5, 3.0)
     """
     changes: dict[str, Any] = {}
     for name in SCALED_FIELDS:
         value = getattr(row, name)
         if value is not None:
-            changes[name] = round(value * factor) if name == "storage_bytes" else float(value) * factor
+            changes[name] = round(value * factor) if name in _WHOLE else float(value) * factor
     return replace(row, **changes)
 
 

@@ -5,8 +5,9 @@ day, and `at_horizon` re-derives it at the horizon the policy plans for (`pools.
 
 Per topic, at the forecast horizon (``at="forecast"``) or as measured (``at="now"``):
 
-- ``nw_in``  = bytes-in × RF (leader ingress plus follower replication fetches),
-- ``nw_out`` = consumer bytes-out (or bytes-in × fan-out when the profile has no bytes-out) + bytes-in × (RF − 1),
+- ``nw_in``  = bytes-in × RF (leader ingress plus follower replication fetches) + remote fetch,
+- ``nw_out`` = consumer bytes-out (or bytes-in × fan-out when the profile has no bytes-out) + bytes-in × (RF − 1)
+  + remote copy,
 - ``disk``   = storage per replica set × RF; at the forecast the storage is capped by time-based retention
   (rate × ``retention.ms``) and by ``retention.bytes`` × partitions; for a tiered topic (KIP-405,
   ``remote.storage.enable=true``) by its local retention too (rate × ``local.retention.ms``,
@@ -14,9 +15,16 @@ Per topic, at the forecast horizon (``at="forecast"``) or as measured (``at="now
   sizes (``kafka-log-dirs.sh``) are local already,
 - ``replicas`` = partitions × RF.
 
+A tiered topic's remote traffic (the profile's `pools.profile.REMOTE_COLUMNS`, zero where unmeasured) is the
+leader's: **remote copy** (``RemoteCopyBytesPerSec``, segments uploaded to the remote store) is network out, and
+**remote fetch** (``RemoteFetchBytesPerSec``, bytes the leader reads back from the store to serve a fetch) is
+network in. The fetch response that carries those bytes to the consumer is already in bytes-out (Kafka's
+``KafkaApis`` counts every fetch response's records in ``BytesOutPerSec``, remote or local), so it is not added
+again: `Demand.remote_fetch` over `Demand.bytes_out` is the remote-served share of the consumers' bytes-out.
+
 A topic's load is spread over its partitions (bytes by the per-partition rate where the partition profile has
 one for every partition, else evenly; disk by the partitions' sizes, else evenly) and each partition's load
-over its replicas: the leader carries bytes-in, consumer bytes-out and replication out; each follower carries
+over its replicas: the leader carries bytes-in, consumer bytes-out, replication out and the remote traffic; each follower carries
 replication in (the partition's bytes-in). Summed over a topic's replicas this gives the topic totals above.
 """
 
@@ -54,6 +62,9 @@ __all__ = [
 ]
 
 Load = dict[str, float]
+#: A leader's remote traffic (`PartitionShare`, `Demand`): remote fetch (network in), remote copy (network out).
+_REMOTE = ("remote_fetch", "remote_copy")
+_SHARE_FIELDS = ("partition", "bytes_in", "bytes_out", "storage", *_REMOTE)
 
 #: Forecasts are capped at e**700 (finite in a double).
 _MAX_LOG = 700.0
@@ -123,12 +134,15 @@ def _row_at(row: TopicProfile, horizon: int) -> TopicProfile:
 
 @dataclass(frozen=True, slots=True)
 class PartitionShare:
-    """One partition's share of its topic: bytes-in, consumer bytes-out and storage per replica."""
+    """One partition's share of its topic: bytes-in, consumer bytes-out, storage per replica, and its leader's
+    remote fetch (network in) and remote copy (network out)."""
 
     partition: int
     bytes_in: float
     bytes_out: float
     storage: float
+    remote_fetch: float = 0.0
+    remote_copy: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,11 +153,18 @@ class PartitionShares(Sequence[PartitionShare]):
     bytes_in: np.ndarray
     bytes_out: np.ndarray
     storage: np.ndarray
+    remote_fetch: np.ndarray | None = None  # None: zeros
+    remote_copy: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in _REMOTE:
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(len(self.partition)))
 
     @classmethod
     def of(cls, shares: Sequence[PartitionShare]) -> PartitionShares:
         """The arrays of a sequence of `PartitionShare`."""
-        columns = (np.array([getattr(s, f) for s in shares], dtype=float) for f in ("bytes_in", "bytes_out", "storage"))
+        columns = (np.array([getattr(s, f) for s in shares], dtype=float) for f in _SHARE_FIELDS[1:])
         return cls(np.array([s.partition for s in shares], dtype=np.int64), *columns)
 
     def __len__(self) -> int:
@@ -157,30 +178,28 @@ class PartitionShares(Sequence[PartitionShare]):
 
     def __getitem__(self, index: int | slice) -> PartitionShare | PartitionShares:
         if isinstance(index, slice):
-            return PartitionShares(self.partition[index], self.bytes_in[index], self.bytes_out[index],
-                                   self.storage[index])
-        return PartitionShare(int(self.partition[index]), float(self.bytes_in[index]), float(self.bytes_out[index]),
-                              float(self.storage[index]))
+            return PartitionShares(*(getattr(self, f)[index] for f in _SHARE_FIELDS))
+        return PartitionShare(int(self.partition[index]), *(float(getattr(self, f)[index]) for f in _SHARE_FIELDS[1:]))
 
     def __iter__(self) -> Iterator[PartitionShare]:
-        columns = (self.partition.tolist(), self.bytes_in.tolist(), self.bytes_out.tolist(), self.storage.tolist())
+        columns = (getattr(self, f).tolist() for f in _SHARE_FIELDS)
         return (PartitionShare(*row) for row in zip(*columns))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PartitionShares):
             return NotImplemented
-        return all(np.array_equal(getattr(self, f), getattr(other, f))
-                   for f in ("partition", "bytes_in", "bytes_out", "storage"))
+        return all(np.array_equal(getattr(self, f), getattr(other, f)) for f in _SHARE_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
 class Demand:
     """A topic's load per dimension (``nw_in``, ``nw_out`` bytes/s; ``disk`` bytes; ``replicas``).
 
-    ``bytes_in``, ``bytes_out`` (consumer fetches) and ``storage`` (per replica set) are the topic-level inputs;
-    ``partitions`` splits them per partition (any sequence of `PartitionShare` is held as `PartitionShares`);
-    ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the profile: disk and replicas from the
-    snapshot's partition sizes, no traffic).
+    ``bytes_in``, ``bytes_out`` (consumer fetches, remote-served bytes included), ``storage`` (per replica set),
+    ``remote_fetch`` and ``remote_copy`` (B/s between the leaders and the remote store; 0 where unmeasured) are the
+    topic-level inputs; ``partitions`` splits them per partition (any sequence of `PartitionShare` is held as
+    `PartitionShares`); ``source`` is ``"profile"`` or ``"sizes"`` (topic absent from the profile: disk and
+    replicas from the snapshot's partition sizes, no traffic).
     """
 
     nw_in: float
@@ -192,6 +211,8 @@ class Demand:
     storage: float
     partitions: PartitionShares
     source: Literal["profile", "sizes"] = "profile"
+    remote_fetch: float = 0.0
+    remote_copy: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.partitions, PartitionShares):
@@ -244,7 +265,7 @@ def topic_demand(
     spans = list(zip((ends - counts).tolist(), ends.tolist()))
     topic_of = np.repeat(np.arange(len(topics)), counts)
     sizes = a.part_size.astype(float)
-    rate = np.zeros((len(topics), 3))  # per topic: bytes-in, consumer bytes-out, storage per replica set
+    rate = np.zeros((len(topics), 5))  # per topic: bytes-in, consumer bytes-out, storage, remote fetch and copy
     profiled = np.zeros(len(topics), dtype=bool)
     net = np.repeat(1.0 / counts, counts)  # bytes split evenly unless every partition has a profiled rate
     for k, topic in enumerate(topics):
@@ -267,11 +288,14 @@ def topic_demand(
     bytes_in = np.where(on, rate[topic_of, 0] * net, 0.0)
     bytes_out = np.where(on, rate[topic_of, 1] * net, 0.0)
     storage = np.where(on, rate[topic_of, 2] * disk, sizes)
-    totals = _totals(bytes_in, bytes_out, storage, a.part_rf, spans)
+    remote = [np.where(on, rate[topic_of, 3 + j] * net, 0.0) for j in range(2)]
+    totals = _totals(bytes_in, bytes_out, storage, a.part_rf, spans, remote)
     out: dict[str, Demand] = {}
     for k, (topic, (s, e)) in enumerate(zip(topics, spans)):
-        shares = PartitionShares(a.part_id[s:e], bytes_in[s:e], bytes_out[s:e], storage[s:e])
-        out[topic] = Demand(*totals[k], partitions=shares, source="profile" if profiled[k] else "sizes")
+        shares = PartitionShares(a.part_id[s:e], bytes_in[s:e], bytes_out[s:e], storage[s:e],
+                                 remote[0][s:e], remote[1][s:e])
+        out[topic] = Demand(*totals[k][:7], partitions=shares, source="profile" if profiled[k] else "sizes",
+                            remote_fetch=totals[k][7], remote_copy=totals[k][8])
     return out
 
 
@@ -322,11 +346,14 @@ def demand_over_days(
         raise InputError(f"demand: edge: expected one of {', '.join(EDGES)}, got {edge!r}")
     t = np.asarray(days, dtype=float)
     listed = {topic: row for topic, row in profile.items() if topic in snapshot.partitions_by_topic}
-    unit = {topic: replace(row, bytes_in_p99=1.0, bytes_out_p99=0.0, storage_bytes=1) for topic, row in listed.items()}
-    out_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=1.0, storage_bytes=0)
-                for topic, row in listed.items()}
+    local = {topic: replace(row, remote_fetch_bytes_p99=None, remote_copy_bytes_p99=None) for topic, row in listed.items()}
+    unit = {topic: replace(row, bytes_in_p99=1.0, bytes_out_p99=0.0, storage_bytes=1) for topic, row in local.items()}
+    out_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=1.0, storage_bytes=0) for topic, row in local.items()}
     split = topic_demand(snapshot, unit, 0.0, "now", partition_profile=partition_profile)
     split_out = topic_demand(snapshot, out_unit, 0.0, "now", partition_profile=partition_profile)
+    remote_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=0.0, storage_bytes=0, remote_fetch_bytes_p99=1.0,
+                                  remote_copy_bytes_p99=1.0) for topic, row in listed.items() if row.remote_measured}
+    split_remote = topic_demand(snapshot, remote_unit, 0.0, "now", partition_profile=partition_profile)
     paths = {topic: _edge_paths(row, edge, t) for topic, row in sorted(listed.items())}
     if edge != "forecast":
         paths = _calibrated(calibration, groups or {}, edge, t, paths)
@@ -341,8 +368,13 @@ def demand_over_days(
         state = snapshot.topic_by_name.get(topic) or TopicState(topic=topic)
         stored = retention_capped(stored, b, state, len(snapshot.partitions_by_topic[topic]))
         w, w_out = split[topic], split_out[topic]
-        out[topic] = np.column_stack((w.nw_in * b, w_out.nw_out * b_out + w.nw_out * b, w.disk * stored,
-                                      np.full_like(t, w.replicas)))
+        nw_in, nw_out = w.nw_in * b, w_out.nw_out * b_out + w.nw_out * b
+        if topic in remote_unit:  # remote fetch and copy follow the bytes-in path too, as consumer bytes-out does
+            scale = b / row.bytes_in_p99 if row.bytes_in_p99 > 0 else np.ones_like(t)
+            r = split_remote[topic]
+            nw_in = nw_in + r.remote_fetch * (row.remote_fetch_bytes_p99 or 0.0) * scale
+            nw_out = nw_out + r.remote_copy * (row.remote_copy_bytes_p99 or 0.0) * scale
+        out[topic] = np.column_stack((nw_in, nw_out, w.disk * stored, np.full_like(t, w.replicas)))
     return out
 
 
@@ -411,10 +443,12 @@ def replica_load(share: PartitionShare, replication_factor: int, *, leader: bool
     """Load of one replica of a partition, in `DIMENSIONS` order.
 
     The leader takes producer bytes-in, serves consumers and replication out to the ``replication_factor − 1``
-    followers; a follower fetches the partition's bytes-in. Both store the partition and count as one replica.
+    followers, and copies to and fetches from the remote store; a follower fetches the partition's bytes-in. Both
+    store the partition and count as one replica.
     """
     if leader:
-        return (share.bytes_in, share.bytes_out + share.bytes_in * (replication_factor - 1), share.storage, 1.0)
+        return (share.bytes_in + share.remote_fetch,
+                share.bytes_out + share.remote_copy + share.bytes_in * (replication_factor - 1), share.storage, 1.0)
     return (share.bytes_in, 0.0, share.storage, 1.0)
 
 
@@ -451,7 +485,7 @@ def broker_load(
     lookup per partition with an ``assignment``.
     """
     a = cluster_arrays(snapshot)
-    b_in, b_out, storage, known = _share_arrays(snapshot, demands)
+    b_in, b_out, storage, known, r_fetch, r_copy = _share_arrays(snapshot, demands)
     if target is None:
         target, lead = _assigned_rows(snapshot, assignment)
     else:
@@ -466,9 +500,10 @@ def broker_load(
     index = np.where(pos < a.n_brokers, pos, a.n_brokers + np.searchsorted(unlisted, ids))
     brokers = np.concatenate((a.broker_ids, unlisted))
     rep_in = b_in[part]
+    leads = ids == lead[part]
     columns = (
-        rep_in,
-        np.where(ids == lead[part], b_out[part] + rep_in * (rf - 1), 0.0),
+        np.where(leads, rep_in + r_fetch[part], rep_in),
+        np.where(leads, b_out[part] + r_copy[part] + rep_in * (rf - 1), 0.0),
         storage[part],
         np.ones(len(ids)),
     )
@@ -499,12 +534,12 @@ def _assigned_rows(snapshot: ClusterSnapshot,
     return target, lead
 
 
-def _share_arrays(snapshot: ClusterSnapshot,
-                  demands: Mapping[str, Demand]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, and whether a demand covers it."""
+def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> tuple[np.ndarray, ...]:
+    """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, whether a demand covers it, remote
+    fetch and remote copy."""
     part_id = cluster_arrays(snapshot).part_id
     n = len(part_id)
-    b_in, b_out, storage = np.zeros(n), np.zeros(n), np.zeros(n)
+    b_in, b_out, storage, r_fetch, r_copy = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     known = np.zeros(n, dtype=bool)
     i = 0
     for topic, parts in snapshot.partitions_by_topic.items():
@@ -515,6 +550,7 @@ def _share_arrays(snapshot: ClusterSnapshot,
             if len(shares) == k and np.array_equal(shares.partition, ids):
                 span = slice(i, i + k)
                 b_in[span], b_out[span], storage[span] = shares.bytes_in, shares.bytes_out, shares.storage
+                r_fetch[span], r_copy[span] = shares.remote_fetch, shares.remote_copy
                 known[span] = True
             else:
                 position = {p: i + j for j, p in enumerate(ids.tolist())}
@@ -522,17 +558,26 @@ def _share_arrays(snapshot: ClusterSnapshot,
                     j = position.get(s.partition)
                     if j is not None:
                         b_in[j], b_out[j], storage[j], known[j] = s.bytes_in, s.bytes_out, s.storage, True
+                        r_fetch[j], r_copy[j] = s.remote_fetch, s.remote_copy
         i += k
-    return b_in, b_out, storage, known
+    return b_in, b_out, storage, known, r_fetch, r_copy
 
 
 @dataclass(frozen=True, eq=False)
 class PartitionLoads:
-    """Per partition, aligned with ``snapshot.partitions``: bytes-in, consumer bytes-out and storage per replica."""
+    """Per partition, aligned with ``snapshot.partitions``: bytes-in, consumer bytes-out, storage per replica, and
+    the leader's remote fetch and copy (None: zeros)."""
 
     bytes_in: np.ndarray
     bytes_out: np.ndarray
     storage: np.ndarray
+    remote_fetch: np.ndarray | None = None
+    remote_copy: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for name in _REMOTE:
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(len(self.bytes_in)))
 
 
 def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> PartitionLoads:
@@ -546,9 +591,9 @@ def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) ->
     >>> partition_loads(snap, {}).storage.tolist()
     [7.0]
     """
-    b_in, b_out, storage, known = _share_arrays(snapshot, demands)
+    b_in, b_out, storage, known, r_fetch, r_copy = _share_arrays(snapshot, demands)
     storage[~known] = cluster_arrays(snapshot).part_size[~known]
-    return PartitionLoads(b_in, b_out, storage)
+    return PartitionLoads(b_in, b_out, storage, r_fetch, r_copy)
 
 
 def demand_warnings(demands: Mapping[str, Demand]) -> list[str]:
@@ -577,8 +622,9 @@ def _weights(values: list[float]) -> list[float]:
 
 
 def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: float,
-                 at: str) -> tuple[float, float, float]:
-    """A profiled topic's bytes-in, consumer bytes-out and storage per replica set, at the forecast or now."""
+                 at: str) -> tuple[float, float, float, float, float]:
+    """A profiled topic's bytes-in, consumer bytes-out, storage per replica set, remote fetch and remote copy, at the
+    forecast or now; the remote traffic grows as consumer bytes-out does, with bytes-in."""
     if at == "forecast":
         bytes_in = row.forecast_bytes_in_p99
         growth = row.forecast_growth_factor
@@ -586,7 +632,8 @@ def _topic_rates(row: TopicProfile, state: TopicState, partitions: int, fanout: 
     else:
         bytes_in, growth, storage = row.bytes_in_p99, 1.0, float(row.storage_bytes)
     bytes_out = bytes_in * fanout if row.bytes_out_p99 is None else row.bytes_out_p99 * growth
-    return bytes_in, bytes_out, storage
+    return (bytes_in, bytes_out, storage, (row.remote_fetch_bytes_p99 or 0.0) * growth,
+            (row.remote_copy_bytes_p99 or 0.0) * growth)
 
 
 def retention_capped(storage, bytes_in, state: TopicState, partitions: int):
@@ -610,9 +657,10 @@ def retention_capped(storage, bytes_in, state: TopicState, partitions: int):
 
 
 def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf: np.ndarray,
-            spans: list[tuple[int, int]]) -> list[tuple[float, ...]]:
+            spans: list[tuple[int, int]], remote: Sequence[np.ndarray]) -> list[tuple[float, ...]]:
     """Per topic (partition ``spans``): ``nw_in``, ``nw_out``, ``disk``, ``replicas``, ``bytes_in``, ``bytes_out``,
-    ``storage``, the fields of `Demand` in order.
+    ``storage``, ``remote_fetch``, ``remote_copy``, the fields of `Demand` in order (``remote``: the last two per
+    partition; each adds to its leader's term, exactly nothing where it is 0).
 
     Each partition adds its leader's `replica_load`, then its RF − 1 followers' in one term (partitions without
     replicas add nothing), float by float from the first partition (`_running_sums`); the topic-level inputs
@@ -621,13 +669,14 @@ def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf
     starts = np.array([s for s, _ in spans], dtype=np.int64)
     counts = np.array([e - s for s, e in spans], dtype=np.int64)
     listed, followers = rf > 0, rf > 1
-    nw_in = _running_sums(_interleave(np.where(listed, bytes_in, 0.0), np.where(followers, bytes_in * (rf - 1), 0.0)),
-                          2 * starts, 2 * counts)
-    nw_out = _running_sums(np.where(listed, bytes_out + bytes_in * (rf - 1), 0.0), starts, counts)
+    r_fetch, r_copy = remote
+    nw_in = _running_sums(_interleave(np.where(listed, bytes_in + r_fetch, 0.0),
+                                      np.where(followers, bytes_in * (rf - 1), 0.0)), 2 * starts, 2 * counts)
+    nw_out = _running_sums(np.where(listed, bytes_out + r_copy + bytes_in * (rf - 1), 0.0), starts, counts)
     disk = _running_sums(_interleave(np.where(listed, storage, 0.0), np.where(followers, storage * (rf - 1), 0.0)),
                          2 * starts, 2 * counts)
     replicas = np.add.reduceat(np.where(listed, rf, 0), starts) if len(starts) else np.zeros(0, dtype=np.int64)
-    columns = bytes_in.tolist(), bytes_out.tolist(), storage.tolist()
+    columns = bytes_in.tolist(), bytes_out.tolist(), storage.tolist(), r_fetch.tolist(), r_copy.tolist()
     return [
         (*sums, float(n), *(sum(column[s:e]) for column in columns))
         for sums, n, (s, e) in zip(zip(nw_in.tolist(), nw_out.tolist(), disk.tolist()), replicas.tolist(), spans)

@@ -24,7 +24,8 @@ audit's reassignment fixes are this seed, so both send a partition to the same b
   utilisation. The leader swaps slots with the replica in the first one.
 
 A replica's load follows `pools.demand.replica_load`: every replica carries the partition's bytes-in, storage
-and one replica; the leader also carries consumer bytes-out and replication to the followers.
+and one replica; the leader also carries consumer bytes-out, replication to the followers and a tiered topic's
+remote fetch (network in) and copy (network out).
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def replica_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> t
     follower[:, 2] = loads.storage[parts]
     follower[:, 3] = 1.0
     extra = np.zeros((len(parts), 4))
-    extra[:, 1] = loads.bytes_out[parts] + b_in * (rf - 1)
+    extra[:, 0] = loads.remote_fetch[parts]
+    extra[:, 1] = loads.bytes_out[parts] + loads.remote_copy[parts] + b_in * (rf - 1)
     return follower, extra
 
 

@@ -258,10 +258,11 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
 
 
-def kafka_cordoned(broker: Broker) -> bool:
+def kafka_cordoned(broker: Broker, held: str | None = None) -> bool:
     """True when Kafka itself takes no new replica on ``broker``: the ``cordoned.log.dirs`` it holds
-    (`pools.snapshot.Broker.kafka_cordon`) is ``*`` or names every log dir; such a broker rejects a reassignment that
-    adds a replica to it (``INVALID_REPLICA_ASSIGNMENT``), a rollback's included. An inventory cordon alone is not.
+    (`pools.snapshot.Broker.kafka_cordon`, or ``held`` where the bundle's start differs from the captures, as after
+    an earlier wave's pre-flight) is ``*`` or names every log dir; such a broker rejects a reassignment that adds a
+    replica to it (``INVALID_REPLICA_ASSIGNMENT``), a rollback's included. An inventory cordon alone is not.
 
     >>> from pools.snapshot import Capacity, config_cordon_source
     >>> def b(value, dirs=("/a", "/b")):
@@ -269,8 +270,10 @@ def kafka_cordoned(broker: Broker) -> bool:
     ...         "c.txt", value)),))
     >>> kafka_cordoned(b("*")), kafka_cordoned(b("/a")), kafka_cordoned(b("/a", ("/a",))), kafka_cordoned(b(""))
     (True, False, True, False)
+    >>> kafka_cordoned(b(""), held="*"), kafka_cordoned(b("*"), held="")
+    (True, False)
     """
-    value = broker.kafka_cordon()
+    value = broker.kafka_cordon() if held is None else held
     return value == "*" or bool(value and broker.log_dirs and set(broker.log_dirs) <= set(value.split(",")))
 
 

@@ -10,6 +10,10 @@ A profile directory holds::
 Rates are bytes (or messages) per second summed over brokers (leader traffic only: replication is not in
 Kafka's per-topic meters). Growth is relative per day (``0.01`` = +1 %/day, compounding). Forecasts are at
 ``forecast_horizon_days`` after ``last_ts``, with a low/high band.
+
+The tiered-storage columns `REMOTE_COLUMNS` (KIP-405: Kafka's ``RemoteLogSizeBytes``, ``RemoteCopyBytesPerSec``
+and ``RemoteFetchBytesPerSec``) follow the others only when the history had a remote-storage metric for some
+topic, so a profile without them is byte for byte what it was before they existed; a null is "unmeasured".
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ __all__ = [
     "TOPIC_SCHEMA",
     "PARTITION_SCHEMA",
     "TOPIC_COLUMNS",
+    "REMOTE_COLUMNS",
     "PARTITION_COLUMNS",
     "TopicProfile",
     "PartitionProfile",
@@ -95,6 +100,15 @@ TOPIC_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("first_ts", _TS, False, "first minute with data"),
     ("last_ts", _TS, False, "last minute with data"),
 )
+#: The tiered-storage columns, after `TOPIC_COLUMNS`, written only when some topic has one (see the module doc).
+REMOTE_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
+    ("remote_log_size_bytes", pa.int64(), True,
+     "bytes in remote storage at the last minute: RemoteLogSizeBytes summed over brokers (null: unmeasured)"),
+    ("remote_copy_bytes_p99", pa.float64(), True,
+     "bytes/s copied to remote storage (RemoteCopyBytesPerSec), 99th percentile minute (null: unmeasured)"),
+    ("remote_fetch_bytes_p99", pa.float64(), True,
+     "bytes/s read from remote storage to serve fetches (RemoteFetchBytesPerSec), 99th percentile minute"),
+)
 
 #: (name, Arrow type, nullable, meaning) for every partition-profile column.
 PARTITION_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
@@ -119,6 +133,7 @@ BACKTEST_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
 BACKTEST_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in BACKTEST_COLUMNS])
 
 TOPIC_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in TOPIC_COLUMNS])
+_REMOTE_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in TOPIC_COLUMNS + REMOTE_COLUMNS])
 PARTITION_SCHEMA = pa.schema([pa.field(n, t, nullable=null) for n, t, null, _ in PARTITION_COLUMNS])
 
 
@@ -153,6 +168,14 @@ class TopicProfile:
     rejected_rows: int
     first_ts: datetime
     last_ts: datetime
+    remote_log_size_bytes: int | None = None
+    remote_copy_bytes_p99: float | None = None
+    remote_fetch_bytes_p99: float | None = None
+
+    @property
+    def remote_measured(self) -> bool:
+        """Whether the history had any of the topic's remote-storage metrics (`REMOTE_COLUMNS`)."""
+        return any(getattr(self, name) is not None for name, *_ in REMOTE_COLUMNS)
 
     @property
     def forecast_growth_factor(self) -> float:
@@ -230,9 +253,10 @@ def save_profile(
     """Write the profile files into ``out_dir`` (each atomically), sorted so output is byte-identical."""
     out = Path(out_dir)
     rows = sorted(topics.values() if isinstance(topics, Mapping) else topics, key=lambda r: r.topic)
-    table = pa.Table.from_pylist([asdict(r) for r in rows], schema=TOPIC_SCHEMA)
-    write_bytes(out / TOPIC_PROFILE_FILE, _parquet_bytes(table))
-    write_text(out / TOPIC_PROFILE_JSON, dump_json([{k: _json_value(v) for k, v in asdict(r).items()} for r in rows]))
+    schema = _REMOTE_SCHEMA if any(r.remote_measured for r in rows) else TOPIC_SCHEMA
+    dicts = [{k: v for k, v in asdict(r).items() if k in schema.names} for r in rows]
+    write_bytes(out / TOPIC_PROFILE_FILE, _parquet_bytes(pa.Table.from_pylist(dicts, schema=schema)))
+    write_text(out / TOPIC_PROFILE_JSON, dump_json([{k: _json_value(v) for k, v in d.items()} for d in dicts]))
     prows = sorted(partitions or [], key=lambda r: (r.topic, r.partition))
     ptable = pa.Table.from_pylist([asdict(r) for r in prows], schema=PARTITION_SCHEMA)
     write_bytes(out / PARTITION_PROFILE_FILE, _parquet_bytes(ptable))
@@ -255,6 +279,14 @@ def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
         return table.select(schema.names).cast(schema)
     except (pa.ArrowException, ValueError) as exc:
         raise InputError(f"{path}: columns do not match the profile schema: {str(exc).splitlines()[0]}") from None
+
+
+def _column_names(path: Path) -> list[str]:
+    """The columns a Parquet file holds (none when it is unreadable: `_read_table` then names the problem)."""
+    try:
+        return pq.read_schema(path).names
+    except (pa.ArrowException, OSError, ValueError):
+        return []
 
 
 #: Column → (smallest, largest) valid value; every float must also be finite. Growth is relative per day: below
@@ -311,8 +343,9 @@ def load_profile(profile_dir: str | os.PathLike[str]) -> dict[str, TopicProfile]
     path = Path(profile_dir)
     if path.is_dir():
         path = path / TOPIC_PROFILE_FILE
-    table = _read_table(path, TOPIC_SCHEMA)
-    _check_rows(path, table, TOPIC_COLUMNS, ("topic",))
+    remote = path.is_file() and bool(set(_column_names(path)) & {name for name, *_ in REMOTE_COLUMNS})
+    table = _read_table(path, _REMOTE_SCHEMA if remote else TOPIC_SCHEMA)
+    _check_rows(path, table, TOPIC_COLUMNS + REMOTE_COLUMNS if remote else TOPIC_COLUMNS, ("topic",))
     rows = table.to_pylist()
     for i, row in enumerate(rows):
         if row["first_ts"] > row["last_ts"]:

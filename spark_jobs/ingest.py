@@ -34,7 +34,7 @@ from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
 from spark_jobs.metric_names import MetricNames, RangeValues
 from spark_jobs.minute_merge import merge_buckets
-from spark_jobs.profile import aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
+from spark_jobs.profile import aggregate_remote_sizes, aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
@@ -494,7 +494,9 @@ def _profile(
             rejected[r["topic"]] = rejected.get(r["topic"], 0) + r["count"]
     latest: list[Any] = []
     storage_daily: dict[str, dict[int, int]] = {}
+    remote: dict[str, int] = {}  # a tiered topic's bytes in the remote store, where its RemoteLogSizeBytes was read
     if any(r["kind"] == KIND_SIZE for r in counts):
+        remote = {r["topic"]: r["remote_bytes"] for r in aggregate_remote_sizes(records).collect()}
         sizes = records.where(F.col("source") == "log_dirs") if inputs.log_dirs else records
         latest = aggregate_sizes(sizes, by_day=False).collect()
         daily_sizes = aggregate_sizes(sizes, by_day=True).groupBy("topic", "bucket").agg(F.sum("size_bytes").alias("s"))
@@ -552,6 +554,7 @@ def _profile(
                 rejected_rows=int(rejected.get(topic, 0)),
                 first_ts=_utc(first_us),
                 last_ts=_utc(last_us),
+                remote_log_size_bytes=remote.get(topic),
             )
         )
     extra = {

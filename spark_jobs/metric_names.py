@@ -67,7 +67,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS",
     "SQUASHED_PATTERN", "load_metric_names", "closest",
-    "ID_PATTERN", "is_id", "RangeValues", "parse_range_values",
+    "ID_PATTERN", "is_id", "RangeValues", "parse_range_values", "REMOTE_FETCH", "REMOTE_COPY", "REMOTE_LOG_SIZE",
+    "GAUGE",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -87,6 +88,17 @@ _LOG_SIZE = re.compile(r"^kafkaloglog(size|value)$")
 _METER_LABEL_VALUE = r"^(bytesin|bytesout|messagesin)persec$"
 #: Labels that carry the meter when the name does not (jmx_exporter's default export; ``kafka_topic_*{metric=}``).
 METER_LABELS = ("name", "metric")
+#: Kafka's tiered-storage metrics (KIP-405, ``kafka.server:type=BrokerTopicMetrics,name=...,topic=<t>``), normalized:
+#: the ``RemoteFetchBytesPerSec`` and ``RemoteCopyBytesPerSec`` meters (bytes read from and copied to remote storage)
+#: and the ``RemoteLogSizeBytes`` gauge (the topic's bytes in remote storage). `MetricNames.remote` reads them; the
+#: per-topic meters' readers (`MetricNames.meter`) never take them for one of `METRICS`.
+REMOTE_FETCH, REMOTE_COPY, REMOTE_LOG_SIZE = "remote_fetch_bytes", "remote_copy_bytes", "remote_log_size"
+GAUGE = "gauge"
+_REMOTE_METER = {"remotefetchbytes": REMOTE_FETCH, "remotecopybytes": REMOTE_COPY}
+_REMOTE_SQUASHED = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotefetchbytes|remotecopybytes)?(?:persec)?"
+                              r"(total|count|oneminuterate|rate)?$")
+_REMOTE_LABEL_VALUE = re.compile(r"^(remotefetchbytes|remotecopybytes)persec$")
+_REMOTE_SIZE = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotelogsizebytes)?(value)?$")
 #: A broker or partition id as a label value writes it: 1 to 9 ASCII digits (a Java int). Spark, RE2 and `is_id`
 #: read it.
 ID_PATTERN = r"^[0-9]{1,9}$"
@@ -186,6 +198,42 @@ class MetricNames:
         if metric is None or metric in self.names:
             return None
         return Meter(metric, _attribute_type(attribute))
+
+    def remote(self, name: str | None, labels: Mapping[str, str]) -> Meter | None:
+        """The tiered-storage metric a series is (`REMOTE_FETCH`, `REMOTE_COPY`: a counter or a rate gauge;
+        `REMOTE_LOG_SIZE`: a gauge of bytes), in the spellings `meter` knows for the per-topic meters, or None.
+
+        >>> DEFAULT.remote("kafka_server_BrokerTopicMetrics_RemoteFetchBytes_total", {})
+        Meter(metric='remote_fetch_bytes', type='counter')
+        >>> DEFAULT.remote("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "RemoteCopyBytesPerSec"})
+        Meter(metric='remote_copy_bytes', type='rate')
+        >>> DEFAULT.remote("kafka_server_BrokerTopicMetrics_Value", {"name": "RemoteLogSizeBytes"})
+        Meter(metric='remote_log_size', type='gauge')
+        >>> DEFAULT.remote("kafka_server_BrokerTopicMetrics_BytesOut_total", {}) is None
+        True
+        """
+        if not name:
+            return None
+        squashed = _squash(name)
+        size = _REMOTE_SIZE.match(squashed)
+        if size is not None:
+            named, attribute = size.groups()
+            in_label = any(_squash(labels.get(k, "")) == "remotelogsizebytes" for k in METER_LABELS)
+            if (named is not None and attribute in (None, "value")) or (named is None and attribute and in_label):
+                return Meter(REMOTE_LOG_SIZE, GAUGE)
+            return None
+        match = _REMOTE_SQUASHED.match(squashed)
+        if match is None:
+            return None
+        meter, attribute = match.groups()
+        if meter is None:
+            if attribute is None:
+                return None
+            found = (_REMOTE_LABEL_VALUE.match(_squash(labels.get(k, ""))) for k in METER_LABELS)
+            meter = next((f.group(1) for f in found if f is not None), None)
+            if meter is None:
+                return None
+        return Meter(_REMOTE_METER[meter], _attribute_type(attribute))
 
     def recorded(self, name: str) -> Recorded | None:
         """The recording rule a series name is by the ``level:metric:operation`` convention, or None.

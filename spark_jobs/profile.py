@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, OPTIONAL_COLUMNS
+from spark_jobs.metric_names import REMOTE_LOG_SIZE
 from spark_jobs.rates import metric_interval, missing_minutes
 from spark_jobs.records import KIND_SIZE
 
@@ -23,6 +24,7 @@ __all__ = [
     "aggregate_topic_minutes",
     "aggregate_topic_profile",
     "aggregate_sizes",
+    "aggregate_remote_sizes",
     "SIZE_WINDOW_MS",
 ]
 
@@ -144,10 +146,11 @@ def aggregate_topic_profile(minutes: DataFrame) -> DataFrame:
 def aggregate_sizes(records: DataFrame, *, by_day: bool) -> DataFrame:
     """Largest replica per partition at the last snapshot of the whole period (or of each day).
 
-    ``isFuture`` replicas are excluded. Returns ``topic, bucket, partition, size_bytes, ts_ms`` where
-    ``bucket`` is the day number (``by_day``) or 0.
+    ``isFuture`` replicas and a tiered topic's remote bytes (`aggregate_remote_sizes`) are excluded. Returns
+    ``topic, bucket, partition, size_bytes, ts_ms`` where ``bucket`` is the day number (``by_day``) or 0.
     """
-    sizes = records.where((F.col("kind") == KIND_SIZE) & ~F.col("is_future"))
+    local = F.coalesce(F.col("metric") != REMOTE_LOG_SIZE, F.lit(True))
+    sizes = records.where((F.col("kind") == KIND_SIZE) & ~F.col("is_future") & local)
     bucket = F.floor(F.col("ts_ms") / 86_400_000) if by_day else F.lit(0).cast("long")
     sizes = sizes.select("topic", "partition", "broker_id", "ts_ms", "value", bucket.alias("bucket"))
     last = sizes.groupBy("bucket").agg(F.max("ts_ms").alias("last_ms"))
@@ -158,3 +161,17 @@ def aggregate_sizes(records: DataFrame, *, by_day: bool) -> DataFrame:
     return replicas.groupBy("topic", "bucket", "partition").agg(
         F.max("value").cast("long").alias("size_bytes"), F.max("ts_ms").alias("ts_ms")
     )
+
+
+def aggregate_remote_sizes(records: DataFrame) -> DataFrame:
+    """Per topic, its bytes in the remote store (KIP-405): Kafka's ``RemoteLogSizeBytes`` gauge is per broker, over
+    the partitions it leads, so the topic's figure is the sum of each broker's latest value, over the brokers that
+    reported one within `SIZE_WINDOW_MS` of the topic's last report (a broker that stopped, its leadership gone,
+    drops out). Returns ``topic, remote_bytes``."""
+    gauges = records.where((F.col("kind") == KIND_SIZE) & (F.col("metric") == REMOTE_LOG_SIZE))
+    latest = gauges.groupBy("topic", "broker_id").agg(
+        F.max_by("value", F.struct("ts_ms", "value")).alias("value"), F.max("ts_ms").alias("ts_ms")
+    )
+    last = latest.groupBy("topic").agg(F.max("ts_ms").alias("last_ms"))
+    recent = latest.join(last, "topic").where(F.col("ts_ms") > F.col("last_ms") - SIZE_WINDOW_MS)
+    return recent.groupBy("topic").agg(F.sum("value").cast("long").alias("remote_bytes"))

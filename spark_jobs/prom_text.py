@@ -5,7 +5,10 @@ blank lines are ignored; the meters' counters are recognised in every spelling `
 (``lowercaseOutputName`` on or off, jmx_exporter's default export with a ``name`` label …; a rate gauge is
 ``other_metric`` here: the text holds the counters); values are Go/Java doubles (``1.0004966371E10``, ``NaN``,
 ``+Inf``). The broker-wide series of a per-topic meter (no topic label) is ignored so it cannot double-count.
-The broker comes from the instance labels (``instance``, ``pod``) through the broker map.
+The broker comes from the instance labels (``instance``, ``pod``) through the broker map. Kafka's
+``RemoteLogSizeBytes`` gauge of a tiered topic (KIP-405, `MetricNames.remote`) is a size record without a partition
+(metric ``remote_log_size``: the topic's bytes in the remote store, of the partitions the broker leads); the remote
+copy and fetch meters are not read yet (``other_metric``).
 
 Files are parsed in Python workers (`stage_prom_text`), a chunk of lines at a time with Arrow's string kernels
 and RE2 regexes and numpy, no Python per line, and the records written straight to Parquet
@@ -31,7 +34,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_jobs.metric_names import COUNTER, DEFAULT, ID_PATTERN, LOG_SIZE, METER_LABELS, MetricNames
+from spark_jobs.metric_names import (
+    COUNTER,
+    DEFAULT,
+    GAUGE,
+    ID_PATTERN,
+    LOG_SIZE,
+    METER_LABELS,
+    REMOTE_LOG_SIZE,
+    MetricNames,
+)
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -202,8 +214,12 @@ def _records(
     meter_labels = {k: _label(labels, k) for k in METER_LABELS}
 
     def counter(name_: str, *meter_values: str) -> str | None:
-        meter = names.meter(name_, dict(zip(METER_LABELS, meter_values)))
-        return meter.metric if meter is not None and meter.type == COUNTER else None
+        labels_ = dict(zip(METER_LABELS, meter_values))
+        meter = names.meter(name_, labels_)
+        if meter is None:
+            remote = names.remote(name_, labels_)
+            return REMOTE_LOG_SIZE if remote is not None and remote.type == GAUGE else None
+        return meter.metric if meter.type == COUNTER else None
 
     metric = _per_distinct([name, *meter_labels.values()], counter, pa.string())
     instances = [_label(labels, k) for k in names.instance_labels]
@@ -216,7 +232,8 @@ def _records(
     ts, ts_ok = java_long(ts_text)
     partition, partition_ok = java_long(partition_text, 32)
 
-    is_size = np_(pc.equal(metric, LOG_SIZE).fill_null(False))
+    is_log_size = np_(pc.equal(metric, LOG_SIZE).fill_null(False))
+    is_size = is_log_size | np_(pc.equal(metric, REMOTE_LOG_SIZE).fill_null(False))
     with np.errstate(invalid="ignore"):
         rules = [
             ("not_utf8", ~valid),
@@ -234,7 +251,7 @@ def _records(
             ("missing_timestamp", np_(pc.equal(ts_text, ""))),
             ("bad_timestamp", ~ts_ok | (ts <= 0)),
             ("unknown_broker", np_(broker.is_null())),
-            ("bad_partition", is_size & ~np_(pc.match_substring_regex(partition_text.fill_null(""), ID_PATTERN))),
+            ("bad_partition", is_log_size & ~np_(pc.match_substring_regex(partition_text.fill_null(""), ID_PATTERN))),
         ]
     reason = np.zeros(n, np.int8)
     for rule, bad in reversed(rules):

@@ -37,7 +37,7 @@ from pools.pool_rules import log_dir_capacity
 from pools.snapshot import ClusterSnapshot
 from pools.throttle import INTRA_BROKER_THROTTLE_BPS
 
-__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before", "rollback_replicas"]
+__all__ = ["EmitOptions", "build_bundle", "write_bundle", "over_limit_before", "preflight_cordons", "rollback_replicas"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +55,12 @@ class EmitOptions:
 
 def build_bundle(
     plan: Plan, snapshot: ClusterSnapshot, options: EmitOptions = EmitOptions(), *, plan_source: str = "plan",
-    progress: ProgressReporter = no_progress,
+    progress: ProgressReporter = no_progress, held_cordons: Mapping[int, str] | None = None,
 ) -> dict[str, str]:
     """Every file of the bundle, keyed by path relative to the bundle directory (``plan_source`` names the plan's
-    file in errors; ``progress`` hears the batching and the checks).
+    file in errors; ``progress`` hears the batching and the checks; ``held_cordons``: broker → the
+    ``cordoned.log.dirs`` Kafka will hold when the bundle starts, where that differs from the snapshot's captures,
+    as after an earlier wave's pre-flight: the pre-flight and the rollback start from it).
 
     Raises
     ------
@@ -150,7 +152,7 @@ def build_bundle(
         moved_held=moved_held,
         evacuated=[f"{t}-{p}" for t, p in sorted(health.evacuated)],
         reasons=bytes_by_reason(moves),
-        cordon=_cordons(snapshot, plan.drained, restorable, target),
+        cordon=_cordons(snapshot, plan.drained, restorable, target, held_cordons or {}),
         kafka_version=options.kafka_version,
         log_dir_moves=[{"broker": b, "file": f"log-dirs/broker-{b}.json", "replicas": len(ms),
                         "moved_bytes": sum(m.size_bytes for m in ms),
@@ -193,17 +195,28 @@ def _with_size(m: Any, size: int) -> Any:
     return PartitionMove(m.topic, m.partition, tuple(m.old_replicas), tuple(m.replicas), size)
 
 
-def _cordons(snapshot: ClusterSnapshot, drained: Iterable[int], restorable: Mapping[tuple[str, int], tuple[int, ...]],
-             target: Mapping[tuple[str, int], tuple[int, ...]]) -> CordonChanges:
-    """The runbook's cordon changes: the pre-flight cordons each drained broker Kafka does not hold cordoned yet,
-    and the rollback lifts the cordon of every broker Kafka would then refuse a replica ``rollback.json`` returns to
-    it, restoring each broker's value from before (`pools.snapshot.Broker.kafka_cordon`) once it has run."""
+def preflight_cordons(snapshot: ClusterSnapshot, drained: Iterable[int],
+                      held: Mapping[int, str]) -> dict[int, str]:
+    """The drained brokers a bundle's pre-flight cordons (``*``): those Kafka does not hold cordoned at its start
+    (the snapshot's captures, `pools.snapshot.Broker.kafka_cordon`, overridden by ``held``), each mapped to the
+    value Kafka holds before it."""
     brokers = snapshot.broker_by_id
-    before = {b.id: b.kafka_cordon() for b in snapshot.brokers}
-    preflight = {b: before[b] for b in sorted(drained) if b in brokers and not kafka_cordoned(brokers[b])}
+    before = {b: held.get(b, brokers[b].kafka_cordon()) for b in drained if b in brokers}
+    return {b: before[b] for b in sorted(before) if not kafka_cordoned(brokers[b], before[b])}
+
+
+def _cordons(snapshot: ClusterSnapshot, drained: Iterable[int], restorable: Mapping[tuple[str, int], tuple[int, ...]],
+             target: Mapping[tuple[str, int], tuple[int, ...]], held: Mapping[int, str]) -> CordonChanges:
+    """The runbook's cordon changes: the pre-flight cordons each drained broker Kafka does not hold cordoned yet
+    (`preflight_cordons`), and the rollback lifts the cordon of every broker Kafka would then refuse a replica
+    ``rollback.json`` returns to it, restoring each broker's value from the bundle's start once it has run."""
+    brokers = snapshot.broker_by_id
+    before = {b.id: held.get(b.id, b.kafka_cordon()) for b in snapshot.brokers}
+    preflight = preflight_cordons(snapshot, drained, held)
     returned = {b for k, old in restorable.items() for b in old if b not in target[k]}
-    lift = {b: before[b] for b in sorted(returned) if b in preflight or (b in brokers and kafka_cordoned(brokers[b]))}
-    return CordonChanges(preflight, lift)
+    lift = {b: before[b] for b in sorted(returned)
+            if b in preflight or (b in brokers and kafka_cordoned(brokers[b], before[b]))}
+    return CordonChanges(preflight, lift, tuple(sorted(held)))
 
 
 def rollback_replicas(old: tuple[int, ...], new: tuple[int, ...], known: set[int]) -> tuple[int, ...]:

@@ -140,11 +140,13 @@ class CordonChanges:
     ``preflight``: the drained brokers the pre-flight cordons (``*``) so the controller places nothing new there.
     ``lift``: the brokers whose cordon the rollback deletes before ``rollback.json``, which returns replicas to
     them and which Kafka 4.3 rejects on a cordoned broker (``INVALID_REPLICA_ASSIGNMENT``). After the rollback, every
-    broker of either gets its value back.
+    broker of either gets its value back. ``earlier``: the brokers whose value before is the ``*`` an earlier wave's
+    pre-flight set, not a captured one.
     """
 
     preflight: Mapping[int, str] = field(default_factory=dict)
     lift: Mapping[int, str] = field(default_factory=dict)
+    earlier: tuple[int, ...] = ()
 
 
 def _cordon_step(changes: CordonChanges, kafka_version: str | None) -> dict[str, Any] | None:
@@ -167,8 +169,9 @@ def _cordon_step(changes: CordonChanges, kafka_version: str | None) -> dict[str,
         return None
     before = {**changes.preflight, **changes.lift}
     restore = [(b, f"[{v}]" if "," in v else v) for b, v in sorted(before.items()) if v]
+    earlier = [b for b in sorted(changes.earlier) if b in before]
     return {"brokers": sorted(changes.preflight), "conditional": version is None, "lift": sorted(changes.lift),
-            "restore": restore, "delete": [b for b, v in sorted(changes.preflight.items())
+            "restore": restore, "earlier": earlier, "delete": [b for b, v in sorted(changes.preflight.items())
                                            if not v and b not in changes.lift]}
 
 

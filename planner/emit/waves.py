@@ -215,16 +215,19 @@ def wave_bundles(plan: Plan, snapshot: ClusterSnapshot, waves: tuple[Wave, ...],
     """Every file of a waved bundle: ``wave-NNN/`` a complete bundle per wave (`planner.emit.build_bundle` of
     the plan with only that wave's moves; its rollback restores the wave's start), and ``waves.json``, the index
     (per wave: directory, partitions, copied bytes, the highest broker load over its limit and the replicas
-    outside their pool after it; the one-shot plan's bytes and the margin, 0)."""
-    from planner.emit.bundle import build_bundle
+    outside their pool after it; the one-shot plan's bytes and the margin, 0). A wave starts from the cordons the
+    waves before it leave (their pre-flights' ``*``), so its rollback restores those, not the plan's start."""
+    from planner.emit.bundle import build_bundle, preflight_cordons
     from pools.atomic import dump_json
 
     files: dict[str, str] = {}
     rows = []
+    held: dict[int, str] = {}
     for w in waves:
         name = f"wave-{w.index:03d}"
-        for rel, text in build_bundle(wave_plan(plan, w, len(waves)), snapshot, options).items():
+        for rel, text in build_bundle(wave_plan(plan, w, len(waves)), snapshot, options, held_cordons=held).items():
             files[f"{name}/{rel}"] = text
+        held |= dict.fromkeys(preflight_cordons(snapshot, plan.drained, held), "*")
         rows.append({"wave": w.index, "dir": name, "partitions": len(w.moves), "copied_bytes": w.copied_bytes,
                      "max_utilisation": w.max_utilisation, "outside_pool": w.outside_pool})
     files["waves.json"] = dump_json({"one_shot_bytes": plan.moved_bytes,

@@ -504,7 +504,8 @@ def _replica_share(p: PartitionState, share: PartitionShare | None, leads: bool)
         return out
     out[0], out[2], out[3] = share.bytes_in, share.storage, 1.0
     if leads:
-        out[1] = share.bytes_out + share.bytes_in * (len(p.replicas) - 1)
+        out[0] += share.remote_fetch
+        out[1] = share.bytes_out + share.remote_copy + share.bytes_in * (len(p.replicas) - 1)
         out[4], out[5] = 1.0, share.bytes_in
     return out
 

@@ -32,6 +32,7 @@ __all__ = [
     "TenantRow",
     "PoolRow",
     "BatchRow",
+    "TieredRow",
     "ReportModel",
     "build_model",
     "TOP_TOPICS",
@@ -117,6 +118,32 @@ class BatchRow:
     throttle_bps: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class TieredRow:
+    """A tiered topic (``remote.storage.enable=true``, or with remote-storage metrics): its bytes on the brokers'
+    disks per replica set (the profile's ``storage_bytes``, else the snapshot's sizes) and, where the history
+    measured them (`pools.profile.REMOTE_COLUMNS`), its bytes in remote storage, remote copy and remote fetch
+    (B/s, p99 minute) and the consumers' bytes-out (p99 minute), which includes what remote fetch serves."""
+
+    topic: str
+    local_bytes: int
+    remote_bytes: int | None = None
+    remote_copy: float | None = None
+    remote_fetch: float | None = None
+    bytes_out: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        return any(v is not None for v in (self.remote_bytes, self.remote_copy, self.remote_fetch))
+
+    @property
+    def remote_served(self) -> float | None:
+        """The share of the consumers' bytes-out read from remote storage (None: unmeasured or no bytes-out)."""
+        if self.remote_fetch is None or not self.bytes_out:
+            return None
+        return min(self.remote_fetch / self.bytes_out, 1.0)
+
+
 @dataclass(frozen=True)
 class ReportModel:
     """Everything the report shows; empty tuples and ``None`` where a stage's output was missing."""
@@ -145,7 +172,7 @@ class ReportModel:
     calibration: BandCalibration | None = None
     pool_calibration: GroupCalibration | None = None
     progress: Progress | None = None
-    tiered: tuple[str, ...] = ()
+    tiered: tuple[TieredRow, ...] = ()
     equal_dirs: tuple[int, ...] = ()
 
     @property
@@ -168,6 +195,24 @@ class ReportModel:
     @property
     def planned(self) -> bool:
         return "moved_bytes" in self.headline
+
+
+def _tiered(run: RunInputs) -> tuple[TieredRow, ...]:
+    """Every tiered topic of the snapshot, and any other topic the history has remote-storage metrics of."""
+    if run.snapshot is None:
+        return ()
+    profile = run.profile or {}
+    names = sorted({t.topic for t in run.snapshot.topics if t.remote_storage_enabled}
+                   | {t for t, r in profile.items() if r.remote_measured and t in run.snapshot.partitions_by_topic})
+    out = []
+    for topic in names:
+        row = profile.get(topic)
+        if row is None:
+            out.append(TieredRow(topic, sum(p.size_bytes for p in run.snapshot.partitions_by_topic.get(topic, ()))))
+        else:
+            out.append(TieredRow(topic, row.storage_bytes, row.remote_log_size_bytes, row.remote_copy_bytes_p99,
+                                 row.remote_fetch_bytes_p99, row.bytes_out_p99))
+    return tuple(out)
 
 
 def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportModel:
@@ -207,7 +252,7 @@ def build_model(run: RunInputs, previous: RunInputs | None = None) -> ReportMode
         read_only=tuple(topics_below_min_isr(snapshot, run.policy, at_least=1, current=True))
         if snapshot and run.policy else None,
         progress=run.progress,
-        tiered=tuple(t.topic for t in snapshot.topics if t.remote_storage_enabled) if snapshot else (),
+        tiered=_tiered(run),
         equal_dirs=tuple(b.id for b in snapshot.brokers if len(b.log_dirs) > 1 and not b.log_dir_capacities)
         if snapshot else (),
     )

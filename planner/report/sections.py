@@ -130,17 +130,48 @@ def _storage_notes(model: ReportModel) -> list:
     the inventory does not give (taken as equal shares of their broker's disk)."""
     out = []
     if model.tiered:
-        names = ", ".join(f"`{t}`" for t in model.tiered[:10]) + (" and more" if len(model.tiered) > 10 else "")
-        out.append(Para(f"{len(model.tiered)} tiered topic(s) ({names}): disk counts their local bytes only (the "
-                        "`kafka-log-dirs.sh` sizes, the forecast capped by `local.retention.*`). Their remote side "
-                        "is unmeasured: the metric history has no remote-storage metrics (`RemoteLogSizeBytes`, "
-                        "remote copy and fetch rates), so remote bytes and remote fetch traffic in network out are "
-                        "not counted.", MISSING))
+        out += _tiered_notes(model)
     if model.equal_dirs:
         out.append(Para(f"{len(model.equal_dirs)} JBOD broker(s) ({', '.join(map(str, model.equal_dirs[:10]))}"
                         f"{' and more' if len(model.equal_dirs) > 10 else ''}): the inventory gives no capacity per "
                         "log dir (`log_dir_capacities`), so their dirs are taken as equal shares of the broker's "
                         "disk.", MISSING))
+    return out
+
+
+def _names(topics: list[str]) -> str:
+    return ", ".join(f"`{t}`" for t in topics[:10]) + (" and more" if len(topics) > 10 else "")
+
+
+def _tiered_notes(model: ReportModel) -> list:
+    """Local and remote bytes apart, per tiered topic; the remote share of network out; what is unmeasured."""
+    rows = model.tiered
+    measured = [r for r in rows if r.measured]
+    out: list = [Para(f"{len(rows)} tiered topic(s) ({_names([r.topic for r in rows])}): disk counts their local "
+                      "bytes only (the `kafka-log-dirs.sh` sizes, the forecast capped by `local.retention.*`); remote "
+                      "bytes sit in the remote store, not on the brokers.")]
+    if measured:
+        out.append(Para("Remote-storage metrics (`RemoteLogSizeBytes`, `RemoteCopyBytesPerSec`, "
+                        "`RemoteFetchBytesPerSec`): a leader's copy to the remote store counts in its network out and "
+                        "its reads from the store in its network in. The consumers' bytes-out already holds what "
+                        "the remote store serves (Kafka's `BytesOutPerSec` counts every fetch response), so it is "
+                        "shown as a share of network out, not added to it."))
+        dash = "—"
+        out.append(Table("tiered", ("topic", "local bytes (per replica set)", "remote bytes", "remote copy, p99",
+                                    "remote fetch, p99", "consumer bytes-out, p99", "bytes-out served from remote"),
+                         tuple((cell(r.topic), cell(format_bytes(r.local_bytes)),
+                                cell(dash if r.remote_bytes is None else format_bytes(r.remote_bytes)),
+                                cell(dash if r.remote_copy is None else format_rate(r.remote_copy)),
+                                cell(dash if r.remote_fetch is None else format_rate(r.remote_fetch)),
+                                cell(dash if r.bytes_out is None else format_rate(r.bytes_out)),
+                                cell(dash if r.remote_served is None else format_percent(r.remote_served)))
+                               for r in measured), left=frozenset({0})))
+    unmeasured = [r.topic for r in rows if not r.measured]
+    if unmeasured:
+        out.append(Para(f"The remote side of {len(unmeasured)} tiered topic(s) ({_names(unmeasured)}) is "
+                        "unmeasured: the profile has none of their remote-storage metrics "
+                        "(`RemoteLogSizeBytes`, `RemoteCopyBytesPerSec`, `RemoteFetchBytesPerSec`), so their remote "
+                        "bytes, remote copy and the remote-served share of network out are not counted.", MISSING))
     return out
 
 

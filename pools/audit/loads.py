@@ -50,8 +50,8 @@ def audit_loads(
 
     Replica counts come from the placement and current disk from the replicas' reported sizes. With a
     ``profile``, network traffic (now and forecast) and forecast disk come from `pools.demand.topic_demand`,
-    spread over replicas as `pools.demand.replica_load` does (the leader carries bytes-in, consumer bytes-out
-    and replication out; a follower carries replication in).
+    spread over replicas as `pools.demand.replica_load` does (the leader carries bytes-in, consumer bytes-out,
+    replication out and the remote fetch and copy; a follower carries replication in).
 
     Notes
     -----
@@ -73,8 +73,9 @@ def audit_loads(
             shares = partition_loads(snapshot, demands)
             b_in, b_out, storage = shares.bytes_in, shares.bytes_out, shares.storage
             rep_in = b_in[arrays.rep_part]
-            table[:, 0] = _per_broker(arrays, rep_in)
-            table[:, 1] = _per_broker(arrays, np.where(leader, b_out[arrays.rep_part] + rep_in * (rf - 1), 0.0))
+            r_fetch, r_copy = shares.remote_fetch[arrays.rep_part], shares.remote_copy[arrays.rep_part]
+            table[:, 0] = _per_broker(arrays, np.where(leader, rep_in + r_fetch, rep_in))
+            table[:, 1] = _per_broker(arrays, np.where(leader, b_out[arrays.rep_part] + r_copy + rep_in * (rf - 1), 0.0))
             if basis == "forecast":
                 table[:, 2] = _per_broker(arrays, storage[arrays.rep_part])
                 partitions = shares

@@ -231,14 +231,37 @@ def test_every_wave_lifts_the_cordon_before_its_rollback_returns_replicas_to_the
                    tmp_path / "b", "--kafka-version", "4.3.1", "--wave-bytes", str(100 * 10**9))[0] == 0
     waves = sorted((tmp_path / "b").glob("wave-*/"))
     assert len(waves) > 1
-    for wave in waves:
+    for i, wave in enumerate(waves):
         returned = any(5 in e["replicas"] for e in json.loads((wave / "rollback.json").read_text())["partitions"])
         steps = _config_steps((wave / "runbook.md").read_text(), 5)
-        after = [f"set {HELD_BROKER[source]}"] if HELD_BROKER[source] else []
+        # What Kafka holds when the wave starts: the captured cordon, else the `*` wave 1's pre-flight set.
+        held = HELD_BROKER[source] or ("*" if i else None)
+        expected = [] if held else ["set *"]
         if returned:
-            assert steps[steps.index("delete") + 1:] == ["ROLLBACK", *after], (wave.name, steps)
+            expected += ["delete", "ROLLBACK", *([f"set {held}"] if held else [])]
+        assert steps == expected, (wave.name, steps)
+
+
+def test_rolling_back_one_wave_restores_the_cordon_that_wave_started_from(cluster, tmp_path, run_cli) -> None:
+    """Draining broker 3 (its data-1 cordoned in Kafka by two sources): wave 1's pre-flight sets ``*``, so a later
+    wave's rollback puts back ``*``, the state before that wave, not the plan's start; the runbook says why."""
+    source, files = cluster
+    assert run_cli("brokers", "decommission", *_args(files), "--broker", "3", "--out", tmp_path / "d")[0] == 0
+    assert run_cli("emit", "--plan", tmp_path / "d" / "plan.json", "--snapshot", files["snapshot"], "--out",
+                   tmp_path / "b", "--kafka-version", "4.3.1", "--wave-bytes", str(50 * 10**9))[0] == 0
+    waves = sorted((tmp_path / "b").glob("wave-*/"))
+    assert len(waves) > 1
+    for i, wave in enumerate(waves):
+        runbook = (wave / "runbook.md").read_text()
+        returned = any(3 in e["replicas"] for e in json.loads((wave / "rollback.json").read_text())["partitions"])
+        assert returned, wave.name
+        steps = _config_steps(runbook, 3)
+        if i == 0:
+            held = HELD_DIR[source]
+            assert steps == ["set *", "delete", "ROLLBACK", *([f"set {held}"] if held else [])], steps
         else:
-            assert "delete" not in steps, (wave.name, steps)
+            assert steps == ["delete", "ROLLBACK", "set *"], (wave.name, steps)
+            assert "for broker 3\n   the `*` an earlier wave's pre-flight set" in runbook
 
 
 def test_an_inventory_cordon_on_a_dir_the_broker_lacks_is_exit_2(tmp_path, run_cli) -> None:

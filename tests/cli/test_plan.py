@@ -239,3 +239,31 @@ def test_a_lost_rack_is_planned_without_shrinking_a_replication_factor(tmp_path:
     assert code == 0, err
     rollback = json.loads((tmp_path / "bundle" / "rollback.json").read_text())["partitions"]
     assert rollback and not gone & {b for e in rollback for b in e["replicas"]}
+
+
+def test_remote_copy_and_fetch_load_the_leaders_network_in_plan_json(tmp_path: Path, run_cli) -> None:
+    """A tiered topic's remote copy (network out) and remote fetch (network in) reach plan.json's broker loads
+    through the profile, on the brokers that lead its partitions, and nowhere else; disk does not change."""
+    snapshot, policy, profile = random_cluster(6, 6, 1, misplaced=0.0, load=0.2, seed=5)
+    topic = sorted(profile)[0]
+    tiered = dict(profile)
+    copy, fetch = profile[topic].bytes_in_p99 * 0.6, profile[topic].bytes_in_p99 * 0.2
+    tiered[topic] = replace(profile[topic], remote_copy_bytes_p99=copy, remote_fetch_bytes_p99=fetch,
+                            remote_log_size_bytes=10**12)
+    loads = {}
+    for name, rows in (("plain", profile), ("tiered", tiered)):
+        args = _write(tmp_path / name, snapshot, policy, list(rows.values()))
+        code, _, err = run_cli("plan", *args, "--out", tmp_path / name / "out")
+        assert code == 0, err
+        loads[name] = json.loads((tmp_path / name / "out" / "plan.json").read_text())["utilisation"]["brokers"]
+    parts = [p for p in snapshot.partitions if p.topic == topic]
+    leads = {b: sum(1 for p in parts if p.leader == b) for b in {p.leader for p in parts}}
+    growth = profile[topic].forecast_growth_factor
+    for b, row in loads["tiered"].items():
+        plain = loads["plain"][b]
+        share = leads.get(int(b), 0) / len(parts)
+        assert row["nw_in"]["now"] - plain["nw_in"]["now"] == pytest.approx(fetch * share, abs=1), b
+        assert row["nw_out"]["now"] - plain["nw_out"]["now"] == pytest.approx(copy * share, abs=1), b
+        assert row["nw_out"]["before"] - plain["nw_out"]["before"] == pytest.approx(copy * growth * share, abs=1), b
+        assert row["disk"]["now"] == plain["disk"]["now"] and row["disk"]["before"] == plain["disk"]["before"]
+    assert any(leads.values())

@@ -14,6 +14,7 @@ from pools.policy import dump_policy, load_policy, parse_policy
 from pools.pool_rules import PoolRules
 from pools.profile import (
     PARTITION_COLUMNS,
+    REMOTE_COLUMNS,
     TOPIC_COLUMNS,
     PartitionProfile,
     TopicProfile,
@@ -242,6 +243,41 @@ def test_profile_round_trips_byte_for_byte(tmp_path: Path) -> None:
     save_profile(tmp_path / "p", loaded, list(load_partition_profile(tmp_path / "p").values()))
     assert {f.name: f.read_bytes() for f in (tmp_path / "p").iterdir()} == first
     assert json.loads((tmp_path / "p" / "topic_profile.json").read_text())[0]["first_ts"] == "2026-10-01T00:00:00Z"
+
+
+def test_remote_columns_are_written_only_when_some_topic_has_one(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+    from dataclasses import replace
+
+    plain = [_profile_row("a"), _profile_row("b")]
+    save_profile(tmp_path / "plain", plain)
+    names = pq.read_schema(tmp_path / "plain" / "topic_profile.parquet").names
+    assert names == [c[0] for c in TOPIC_COLUMNS]  # the file without remote metrics is the one it always was
+    assert "remote_log_size_bytes" not in (tmp_path / "plain" / "topic_profile.json").read_text()
+    assert all(not r.remote_measured for r in load_profile(tmp_path / "plain").values())
+    tiered = [replace(plain[0], remote_log_size_bytes=5 * 10**12, remote_copy_bytes_p99=2e6), plain[1]]
+    save_profile(tmp_path / "tiered", tiered)
+    names = pq.read_schema(tmp_path / "tiered" / "topic_profile.parquet").names
+    assert names == [c[0] for c in TOPIC_COLUMNS + REMOTE_COLUMNS]
+    loaded = load_profile(tmp_path / "tiered")
+    assert loaded["a"] == tiered[0] and loaded["a"].remote_measured and loaded["a"].remote_fetch_bytes_p99 is None
+    assert loaded["b"] == plain[1] and not loaded["b"].remote_measured
+    doc = json.loads((tmp_path / "tiered" / "topic_profile.json").read_text())
+    assert doc[0]["remote_log_size_bytes"] == 5 * 10**12 and doc[1]["remote_copy_bytes_p99"] is None
+
+
+def test_a_negative_remote_figure_or_a_partial_set_of_remote_columns_is_input_error(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+    from dataclasses import replace
+
+    save_profile(tmp_path / "p", [replace(_profile_row("a"), remote_fetch_bytes_p99=-1.0)])
+    with pytest.raises(InputError, match=r"row 0: remote_fetch_bytes_p99: expected a finite number >= 0, got -1.0"):
+        load_profile(tmp_path / "p")
+    save_profile(tmp_path / "q", [replace(_profile_row("a"), remote_fetch_bytes_p99=1.0)])
+    path = tmp_path / "q" / "topic_profile.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["remote_copy_bytes_p99"]), path)
+    with pytest.raises(InputError, match=r"topic_profile.parquet: missing column\(s\) remote_copy_bytes_p99"):
+        load_profile(tmp_path / "q")
 
 
 def test_profile_missing_file_is_input_error(tmp_path: Path) -> None:

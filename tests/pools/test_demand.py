@@ -96,6 +96,58 @@ def test_a_tiered_topic_forecasts_only_its_local_retention() -> None:
     assert topic_demand(_snapshot(tiered), profile, at="now")["orders"].storage == pytest.approx(100)
 
 
+def test_remote_copy_is_leader_network_out_and_remote_fetch_leader_network_in_never_twice_in_bytes_out() -> None:
+    """Kafka's BytesOutPerSec already counts the fetch responses served from remote data: the consumers' bytes-out
+    stays as measured; the leader's upload to the store (RemoteCopyBytesPerSec) adds network out and its reads from
+    the store (RemoteFetchBytesPerSec) add network in. Both grow with bytes-in, as consumer bytes-out does."""
+    snap = _snapshot({"remote.storage.enable": "true", "local.retention.ms": "10000"})
+    plain = _row("orders", bytes_in=100, forecast_in=200, bytes_out=300, storage=400, forecast_storage=800)
+    tiered = replace(plain, remote_fetch_bytes_p99=120.0, remote_copy_bytes_p99=90.0, remote_log_size_bytes=10**9)
+    base, d = topic_demand(snap, {"orders": plain})["orders"], topic_demand(snap, {"orders": tiered})["orders"]
+    assert (d.remote_fetch, d.remote_copy) == pytest.approx((240, 180))  # × the forecast's growth, 2
+    assert (d.nw_in - base.nw_in, d.nw_out - base.nw_out) == pytest.approx((240, 180))
+    assert (d.bytes_out, d.disk) == (base.bytes_out, base.disk)  # remote bytes never sit on the brokers' disks
+    now = topic_demand(snap, {"orders": tiered}, at="now")["orders"]
+    assert (now.nw_in, now.nw_out) == pytest.approx((300 + 120, 300 + 200 + 90))
+    # only leaders carry it: broker 2 leads both partitions of orders
+    loads, base_loads = broker_load(snap, {"orders": d}), broker_load(snap, {"orders": base})
+    for b in (1, 2, 3, 4):
+        extra = (loads[b]["nw_in"] - base_loads[b]["nw_in"], loads[b]["nw_out"] - base_loads[b]["nw_out"])
+        assert extra == pytest.approx((240, 180) if b == 2 else (0, 0)), b
+    assert sum(load["nw_in"] for load in loads.values()) == pytest.approx(d.nw_in)
+    share = d.partitions[0]
+    assert replica_load(share, 3, leader=True)[:2] == pytest.approx(
+        (share.bytes_in + share.remote_fetch, share.bytes_out + share.remote_copy + 2 * share.bytes_in))
+    assert replica_load(share, 3, leader=False) == replica_load(replace(share, remote_fetch=0.0, remote_copy=0.0), 3,
+                                                                leader=False)
+
+
+def test_the_other_load_models_put_remote_traffic_on_the_leader_as_broker_load_does() -> None:
+    """The placement seed's (`pools.fill.replica_loads`) and the audit's (`pools.audit.loads.audit_loads`) load
+    models agree with `broker_load` on a tiered topic."""
+    import numpy as np
+
+    from pools.audit.loads import audit_loads
+    from pools.demand import partition_loads
+    from pools.fill import replica_loads
+
+    snap = _snapshot({"remote.storage.enable": "true"})
+    profile = {"orders": replace(_row("orders", bytes_in=100, forecast_in=200, bytes_out=300, storage=400,
+                                      forecast_storage=800), remote_fetch_bytes_p99=120.0, remote_copy_bytes_p99=90.0)}
+    demands = topic_demand(snap, profile)
+    loads = partition_loads(snap, demands)
+    parts = np.array([i for i, p in enumerate(snap.partitions) if p.topic == "orders"])
+    follower, extra = replica_loads(loads, parts, np.array([3, 3]))
+    assert (extra[:, 0].sum(), extra[:, 1].sum() - 2 * loads.bytes_in[parts].sum() - loads.bytes_out[parts].sum()) \
+        == pytest.approx((240, 180))
+    assert not follower[:, 1].any()
+    expected = broker_load(snap, demands)
+    audit = audit_loads(snap, profile).forecast
+    ids = [b.id for b in snap.brokers]
+    for i, b in enumerate(ids):
+        assert audit[i, :2].tolist() == pytest.approx([expected[b]["nw_in"], expected[b]["nw_out"]]), b
+
+
 def test_topics_absent_from_profile_use_partition_sizes_with_a_warning() -> None:
     demands = topic_demand(_snapshot(), {})
     logs = demands["logs"]
@@ -207,7 +259,8 @@ def test_demand_over_days_is_topic_demand_at_each_horizon(configs, edge) -> None
                   forecast_bytes_in_p99_high=260.0, storage_growth_per_day=(9000 / 4000) ** (1 / 90) - 1,
                   forecast_storage_low=5000.0, forecast_storage_high=20000.0)
     logs = replace(_row("logs", bytes_in=50, forecast_in=40, bytes_out=70, storage=100, forecast_storage=90),
-                   bytes_in_p99_growth_per_day=(40 / 50) ** (1 / 90) - 1)
+                   bytes_in_p99_growth_per_day=(40 / 50) ** (1 / 90) - 1, remote_fetch_bytes_p99=30.0,
+                   remote_copy_bytes_p99=55.0)
     profile, snap, days = {"orders": row, "logs": logs}, _snapshot(configs), [0, 1, 30, 90, 400]
     paths = demand_over_days(snap, profile, days, edge=edge, fanout=2.0)
     for i, day in enumerate(days):

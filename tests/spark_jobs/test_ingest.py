@@ -39,6 +39,21 @@ SNAPSHOTS = {
 }
 
 
+#: Kafka's RemoteLogSizeBytes gauge (per broker: the partitions it leads) in jmx_exporter's spellings, and when:
+#: orders' two leaders' latest values add up (3e11 + 1e11: the earlier 2e11 is superseded); payments.ledger's
+#: broker 1 stopped reporting over an hour before broker 3's last value (its leadership gone), so only 70 counts.
+REMOTE_LOG_SIZE = (
+    ('kafka_server_brokertopicmetrics_remotelogsizebytes{instance="kafka-1:7071",topic="orders"} 2E11', 60),
+    ('kafka_server_brokertopicmetrics_remotelogsizebytes{instance="kafka-1:7071",topic="orders"} 3E11', 7200),
+    ('kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes{instance="kafka-2:7071",topic="orders"} 1E11', 7140),
+    ('kafka_server_BrokerTopicMetrics_Value{instance="kafka-1:7071",name="RemoteLogSizeBytes",topic="payments.ledger"}'
+     ' 50', 0),
+    ('kafka_server_BrokerTopicMetrics_Value{instance="kafka-3:7071",name="RemoteLogSizeBytes",topic="payments.ledger"}'
+     ' 70', 7200),
+    ('kafka_server_brokertopicmetrics_remotecopybytes_total{instance="kafka-1:7071",topic="orders"} 9', 7200),
+)
+
+
 @pytest.fixture(scope="module")
 def cluster() -> synth.Cluster:
     return synth.build(minutes=180)
@@ -55,6 +70,7 @@ def prom_run(spark, cluster: synth.Cluster, tmp_path_factory: pytest.TempPathFac
         bad.read_text()
         + 'kafka_server_brokertopicmetrics_bytesin_total{instance="kafka-1:7071",topic="orders"} NaN 1740960000000\n'
         + "this is not a sample\n"
+        + "".join(f"{line} {(synth.T0 + s) * 1000}\n" for line, s in REMOTE_LOG_SIZE)
     )
     synth.write_log_dirs(root, SNAPSHOTS)
     inputs = IngestInputs(
@@ -112,6 +128,26 @@ def test_storage_partitions_and_forecast(prom_run) -> None:
         assert row.forecast_horizon_days == 30
         assert row.forecast_bytes_in_p99_low <= row.forecast_bytes_in_p99 <= row.forecast_bytes_in_p99_high
         assert row.forecast_storage_low <= row.forecast_storage_bytes <= row.forecast_storage_high
+
+
+@pytest.mark.slow
+def test_remote_log_size_bytes_gives_the_remote_bytes_apart_from_the_local_ones(prom_run) -> None:
+    """A tiered topic's bytes in the remote store: each broker's latest RemoteLogSizeBytes within an hour of the
+    topic's last one, summed; the local storage is the log-dirs sizes alone; a topic without the gauge is unmeasured."""
+    import pyarrow.parquet as pq
+
+    from pools.profile import REMOTE_COLUMNS, TOPIC_COLUMNS, load_profile
+
+    _, out, _, _, _ = prom_run
+    profile = load_profile(out)
+    assert profile["orders"].remote_log_size_bytes == 3 * 10**11 + 10**11
+    assert profile["payments.ledger"].remote_log_size_bytes == 70
+    assert profile["clicks-v2"].remote_log_size_bytes is None and not profile["clicks-v2"].remote_measured
+    assert profile["orders"].storage_bytes == 950 + 1000  # local: the latest log-dirs snapshot, as before
+    # the copy meter is not read yet: no remote rate is claimed
+    assert all(r.remote_copy_bytes_p99 is None and r.remote_fetch_bytes_p99 is None for r in profile.values())
+    names = pq.read_schema(out / "topic_profile.parquet").names
+    assert names == [c[0] for c in TOPIC_COLUMNS + REMOTE_COLUMNS]
 
 
 @pytest.mark.slow

@@ -102,3 +102,44 @@ def test_a_broker_label_is_an_id_only_in_ascii_digits() -> None:
     assert DEFAULT.broker({"instance": "\u0661\u0662"}, {}) is None
     assert DEFAULT.broker({"instance": "\u00b2", "pod": "3"}, {}) == 3
     assert DEFAULT.broker({"instance": "1234567890"}, {}) is None
+
+
+#: Kafka's tiered-storage metrics (KIP-405) as each exporter spells them: name, labels, what they are.
+REMOTE_SPELLINGS = [
+    ("kafka_server_BrokerTopicMetrics_RemoteFetchBytes_total", {}, ("remote_fetch_bytes", "counter")),  # kafka-2_0_0
+    ("kafka_server_brokertopicmetrics_remotecopybytes_total", {}, ("remote_copy_bytes", "counter")),  # Strimzi
+    ("kafka_server_brokertopicmetrics_remotefetchbytespersec", {}, ("remote_fetch_bytes", "counter")),  # Confluent
+    ("kafka_server_BrokerTopicMetrics_Count", {"name": "RemoteCopyBytesPerSec"}, ("remote_copy_bytes", "counter")),
+    ("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "RemoteFetchBytesPerSec"},
+     ("remote_fetch_bytes", "rate")),
+    ("kafka_server_brokertopicmetrics_remotecopybytespersec_oneminuterate", {}, ("remote_copy_bytes", "rate")),
+    ("kafka_topic_RemoteFetchBytesPerSec_total", {"metric": "RemoteFetchBytesPerSec"},
+     ("remote_fetch_bytes", "counter")),
+    ("kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes", {}, ("remote_log_size", "gauge")),  # kafka-2_0_0 Value rule
+    ("kafka_server_BrokerTopicMetrics_Value", {"name": "RemoteLogSizeBytes"}, ("remote_log_size", "gauge")),  # no rules
+    ("kafka_server_brokertopicmetrics_remotelogsizebytes_value", {}, ("remote_log_size", "gauge")),
+]
+
+
+@pytest.mark.parametrize(("name", "labels", "expected"), REMOTE_SPELLINGS)
+def test_remote_storage_metrics_are_read_in_every_spelling_and_never_as_a_per_topic_meter(name, labels, expected):
+    from spark_jobs.metric_names import DEFAULT
+
+    found = DEFAULT.remote(name, labels)
+    assert (found.metric, found.type) == expected
+    assert DEFAULT.meter(name, labels) is None  # BytesOut/BytesIn/MessagesIn readers keep ignoring them
+
+
+@pytest.mark.parametrize(("name", "labels"), [
+    ("kafka_server_BrokerTopicMetrics_BytesOut_total", {}),
+    ("kafka_server_BrokerTopicMetrics_Count", {"name": "BytesInPerSec"}),
+    ("kafka_server_BrokerTopicMetrics_Value", {"name": "RemoteCopyLagBytes"}),
+    ("kafka_server_BrokerTopicMetrics_Count", {"name": "RemoteFetchRequestsPerSec"}),
+    ("kafka_server_BrokerTopicMetrics_RemoteLogSizeComputationTime", {}),
+    ("kafka_server_BrokerTopicMetrics_Count", {}),
+    ("", {}),
+])
+def test_other_series_are_no_remote_storage_metric(name, labels):
+    from spark_jobs.metric_names import DEFAULT
+
+    assert DEFAULT.remote(name, labels) is None

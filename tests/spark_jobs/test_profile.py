@@ -46,3 +46,23 @@ def test_odd_windows_are_exact_quotients_per_window_set(spark) -> None:
     assert row["bytes_out"] == pytest.approx((1200 + 7) / 60.0 + float(out_odd), rel=1e-14, abs=0)
     assert row["messages_in"] is None
     assert row["rows"] == 6
+
+
+def test_remote_log_sizes_are_summed_over_recent_brokers_and_never_counted_as_local_replicas(spark) -> None:
+    """A tiered topic's ``remote_log_size`` records (prom text's RemoteLogSizeBytes, no partition) give its remote
+    bytes (`aggregate_remote_sizes`) and stay out of the local replica sizes (`aggregate_sizes`)."""
+    from spark_jobs.profile import SIZE_WINDOW_MS, aggregate_remote_sizes, aggregate_sizes
+    from spark_jobs.records import RECORD_SCHEMA
+
+    def size(broker, metric, partition, ts_ms, value):
+        return ("prom_text", "f", "size", None, "c", ts_ms, broker, "t", partition, metric, float(value), None, False,
+                None, None)
+
+    records = spark.createDataFrame([
+        size(1, "log_size", 0, 10_000_000, 100), size(2, "log_size", 0, 10_000_000, 90),
+        size(1, "remote_log_size", None, 10_000_000, 5000), size(1, "remote_log_size", None, 9_000_000, 9999),
+        size(2, "remote_log_size", None, 10_000_000 - SIZE_WINDOW_MS + 1, 700),
+        size(3, "remote_log_size", None, 10_000_000 - SIZE_WINDOW_MS, 10**9),  # stopped over an hour before: out
+    ], RECORD_SCHEMA)
+    assert [tuple(r) for r in aggregate_remote_sizes(records).collect()] == [("t", 5700)]
+    assert [(r["partition"], r["size_bytes"]) for r in aggregate_sizes(records, by_day=False).collect()] == [(0, 100)]

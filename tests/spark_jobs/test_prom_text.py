@@ -213,3 +213,30 @@ def test_a_compressed_file_gives_the_records_of_its_text(tmp_path: Path, suffix:
         return [(r["kind"], r["reason"], r["value"]) for b in parse_file(str(path), ReaderOptions("c", BROKERS)) for r in b.to_pylist()]
 
     assert rows(packed) == rows(plain) and len(rows(plain)) == 3000
+
+
+def test_remote_log_size_bytes_is_a_size_without_a_partition_in_every_exporter_spelling() -> None:
+    """Kafka's ``kafka.server:type=BrokerTopicMetrics,name=RemoteLogSizeBytes,topic=<t>`` gauge as jmx_exporter's
+    kafka-2_0_0 ``Value`` rule names it (lower-cased or not) and as its default export does; the remote copy and
+    fetch meters are not read (yet), and a local log size still needs its partition."""
+    at = 1740960000000
+    lines = [
+        f'kafka_server_brokertopicmetrics_remotelogsizebytes{{instance="kafka-1:7071",topic="orders"}} 7.5E11 {at}',
+        f'kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes{{instance="kafka-2:7071",topic="orders"}} 2E11 {at}',
+        f'kafka_server_BrokerTopicMetrics_Value{{instance="kafka-1:7071",name="RemoteLogSizeBytes",topic="logs"}} 5 {at}',
+        f'kafka_server_brokertopicmetrics_remotecopybytes_total{{instance="kafka-1:7071",topic="orders"}} 9 {at}',
+        f'kafka_server_BrokerTopicMetrics_Value{{instance="kafka-1:7071",name="RemoteCopyLagBytes",topic="x"}} 1 {at}',
+        f'kafka_server_brokertopicmetrics_remotelogsizebytes{{instance="kafka-1:7071"}} 9.5E11 {at}',
+        f'kafka_log_log_size{{instance="kafka-1:7071",topic="orders"}} 10 {at}',
+    ]
+    rows = prom_text._records([line.encode() for line in lines], {"kafka-1:7071": 1, "kafka-2:7071": 2}).to_pylist()
+    got = [(r["kind"], r["reason"], r["metric"], r["broker_id"], r["topic"], r["partition"], r["value"]) for r in rows]
+    assert got == [
+        ("size", None, "remote_log_size", 1, "orders", None, 7.5e11),
+        ("size", None, "remote_log_size", 2, "orders", None, 2e11),
+        ("size", None, "remote_log_size", 1, "logs", None, 5.0),
+        ("ignored", "other_metric", None, 1, "orders", None, None),
+        ("ignored", "other_metric", None, 1, "x", None, None),
+        ("ignored", "broker_total", None, 1, None, None, None),
+        ("rejected", "bad_partition", None, 1, "orders", None, None),
+    ]
