@@ -22,9 +22,9 @@ network in. The fetch response that carries those bytes to the consumer is alrea
 ``KafkaApis`` counts every fetch response's records in ``BytesOutPerSec``, remote or local), so it is not added
 again: `Demand.remote_fetch` over `Demand.bytes_out` is the remote-served share of the consumers' bytes-out.
 
-A topic's load is spread over its partitions (bytes by the per-partition rate where the partition profile has
-one for every partition, else evenly; disk by the partitions' sizes, else evenly) and each partition's load
-over its replicas: the leader carries bytes-in, consumer bytes-out, replication out and the remote traffic; each follower carries
+A topic's load is spread over its partitions (bytes by the per-partition rate where the partition profile has one for
+every partition, else evenly; disk by the partitions' sizes, else evenly) and each partition's load over its replicas:
+the leader carries bytes-in, consumer bytes-out, replication out and the remote traffic; each follower carries
 replication in (the partition's bytes-in). Summed over a topic's replicas this gives the topic totals above.
 """
 
@@ -346,9 +346,11 @@ def demand_over_days(
         raise InputError(f"demand: edge: expected one of {', '.join(EDGES)}, got {edge!r}")
     t = np.asarray(days, dtype=float)
     listed = {topic: row for topic, row in profile.items() if topic in snapshot.partitions_by_topic}
-    local = {topic: replace(row, remote_fetch_bytes_p99=None, remote_copy_bytes_p99=None) for topic, row in listed.items()}
+    local = {topic: replace(row, remote_fetch_bytes_p99=None, remote_copy_bytes_p99=None)
+             for topic, row in listed.items()}
     unit = {topic: replace(row, bytes_in_p99=1.0, bytes_out_p99=0.0, storage_bytes=1) for topic, row in local.items()}
-    out_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=1.0, storage_bytes=0) for topic, row in local.items()}
+    out_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=1.0, storage_bytes=0)
+                for topic, row in local.items()}
     split = topic_demand(snapshot, unit, 0.0, "now", partition_profile=partition_profile)
     split_out = topic_demand(snapshot, out_unit, 0.0, "now", partition_profile=partition_profile)
     remote_unit = {topic: replace(row, bytes_in_p99=0.0, bytes_out_p99=0.0, storage_bytes=0, remote_fetch_bytes_p99=1.0,

@@ -264,7 +264,8 @@ def pool_capacity(run: RunInputs, before: Mapping[int, str | None], after: Mappi
             unbought = pool_rules(run, pool, dim, {str(b): caps[str(b)] for b in new if b not in to_buy}) \
                 if n_added else limits
             busiest = max((_ratio(brokers[b][dim]["after"], brokers[b][dim].get("capacity")) or 0.0
-                           for b in new if "after" in brokers.get(b, {}).get(dim, {})), default=None) if planned else None
+                           for b in new if "after" in brokers.get(b, {}).get(dim, {})),
+                          default=None) if planned else None
             load_after = _sum(brokers, new, dim, "after") if planned else None
             if load_after is None and planned:
                 load_after = row.load_after

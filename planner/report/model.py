@@ -412,7 +412,8 @@ def _tenants(run: RunInputs, topics: tuple[TopicRow, ...],
              topic_pool: Mapping[str, str | None]) -> tuple[TenantRow, ...]:
     rows: dict[tuple[str, str], list] = {}
     by_topic = {r.topic: r for r in topics}
-    names = sorted(set(topic_pool) | set(by_topic) | ({t.topic for t in run.snapshot.topics} if run.snapshot else set()))
+    listed = {t.topic for t in run.snapshot.topics} if run.snapshot else set()
+    names = sorted(set(topic_pool) | set(by_topic) | listed)
     for t in names:
         tenant = run.policy.tenant_of(t) if run.policy else None
         key = (tenant or "", topic_pool.get(t) or "")

@@ -214,7 +214,8 @@ def _runway(model: ReportModel, charts: set[str]) -> Section:
                       cell(format_load(r.demand_forecast, r.dimension)), cell(format_load(r.usable, r.dimension)),
                       cell(format_load(r.limit, r.dimension)), *(cell(*crossing[n]) for n in crossing),
                       cell(None if r.likely.day is None else format_count(r.likely.day)),
-                      cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit else cell("no brokers to buy")))
+                      cell(*_crossing(runway, r.unbought)) if r.unbought_limit != r.limit
+                      else cell("no brokers to buy")))
     blocks.append(Table("runway", ("pool", "dimension", "demand now, the pool's topics",
                                    f"demand at forecast ({horizon} days), the pool's topics",
                                    "usable capacity", "limit", "earliest", "likely", "latest", "days (likely)",
@@ -639,7 +640,8 @@ def _touching(r) -> str:
     text = "; ".join(f"{m.topic}-{m.partition} ({format_bytes(m.moved_bytes)}): {m.how}" for m in r.moves)
     rest = r.count - len(r.moves)
     if rest:
-        text += f"; and {format_plural(rest, 'more move')} ({format_bytes(r.moved_bytes - sum(m.moved_bytes for m in r.moves))})"
+        left = r.moved_bytes - sum(m.moved_bytes for m in r.moves)
+        text += f"; and {format_plural(rest, 'more move')} ({format_bytes(left)})"
     return text
 
 

@@ -75,7 +75,8 @@ def audit_loads(
             rep_in = b_in[arrays.rep_part]
             r_fetch, r_copy = shares.remote_fetch[arrays.rep_part], shares.remote_copy[arrays.rep_part]
             table[:, 0] = _per_broker(arrays, np.where(leader, rep_in + r_fetch, rep_in))
-            table[:, 1] = _per_broker(arrays, np.where(leader, b_out[arrays.rep_part] + r_copy + rep_in * (rf - 1), 0.0))
+            leader_out = b_out[arrays.rep_part] + r_copy + rep_in * (rf - 1)
+            table[:, 1] = _per_broker(arrays, np.where(leader, leader_out, 0.0))
             if basis == "forecast":
                 table[:, 2] = _per_broker(arrays, storage[arrays.rep_part])
                 partitions = shares
