@@ -77,13 +77,11 @@ def polish(state: PoolState, goal: Goal, start: PoolResult) -> PoolResult:
 
 def _groups(state: PoolState, goal: Goal, share: np.ndarray, target: np.ndarray) -> list[np.ndarray]:
     """The brokers the placement touches, in groups of `WINDOW_BROKERS`: those it copies the most bytes onto or
-    off first, then those it leaves outside their limit or band, the furthest (in fair shares and limits) first, ties by
-    position."""
+    off first, then those it leaves outside their limit or band, the furthest (in fair shares and limits) first,
+    ties by position."""
     n = len(state.broker_ids)
     traffic = np.zeros(n)
-    new = (target >= 0) & ~(target[:, :, None] == state.holders[:, None, :]).any(axis=2)
-    gone = (state.holders >= 0) & ~(state.holders[:, :, None] == target[:, None, :]).any(axis=2)
-    for cells, table in ((new, target), (gone, state.holders)):
+    for cells, table in ((_new(target, state.holders), target), (_new(state.holders, target), state.holders)):
         rows, slots = np.nonzero(cells)
         np.add.at(traffic, table[rows, slots], state.size[rows])
     now = evaluate(state, goal, target, "greedy")
@@ -101,7 +99,7 @@ def _partitions(state: PoolState, goal: Goal, share: np.ndarray, target: np.ndar
     mine = np.flatnonzero(np.isin(rows, group).any(axis=1))
     if not len(mine):
         return mine
-    copied = ((target[mine][:, :, None] != state.holders[mine][:, None, :]).all(axis=2) & (target[mine] >= 0)).any(1)
+    copied = _new(target[mine], state.holders[mine]).any(axis=1)
     dims = np.array([d in goal.band_dimensions for d in ENGINE_DIMENSIONS]) if goal.band is not None else \
         np.ones(len(ENGINE_DIMENSIONS), bool)
     mean = np.maximum(share.mean(axis=0), 1e-300)
@@ -137,10 +135,15 @@ def _window(state: PoolState, goal: Goal, share: np.ndarray, target: np.ndarray,
     )
     budget = None
     if goal.budget is not None:
-        spent = evaluate(state, Goal(), np.where(rest[:, None], target, state.holders), "seed").moved_bytes
+        spent = float((_new(target[rest], state.holders[rest]).sum(axis=1) * state.size[rest]).sum())
         budget = max(float(goal.budget) - spent, 0.0)
     return window, brokers, here(target[parts]), budget
 
 
 def _band_brokers(goal: Goal, brokers: np.ndarray) -> np.ndarray | None:
     return None if goal.band_brokers is None else np.asarray(goal.band_brokers, dtype=bool)[brokers]
+
+
+def _new(table: np.ndarray, holders: np.ndarray) -> np.ndarray:
+    """Per cell of ``table`` (replica lists): a broker its row's ``holders`` do not include."""
+    return (table >= 0) & ~(table[:, :, None] == holders[:, None, :]).any(axis=2)
