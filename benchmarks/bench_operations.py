@@ -5,6 +5,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_operations.py [--brokers 1000] [--pools 5] [--topics 4000] [--partitions 50]
     .venv/bin/python benchmarks/bench_operations.py --exact     # small pools: moved bytes against exact.py
+    .venv/bin/python benchmarks/bench_operations.py --bytes     # large-pool rebalance bytes: exact model, bound
 
 Prints the cluster, then per operation: wall time (the library call: engine, plan assembly and the validator),
 bytes moved against the lower bound, partitions changed, preferred-leader-only changes, each touched pool's
@@ -79,6 +80,103 @@ def exact() -> None:
           f"exact {best.moved_bytes / 1e9:.0f} GB (×{op.moved_bytes / best.moved_bytes:.3f})")
 
 
+def band_bound(state, goal) -> float:
+    """A lower bound on the bytes any placement of ``state`` (its seed the current placement) meeting ``goal``'s
+    band copies. Every copied replica leaves one broker and lands on another, so the copied bytes are both the
+    bytes leaving brokers and the bytes arriving. A broker above its band in a dimension leadership does not
+    move (``extra`` 0: nw_in, disk, replicas) must shed at least its excess there from its own replicas, the
+    cheapest such set at least the fractional knapsack by load per byte; one below its band must receive at
+    least its shortfall (the knapsack over every partition). The bound is the larger of the two sums over brokers,
+    each broker counting its largest dimension."""
+    import numpy as np
+
+    from planner.placement.engine import evaluate, state_fair_share
+
+    seed = evaluate(state, goal, state.seed, "seed")
+    assert seed.moved_bytes == 0, "the seed must be the current placement"
+    share = state_fair_share(state)
+    fixed = (state.extra == 0).all(axis=0)
+
+    def knapsack(load: np.ndarray, size: np.ndarray, need: float) -> float:
+        order = np.argsort(-load / np.maximum(size, 1.0), kind="stable")
+        got, paid = np.cumsum(load[order]), np.cumsum(size[order])
+        k = int(np.searchsorted(got, need))
+        if k >= len(order):
+            return float(paid[-1]) if len(paid) else 0.0
+        before = (got[k - 1], paid[k - 1]) if k else (0.0, 0.0)
+        return float(before[1] + (need - before[0]) / load[order][k] * size[order][k])
+
+    shed = fill = 0.0
+    for b in range(len(state.broker_ids)):
+        on = (state.seed == b).any(axis=1)
+        out, low = seed.outside_band[b], seed.load[b] < share[b]
+        shed += max([knapsack(state.follower[on, d], state.size[on], out[d]) for d in np.flatnonzero(
+            fixed & (out > 0) & ~low)] or [0.0])
+        fill += max([knapsack(state.follower[:, d], state.size, out[d]) for d in np.flatnonzero(
+            fixed & (out > 0) & low)] or [0.0])
+    return max(shed, fill)
+
+
+def fewest_bytes(brokers: int) -> None:
+    """Rebalance bytes of the large-pool path (the distribution search, then `planner.operations.polish`) on the
+    9-broker hot pools of the tests against the exact model, and on one pool of ``brokers`` brokers against
+    `band_bound`."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from planner.operations import distribution
+    from planner.operations.polish import polish
+    from planner.placement.exact import exact_placement
+    from pools.snapshot import DIMENSIONS
+    from tests.planner.operations.shapes import hot_pool
+
+    saved, distribution.ENGINE_PAIRS = distribution.ENGINE_PAIRS, 0  # the search and its polish, as on a large pool
+    for seed in (0, 1):
+        s = hot_pool(45, seed=seed)
+        inputs = operation_inputs(s.snapshot, s.policy, s.profile)
+        t = time.perf_counter()
+        op = rebalance(inputs, dimensions=DIMENSIONS)
+        seconds = time.perf_counter() - t
+        t = time.perf_counter()
+        best = exact_placement(s.snapshot, inputs.forecast, sorted(s.snapshot.partitions_by_topic), list(range(1, 10)),
+                               headroom=inputs.rules.limits("a").headroom, band=0.10, band_brokers=list(range(1, 10)))
+        exact_seconds = time.perf_counter() - t
+        out = sum(v["after"]["distance"] for d, v in op.balance["a"].items() if d in DIMENSIONS and v["after"])
+        print(f"hot_pool(45, seed={seed}), 9 brokers, rebalance ±10 % in {len(DIMENSIONS)} dimensions: "
+              f"{seconds:.1f} s, moved {op.moved_bytes / 1e9:.1f} GB, distance outside the band {out:.4f}; exact "
+              f"{best.moved_bytes / 1e9:.1f} GB ({'optimal' if best.optimal else 'not proven optimal'}, "
+              f"{exact_seconds:.1f} s): ×{op.moved_bytes / best.moved_bytes:.3f}")
+    distribution.ENGINE_PAIRS = saved
+    snapshot, policy, profile = random_cluster(brokers, 4 * brokers, 1, partitions=50, misplaced=0.0, floating=0.0,
+                                               seed=0)
+    inputs = operation_inputs(snapshot, policy, profile)
+    pool = policy.pool_names[0]
+    captured = []
+    module = sys.modules["planner.operations.rebalance"]
+    optimiser = module.pool_optimiser
+    module.pool_optimiser = lambda state, goal: captured.append((state, goal)) or optimiser(state, goal)
+    t = time.perf_counter()
+    op = rebalance(inputs, pools=[pool])
+    seconds = time.perf_counter() - t
+    module.pool_optimiser = optimiser
+    state, goal = captured[0]
+    t = time.perf_counter()
+    searched = distribution.distribute(state, goal)
+    search_seconds = time.perf_counter() - t
+    t = time.perf_counter()
+    polished = polish(state, goal, searched)
+    polish_seconds = time.perf_counter() - t
+    bound = band_bound(state, goal)
+    out = {d: v["after"]["outside_band"] for d, v in op.balance[pool].items() if v["after"]}
+    print(f"pool of {len(state.broker_ids)} brokers, {len(state.size)} partitions, rebalance: {seconds:.1f} s, "
+          f"moved {op.moved_bytes / 1e9:.2f} GB (×{op.moved_bytes / bound:.3f} the band bound "
+          f"{bound / 1e9:.2f} GB), brokers outside the band after {out}")
+    print(f"  search alone {searched.moved_bytes / 1e9:.2f} GB (×{searched.moved_bytes / bound:.3f}, "
+          f"{search_seconds:.1f} s); with the polish {polished.moved_bytes / 1e9:.2f} GB "
+          f"(×{polished.moved_bytes / bound:.3f}, {polish_seconds:.1f} s more) before pruning")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--brokers", type=int, default=1000)
@@ -88,9 +186,14 @@ def main() -> None:
     parser.add_argument("--drain", type=int, default=10)
     parser.add_argument("--skip", default="", help="operations to skip: rebalance, decommission")
     parser.add_argument("--exact", action="store_true", help="small pools against the exact reference instead")
+    parser.add_argument("--bytes", action="store_true", help="large-pool rebalance bytes against the exact model "
+                        "(9-broker hot pools) and the band bound (one pool of --brokers brokers) instead")
     args = parser.parse_args()
     if args.exact:
         exact()
+        return
+    if args.bytes:
+        fewest_bytes(args.brokers)
         return
     t0 = time.perf_counter()
     snapshot, policy, profile = random_cluster(args.brokers, args.topics, args.pools, partitions=args.partitions,

@@ -72,13 +72,15 @@ from pools.pool_rules import racks_required, spans_racks
 from pools.snapshot import DIMENSIONS
 
 __all__ = ["ENGINE_DIMENSIONS", "FULL_PAIRS", "TIME_LIMITED", "PoolState", "Goal", "PoolResult", "optimise",
-           "state_loads", "evaluate", "band_weights", "fair_share", "state_fair_share", "spread_kept", "prune_moves"]
+           "state_loads", "evaluate", "better", "band_weights", "fair_share", "state_fair_share", "spread_kept",
+           "prune_moves"]
 
 #: The engine's load dimensions: the capacity dimensions, then leader count and leaders' bytes-in.
 ENGINE_DIMENSIONS: tuple[str, ...] = (*DIMENSIONS, "leaders", "leader_nw_in")
-#: Pools with at most this many (partition, broker) pairs are solved whole (exact up to the MIP gap); larger
-#: ones by rounds of the move model. A 12-broker pool of 3,583 partitions (43 k pairs) with two joining brokers
-#: ran over 100 s in the whole model's root and presolve, which no node limit bounds; the rounds took 1 s.
+#: Pools with at most this many (partition, broker) pairs of the model (`_model_pairs`) are solved whole (exact up
+#: to the MIP gap); larger ones by rounds of the move model. A 12-broker pool of 3,583 partitions (43 k pairs)
+#: with two joining brokers ran over 100 s in the whole model's root and presolve, which no node limit bounds;
+#: the rounds took 1 s.
 FULL_PAIRS = 6_000
 #: Branch-and-bound nodes per whole-pool solve: the deterministic effort limit. 20,000 ran past 600 s on an
 #: 8-broker pool of 145 partitions over headroom (a weak bound: nodes are slow there), so a plan's placement was
@@ -132,6 +134,9 @@ class PoolState:
         The starting placement, leader first (-1 padding beyond the replication factor).
     follower, extra : ndarray (P, 6)
         A follower's load and the leader's extra load, in `ENGINE_DIMENSIONS`.
+    share : ndarray (B, 6), optional
+        Each broker's fair share, when it is not this state's own (`state_fair_share`): a window of a larger pool
+        (`planner.operations.polish`) is held to the whole pool's band.
     """
 
     broker_ids: np.ndarray
@@ -146,6 +151,7 @@ class PoolState:
     seed: np.ndarray
     follower: np.ndarray
     extra: np.ndarray
+    share: np.ndarray | None = None
 
     @property
     def rf(self) -> np.ndarray:
@@ -262,7 +268,9 @@ def fair_share(total: np.ndarray, weight: np.ndarray, rack: np.ndarray, pinned: 
 
 def state_fair_share(state: PoolState) -> np.ndarray:
     """`fair_share` of a pool's seed load: ``base`` stays in its broker's rack, and so does one replica in every
-    rack of each partition whose replication factor reaches the pool's racks."""
+    rack of each partition whose replication factor reaches the pool's racks (``state.share`` when given)."""
+    if state.share is not None:
+        return state.share
     racks, first = np.unique(state.rack, return_index=True)
     pinned = np.array(state.base, dtype=float)
     if len(racks) > 1 and (racks >= 0).all():
@@ -300,10 +308,10 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
     down, up = band.excess(seed_load)
     if not (down > _TOL).any() and not (up > _TOL).any():
         return _result(state, band, state.seed, "seed")
-    n_parts, n_brokers = state.seed.shape[0], len(state.broker_ids)
+    n_parts = state.seed.shape[0]
     if time_limit <= 0:
         return _result(state, band, state.seed, TIME_LIMITED)
-    if n_parts * n_brokers <= FULL_PAIRS:
+    if _model_pairs(state, start) <= FULL_PAIRS:
         begin = state.seed if start is None else start
         target, status, found_gap = _solve(state, band, goal, max_nodes, time_limit, gap, begin)
         best = _result(state, band, state.seed, "seed-kept")
@@ -316,6 +324,16 @@ def optimise(state: PoolState, goal: Goal = Goal(), *, max_nodes: int = MAX_NODE
             best = result if _score(result, band) <= _score(best, band) else best
         return replace(best, status=TIME_LIMITED) if status == TIME_LIMITED else best
     return _search(state, band, goal, max_nodes, time.monotonic() + time_limit, gap)
+
+
+def _model_pairs(state: PoolState, start: np.ndarray | None) -> int:
+    """The (partition, broker) pairs of the whole-pool model: every partition on every broker that receives, and
+    on the brokers that hold it now, in the seed or in ``start`` (keeping a replica needs no room)."""
+    n_brokers = len(state.broker_ids)
+    kept = np.concatenate([t for t in (state.holders, state.seed, start) if t is not None], axis=1)
+    rows = np.nonzero((kept >= 0) & ~state.receives[np.maximum(kept, 0)])
+    closed = np.unique(rows[0] * n_brokers + kept[rows])
+    return state.seed.shape[0] * int(state.receives.sum()) + len(closed)
 
 
 def _search(state: PoolState, band: _Band, goal: Goal, max_nodes: int, deadline: float, gap: float) -> PoolResult:
@@ -870,6 +888,13 @@ def _score(result: PoolResult, band: _Band) -> tuple[float, float, float]:
     """Lexicographic quality: overload, then band deviation (both in row units), then moved bytes."""
     return (float((result.overload / band.norm[:, :_CAP]).sum()), float((result.outside_band / band.norm).sum()),
             float(result.moved_bytes))
+
+
+def better(state: PoolState, goal: Goal, result: PoolResult, than: PoolResult) -> bool:
+    """Whether ``result`` beats ``than`` under ``goal`` as `optimise` ranks placements: less overload, then less
+    distance outside the band, then fewer moved bytes."""
+    band = _Band(state, goal)
+    return _score(result, band) < _score(than, band)
 
 
 def evaluate(state: PoolState, goal: Goal, target: np.ndarray, status: str) -> PoolResult:

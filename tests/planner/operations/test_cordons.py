@@ -54,6 +54,19 @@ def test_a_rebalance_fills_every_empty_broker_but_the_cordoned_one() -> None:
                          and "a new replica on broker 4, which is cordoned (all log dirs)" in v.message for v in found)
 
 
+def test_the_windows_of_a_large_pool_keep_the_cordon(monkeypatch) -> None:
+    # the large-pool path (the search, then the engine's model window by window), windows of 2 of the 6 brokers
+    from planner.operations import distribution, polish
+
+    monkeypatch.setattr(distribution, "ENGINE_PAIRS", 0)
+    monkeypatch.setattr(polish, "WINDOW_BROKERS", 2)
+    s = _cordon(skewed_pool(), 4)
+    op = rebalance(_inputs(s))
+    assert op.plan.placement["a"]["status"] == "greedy"
+    assert not _new_on(op.plan, 4) and _new_on(op.plan, 5) and _new_on(op.plan, 6)
+    assert validate_plan(s.snapshot, s.policy, op.plan, _inputs(s).forecast) == []
+
+
 def test_a_broker_with_one_open_log_dir_still_takes_replicas() -> None:
     s = _cordon(skewed_pool(), 4, dirs=("/d2",))
     op = rebalance(_inputs(s))

@@ -389,7 +389,7 @@ def test_a_large_pool_is_rebalanced_by_the_distribution_search() -> None:
     assert rebalance(_inputs(s)).plan.to_dict() == op.plan.to_dict()
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two rebalances of a 60-broker pool, each through ~10 windows of the polish
 def test_the_distribution_search_brings_every_broker_of_a_generated_pool_into_the_band() -> None:
     # single moves and swaps off the brokers above the band left 2 nw_in, 2 disk and 4 replicas brokers outside
     # it (local optima); moves onto the brokers below it, from any broker, and swaps with complementary partners
