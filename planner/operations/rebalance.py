@@ -172,7 +172,8 @@ def _with_band_warnings(op: Operation, dims: Sequence[str], band: float, budget:
         if left:
             why = ("moving leaders only" if budget == 0 else f"within the budget of {budget} bytes"
                    if budget is not None else "with the moves the engine found")
-            notes.append(f"pool {pool!r}: brokers stay outside ±{band:.0%} of their fair share {why}: {', '.join(left)}")
+            notes.append(f"pool {pool!r}: brokers stay outside ±{band:.0%} of their fair share {why}: "
+                         f"{', '.join(left)}")
     if not notes:
         return op
     return replace(op, plan=replace(op.plan, warnings=op.plan.warnings + tuple(notes)))

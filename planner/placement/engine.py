@@ -712,7 +712,8 @@ class _Builder:
         values = np.concatenate([e[2] for e in self.entries])
         order = np.lexsort((rows, cols))
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(np.bincount(cols, minlength=self.n_cols)))).astype(np.int32)
+        per_column = np.bincount(cols, minlength=self.n_cols)
+        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(per_column))).astype(np.int32)
         lp.a_matrix_.index_ = rows[order].astype(np.int32)
         lp.a_matrix_.value_ = values[order]
         integer = np.concatenate(self.integer)
@@ -907,10 +908,10 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     """Undo every move of ``target`` that relieves, balances, fills or repairs nothing; the reason of each kept one.
 
     A move is undone (whole, else replica by replica, else its leader change) when the result keeps every
-    partition's rack spread and leaves no broker further outside its limit or band (`Goal`) in any dimension
-    than ``target`` does; the largest moves are tried first, and passes repeat until none is undone. Replica
-    lists change in place: a new replica takes the slot of the one it replaces and the leader swaps into the
-    first slot (`_canonical`); reordering followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
+    partition's rack spread and leaves no broker further outside its limit or band (`Goal`) in any dimension than
+    ``target`` does; the largest moves are tried first, and passes repeat until none is undone. Replica lists change in
+    place: a new replica takes the slot of the one it replaces and the leader swaps into the first slot (`_canonical`);
+    reordering followers copies nothing and balances nothing, so it is never a move. The MIP gap hides what copies a few
     bytes (an empty partition moved costs the objective ~1e-9): this pass makes the number of moves exact.
 
     Returns the pruned target and, per partition that still moves (row index), the `pools.plan_file.Reason` that
