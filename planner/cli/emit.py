@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from planner.cli.options import FINITE
+from planner.cli.options import FINITE, renamed_option, take_renamed
 from planner.cli.stage import Outcome, Stage, run_command
-from planner.stages.emit import EmitResult, EmitStageOptions, emit
+from planner.stages.emit import LOG_DIR_PLACEMENTS, EmitResult, EmitStageOptions, emit
 from pools.units import format_plural
 from pools.throttle import DEFAULT_THROTTLE_FRACTION
 
@@ -70,10 +70,11 @@ __all__ = ["command", "STAGE"]
          "unknown: the step is marked 'Kafka 4.3 or later'.",
 )
 @click.option(
-    "--log-dirs", "log_dirs", type=click.Choice(["any", "balance"]), default="any", show_default=True,
+    "--log-dir-placement", type=click.Choice(LOG_DIR_PLACEMENTS), default="any", show_default=True,
     help="balance: name the log dir of each new replica on a JBOD broker (its emptiest open dir) and even out each "
          "broker's dirs with moves inside it (log-dirs/broker-N.json, own throttle); any: let the broker choose.",
 )
+@renamed_option("--log-dirs", "--log-dir-placement", type=click.Choice(LOG_DIR_PLACEMENTS))
 @click.option("--force", is_flag=True, help="Replace an existing bundle directory.")
 def command(**params: Any) -> int:
     """Write reassignment.json, rollback.json, batches/, leader-election.json, runbook.md and summary.json.
@@ -90,4 +91,10 @@ def _outcome(result: EmitResult) -> Outcome:
                    f"{format_plural(result.files, 'file')}", written=result.out_dir)
 
 
-STAGE = Stage("emit", command, lambda params: EmitStageOptions(**params), emit, _outcome, stdout=False)
+def _options(params: dict[str, Any]) -> EmitStageOptions:
+    options = dict(params)
+    take_renamed(options, "--log-dirs", "--log-dir-placement", "log_dir_placement")
+    return EmitStageOptions(**options)
+
+
+STAGE = Stage("emit", command, _options, emit, _outcome, stdout=False)

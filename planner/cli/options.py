@@ -125,16 +125,20 @@ def renamed_option(old: str, new: str, **declaration: Any) -> Callable[[F], F]:
                         help=f"Renamed {new}; accepted until the next release.", **declaration)
 
 
-def take_renamed(params: MutableMapping[str, Any], old: str, new: str, name: str) -> None:
+def take_renamed(params: MutableMapping[str, Any], old: str, new: str, name: str, *, run_key: bool = True) -> None:
     """Move the value given to `renamed_option` ``old``, if any, into ``params[name]`` (``new``'s parameter) and warn
-    that ``old`` is renamed.
+    once that ``old`` is renamed (and, with ``run_key``, for a command that is a run stage, ``new``'s key in a run
+    config). A repeatable option's values are added to those given under ``new``.
 
     >>> params = {"renamed_horizon_days": 7, "horizon_days": 90}
     >>> take_renamed(params, "--horizon-days", "--profile-horizon-days", "horizon_days"); params
     {'horizon_days': 7}
+    >>> params = {"renamed_log_dirs": ("b.txt",), "captures": ("a.txt",)}
+    >>> take_renamed(params, "--log-dirs", "--log-dirs-capture", "captures", run_key=False); params
+    {'captures': ('a.txt', 'b.txt')}
     """
     value = params.pop(_renamed(old), None)
-    if value is not None:
-        _log.warning("%s is renamed %s (in a run config: %s); the old spelling is accepted until the next release",
-                     old, new, new.lstrip("-"))
-        params[name] = value
+    if value is not None and value != ():
+        key = f" (in a run config: {new.lstrip('-')})" if run_key else ""
+        _log.warning("%s is renamed %s%s; the old spelling is accepted until the next release", old, new, key)
+        params[name] = (*params.get(name, ()), *value) if isinstance(value, tuple) else value

@@ -4,11 +4,12 @@ ISR, min ISR, leaders, throttles) and, when it must stop, why and how."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
-from planner.cli.options import FINITE
-from planner.emit.progress import SLOW_SHARE, SLOW_WINDOW, reassignment_progress
+from planner.cli.options import FINITE, renamed_option, take_renamed
+from planner.emit.progress import DONE, IN_PROGRESS, SLOW_SHARE, SLOW_WINDOW, STOP, reassignment_progress
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER
 from pools.atomic import check_output, dump_json, write_text
 from pools.units import format_bytes, format_duration, format_percent, format_rate
@@ -19,9 +20,11 @@ __all__ = ["command"]
 @click.command(name="progress")
 @click.option("--bundle", "bundle_dir", required=True, type=click.Path(file_okay=False),
               help="The bundle being run (from `poolplan emit`).")
-@click.option("--log-dirs", "captures", required=True, multiple=True, type=click.Path(dir_okay=False),
-              help="kafka-log-dirs.sh --describe captures in any order (repeat; two or more give the rate); each "
-                   "carries its time as a first line `date -u +%Y-%m-%dT%H:%M:%SZ` or YYYYMMDDTHHMMSSZ in its name.")
+@click.option("--log-dirs-capture", "captures", multiple=True, type=click.Path(dir_okay=False),
+              help="A kafka-log-dirs.sh --describe capture (required; repeat, in any order: two or more give the "
+                   "rate); each carries its time as a first line `date -u +%Y-%m-%dT%H:%M:%SZ` or "
+                   "YYYYMMDDTHHMMSSZ in its name.")
+@renamed_option("--log-dirs", "--log-dirs-capture", multiple=True, type=click.Path(dir_okay=False))
 @click.option("--describe", "describes", multiple=True, type=click.Path(dir_okay=False),
               help="kafka-topics.sh --describe captures in any order, stamped likewise (repeat): ISR, min ISR, "
                    "leaders.")
@@ -38,15 +41,22 @@ __all__ = ["command"]
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Also write the JSON form there (atomically); RUN_DIR/progress/progress.json puts it in the "
                    "report of RUN_DIR.")
-def command(bundle_dir: str, captures: tuple[str, ...], describes: tuple[str, ...], interval: float,
-            verify_path: str | None, slow_share: float, bootstrap: str, fmt: str, out_path: str | None) -> int:
+def command(**params: Any) -> int:
     """Report per batch and per destination broker the bytes copied of the total, the rate, the ETA; copies
     stuck (no growth between the last two captures), slow or diverged; with --describe, the new replicas in the
     ISR, partitions under min ISR and leaders not preferred; throttles still set after completion. When it must
     stop, it says why and prints the commands that cancel the running batch and remove its throttles.
 
-    Exit codes: 0 done, 1 in progress, 2 bad input, 3 stop (stuck, diverged or under min ISR).
+    Exit codes: 0 done, 1 in progress, 2 bad input, 3 a failure that is not the input's, 4 stop (stuck, diverged
+    or under min ISR: act now).
     """
+    take_renamed(params, "--log-dirs", "--log-dirs-capture", "captures", run_key=False)
+    return _report(**params)
+
+
+def _report(bundle_dir: str, captures: tuple[str, ...], describes: tuple[str, ...], interval: float,
+            verify_path: str | None, slow_share: float, bootstrap: str, fmt: str, out_path: str | None) -> int:
+    """`command`'s report and exit code, once the captures given under the old spelling are taken."""
     if out_path is not None:
         check_output(out_path, directory=False)
     p = reassignment_progress(bundle_dir, captures, interval=interval, verify=verify_path, describes=describes,
@@ -89,5 +99,5 @@ def command(bundle_dir: str, captures: tuple[str, ...], describes: tuple[str, ..
                    "its throttles), then check that the throttles are gone, or delete them:")
         for line in p.stop["commands"]:
             click.echo(f"  {line}")
-    click.echo({0: "done", 1: "in progress", 3: "stop"}[p.exit_code])
+    click.echo({DONE: "done", IN_PROGRESS: "in progress", STOP: "stop"}[p.exit_code])
     return p.exit_code

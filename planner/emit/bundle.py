@@ -50,7 +50,7 @@ class EmitOptions:
     throttle_fraction: float = 0.5
     bootstrap: str = BOOTSTRAP_PLACEHOLDER
     kafka_version: str | None = None
-    log_dirs: str = "any"
+    log_dir_placement: str = "any"
 
 
 def build_bundle(
@@ -106,7 +106,8 @@ def build_bundle(
     health = health.evacuating([k for k in health.evacuable(snapshot, plan.drained) if k in old and evacuation_keeps(
         old[k].old_replicas, old[k].replicas, plan.drained,
         [b for b in old[k].old_replicas if plan.brokers.get(b) != plan.topics.get(k[0])])], plan.drained)
-    dirs = balance_log_dirs(snapshot, target, health) if options.log_dirs == "balance" else LogDirPlan({}, {}, {})
+    balance = options.log_dir_placement == "balance"
+    dirs = balance_log_dirs(snapshot, target, health) if balance else LogDirPlan({}, {}, {})
     files: dict[str, str] = {}
     expected = plan.planned_brokers  # the plan's figures count on every one of them
     if expected:
@@ -169,7 +170,7 @@ def build_bundle(
         "moved_held_partitions": moved_held,
         "evacuated_partitions": [f"{t}-{p}" for t, p in sorted(health.evacuated)],
     }
-    if options.log_dirs == "balance":
+    if options.log_dir_placement == "balance":
         summary["log_dirs"] = _log_dir_summary(snapshot, dirs)
     files["summary.json"] = dump_json(summary)
     return dict(sorted(files.items()))

@@ -24,7 +24,11 @@ from pools.kafka_formats.log_dirs import parse_log_dirs
 from pools.kafka_formats.topics_describe import PartitionDescription, parse_topics_describe
 from pools.snapshot import TopicState
 
-__all__ = ["LogDirsCapture", "DescribeCapture", "read_log_dirs", "read_describes", "misplaced"]
+__all__ = ["LOG_DIRS_OPTION", "LogDirsCapture", "DescribeCapture", "read_log_dirs", "read_describes",
+           "misplaced"]
+
+#: The option of ``poolplan progress`` that gives the log-dirs captures (its messages name it).
+LOG_DIRS_OPTION = "--log-dirs-capture"
 
 Key = tuple[str, int]
 
@@ -84,15 +88,15 @@ def read_log_dirs(paths: Sequence[str | Path], allowed: Mapping[Key, set[int]], 
                         key = ((r.topic, r.partition), b.broker)
                         sizes[key] = max(sizes.get(key, 0), r.size)
         capture = LogDirsCapture(str(path), time, sizes)
-        _check_cluster("--log-dirs", capture.path, {b.broker for b in report.brokers}, capture.holders(), allowed)
+        _check_cluster(LOG_DIRS_OPTION, capture.path, {b.broker for b in report.brokers}, capture.holders(), allowed)
         out.append(capture)
-    ordered, stamped = _ordered("--log-dirs", out, interval)
+    ordered, stamped = _ordered(LOG_DIRS_OPTION, out, interval)
     if not stamped:
         for was, now in zip(ordered, ordered[1:]):
             if copied(now) < copied(was):
-                raise InputError(f"--log-dirs: {now.path}: the bundle's new replicas hold fewer bytes than in the "
-                                 f"capture given before it, {was.path} ({copied(now)} < {copied(was)}): captures out "
-                                 "of order; give them oldest first or stamp them (a first line "
+                raise InputError(f"{LOG_DIRS_OPTION}: {now.path}: the bundle's new replicas hold fewer bytes than in "
+                                 f"the capture given before it, {was.path} ({copied(now)} < {copied(was)}): captures "
+                                 "out of order; give them oldest first or stamp them (a first line "
                                  "`date -u +%Y-%m-%dT%H:%M:%SZ`, or YYYYMMDDTHHMMSSZ in the file name)")
     return ordered
 

@@ -1,4 +1,4 @@
-"""JBOD log-dir targets of a bundle (``poolplan emit --log-dirs balance``): where each new replica lands on a
+"""JBOD log-dir targets of a bundle (``poolplan emit --log-dir-placement balance``): where each new replica lands on a
 broker with several log dirs, and the moves between a broker's dirs that even them out.
 
 Per broker with two or more open log dirs (`pools.health.open_log_dirs`: none on a cordoned broker, KIP-1066; a

@@ -39,7 +39,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.emit.captures import DescribeCapture, LogDirsCapture, misplaced, read_describes, read_log_dirs
+from planner.emit.captures import (
+    LOG_DIRS_OPTION, DescribeCapture, LogDirsCapture, misplaced, read_describes, read_log_dirs,
+)
 from planner.emit.runbook import BOOTSTRAP_PLACEHOLDER
 from pools.errors import InputError
 from pools.files import parse_json, read_text
@@ -49,8 +51,9 @@ from pools.units import format_bytes
 __all__ = ["VerifyStatus", "Progress", "parse_verify", "reassignment_progress", "progress_from_dict", "DONE",
            "IN_PROGRESS", "STOP", "SLOW_SHARE", "SLOW_WINDOW", "BROKER_THROTTLES", "TOPIC_THROTTLES"]
 
-#: Exit codes of ``poolplan progress``: done, in progress, stop (stuck, diverged or under min ISR; 2 is bad input).
-DONE, IN_PROGRESS, STOP = 0, 1, 3
+#: Exit codes of ``poolplan progress``: done, in progress, stop (stuck, diverged or under min ISR: the operator
+#: acts). 2 (bad input) and 3 (a failure that is not the input's) mean what they mean for every command.
+DONE, IN_PROGRESS, STOP = 0, 1, 4
 #: A copy is slow below this share of its part of the batch's throttle (``--slow-share``) ...
 SLOW_SHARE = 0.1
 #: ... over this many of the last log-dirs captures (all when fewer).
@@ -245,7 +248,7 @@ def reassignment_progress(bundle: str | Path, captures: Sequence[str | Path], *,
         (0, 1), a capture of another cluster or out of order (`planner.emit.captures`).
     """
     if not captures:
-        raise InputError("--log-dirs: expected at least one kafka-log-dirs.sh --describe capture")
+        raise InputError(f"{LOG_DIRS_OPTION}: expected at least one kafka-log-dirs.sh --describe capture")
     if not interval > 0:
         raise InputError(f"--interval: expected seconds > 0, got {interval}")
     if not 0 < slow_share < 1:

@@ -55,8 +55,8 @@ def render_runbook(
     pre-flight check 1 may list; ``reasons`` are the rows of the "Why these moves" table (`bytes_by_reason`).
     ``cordon`` says which brokers the pre-flight cordons and the rollback lifts the cordon of (`CordonChanges`):
     on Kafka 4.3+ (``kafka_version``; unknown: the steps say they need 4.3, KIP-1066).
-    ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dirs balance``), one file per broker
-    (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
+    ``log_dir_moves`` are the moves between one broker's log dirs (``emit --log-dir-placement balance``), one file
+    per broker (``broker``, ``file``, ``replicas``, ``moved_bytes``), run after the batches at ``log_dir_throttle`` B/s.
     ``expected_brokers`` (``id``, ``rack``, ``pool``) are the plan's brokers still to buy: the
     pre-flight and every batch's ``--execute`` first run ``check-brokers.sh``, which refuses while one is missing.
     """

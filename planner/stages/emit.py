@@ -9,7 +9,11 @@ from pathlib import Path
 from pools.errors import InputError
 from pools.progress import ProgressReporter, no_progress
 
-__all__ = ["EmitStageOptions", "EmitResult", "emit", "validate_emit_options"]
+__all__ = ["LOG_DIR_PLACEMENTS", "EmitStageOptions", "EmitResult", "emit", "validate_emit_options"]
+
+#: ``--log-dir-placement``: ``any`` lets each broker choose a new replica's log dir; ``balance`` names one on JBOD
+#: brokers and evens out their dirs (`planner.emit.log_dirs`).
+LOG_DIR_PLACEMENTS = ("any", "balance")
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,7 @@ class EmitStageOptions:
     wave_hours: float | None = None
     profile_dir: str | None = None
     kafka_version: str | None = None
-    log_dirs: str = "any"
+    log_dir_placement: str = "any"
     rebase_wave: int | None = None
 
 
@@ -99,7 +103,7 @@ def emit(options: EmitStageOptions, *, progress: ProgressReporter = no_progress)
         throttle_fraction=options.throttle_fraction,
         bootstrap=options.bootstrap_server,
         kafka_version=options.kafka_version,
-        log_dirs=options.log_dirs,
+        log_dir_placement=options.log_dir_placement,
     )
     progress("reading the plan and the snapshot")
     plan, snapshot = load_plan(options.plan_path), load_snapshot(options.snapshot_path)

@@ -88,7 +88,7 @@ def _emit_all(run_cli, plan: Path, files: dict[str, Path], out: Path) -> list[st
     crossed = []
     for name, extra in (("one-shot", []), ("waves", ["--wave-bytes", str(200 * 10**9)])):
         code, _, err = run_cli("emit", "--plan", plan, "--snapshot", files["snapshot"], "--out", out / name,
-                               "--log-dirs", "balance", "--kafka-version", "4.3.1", *extra)
+                               "--log-dir-placement", "balance", "--kafka-version", "4.3.1", *extra)
         assert code == 0, err
         crossed += _bundle_crossings(out / name, files["snapshot"])
     return crossed

@@ -7,6 +7,7 @@ import logging
 import re
 from pathlib import Path
 
+import click
 import pytest
 
 from planner.cli.runconfig import load_run_config, stage_call
@@ -52,6 +53,34 @@ def test_ingest_horizon_is_the_profile_horizon_and_the_old_spelling_warns(tmp_pa
     assert _options(ctx.params).horizon_days == 5
     shown = command.get_help(command.make_context("ingest", ["--out", "x"]))
     assert re.search(r"^ +--profile-horizon-days ", shown, re.M) and not re.search(r"^ +--horizon-days ", shown, re.M)
+
+
+def _emit_options(tmp_path: Path, table: str):
+    path = tmp_path / "q.toml"
+    path.write_text(f'[run]\nout = "out/q"\nstages = ["emit"]\n[emit]\n{table}')
+    return stage_call(load_run_config(path), "emit", tmp_path / "run").options
+
+
+def test_emit_log_dir_placement_and_the_old_spelling_warns(tmp_path: Path, caplog) -> None:
+    """``emit --log-dirs any|balance`` is ``--log-dir-placement`` now (``--log-dirs`` names captures elsewhere);
+    the old spelling, on the command line or in a run config, still works for a release, with one warning."""
+    from planner.cli.emit import _options, command
+
+    caplog.set_level(logging.WARNING)
+    assert _emit_options(tmp_path, "").log_dir_placement == "any"
+    assert _emit_options(tmp_path, 'log-dir-placement = "balance"\n').log_dir_placement == "balance"
+    assert not caplog.records
+    assert _emit_options(tmp_path, 'log-dirs = "balance"\n').log_dir_placement == "balance"
+    assert [r.getMessage() for r in caplog.records] == [
+        "--log-dirs is renamed --log-dir-placement (in a run config: log-dir-placement); the old spelling is "
+        "accepted until the next release"]
+    required = ["--plan", "p.json", "--snapshot", "s.json", "--out", str(tmp_path / "b")]
+    ctx = command.make_context("emit", [*required, "--log-dirs", "balance"])
+    assert _options(ctx.params).log_dir_placement == "balance"
+    with pytest.raises(click.BadParameter, match="'all' is not one of 'any', 'balance'"):
+        command.make_context("emit", [*required, "--log-dirs", "all"])
+    shown = command.get_help(command.make_context("emit", required))
+    assert re.search(r"^ +--log-dir-placement ", shown, re.M) and not re.search(r"^ +--log-dirs ", shown, re.M)
 
 
 @pytest.mark.parametrize("name", ["plan", "whatif"])

@@ -1,4 +1,4 @@
-"""``poolplan emit --log-dirs balance``: new replicas on JBOD brokers go to their emptiest open dir, and each
+"""``poolplan emit --log-dir-placement balance``: new replicas on JBOD brokers go to their emptiest open dir, and each
 broker's dirs are evened out with moves inside it, in their own files with their own throttle."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _jbod_pool():
 
 def _bundle(s, mode):
     plan = rebalance(operation_inputs(s.snapshot, s.policy, s.profile)).plan
-    return plan, build_bundle(plan, s.snapshot, EmitOptions(log_dirs=mode))
+    return plan, build_bundle(plan, s.snapshot, EmitOptions(log_dir_placement=mode))
 
 
 def test_new_replicas_on_a_jbod_broker_fill_its_dirs_evenly():

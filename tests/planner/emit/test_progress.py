@@ -184,7 +184,7 @@ def test_a_capture_of_another_cluster_is_refused_naming_it(bundle, tmp_path: Pat
         path = tmp_path / f"{name.replace(' ', '-')}.txt"
         path.write_text(text)
         for given in ([path], [right, path]):
-            with pytest.raises(InputError, match=f"--log-dirs: {re.escape(str(path))}: {messages[name]}"):
+            with pytest.raises(InputError, match=f"--log-dirs-capture: {re.escape(str(path))}: {messages[name]}"):
                 reassignment_progress(out, given, interval=60)
 
 
