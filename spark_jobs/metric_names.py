@@ -150,6 +150,24 @@ def is_id(text: str) -> bool:
     return _ID.match(text) is not None
 
 
+
+def _named_meter(pattern: re.Pattern[str], label_value: str | re.Pattern[str], squashed: str,
+                 labels: Mapping[str, str]) -> tuple[str, str | None] | None:
+    """The meter and attribute a squashed series name spells by ``pattern``; a name that spells only the attribute
+    takes its meter from the first of `METER_LABELS` whose value matches ``label_value`` (None: neither)."""
+    match = pattern.match(squashed)
+    if match is None:
+        return None
+    meter, attribute = match.groups()
+    if meter is None:
+        if attribute is None:
+            return None
+        found = (re.match(label_value, _squash(labels.get(k, ""))) for k in METER_LABELS)
+        meter = next((f.group(1) for f in found if f is not None), None)
+        if meter is None:
+            return None
+    return meter, attribute
+
 def _squash(text: str) -> str:
     return text.lower().replace("_", "")
 
@@ -180,21 +198,11 @@ class MetricNames:
         squashed = _squash(name)
         if _LOG_SIZE.match(squashed) and (squashed.endswith("size") or labels.get("name", "").lower() == "size"):
             return Meter(LOG_SIZE, COUNTER)
-        match = _SQUASHED.match(squashed)
-        if match is None:
+        named = _named_meter(_SQUASHED, _METER_LABEL_VALUE, squashed, labels)
+        if named is None:
             return None
-        meter, attribute = match.groups()
-        if meter is None:
-            if attribute is None:
-                return None
-            for label in METER_LABELS:
-                found = re.match(_METER_LABEL_VALUE, _squash(labels.get(label, "")))
-                if found:
-                    meter = found.group(1)
-                    break
-            else:
-                return None
-        metric = _METER.get(meter or "")
+        meter, attribute = named
+        metric = _METER.get(meter)
         if metric is None or metric in self.names:
             return None
         return Meter(metric, _attribute_type(attribute))
@@ -222,17 +230,10 @@ class MetricNames:
             if (named is not None and attribute in (None, "value")) or (named is None and attribute and in_label):
                 return Meter(REMOTE_LOG_SIZE, GAUGE)
             return None
-        match = _REMOTE_SQUASHED.match(squashed)
-        if match is None:
+        named = _named_meter(_REMOTE_SQUASHED, _REMOTE_LABEL_VALUE, squashed, labels)
+        if named is None:
             return None
-        meter, attribute = match.groups()
-        if meter is None:
-            if attribute is None:
-                return None
-            found = (_REMOTE_LABEL_VALUE.match(_squash(labels.get(k, ""))) for k in METER_LABELS)
-            meter = next((f.group(1) for f in found if f is not None), None)
-            if meter is None:
-                return None
+        meter, attribute = named
         return Meter(_REMOTE_METER[meter], _attribute_type(attribute))
 
     def recorded(self, name: str) -> Recorded | None:
