@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+import numpy as np
+
 from pools.errors import InputError
 from pools.health import ClusterHealth
-from pools.plan_file import LOAD_RULES, PartitionMove, Plan, Reason, ReasonRule
+from pools.plan_file import LOAD_RULES, PartitionMove, PartitionTable, Plan, Reason, ReasonRule
 from pools.pool_rules import pool_racks, spans_racks
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
@@ -48,11 +50,14 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     gone = set(plan.drained) | set(health.brokers if health is not None else ())
     rack = {b.id: b.rack for b in snapshot.brokers}
     width = {pool: len(r) for pool, r in pool_racks(plan.brokers, rack, health).items() if pool is not None}
-    moves = []
-    for m in plan.partitions:
-        reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width) if m.changed else None
-        moves.append(m if reason is None and m.reason is None else replace(m, reason=reason))  # most stay: no copy
-    return replace(plan, partitions=tuple(moves))
+    table = PartitionTable.from_moves(plan.partitions)
+    reasons = {}
+    for i in np.flatnonzero(table.changed).tolist():  # only the partitions that move become objects
+        m = table[i]
+        reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width)
+        if reason is not None:
+            reasons[i] = reason
+    return replace(plan, partitions=table.with_reasons(reasons))
 
 
 def _reason(m: PartitionMove, plan: Plan, found: Reason | None, gone: set[int],
