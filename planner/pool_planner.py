@@ -450,10 +450,16 @@ def _utilisation(snapshot, brokers_after: Mapping[int, str | None], topic_pool, 
     }
     pools = {}
     real = {b.broker_id for b in problem.brokers}
+    members_of: dict[str | None, list] = {}  # the bought ones included
+    old_of: dict[str | None, list] = {}
+    topics_of: dict[str, list[str]] = {}
+    for b in snapshot.brokers:
+        members_of.setdefault(brokers_after.get(b.id), []).append(b)
+        old_of.setdefault(b.pool, []).append(b)
+    for t, p in topic_pool.items():
+        topics_of.setdefault(p, []).append(t)
     for pool, limits in sorted(problem.pools.items()):
-        members = [b for b in snapshot.brokers if brokers_after.get(b.id) == pool]  # the bought ones included
-        old = [b for b in snapshot.brokers if b.pool == pool]
-        topics = [t for t, p in topic_pool.items() if p == pool]
+        members, old, topics = members_of.get(pool, []), old_of.get(pool, []), topics_of.get(pool, [])
         pools[pool] = {
             dim: {
                 "capacity": _r(sum(b.capacity.get(dim) for b in members if b.id in real)),

@@ -52,8 +52,8 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     width = {pool: len(r) for pool, r in pool_racks(plan.brokers, rack, health).items() if pool is not None}
     table = PartitionTable.from_moves(plan.partitions)
     reasons = {}
-    for i in np.flatnonzero(table.changed).tolist():  # only the partitions that move become objects
-        m = table[i]
+    moving = np.flatnonzero(table.changed)
+    for i, m in zip(moving.tolist(), table.rows(moving)):  # only the partitions that move become objects
         reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width)
         if reason is not None:
             reasons[i] = reason

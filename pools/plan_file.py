@@ -266,6 +266,8 @@ class PartitionTable(Sequence[PartitionMove]):
 
     def __init__(self, topics: Sequence[str], topic: np.ndarray, partition: np.ndarray, old: np.ndarray,
                  new: np.ndarray, size: np.ndarray, reasons: Mapping[int, Reason] | None = None) -> None:
+        if list(topics) != sorted(topics):
+            raise ValueError("PartitionTable: topics must be sorted names")
         order = np.lexsort((partition, topic))
         if np.any(order != np.arange(len(order))):
             if reasons:
@@ -317,7 +319,30 @@ class PartitionTable(Sequence[PartitionMove]):
     @property
     def moves(self) -> tuple[PartitionMove, ...]:
         """The partitions that move, in order."""
-        return tuple(self[i] for i in np.flatnonzero(self.changed).tolist())
+        return tuple(self._moving.values())
+
+    @cached_property
+    def _moving(self) -> dict[int, PartitionMove]:
+        """The `PartitionMove` of each row that moves, built once: the same objects wherever they are read."""
+        rows = np.flatnonzero(self.changed)
+        return dict(zip(rows.tolist(), self._build(rows)))
+
+    def rows(self, rows: np.ndarray) -> Iterator[PartitionMove]:
+        """The `PartitionMove` of each of ``rows``, in their order."""
+        moving = self._moving
+        still = self._build(rows[~self.changed[rows]])
+        for i in rows.tolist():
+            m = moving.get(i)
+            yield m if m is not None else next(still)
+
+    def _build(self, rows: np.ndarray) -> Iterator[PartitionMove]:
+        """The `PartitionMove` of each of ``rows``, built from the columns in bulk."""
+        names, reasons = self.topics, self.reasons
+        columns = zip(rows.tolist(), self.topic[rows].tolist(), self.partition[rows].tolist(), self.old[rows].tolist(),
+                      self.old_count[rows].tolist(), self.new[rows].tolist(), self.new_count[rows].tolist(),
+                      self.size[rows].tolist())
+        for i, t, p, old, k, new, n, size in columns:
+            yield PartitionMove(names[t], p, tuple(old[:k]), tuple(new[:n]), size, reasons.get(i))
 
     def rows_of(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
         """The row of each (topic, partition) of ``keys``, -1 where the table has none."""
@@ -339,18 +364,12 @@ class PartitionTable(Sequence[PartitionMove]):
 
     def __getitem__(self, i: int | slice) -> PartitionMove | tuple[PartitionMove, ...]:
         if isinstance(i, slice):
-            return tuple(self[k] for k in range(*i.indices(len(self))))
-        i = range(len(self))[i]
-        old, new = self.old[i], self.new[i]
-        return PartitionMove(self.topics[self.topic[i]], int(self.partition[i]), tuple(old[old >= 0].tolist()),
-                             tuple(new[new >= 0].tolist()), int(self.size[i]), self.reasons.get(i))
+            return tuple(self.rows(np.arange(*i.indices(len(self)))))
+        return next(self.rows(np.array([range(len(self))[i]])))
 
     def __iter__(self) -> Iterator[PartitionMove]:
-        names, reasons = self.topics, self.reasons
-        columns = zip(self.topic.tolist(), self.partition.tolist(), self.old.tolist(), self.old_count.tolist(),
-                      self.new.tolist(), self.new_count.tolist(), self.size.tolist())
-        for i, (t, p, old, k, new, n, size) in enumerate(columns):
-            yield PartitionMove(names[t], p, tuple(old[:k]), tuple(new[:n]), size, reasons.get(i))
+        for start in range(0, len(self), 65536):  # in slices: a million objects never exist at once
+            yield from self.rows(np.arange(start, min(start + 65536, len(self))))
 
     @cached_property
     def old_count(self) -> np.ndarray:
