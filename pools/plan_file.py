@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from functools import cached_property
@@ -242,6 +242,20 @@ class PartitionMove:
         return self.size_bytes * len(self.adding)
 
 
+def _replica_rows(rows: np.ndarray, count: np.ndarray, form: Callable[[Iterable[Any]], Any]) -> list:
+    """``form`` of each row's first ``count`` broker ids (``tuple``; ``", ".join`` of their text: a JSON list's
+    items), column by column: no Python list per row (a million of them would wake the cyclic garbage collector
+    over the whole heap)."""
+    out = np.empty(len(rows), dtype=object)
+    if form is not tuple:  # each id's text once
+        ids = np.unique(rows)
+        rows = np.array(list(map(str, ids.tolist())), dtype=object)[np.searchsorted(ids, rows)]
+    for k in np.unique(count).tolist():
+        at = np.flatnonzero(count == k)
+        out[at] = list(map(form, zip(*(rows[at, j].tolist() for j in range(k))))) if k else [form(())] * len(at)
+    return out.tolist()
+
+
 def _padded(rows: np.ndarray, width: int) -> np.ndarray:
     """``rows`` (broker ids, -1 padding) widened to ``width`` columns."""
     if rows.shape[1] >= width:
@@ -338,11 +352,11 @@ class PartitionTable(Sequence[PartitionMove]):
     def _build(self, rows: np.ndarray) -> Iterator[PartitionMove]:
         """The `PartitionMove` of each of ``rows``, built from the columns in bulk."""
         names, reasons = self.topics, self.reasons
-        columns = zip(rows.tolist(), self.topic[rows].tolist(), self.partition[rows].tolist(), self.old[rows].tolist(),
-                      self.old_count[rows].tolist(), self.new[rows].tolist(), self.new_count[rows].tolist(),
-                      self.size[rows].tolist())
-        for i, t, p, old, k, new, n, size in columns:
-            yield PartitionMove(names[t], p, tuple(old[:k]), tuple(new[:n]), size, reasons.get(i))
+        columns = zip(rows.tolist(), self.topic[rows].tolist(), self.partition[rows].tolist(),
+                      _replica_rows(self.old[rows], self.old_count[rows], tuple),
+                      _replica_rows(self.new[rows], self.new_count[rows], tuple), self.size[rows].tolist())
+        for i, t, p, old, new, size in columns:
+            yield PartitionMove(names[t], p, old, new, size, reasons.get(i))
 
     def rows_of(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
         """The row of each (topic, partition) of ``keys``, -1 where the table has none."""
@@ -644,11 +658,10 @@ def _partition_lines(partitions: Sequence[PartitionMove]) -> Iterator[str]:
     table = PartitionTable.from_moves(partitions)
     names = [json.dumps(t) for t in table.topics]
     reasons = table.reasons
-    columns = zip(table.topic.tolist(), table.partition.tolist(), table.old.tolist(), table.old_count.tolist(),
-                  table.new.tolist(), table.new_count.tolist(), table.size.tolist(), table.changed.tolist(),
+    columns = zip(table.topic.tolist(), table.partition.tolist(), _replica_rows(table.old, table.old_count, _items),
+                  _replica_rows(table.new, table.new_count, _items), table.size.tolist(), table.changed.tolist(),
                   table.copied.tolist())
-    for i, (t, p, old, k, new, n, size, changed, copied) in enumerate(columns):
-        held = ", ".join(map(str, old[:k]))
+    for i, (t, p, held, new, size, changed, copied) in enumerate(columns):
         if not changed:
             yield (f'    {{"old_replicas": [{held}], "partition": {p}, "replicas": [{held}], "size_bytes": {size}, '
                    f'"topic": {names[t]}}}')
@@ -656,7 +669,10 @@ def _partition_lines(partitions: Sequence[PartitionMove]) -> Iterator[str]:
         reason = reasons.get(i)
         why = f'"reason": {json.dumps(reason.to_dict(), sort_keys=True)}, ' if reason is not None else ""
         yield (f'    {{"copied_bytes": {copied}, "old_replicas": [{held}], "partition": {p}, {why}"replicas": '
-               f'[{", ".join(map(str, new[:n]))}], "size_bytes": {size}, "topic": {names[t]}}}')
+               f'[{new}], "size_bytes": {size}, "topic": {names[t]}}}')
+
+
+_items = ", ".join  # a JSON list's items, as json.dumps writes them
 
 
 def save_plan(plan: Plan, path: str | os.PathLike[str]) -> Path:
