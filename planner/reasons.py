@@ -76,7 +76,7 @@ def _reason(m: PartitionMove, plan: Plan, found: Reason | None, gone: set[int],
     if outside:
         return Reason(ReasonRule.ISOLATE, brokers=outside)
     if found is not None and found.rule in LOAD_RULES:
-        return replace(found, brokers=(), leader_only=leader_only)
+        return Reason(found.rule, found.broker, found.dimension, found.bound, found.without, (), leader_only)
     racks = width.get(pool, 0) if pool is not None else 0
     if not spans_racks([rack.get(b) for b in m.old_replicas], racks) and \
             spans_racks([rack.get(b) for b in m.replicas], racks):

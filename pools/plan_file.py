@@ -19,7 +19,9 @@
                               "leader_changes": 0, "status": "seed", "gap": 0.0, "candidates": 0}}}
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
-current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
+current ``old_replicas``; a partition moves when the two differ (in memory, `Plan.partitions` is a tuple of
+`PartitionMove` or, in the planner's plans, a `PartitionTable`: the same sequence held as columns, whose moves
+alone become objects; plan.json is the same bytes from either). Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 ``planned_brokers`` (present only when the plan buys brokers) lists the brokers still to buy that targets name
@@ -316,8 +318,13 @@ class PartitionTable(Sequence[PartitionMove]):
                    {i: m.reason for i, m in enumerate(moves) if m.reason is not None})
 
     def with_reasons(self, reasons: Mapping[int, Reason]) -> PartitionTable:
-        """The same partitions with ``reasons`` (row → `Reason`) in place of the table's."""
-        return PartitionTable(self.topics, self.topic, self.partition, self.old, self.new, self.size, reasons)
+        """The same partitions with ``reasons`` (row → `Reason`) in place of the table's (the moves already built
+        are rebuilt from their own fields, not from the columns)."""
+        out = PartitionTable(self.topics, self.topic, self.partition, self.old, self.new, self.size, reasons)
+        if "_moving" in self.__dict__:
+            out._moving = {i: PartitionMove(m.topic, m.partition, m.old_replicas, m.replicas, m.size_bytes,
+                                            out.reasons.get(i)) for i, m in self._moving.items()}
+        return out
 
     @cached_property
     def changed(self) -> np.ndarray:
