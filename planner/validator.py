@@ -356,8 +356,10 @@ def _view(snapshot: ClusterSnapshot, plan: Plan) -> _View:
         del _VIEWS[stale]
     table = PartitionTable.from_moves(plan.partitions)
     a = cluster_arrays(snapshot)
-    aligned = len(table) == len(a.part_id) and np.array_equal(table.partition, a.part_id) and np.array_equal(
-        np.array(table.topics, dtype=object)[table.topic], np.array(a.topics, dtype=object)[a.part_topic])
+    names, known = np.array(table.topics, dtype=object), np.array(a.topics, dtype=object)
+    aligned = len(table) == len(a.part_id) and np.array_equal(table.partition, a.part_id) and (
+        np.array_equal(table.topic, a.part_topic) if table.topics == a.topics else  # the planner's table
+        np.array_equal(names[table.topic], known[a.part_topic]))
     view = _View(bool(aligned), table)
     _VIEWS[key] = (weakref.ref(snapshot), weakref.ref(plan), view)
     return view
