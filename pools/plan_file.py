@@ -318,13 +318,8 @@ class PartitionTable(Sequence[PartitionMove]):
                    {i: m.reason for i, m in enumerate(moves) if m.reason is not None})
 
     def with_reasons(self, reasons: Mapping[int, Reason]) -> PartitionTable:
-        """The same partitions with ``reasons`` (row → `Reason`) in place of the table's (the moves already built
-        are rebuilt from their own fields, not from the columns)."""
-        out = PartitionTable(self.topics, self.topic, self.partition, self.old, self.new, self.size, reasons)
-        if "_moving" in self.__dict__:
-            out._moving = {i: PartitionMove(m.topic, m.partition, m.old_replicas, m.replicas, m.size_bytes,
-                                            out.reasons.get(i)) for i, m in self._moving.items()}
-        return out
+        """The same partitions with ``reasons`` (row → `Reason`) in place of the table's."""
+        return PartitionTable(self.topics, self.topic, self.partition, self.old, self.new, self.size, reasons)
 
     @cached_property
     def changed(self) -> np.ndarray:
