@@ -539,7 +539,7 @@ def _assigned_rows(snapshot: ClusterSnapshot,
 def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> tuple[np.ndarray, ...]:
     """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, whether a demand covers it, remote
     fetch and remote copy (read-only). Built once per snapshot and set of `Demand` objects (the planner and the
-    validator ask for the same forecast several times): the last two are kept."""
+    validator ask for the same forecast several times): the last one is kept."""
     held = tuple(map(demands.get, snapshot.partitions_by_topic))
     kept: list = per_snapshot("partition shares", snapshot, list)
     for key, arrays in kept:
@@ -548,7 +548,7 @@ def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> t
     arrays = _build_share_arrays(snapshot, held)
     for column in arrays:
         column.flags.writeable = False
-    kept[:] = [(held, arrays), *kept[:1]]
+    kept[:] = [(held, arrays)]
     return arrays
 
 
