@@ -38,7 +38,7 @@ from pools.evidence import evidence, horizon_warning
 from pools.errors import InputError
 from pools.health import cluster_health
 from pools.new_brokers import placeholder_brokers, taken_ids, with_planned_brokers
-from pools.plan_file import PartitionMove, Plan
+from pools.plan_file import PartitionTable, Plan
 from pools.policy import PoolPolicy, TopicPools
 from pools.pool_rules import (
     RACK_DIMENSIONS,
@@ -179,11 +179,8 @@ def plan_pools(
                         + "; ".join(f"{pool} {', '.join(str(b.id) for b in planned if b.pool == pool)}"
                                     for pool in sorted({b.pool for b in planned}))
                         + "; its bundle runs once they have joined the cluster")
-    assigned = placement.assignment
-    moves = tuple(
-        PartitionMove(p.topic, p.partition, p.replicas, assigned.get((p.topic, p.partition), p.replicas), size)
-        for p, size in zip(snapshot.partitions, cluster_arrays(snapshot).part_size.tolist())
-    )
+    a = cluster_arrays(snapshot)
+    moves = PartitionTable(a.topics, a.part_topic, a.part_id, a.replica_ids(), placement.target, a.part_size)
     utilisation = _utilisation(cluster, brokers, topic_pool, forecast, now, placement.target, problem)
     plan = Plan(
         cluster=snapshot.cluster,
@@ -453,10 +450,16 @@ def _utilisation(snapshot, brokers_after: Mapping[int, str | None], topic_pool, 
     }
     pools = {}
     real = {b.broker_id for b in problem.brokers}
+    members_of: dict[str | None, list] = {}  # the bought ones included
+    old_of: dict[str | None, list] = {}
+    topics_of: dict[str, list[str]] = {}
+    for b in snapshot.brokers:
+        members_of.setdefault(brokers_after.get(b.id), []).append(b)
+        old_of.setdefault(b.pool, []).append(b)
+    for t, p in topic_pool.items():
+        topics_of.setdefault(p, []).append(t)
     for pool, limits in sorted(problem.pools.items()):
-        members = [b for b in snapshot.brokers if brokers_after.get(b.id) == pool]  # the bought ones included
-        old = [b for b in snapshot.brokers if b.pool == pool]
-        topics = [t for t, p in topic_pool.items() if p == pool]
+        members, old, topics = members_of.get(pool, []), old_of.get(pool, []), topics_of.get(pool, [])
         pools[pool] = {
             dim: {
                 "capacity": _r(sum(b.capacity.get(dim) for b in members if b.id in real)),

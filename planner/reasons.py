@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+import numpy as np
+
 from pools.errors import InputError
 from pools.health import ClusterHealth
-from pools.plan_file import LOAD_RULES, PartitionMove, Plan, Reason, ReasonRule
+from pools.plan_file import LOAD_RULES, PartitionMove, PartitionTable, Plan, Reason, ReasonRule
 from pools.pool_rules import pool_racks, spans_racks
 from pools.snapshot import DIMENSIONS, ClusterSnapshot
 from pools.units import format_bytes
@@ -48,33 +50,74 @@ def with_reasons(plan: Plan, snapshot: ClusterSnapshot, placed: Mapping[tuple[st
     gone = set(plan.drained) | set(health.brokers if health is not None else ())
     rack = {b.id: b.rack for b in snapshot.brokers}
     width = {pool: len(r) for pool, r in pool_racks(plan.brokers, rack, health).items() if pool is not None}
-    moves = []
-    for m in plan.partitions:
-        reason = _reason(m, plan, placed.get((m.topic, m.partition)), gone, rack, width) if m.changed else None
-        moves.append(m if reason is None and m.reason is None else replace(m, reason=reason))  # most stay: no copy
-    return replace(plan, partitions=tuple(moves))
+    table = PartitionTable.from_moves(plan.partitions)
+    rows = np.flatnonzero(table.changed)  # only the partitions that move: one vector pass over them
+    old, new = table.old[rows], table.new[rows]
+    left = (old >= 0) & ~(old[:, :, None] == new[:, None, :]).any(axis=2)  # replicas the move drops, in order
+    added = (new >= 0) & ~(new[:, :, None] == old[:, None, :]).any(axis=2)
+    leader_only = ~left.any(axis=1) & ~added.any(axis=1)  # the same set of replicas
+    resized = table.old_count[rows] != table.new_count[rows]
+    evacuated = left & np.isin(old, np.fromiter(gone, np.int64, len(gone)))
+    first = old[:, 0] if old.shape[1] else np.full(len(rows), -1, dtype=np.int64)
+    demote = leader_only & np.isin(first, np.fromiter(plan.demoted, np.int64, len(plan.demoted))) & (
+        new[:, 0] != first if new.shape[1] else False)
+    old_pool = _broker_pools(plan, old)
+    code = _pool_codes(plan)
+    topic_pool = np.array([code.get(plan.topics.get(t), -1) for t in table.topics], dtype=np.int64)
+    outside = left & (old_pool != topic_pool[table.topic[rows]][:, None])
+    reasons = {}
+    columns = zip(rows.tolist(), table.topic[rows].tolist(), table.partition[rows].tolist(), old.tolist(),
+                  new.tolist(), resized.tolist(), evacuated.any(axis=1).tolist(), demote.tolist(),
+                  outside.any(axis=1).tolist(), leader_only.tolist())
+    for i, t, p, held, target, rf, evacuate, demote_, isolate, reorder in columns:
+        topic = table.topics[t]
+        if rf:
+            reason = Reason(ReasonRule.REPLICATION_FACTOR)
+        elif evacuate:
+            reason = Reason(ReasonRule.EVACUATE, brokers=tuple(b for b in held if b >= 0 and b in gone
+                                                               and b not in target))
+        elif demote_:
+            reason = Reason(ReasonRule.DEMOTE, brokers=(held[0],), leader_only=True)
+        elif isolate:
+            pool = plan.topics.get(topic)
+            reason = Reason(ReasonRule.ISOLATE, brokers=tuple(b for b in held if b >= 0 and b not in target
+                                                              and plan.brokers.get(b) != pool))
+        else:
+            reason = _placed_or_rack(placed.get((topic, p)), [b for b in held if b >= 0], [b for b in target if b >= 0],
+                                     width.get(plan.topics.get(topic), 0), rack, reorder)
+        if reason is not None:
+            reasons[i] = reason
+    return replace(plan, partitions=table.with_reasons(reasons))
 
 
-def _reason(m: PartitionMove, plan: Plan, found: Reason | None, gone: set[int],
-            rack: Mapping[int, str | None], width: Mapping[str, int]) -> Reason | None:
-    leader_only = set(m.old_replicas) == set(m.replicas)
-    if len(m.old_replicas) != len(m.replicas):
-        return Reason(ReasonRule.REPLICATION_FACTOR)
-    left = m.removing
-    evacuated = tuple(b for b in left if b in gone)
-    if evacuated:
-        return Reason(ReasonRule.EVACUATE, brokers=evacuated)
-    if leader_only and m.old_replicas[0] in plan.demoted and m.replicas[0] != m.old_replicas[0]:
-        return Reason(ReasonRule.DEMOTE, brokers=(m.old_replicas[0],), leader_only=True)
-    pool = plan.topics.get(m.topic)
-    outside = tuple(b for b in left if plan.brokers.get(b) != pool)
-    if outside:
-        return Reason(ReasonRule.ISOLATE, brokers=outside)
+def _pool_codes(plan: Plan) -> dict[str | None, int]:
+    """A number per pool of ``plan`` (None, no pool: -1)."""
+    names = sorted({*plan.topics.values(), *(p for p in plan.brokers.values() if p is not None)})
+    return {p: k for k, p in enumerate(names)} | {None: -1}
+
+
+def _broker_pools(plan: Plan, brokers: np.ndarray) -> np.ndarray:
+    """The pool number (`_pool_codes`) of each broker id in ``brokers`` after ``plan``; -1: in no pool, not a broker
+    of the plan, or padding."""
+    code = _pool_codes(plan)
+    ids = np.fromiter(plan.brokers, np.int64, len(plan.brokers))
+    pools = np.fromiter((code.get(p, -1) for p in plan.brokers.values()), np.int64, len(plan.brokers))
+    out = np.full(brokers.shape, -1, dtype=np.int64)
+    if len(ids):
+        order = np.argsort(ids)
+        ids, pools = ids[order], pools[order]
+        at = np.minimum(np.searchsorted(ids, brokers), len(ids) - 1)
+        hit = ids[at] == brokers
+        out[hit] = pools[at][hit]
+    return out
+
+
+def _placed_or_rack(found: Reason | None, old: list[int], new: list[int], racks: int, rack: Mapping[int, str | None],
+                    leader_only: bool) -> Reason | None:
+    """The load rule the engine found for a move, else ``rack_spread`` when the move repairs the spread."""
     if found is not None and found.rule in LOAD_RULES:
-        return replace(found, brokers=(), leader_only=leader_only)
-    racks = width.get(pool, 0) if pool is not None else 0
-    if not spans_racks([rack.get(b) for b in m.old_replicas], racks) and \
-            spans_racks([rack.get(b) for b in m.replicas], racks):
+        return Reason(found.rule, found.broker, found.dimension, found.bound, found.without, (), leader_only)
+    if not spans_racks([rack.get(b) for b in old], racks) and spans_racks([rack.get(b) for b in new], racks):
         return Reason(ReasonRule.RACK_SPREAD, leader_only=leader_only)
     return None
 

@@ -12,7 +12,6 @@ import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from itertools import chain
 from operator import attrgetter
 
 import numpy as np
@@ -22,7 +21,7 @@ from pools.new_brokers import with_planned_brokers
 from pools.demand import Demand, broker_load
 from pools.errors import InfeasibleError
 from pools.health import cluster_health, cordon_crossings, evacuation_keeps
-from pools.plan_file import Plan, ReasonRule
+from pools.plan_file import PartitionTable, Plan, ReasonRule
 from pools.policy import PoolPolicy
 from pools.pool_rules import (
     PoolRules,
@@ -328,12 +327,20 @@ def _current_replicas(snapshot: ClusterSnapshot,
 
 @dataclass(frozen=True, eq=False)
 class _View:
-    """The plan's targets as a (P, max RF) array of broker ids (-1 padding) and their lengths; ``aligned`` when
-    the plan lists exactly the snapshot's partitions in the same (sorted) order."""
+    """The plan's partitions as columns (`pools.plan_file.PartitionTable`): its targets a (P, max RF) array of broker
+    ids (-1 padding) with their lengths; ``aligned`` when the plan lists exactly the snapshot's partitions in the
+    same (sorted) order."""
 
     aligned: bool
-    target: np.ndarray
-    length: np.ndarray
+    table: PartitionTable
+
+    @property
+    def target(self) -> np.ndarray:
+        return self.table.new
+
+    @property
+    def length(self) -> np.ndarray:
+        return self.table.new_count
 
 
 _VIEWS: dict[tuple[int, int], tuple[weakref.ref, weakref.ref, _View]] = {}
@@ -347,15 +354,13 @@ def _view(snapshot: ClusterSnapshot, plan: Plan) -> _View:
         return hit[2]
     for stale in [k for k, v in _VIEWS.items() if v[0]() is None or v[1]() is None]:
         del _VIEWS[stale]
-    moves = plan.partitions
-    aligned = len(moves) == len(snapshot.partitions) and all(
-        m.partition == p.partition and m.topic == p.topic for m, p in zip(moves, snapshot.partitions))
-    length = np.fromiter((len(m.replicas) for m in moves), np.int64, len(moves))
-    target = np.full((len(moves), int(length.max()) if len(moves) else 0), -1, dtype=np.int64)
-    flat = np.fromiter(chain.from_iterable(m.replicas for m in moves), np.int64, int(length.sum()))
-    rows = np.repeat(np.arange(len(moves)), length)
-    target[rows, np.arange(len(flat)) - np.repeat(np.cumsum(length) - length, length)] = flat
-    view = _View(aligned, target, length)
+    table = PartitionTable.from_moves(plan.partitions)
+    a = cluster_arrays(snapshot)
+    names, known = np.array(table.topics, dtype=object), np.array(a.topics, dtype=object)
+    aligned = len(table) == len(a.part_id) and np.array_equal(table.partition, a.part_id) and (
+        np.array_equal(table.topic, a.part_topic) if table.topics == a.topics else  # the planner's table
+        np.array_equal(names[table.topic], known[a.part_topic]))
+    view = _View(bool(aligned), table)
     _VIEWS[key] = (weakref.ref(snapshot), weakref.ref(plan), view)
     return view
 
@@ -382,7 +387,8 @@ def _outside_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndar
     code = {n: i for i, n in enumerate(names)}
     broker_pool = _lookup(view.target, list(plan.brokers), [code.get(p, -2) if p is not None else -2
                                                            for p in plan.brokers.values()])
-    topic_pool = np.array([code.get(plan.topics.get(m.topic), -3) for m in plan.partitions], dtype=np.int64)
+    table = view.table
+    topic_pool = np.array([code.get(plan.topics.get(t), -3) for t in table.topics], dtype=np.int64)[table.topic]
     return ((broker_pool != topic_pool[:, None]) & (view.target >= 0)).any(axis=1) if len(topic_pool) else \
         np.zeros(0, dtype=bool)
 
@@ -402,22 +408,26 @@ def _narrow_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarr
 def _unhealthy_rows(snapshot: ClusterSnapshot, plan: Plan, view: _View) -> np.ndarray:
     health = cluster_health(snapshot)
     mask = np.isin(view.target, np.fromiter(health.brokers, np.int64, len(health.brokers))).any(axis=1)
-    if health.partitions or health.evacuated:
-        mask |= np.array([(m.topic, m.partition) in health.partitions or (m.topic, m.partition) in health.evacuated
-                          for m in plan.partitions], dtype=bool)
+    rows = view.table.rows_of([*health.partitions, *health.evacuated])
+    mask[rows[rows >= 0]] = True
     return mask
 
 
 def _kept_held(snapshot: ClusterSnapshot, plan: Plan) -> set[tuple[str, int]]:
     """Held partitions the plan leaves on their current replicas: those `pools.health` holds and those with a
     replica on a broker the snapshot lacks (stranded when their pool has too few brokers, `pools.fill`)."""
-    held = cluster_health(snapshot).partitions
-    known = set(snapshot.broker_ids)
-    current = {(p.topic, p.partition): p.replicas for p in snapshot.partitions
-               if (p.topic, p.partition) in held or not known.issuperset(p.replicas)}
-    if not current:
+    a = cluster_arrays(snapshot)
+    stranded = np.zeros(len(a.part_id), dtype=bool)
+    stranded[a.rep_part[a.rep_broker >= a.n_brokers]] = True
+    held = {(a.topics[t], p) for t, p in zip(a.part_topic[stranded].tolist(), a.part_id[stranded].tolist())}
+    held |= cluster_health(snapshot).partitions.keys()
+    if not held:
         return set()
-    return {(m.topic, m.partition) for m in plan.partitions if current.get((m.topic, m.partition)) == m.replicas}
+    keys = sorted(held)
+    current = _current_replicas(snapshot, keys)
+    table = _view(snapshot, plan).table
+    rows = table.rows_of(keys).tolist()
+    return {key for key, i in zip(keys, rows) if i >= 0 and key in current and table[i].replicas == current[key]}
 
 
 #: Every rule, in report order.

@@ -4,16 +4,20 @@ the audit rules, the health and load models, the placement seed, the planner, th
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_not
+from typing import TypeVar
 
 import numpy as np
 
 from pools.policy import PoolPolicy
 from pools.snapshot import ClusterSnapshot
 
-__all__ = ["ClusterArrays", "PoolArrays", "cluster_arrays", "pool_arrays"]
+__all__ = ["ClusterArrays", "PoolArrays", "cluster_arrays", "pool_arrays", "per_snapshot"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +106,12 @@ def pool_arrays(snapshot: ClusterSnapshot, policy: PoolPolicy) -> PoolArrays:
     each topic's pool (`PoolPolicy.resolve`; where the policy leaves a choice, the candidate holding most of
     the replicas of the topic's group, ties to the first candidate). Memoised per (snapshot, policy)."""
     return _memo("pools", snapshot, policy, lambda: _build_pools(snapshot, policy))
+
+
+def per_snapshot(kind: str, snapshot: ClusterSnapshot, build: Callable[[], T]) -> T:
+    """``build()``, memoised per ``snapshot`` object under ``kind`` (for what other modules derive from these
+    arrays once per snapshot, e.g. `pools.health.cluster_health`)."""
+    return _memo(kind, snapshot, None, build)
 
 
 def _memo(kind: str, snapshot: ClusterSnapshot, policy: PoolPolicy | None, build):

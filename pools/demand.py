@@ -31,13 +31,14 @@ replication in (the partition's bytes-in). Summed over a topic's replicas this g
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, overload
 
 import numpy as np
 
-from pools.cluster_arrays import cluster_arrays
+from pools.cluster_arrays import cluster_arrays, per_snapshot
 from pools.errors import InputError
 from pools.forecast_band import NO_CALIBRATION, BandCalibration, GroupCalibration
 from pools.profile import PartitionProfile, TopicProfile
@@ -281,8 +282,7 @@ def topic_demand(
             rates = [partition_profile.get((topic, p)) for p in a.part_id[s:e].tolist()]
             if all(r is not None and r.bytes_in_rate is not None for r in rates):
                 net[s:e] = _weights([r.bytes_in_rate for r in rates])  # type: ignore[union-attr]
-    size_list = sizes.tolist()
-    size_total = np.array([sum(size_list[s:e]) for s, e in spans])[topic_of]
+    size_total = _running_sums(sizes, ends - counts, counts)[topic_of]  # added left to right, as ``sum`` does
     disk = np.divide(sizes, size_total, out=1.0 / counts[topic_of], where=size_total > 0)
     on = profiled[topic_of]
     bytes_in = np.where(on, rate[topic_of, 0] * net, 0.0)
@@ -538,15 +538,28 @@ def _assigned_rows(snapshot: ClusterSnapshot,
 
 def _share_arrays(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) -> tuple[np.ndarray, ...]:
     """Per partition of the snapshot: bytes-in, consumer bytes-out, storage, whether a demand covers it, remote
-    fetch and remote copy."""
+    fetch and remote copy (read-only). Built once per snapshot and set of `Demand` objects (the planner and the
+    validator ask for the same forecast several times): the last one is kept."""
+    held = tuple(map(demands.get, snapshot.partitions_by_topic))
+    kept: list = per_snapshot("partition shares", snapshot, list)
+    for key, arrays in kept:
+        if all(map(operator.is_, key, held)):
+            return arrays
+    arrays = _build_share_arrays(snapshot, held)
+    for column in arrays:
+        column.flags.writeable = False
+    kept[:] = [(held, arrays)]
+    return arrays
+
+
+def _build_share_arrays(snapshot: ClusterSnapshot, held: Sequence[Demand | None]) -> tuple[np.ndarray, ...]:
     part_id = cluster_arrays(snapshot).part_id
     n = len(part_id)
     b_in, b_out, storage, r_fetch, r_copy = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
     known = np.zeros(n, dtype=bool)
     i = 0
-    for topic, parts in snapshot.partitions_by_topic.items():
+    for parts, demand in zip(snapshot.partitions_by_topic.values(), held):
         k = len(parts)
-        demand = demands.get(topic)
         if demand is not None:
             shares, ids = demand.partitions, part_id[i : i + k]
             if len(shares) == k and np.array_equal(shares.partition, ids):
@@ -594,8 +607,8 @@ def partition_loads(snapshot: ClusterSnapshot, demands: Mapping[str, Demand]) ->
     [7.0]
     """
     b_in, b_out, storage, known, r_fetch, r_copy = _share_arrays(snapshot, demands)
-    storage[~known] = cluster_arrays(snapshot).part_size[~known]
-    return PartitionLoads(b_in, b_out, storage, r_fetch, r_copy)
+    storage = np.where(known, storage, cluster_arrays(snapshot).part_size)
+    return PartitionLoads(b_in.copy(), b_out.copy(), storage, r_fetch.copy(), r_copy.copy())
 
 
 def demand_warnings(demands: Mapping[str, Demand]) -> list[str]:
@@ -665,8 +678,8 @@ def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf
     partition; each adds to its leader's term, exactly nothing where it is 0).
 
     Each partition adds its leader's `replica_load`, then its RF − 1 followers' in one term (partitions without
-    replicas add nothing), float by float from the first partition (`_running_sums`); the topic-level inputs
-    are Python ``sum``s. The totals are those of a loop over the partitions, bit for bit.
+    replicas add nothing), float by float from the first partition (`_running_sums`), and so are the topic-level
+    inputs (as Python's ``sum`` adds them). The totals are those of a loop over the partitions, bit for bit.
     """
     starts = np.array([s for s, _ in spans], dtype=np.int64)
     counts = np.array([e - s for s, e in spans], dtype=np.int64)
@@ -678,11 +691,8 @@ def _totals(bytes_in: np.ndarray, bytes_out: np.ndarray, storage: np.ndarray, rf
     disk = _running_sums(_interleave(np.where(listed, storage, 0.0), np.where(followers, storage * (rf - 1), 0.0)),
                          2 * starts, 2 * counts)
     replicas = np.add.reduceat(np.where(listed, rf, 0), starts) if len(starts) else np.zeros(0, dtype=np.int64)
-    columns = bytes_in.tolist(), bytes_out.tolist(), storage.tolist(), r_fetch.tolist(), r_copy.tolist()
-    return [
-        (*sums, float(n), *(sum(column[s:e]) for column in columns))
-        for sums, n, (s, e) in zip(zip(nw_in.tolist(), nw_out.tolist(), disk.tolist()), replicas.tolist(), spans)
-    ]
+    inputs = [_running_sums(c, starts, counts).tolist() for c in (bytes_in, bytes_out, storage, r_fetch, r_copy)]
+    return list(zip(nw_in.tolist(), nw_out.tolist(), disk.tolist(), map(float, replicas.tolist()), *inputs))
 
 
 def _interleave(first: np.ndarray, second: np.ndarray) -> np.ndarray:

@@ -42,7 +42,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from pools.cluster_arrays import cluster_arrays
+from pools.cluster_arrays import cluster_arrays, per_snapshot
 from pools.snapshot import Broker, ClusterSnapshot
 
 __all__ = ["HOLD_REASONS", "ClusterHealth", "PartitionStates", "cluster_health", "cordon_crossings", "evacuation_keeps",
@@ -229,6 +229,10 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     >>> dict(h.partitions), dict(h.brokers)
     ({('t', 0): 'under-replicated'}, {})
     """
+    return per_snapshot("health", snapshot, lambda: _cluster_health(snapshot))
+
+
+def _cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     a = cluster_arrays(snapshot)
     states = partition_states(snapshot)
     n_parts = len(a.part_rf)
@@ -254,7 +258,7 @@ def cluster_health(snapshot: ClusterSnapshot) -> ClusterHealth:
     cordoned = {b.id: f"cordoned: {', '.join(b.cordoned_log_dirs) or 'all log dirs'}"
                       + _by(b.cordon_source()) for b in snapshot.brokers if b.cordoned}
     health = ClusterHealth(dict(sorted(unhealthy.items())), dict(sorted(held.items())), cordoned=cordoned)
-    gone = sorted({b for p in snapshot.partitions for b in p.replicas} - set(snapshot.broker_by_id))
+    gone = np.unique(a.rep_id[a.rep_broker >= a.n_brokers]).tolist()  # replicas on brokers the snapshot lacks
     return health.evacuating(health.evacuable(snapshot, gone), gone) if gone else health
 
 

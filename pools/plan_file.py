@@ -19,7 +19,9 @@
                               "leader_changes": 0, "status": "seed", "gap": 0.0, "candidates": 0}}}
 
 ``partitions`` lists the target of *every* partition (``replicas``, first = preferred leader) with its
-current ``old_replicas``; a partition moves when the two differ. Broker loads are at forecast
+current ``old_replicas``; a partition moves when the two differ (in memory, `Plan.partitions` is a tuple of
+`PartitionMove` or, in the planner's plans, a `PartitionTable`: the same sequence held as columns, whose moves
+alone become objects; plan.json is the same bytes from either). Broker loads are at forecast
 (``before`` = current placement, ``after`` = target placement; ``now`` = current placement, current load);
 ``horizon_days`` is the forecast horizon the plan is for (the policy's, or ``--horizon-days``).
 ``planned_brokers`` (present only when the plan buys brokers) lists the brokers still to buy that targets name
@@ -42,12 +44,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
+import numpy as np
 from pydantic import Field
 
 from pools.atomic import dump_json, write_text
@@ -59,7 +63,8 @@ from pools.pool_rules import headroom_limit, over_limit
 from pools.schema import BrokerId, ByteCount, Finite, Name, NonNegFinite, Strict, validate
 from pools.snapshot import DIMENSIONS, Capacity
 
-__all__ = ["copy_source", "ReasonRule", "REASON_RULES", "LOAD_RULES", "Reason", "PartitionMove", "BrokerLoad",
+__all__ = ["copy_source", "ReasonRule", "REASON_RULES", "LOAD_RULES", "Reason", "PartitionMove", "PartitionTable",
+           "BrokerLoad",
            "PoolLoad", "Utilisation", "SolverReport", "Plan", "load_plan", "save_plan", "plan_to_json",
            "plan_from_dict"]
 
@@ -239,6 +244,170 @@ class PartitionMove:
         return self.size_bytes * len(self.adding)
 
 
+def _replica_rows(rows: np.ndarray, count: np.ndarray, form: Callable[[Iterable[Any]], Any]) -> list:
+    """``form`` of each row's first ``count`` broker ids (``tuple``; ``", ".join`` of their text: a JSON list's
+    items), column by column: no Python list per row (a million of them would wake the cyclic garbage collector
+    over the whole heap)."""
+    out = np.empty(len(rows), dtype=object)
+    if form is not tuple:  # each id's text once
+        ids = np.unique(rows)
+        rows = np.array(list(map(str, ids.tolist())), dtype=object)[np.searchsorted(ids, rows)]
+    for k in np.unique(count).tolist():
+        at = np.flatnonzero(count == k)
+        out[at] = list(map(form, zip(*(rows[at, j].tolist() for j in range(k))))) if k else [form(())] * len(at)
+    return out.tolist()
+
+
+def _padded(rows: np.ndarray, width: int) -> np.ndarray:
+    """``rows`` (broker ids, -1 padding) widened to ``width`` columns."""
+    if rows.shape[1] >= width:
+        return rows
+    return np.hstack((rows, np.full((len(rows), width - rows.shape[1]), -1, dtype=np.int64)))
+
+
+class PartitionTable(Sequence[PartitionMove]):
+    """Every partition of a plan as columns, in (topic, partition) order: a plan's ``partitions`` without a
+    `PartitionMove` per partition. Indexing and iterating build `PartitionMove`s on demand; `changed`, `copied`
+    and `moves` work on the arrays, so that only the partitions that move become Python objects.
+
+    ``topics`` are sorted names, ``topic`` each row's position in them, ``partition`` its number, ``old`` and
+    ``new`` its current and target replicas (broker ids, -1 padding at the end of each row), ``size`` its bytes
+    and ``reasons`` the `Reason` of each row that moves (by row).
+
+    >>> t = PartitionTable(("a",), np.array([0, 0]), np.array([1, 0]), np.array([[1, 2], [1, 2]]),
+    ...                    np.array([[1, 3], [1, 2]]), np.array([5, 7]))
+    >>> [(m.partition, m.replicas) for m in t], [m.partition for m in t.moves], int(t.copied.sum())
+    ([(0, (1, 2)), (1, (1, 3))], [1], 5)
+    """
+
+    def __init__(self, topics: Sequence[str], topic: np.ndarray, partition: np.ndarray, old: np.ndarray,
+                 new: np.ndarray, size: np.ndarray, reasons: Mapping[int, Reason] | None = None) -> None:
+        if list(topics) != sorted(topics):
+            raise ValueError("PartitionTable: topics must be sorted names")
+        order = np.lexsort((partition, topic))
+        if np.any(order != np.arange(len(order))):
+            if reasons:
+                raise ValueError("PartitionTable: reasons need rows in (topic, partition) order")
+            topic, partition, old, new, size = topic[order], partition[order], old[order], new[order], size[order]
+        width = max(old.shape[1], new.shape[1])
+        self.topics = tuple(topics)
+        self.topic = np.asarray(topic, dtype=np.int64)
+        self.partition = np.asarray(partition, dtype=np.int64)
+        self.old = _padded(np.asarray(old, dtype=np.int64).reshape(len(order), -1), width)
+        self.new = _padded(np.asarray(new, dtype=np.int64).reshape(len(order), -1), width)
+        self.size = np.asarray(size, dtype=np.int64)
+        self.reasons: Mapping[int, Reason] = dict(reasons or {})
+
+    @classmethod
+    def from_moves(cls, moves: Sequence[PartitionMove]) -> PartitionTable:
+        """The table of ``moves`` (a plan's partitions; reasons kept)."""
+        if isinstance(moves, PartitionTable):
+            return moves
+        moves = sorted(moves, key=lambda m: (m.topic, m.partition))
+        names = sorted({m.topic for m in moves})
+        code = {t: i for i, t in enumerate(names)}
+        width = max((max(len(m.old_replicas), len(m.replicas)) for m in moves), default=0)
+        old = np.full((len(moves), width), -1, dtype=np.int64)
+        new = np.full((len(moves), width), -1, dtype=np.int64)
+        for i, m in enumerate(moves):
+            old[i, :len(m.old_replicas)] = m.old_replicas
+            new[i, :len(m.replicas)] = m.replicas
+        return cls(names, np.array([code[m.topic] for m in moves], dtype=np.int64),
+                   np.array([m.partition for m in moves], dtype=np.int64), old, new,
+                   np.array([m.size_bytes for m in moves], dtype=np.int64),
+                   {i: m.reason for i, m in enumerate(moves) if m.reason is not None})
+
+    def with_reasons(self, reasons: Mapping[int, Reason]) -> PartitionTable:
+        """The same partitions with ``reasons`` (row → `Reason`) in place of the table's."""
+        return PartitionTable(self.topics, self.topic, self.partition, self.old, self.new, self.size, reasons)
+
+    @cached_property
+    def changed(self) -> np.ndarray:
+        """(P,) bool: the replica list (set or order) changes (`PartitionMove.changed`)."""
+        return (self.old != self.new).any(axis=1)
+
+    @cached_property
+    def copied(self) -> np.ndarray:
+        """(P,) bytes copied to new replicas (`PartitionMove.moved_bytes`)."""
+        new = (self.new >= 0) & ~(self.new[:, :, None] == self.old[:, None, :]).any(axis=2)
+        return self.size * new.sum(axis=1)
+
+    @property
+    def moves(self) -> tuple[PartitionMove, ...]:
+        """The partitions that move, in order."""
+        return tuple(self._moving.values())
+
+    @cached_property
+    def _moving(self) -> dict[int, PartitionMove]:
+        """The `PartitionMove` of each row that moves, built once: the same objects wherever they are read."""
+        rows = np.flatnonzero(self.changed)
+        return dict(zip(rows.tolist(), self._build(rows)))
+
+    def rows(self, rows: np.ndarray) -> Iterator[PartitionMove]:
+        """The `PartitionMove` of each of ``rows``, in their order."""
+        moving = self._moving
+        still = self._build(rows[~self.changed[rows]])
+        for i in rows.tolist():
+            m = moving.get(i)
+            yield m if m is not None else next(still)
+
+    def _build(self, rows: np.ndarray) -> Iterator[PartitionMove]:
+        """The `PartitionMove` of each of ``rows``, built from the columns in bulk."""
+        names, reasons = self.topics, self.reasons
+        columns = zip(rows.tolist(), self.topic[rows].tolist(), self.partition[rows].tolist(),
+                      _replica_rows(self.old[rows], self.old_count[rows], tuple),
+                      _replica_rows(self.new[rows], self.new_count[rows], tuple), self.size[rows].tolist())
+        for i, t, p, old, new, size in columns:
+            yield PartitionMove(names[t], p, old, new, size, reasons.get(i))
+
+    def rows_of(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
+        """The row of each (topic, partition) of ``keys``, -1 where the table has none."""
+        code = {t: i for i, t in enumerate(self.topics)}
+        wanted = np.array([[code.get(t, -1), p] for t, p in keys], dtype=np.int64).reshape(-1, 2)
+        flat = self.topic * (1 << 32) + self.partition
+        at = np.minimum(np.searchsorted(flat, wanted[:, 0] * (1 << 32) + wanted[:, 1]), max(len(flat) - 1, 0))
+        hit = (wanted[:, 0] >= 0) & (len(flat) > 0) & (flat[at] == wanted[:, 0] * (1 << 32) + wanted[:, 1])
+        return np.where(hit, at, -1)
+
+    def __len__(self) -> int:
+        return len(self.topic)
+
+    @overload
+    def __getitem__(self, i: int) -> PartitionMove: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[PartitionMove, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> PartitionMove | tuple[PartitionMove, ...]:
+        if isinstance(i, slice):
+            return tuple(self.rows(np.arange(*i.indices(len(self)))))
+        return next(self.rows(np.array([range(len(self))[i]])))
+
+    def __iter__(self) -> Iterator[PartitionMove]:
+        for start in range(0, len(self), 65536):  # in slices: a million objects never exist at once
+            yield from self.rows(np.arange(start, min(start + 65536, len(self))))
+
+    @cached_property
+    def old_count(self) -> np.ndarray:
+        """(P,) current replica count."""
+        return (self.old >= 0).sum(axis=1)
+
+    @cached_property
+    def new_count(self) -> np.ndarray:
+        """(P,) target replica count."""
+        return (self.new >= 0).sum(axis=1)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, PartitionTable)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PartitionTable({len(self)} partitions, {int(self.changed.sum())} moving)"
+
+
 @dataclass(frozen=True, slots=True)
 class BrokerLoad:
     """One broker's figures in one dimension (``utilisation.brokers``): its ``capacity`` and its load ``now``
@@ -355,7 +524,7 @@ class Plan:
     brokers_before: Mapping[int, str | None]
     brokers: Mapping[int, str | None]
     topics: Mapping[str, str]
-    partitions: tuple[PartitionMove, ...]
+    partitions: Sequence[PartitionMove]  # a tuple, or a `PartitionTable` (the planner's: columns, in order)
     brokers_to_add: Mapping[str, int]
     solver: SolverReport
     utilisation: Utilisation = field(default_factory=Utilisation)
@@ -368,7 +537,8 @@ class Plan:
     def __post_init__(self) -> None:
         if not isinstance(self.utilisation, Utilisation):  # plan.json's form, as a mapping
             object.__setattr__(self, "utilisation", Utilisation.from_dict(self.utilisation))
-        object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
+        if not isinstance(self.partitions, PartitionTable):  # a table is in order already
+            object.__setattr__(self, "partitions", tuple(sorted(self.partitions, key=lambda m: (m.topic, m.partition))))
         object.__setattr__(self, "planned_brokers", tuple(sorted(self.planned_brokers, key=lambda b: b.id)))
 
     @property
@@ -394,7 +564,10 @@ class Plan:
 
     @property
     def moved_bytes(self) -> int:
-        return sum(m.moved_bytes for m in self.partitions)
+        """Bytes the plan copies to new replicas."""
+        if isinstance(self.partitions, PartitionTable):
+            return int(self.partitions.copied.sum())
+        return sum(m.moved_bytes for m in self.partitions if m.changed)
 
     def pool_headroom(self, pool: str | None, dimension: str) -> float | None:
         """``pool``'s headroom in ``dimension`` as the plan states it (None: no pool, or not stated)."""
@@ -426,9 +599,25 @@ class Plan:
     @property
     def moves(self) -> tuple[PartitionMove, ...]:
         """Only the partitions whose replica list changes."""
+        if isinstance(self.partitions, PartitionTable):
+            return self.partitions.moves
         return tuple(m for m in self.partitions if m.changed)
 
     def to_dict(self) -> dict[str, Any]:
+        return self._document([
+            {
+                "topic": m.topic,
+                "partition": m.partition,
+                "old_replicas": list(m.old_replicas),
+                "replicas": list(m.replicas),
+                "size_bytes": m.size_bytes,
+            } | ({"copied_bytes": m.moved_bytes} if m.changed else {})
+            | ({"reason": m.reason.to_dict()} if m.reason is not None and m.changed else {})
+            for m in self.partitions
+        ])
+
+    def _document(self, partitions: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """plan.json as a mapping, its ``partitions`` as given (absent: None)."""
         s = self.solver
         return {
             "version": PLAN_VERSION,
@@ -436,17 +625,7 @@ class Plan:
             "brokers_before": {str(b): p for b, p in sorted(self.brokers_before.items())},
             "brokers": {str(b): p for b, p in sorted(self.brokers.items())},
             "topics": dict(sorted(self.topics.items())),
-            "partitions": [
-                {
-                    "topic": m.topic,
-                    "partition": m.partition,
-                    "old_replicas": list(m.old_replicas),
-                    "replicas": list(m.replicas),
-                    "size_bytes": m.size_bytes,
-                } | ({"copied_bytes": m.moved_bytes} if m.changed else {})
-                | ({"reason": m.reason.to_dict()} if m.reason is not None and m.changed else {})
-                for m in self.partitions
-            ],
+        } | ({"partitions": partitions} if partitions is not None else {}) | {
             "moved_bytes": self.moved_bytes,
             "brokers_to_add": dict(sorted(self.brokers_to_add.items())),
             "solver": {
@@ -466,15 +645,36 @@ class Plan:
 
 
 def plan_to_json(plan: Plan) -> str:
-    """Deterministic text: sorted keys, one partition per line."""
-    doc = plan.to_dict()
-    partitions = doc.pop("partitions")
-    text = dump_json(doc)
-    body = ",\n".join("    " + json.dumps(p, sort_keys=True) for p in partitions)
-    inner = f'"partitions": [\n{body}\n  ],\n  ' if partitions else '"partitions": [],\n  '
+    """Deterministic text: sorted keys, one partition per line (as ``json.dumps(entry, sort_keys=True)`` writes
+    it, formatted here from the partitions' columns)."""
+    text = dump_json(plan._document(None))
+    body = ",\n".join(_partition_lines(plan.partitions))
+    inner = f'"partitions": [\n{body}\n  ],\n  ' if body else '"partitions": [],\n  '
     # insert partitions in sorted-key position (after "moved_bytes")
     marker = '"solver": {'
     return text.replace(marker, inner + marker, 1)
+
+
+def _partition_lines(partitions: Sequence[PartitionMove]) -> Iterator[str]:
+    """Each partition's line of plan.json (`Plan.to_dict`'s entry, keys sorted), from a table's columns."""
+    table = PartitionTable.from_moves(partitions)
+    names = [json.dumps(t) for t in table.topics]
+    reasons = table.reasons
+    columns = zip(table.topic.tolist(), table.partition.tolist(), _replica_rows(table.old, table.old_count, _items),
+                  _replica_rows(table.new, table.new_count, _items), table.size.tolist(), table.changed.tolist(),
+                  table.copied.tolist())
+    for i, (t, p, held, new, size, changed, copied) in enumerate(columns):
+        if not changed:
+            yield (f'    {{"old_replicas": [{held}], "partition": {p}, "replicas": [{held}], "size_bytes": {size}, '
+                   f'"topic": {names[t]}}}')
+            continue
+        reason = reasons.get(i)
+        why = f'"reason": {json.dumps(reason.to_dict(), sort_keys=True)}, ' if reason is not None else ""
+        yield (f'    {{"copied_bytes": {copied}, "old_replicas": [{held}], "partition": {p}, {why}"replicas": '
+               f'[{new}], "size_bytes": {size}, "topic": {names[t]}}}')
+
+
+_items = ", ".join  # a JSON list's items, as json.dumps writes them
 
 
 def save_plan(plan: Plan, path: str | os.PathLike[str]) -> Path:
