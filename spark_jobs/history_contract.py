@@ -31,7 +31,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.metric_names import METRICS, REMOTE_COPY, REMOTE_FETCH  # METRICS: in the order of the columns
+from spark_jobs.metric_names import METRICS, REMOTE_METRICS  # each in the order of its columns
 
 __all__ = [
     "DELTA_FIELDS",
@@ -119,12 +119,11 @@ THROUGHPUT_ARROW = pa.schema(
     ]
 )
 
-#: Kafka's tiered-storage meters (KIP-405: ``RemoteCopyBytesPerSec``, ``RemoteFetchBytesPerSec``, per topic) the
-#: history carries beside `METRICS`, as bytes per minute exactly like them, each with its own window.
-REMOTE_METRICS = (REMOTE_COPY, REMOTE_FETCH)
-#: The remote meters' columns, after `THROUGHPUT_ARROW`'s: each meter's bytes and its window where it differs from
-#: ``interval_s`` (as ``bytes_out_interval_s``). Only a file with a row of a remote meter has them, so a history
-#: without tiered storage keeps its bytes; a file without them reads them as null (unmeasured).
+#: The columns of the remote meters (`REMOTE_METRICS`: Kafka's tiered-storage ``RemoteCopyBytesPerSec`` and
+#: ``RemoteFetchBytesPerSec``, KIP-405, bytes per minute like `METRICS`), after `THROUGHPUT_ARROW`'s: each meter's
+#: bytes and its window where it differs from ``interval_s`` (as ``bytes_out_interval_s``). Only a file with a row of
+#: a remote meter has them, so a history without tiered storage keeps its bytes; a file without them reads them as
+#: null (unmeasured).
 REMOTE_ARROW = pa.schema(
     [pa.field(m, pa.int64()) for m in REMOTE_METRICS]
     + [pa.field(m + "_interval_s", pa.int32()) for m in REMOTE_METRICS]
