@@ -51,6 +51,7 @@ __all__ = [
     "stage_merged_days",
     "stage_new_days",
     "held_days",
+    "holds_remote",
     "write_day",
     "commit_days",
 ]
@@ -146,6 +147,17 @@ def read_history(
     return df.select(*[F.col(f.name).cast(f.dataType) for f in [*THROUGHPUT_SCHEMA.fields, *remote]])
 
 
+def holds_remote(path: str) -> bool:
+    """Whether the history at ``path`` may hold the remote meters' columns (`REMOTE_COLUMNS`): a local table only
+    when one of its files has them (their footers read here, no Spark job); a table that is not local, always."""
+    if not _is_local(path):
+        return True
+    import pyarrow.parquet as pq
+
+    root = _local(path)
+    return root.is_dir() and any(REMOTE_COLUMNS[0] in pq.read_schema(f).names for f in _data_files(root))
+
+
 def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
     """Which of the ``(cluster, day)`` pairs the history at ``path`` holds any file of (all of them for a table
     that is not local: only a merge can tell)."""
@@ -157,7 +169,7 @@ def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]
     }
 
 
-def _file_schema(remote: bool):
+def _file_schema(remote: bool = False):
     """The Arrow schema of a history file as Spark writes it: `THROUGHPUT_SCHEMA` (and the remote meters' columns
     when ``remote``) less ``cluster`` (a directory), every column nullable, and Spark's own description of the row
     in the footer, so that Spark reads the same types from either writer's files."""

@@ -28,7 +28,15 @@ from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
 from spark_jobs.day_profile import install_partials, topic_stats
-from spark_jobs.history import check_history, commit_days, held_days, read_history, stage_merged_days, stage_new_days
+from spark_jobs.history import (
+    check_history,
+    commit_days,
+    held_days,
+    holds_remote,
+    read_history,
+    stage_merged_days,
+    stage_new_days,
+)
 from spark_jobs.history_contract import REMOTE_COLUMNS, THROUGHPUT_SCHEMA, bucket_count, steps_files
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
@@ -238,14 +246,18 @@ def _run(
     progress("computing the topic profile")
     touched = [d for c, d in days if c == params.cluster]
     computed = topic_stats(spark, history, merged_path, params.cluster, touched, work)
-    rows = read_history(spark, history, cluster=params.cluster, exclude_days=touched)
-    if days:
-        rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster), allowMissingColumns=True)
+
+    def rows() -> DataFrame:
+        old = read_history(spark, history, cluster=params.cluster, exclude_days=touched)
+        if not days:
+            return old
+        return old.unionByName(read_history(spark, merged_path, cluster=params.cluster), allowMissingColumns=True)
+
     if computed is None:
-        stats, pending = _spark_stats(rows), []
+        stats, pending = _spark_stats(rows()), []
     else:
         stats, pending = computed
-    remote_rates = _remote_rates(rows)
+    remote_rates = _remote_rates(rows()) if holds_remote(history) or holds_remote(merged_path) else {}
     topics, partitions, extra, scored = _profile(stats, remote_rates, records, inputs, params, counts)
     if not topics:
         raise InputError(
@@ -494,8 +506,8 @@ def _spark_stats(rows: DataFrame) -> list[dict[str, Any]]:
 
 def _remote_rates(rows: DataFrame) -> dict[str, dict[str, float | None]]:
     """Per topic whose history has a remote meter, the p99 of its per-minute remote copy and fetch rates
-    (`spark_jobs.profile.aggregate_remote_rates`, null where that meter is unmeasured); none without the remote
-    columns (no Spark job then)."""
+    (`spark_jobs.profile.aggregate_remote_rates`, null where that meter is unmeasured); none when the history's
+    ``rows`` have no remote columns."""
     if not set(REMOTE_COLUMNS) <= set(rows.columns):
         return {}
     return {r["topic"]: r.asDict() for r in aggregate_remote_rates(rows).collect()}
