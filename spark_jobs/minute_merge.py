@@ -334,12 +334,13 @@ def _whole_bytes(sums: np.ndarray, null: np.ndarray, series: Sequence[np.ndarray
     return rounded.astype(np.int64)
 
 
-def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """`pivot_minutes` over all of a Spark partition's increases (every key's rows in that partition), every row
-    with the remote meters' columns (`with_remote_columns`), as one Spark schema needs."""
+def pivot_batches(batches: Iterable[pa.RecordBatch], *, remote: bool = False) -> Iterator[pa.RecordBatch]:
+    """`pivot_minutes` over all of a Spark partition's increases (every key's rows in that partition), in one Spark
+    schema: `THROUGHPUT_ARROW`'s columns, with ``remote`` the remote meters' too (`with_remote_columns`)."""
     batches = list(batches)
     if batches:
-        yield from with_remote_columns(pivot_minutes(pa.Table.from_batches(batches))).to_batches()
+        rows = with_remote_columns(pivot_minutes(pa.Table.from_batches(batches)))
+        yield from (rows if remote else rows.select(THROUGHPUT_ARROW.names)).to_batches()
 
 
 def with_remote_columns(rows: pa.Table) -> pa.Table:

@@ -30,6 +30,8 @@ these rules need from other files (its ends, both ends of each fall, its duplica
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
@@ -181,17 +183,18 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
 
 
 
-def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`, then the remote meters' `REMOTE_SCHEMA`) of
-    `minute_deltas`: each (broker, topic)'s increases brought together by a shuffle and pivoted by
+def minute_rows(steps: DataFrame, records: DataFrame | None = None, *, remote: bool = False) -> DataFrame:
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`, with ``remote`` then the remote meters' `REMOTE_SCHEMA`)
+    of `minute_deltas`: each (broker, topic)'s increases brought together by a shuffle and pivoted by
     `spark_jobs.minute_merge.pivot_minutes`.
 
     (``poolplan ingest`` sums the bulk of them without the shuffle: `spark_jobs.minute_merge.merge_buckets`.)
     """
     deltas = minute_deltas(steps, records)
     # a series' rows together: its fractional bytes are carried from minute to minute (`pivot_minutes`)
-    schema = T.StructType([*THROUGHPUT_SCHEMA.fields, *REMOTE_SCHEMA.fields])
-    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot_batches, schema)
+    schema = T.StructType([*THROUGHPUT_SCHEMA.fields, *(REMOTE_SCHEMA.fields if remote else [])])
+    pivot = partial(pivot_batches, remote=remote)
+    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot, schema)
 
 
 def with_increase(records: DataFrame) -> DataFrame:
