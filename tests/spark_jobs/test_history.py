@@ -47,7 +47,6 @@ def test_a_topic_total_and_per_broker_rows_replace_each_other_per_minute(spark, 
     assert _merged(spark, tmp_path / "3", [], new) == [(ALL_BROKERS, "a", T1, 34), (1, "a", T0, 10), (2, "a", T0, 20)]
 
 
-@pytest.mark.slow
 def test_the_remote_meters_columns_are_in_a_day_only_where_measured_and_survive_a_merge(spark, tmp_path: Path) -> None:
     """A day written from pieces with and without the remote columns has them (null for the rows without); a day of
     pieces without them is written as before (no remote column, `holds_remote` false); merging rows without them
