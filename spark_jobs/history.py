@@ -34,12 +34,15 @@ from spark_jobs.history_contract import (
     DAY_ORDER,
     HISTORY_KEY,
     OPTIONAL_COLUMNS,
-    THROUGHPUT_ARROW,
+    REMOTE_COLUMNS,
+    REMOTE_METRICS,
+    REMOTE_SCHEMA,
     THROUGHPUT_SCHEMA,
     day_column,
     day_order,
     partition_dir,
     partition_key,
+    throughput_arrow,
 )
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "stage_merged_days",
     "stage_new_days",
     "held_days",
+    "holds_remote",
     "write_day",
     "commit_days",
 ]
@@ -113,11 +117,13 @@ def read_history(
     exclude_days: Sequence[str] = (),
     only_days: Sequence[str] | None = None,
 ) -> DataFrame:
-    """Read the history table, columns as `THROUGHPUT_SCHEMA`: only ``cluster`` when given, only the
-    ``dt`` partitions in ``only_days`` and none of ``exclude_days`` (pruned by directory).
+    """Read the history table, columns as `THROUGHPUT_SCHEMA`, then the remote meters' (`REMOTE_SCHEMA`) where any of
+    its files has them: only ``cluster`` when given, only the ``dt`` partitions in ``only_days`` and none of
+    ``exclude_days`` (pruned by directory).
 
     An absent or empty table reads as no rows; files written before the `OPTIONAL_COLUMNS` existed read them as
-    null (the files' schemas are merged).
+    null, and files without the remote columns read them as null (unmeasured) beside files with them (the files'
+    schemas are merged).
 
     Raises
     ------
@@ -137,7 +143,19 @@ def read_history(
         df = df.where(~F.col("dt").cast("string").isin(list(exclude_days)))
     if only_days is not None:
         df = df.where(F.col("dt").cast("string").isin(list(only_days)))
-    return df.select(*[F.col(f.name).cast(f.dataType) for f in THROUGHPUT_SCHEMA.fields])
+    remote = [f for f in REMOTE_SCHEMA.fields if f.name in df.columns]  # only where some file has them
+    return df.select(*[F.col(f.name).cast(f.dataType) for f in [*THROUGHPUT_SCHEMA.fields, *remote]])
+
+
+def holds_remote(path: str) -> bool:
+    """Whether the history at ``path`` may hold the remote meters' columns (`REMOTE_COLUMNS`): a local table only
+    when one of its files has them (their footers read here, no Spark job); a table that is not local, always."""
+    if not _is_local(path):
+        return True
+    import pyarrow.parquet as pq
+
+    root = _local(path)
+    return root.is_dir() and any(REMOTE_COLUMNS[0] in pq.read_schema(f).names for f in _data_files(root))
 
 
 def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -151,19 +169,19 @@ def held_days(path: str, days: Sequence[tuple[str, str]]) -> set[tuple[str, str]
     }
 
 
-def _file_schema():
-    """The Arrow schema of a history file as Spark writes it: `THROUGHPUT_SCHEMA` less ``cluster`` (a directory),
-    every column nullable, and Spark's own description of the row in the footer, so that Spark reads the same
-    types from either writer's files."""
+def _file_schema(remote: bool = False):
+    """The Arrow schema of a history file as Spark writes it: `THROUGHPUT_SCHEMA` (and the remote meters' columns
+    when ``remote``) less ``cluster`` (a directory), every column nullable, and Spark's own description of the row
+    in the footer, so that Spark reads the same types from either writer's files."""
     import json
 
     import pyarrow as pa
     import pyspark
     from pyspark.sql.types import StructField, StructType
 
-    fields = [f.with_nullable(True) for f in THROUGHPUT_ARROW if f.name != "cluster"]
-    spark_row = StructType(
-        [StructField(f.name, f.dataType, True) for f in THROUGHPUT_SCHEMA.fields if f.name != "cluster"])
+    fields = [f.with_nullable(True) for f in throughput_arrow(remote) if f.name != "cluster"]
+    spark_fields = [*THROUGHPUT_SCHEMA.fields, *(REMOTE_SCHEMA.fields if remote else [])]
+    spark_row = StructType([StructField(f.name, f.dataType, True) for f in spark_fields if f.name != "cluster"])
     metadata = {"org.apache.spark.version": pyspark.__version__,
                 "org.apache.spark.sql.parquet.row.metadata": json.dumps(spark_row.jsonValue(), separators=(",", ":"))}
     return pa.schema(fields, metadata=metadata)
@@ -186,8 +204,8 @@ def write_day(pieces: Sequence[str], directory: str, row_group: int = DAY_ROW_GR
     """
     import pyarrow.parquet as pq
 
-    schema = _file_schema()
     files = [pq.ParquetFile(p) for p in sorted(pieces)]
+    schema = _file_schema(any(REMOTE_COLUMNS[0] in f.schema_arrow.names for f in files))
     runs = [
         run for i, f in enumerate(files)
         for run in _topic_runs(f.read(columns=["topic", "broker_id", "ts"]).combine_chunks(), i)
@@ -196,7 +214,7 @@ def write_day(pieces: Sequence[str], directory: str, row_group: int = DAY_ROW_GR
     os.makedirs(directory, exist_ok=True)
     temporary = os.path.join(directory, f".{DAY_FILE}.{uuid.uuid4().hex}.tmp")
     # dictionaries for the columns with few values (the byte counts rarely repeat): a file as small as Spark's
-    dictionary = [c for c in schema.names if c not in ("bytes_in", "bytes_out", "messages_in")]
+    dictionary = [c for c in schema.names if c not in ("bytes_in", "bytes_out", "messages_in", *REMOTE_METRICS)]
     try:
         with pq.ParquetWriter(temporary, schema, compression="zstd", use_dictionary=dictionary,
                               use_deprecated_int96_timestamps=True) as writer:
@@ -221,14 +239,15 @@ def _interleaved(files, runs, schema, row_group: int):
     in row groups of ``row_group`` rows, each one chunk, reading every piece once in batches."""
     import pyarrow as pa
 
-    streams = [f.iter_batches(batch_size=1 << 16, columns=schema.names) for f in files]
+    streams = [f.iter_batches(batch_size=1 << 16, columns=[c for c in schema.names if c in f.schema_arrow.names])
+               for f in files]
     current = [schema.empty_table() for _ in files]  # per piece: the rows read but not yet taken
     pending, count = [], 0
     for _, i, start, stop in runs:
         need = stop - start
         while need:
             if not current[i].num_rows:
-                current[i] = pa.Table.from_batches([next(streams[i])]).select(schema.names).cast(schema)
+                current[i] = _conform(pa.Table.from_batches([next(streams[i])]), schema)
             take = min(need, current[i].num_rows)
             pending.append(current[i].slice(0, take))
             current[i] = current[i].slice(take)
@@ -246,10 +265,20 @@ def _sorted(files, schema, row_group: int):
     that are not the minute merge's)."""
     import pyarrow as pa
 
-    table = pa.concat_tables([f.read().select(schema.names).cast(schema) for f in files] or [schema.empty_table()])
+    table = pa.concat_tables([_conform(f.read(), schema) for f in files] or [schema.empty_table()])
     table = table.take(pa.array(day_order(table))).combine_chunks()
     for start in range(0, max(table.num_rows, 1), row_group):
         yield table.slice(start, row_group)
+
+
+def _conform(rows, schema):
+    """``rows`` as ``schema``'s columns, a remote meter's column they lack as null (a piece without tiered storage)."""
+    import pyarrow as pa
+
+    missing = [f for f in schema if f.name not in rows.column_names]
+    for f in missing:
+        rows = rows.append_column(f, pa.nulls(rows.num_rows, f.type))
+    return rows.select(schema.names).cast(schema)
 
 
 def _topic_runs(rows, piece: int) -> list[tuple[bytes, int, int, int]]:
@@ -301,7 +330,8 @@ def stage_new_days(spark: SparkSession, pieces: str, days: Sequence[tuple[str, s
 
 
 def _write(rows: DataFrame, path: str) -> None:
-    out = rows.select(*THROUGHPUT_SCHEMA.fieldNames(), day_column(F.col("ts")).alias("dt"))
+    remote = [c for c in REMOTE_COLUMNS if c in rows.columns]
+    out = rows.select(*THROUGHPUT_SCHEMA.fieldNames(), *remote, day_column(F.col("ts")).alias("dt"))
     (
         out.repartition("cluster", "dt")
         # the day first: a task holds several days, and a sort that does not start with the partition columns is
@@ -336,7 +366,7 @@ def stage_merged_days(spark: SparkSession, new: DataFrame, history: str, work: s
             kept = kept.join(new.where(_total()).select(*_MINUTE_KEY).distinct(), _MINUTE_KEY, "left_anti")
         if _has_totals(old):
             kept = _without_totals_of(kept, new)
-        merged = merged.unionByName(kept)
+        merged = merged.unionByName(kept, allowMissingColumns=True)  # the remote columns, where either has them
     _write(merged, work)
     return days
 

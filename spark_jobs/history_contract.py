@@ -3,7 +3,8 @@
 * **Schemas, side by side.** `DELTA_FIELDS` (one increase: a metric's window of one series, credited to the minute
   it starts in), `STEPS_SCHEMA` (a worker's per-minute increases of one topic bucket), and the normalized row
   itself: `THROUGHPUT_ARROW` as Arrow writes it, `THROUGHPUT_SCHEMA` the same columns as Spark reads them (derived
-  from it: one definition), `OPTIONAL_COLUMNS` that older files lack and `HISTORY_KEY`, a row's key.
+  from it: one definition), `OPTIONAL_COLUMNS` that older files lack and `HISTORY_KEY`, a row's key; the remote
+  meters' columns (`REMOTE_METRICS`, `REMOTE_ARROW`), in a file only where one of its rows has one (`throughput_arrow`).
 * **Flags and limits.** `FLAG_RESET`, `FLAG_GAP`, `FLAG_PARTIAL` and the windows that set them (`GAP_MS`,
   `PARTIAL_MS`); `ALL_BROKERS`, the ``broker_id`` of a topic's total.
 * **Partition directories and row order.** ``cluster=<c>/dt=<YYYY-MM-DD>/`` escaped as Spark escapes them
@@ -30,7 +31,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.metric_names import METRICS  # the three meters, in the order of the history's columns
+from spark_jobs.metric_names import METRICS, REMOTE_METRICS  # each in the order of its columns
 
 __all__ = [
     "DELTA_FIELDS",
@@ -40,6 +41,11 @@ __all__ = [
     "OPTIONAL_COLUMNS",
     "HISTORY_KEY",
     "METRICS",
+    "REMOTE_METRICS",
+    "REMOTE_ARROW",
+    "REMOTE_COLUMNS",
+    "REMOTE_SCHEMA",
+    "throughput_arrow",
     "spark_type",
     "FLAG_RESET",
     "FLAG_GAP",
@@ -113,6 +119,23 @@ THROUGHPUT_ARROW = pa.schema(
     ]
 )
 
+#: The columns of the remote meters (`REMOTE_METRICS`: Kafka's tiered-storage ``RemoteCopyBytesPerSec`` and
+#: ``RemoteFetchBytesPerSec``, KIP-405, bytes per minute like `METRICS`), after `THROUGHPUT_ARROW`'s: each meter's
+#: bytes and its window where it differs from ``interval_s`` (as ``bytes_out_interval_s``). Only a file with a row of
+#: a remote meter has them, so a history without tiered storage keeps its bytes; a file without them reads them as
+#: null (unmeasured).
+REMOTE_ARROW = pa.schema(
+    [pa.field(m, pa.int64()) for m in REMOTE_METRICS]
+    + [pa.field(m + "_interval_s", pa.int32()) for m in REMOTE_METRICS]
+)
+REMOTE_COLUMNS = tuple(REMOTE_ARROW.names)
+
+
+def throughput_arrow(remote: bool) -> pa.Schema:
+    """The normalized row's Arrow schema: `THROUGHPUT_ARROW`, with the `REMOTE_ARROW` columns when ``remote``."""
+    return pa.schema([*THROUGHPUT_ARROW, *REMOTE_ARROW]) if remote else THROUGHPUT_ARROW
+
+
 _SPARK_TYPES = {
     pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.float64(): T.DoubleType(),
     pa.bool_(): T.BooleanType(), pa.timestamp("us", tz="UTC"): T.TimestampType(),
@@ -130,6 +153,8 @@ def spark_type(arrow: pa.DataType) -> T.DataType:
 
 #: `THROUGHPUT_ARROW` as Spark reads and writes it.
 THROUGHPUT_SCHEMA = T.StructType([T.StructField(f.name, spark_type(f.type), f.nullable) for f in THROUGHPUT_ARROW])
+#: `REMOTE_ARROW` as Spark reads it.
+REMOTE_SCHEMA = T.StructType([T.StructField(f.name, spark_type(f.type), True) for f in REMOTE_ARROW])
 #: Columns of `THROUGHPUT_SCHEMA` that history files written before them lack (read as null).
 OPTIONAL_COLUMNS = ("bytes_out_interval_s", "messages_in_interval_s")
 #: The columns that identify a row: one row per cluster, broker, topic and minute.

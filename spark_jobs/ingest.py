@@ -28,13 +28,27 @@ from pools.pool_rules import DEFAULT_FORECAST_HORIZON_DAYS
 from pools.profile import BACKTEST_METRICS, BacktestRow, PartitionProfile, TopicProfile, save_backtest, save_profile
 from spark_jobs.growth import backtest, robust_growth
 from spark_jobs.day_profile import install_partials, topic_stats
-from spark_jobs.history import check_history, commit_days, held_days, read_history, stage_merged_days, stage_new_days
-from spark_jobs.history_contract import THROUGHPUT_SCHEMA, bucket_count, steps_files
+from spark_jobs.history import (
+    check_history,
+    commit_days,
+    held_days,
+    holds_remote,
+    read_history,
+    stage_merged_days,
+    stage_new_days,
+)
+from spark_jobs.history_contract import REMOTE_COLUMNS, THROUGHPUT_SCHEMA, bucket_count, steps_files
 from spark_jobs.log_dirs import read_log_dirs
 from spark_jobs.metric_names import DEFAULT as DEFAULT_NAMES
 from spark_jobs.metric_names import MetricNames, RangeValues
 from spark_jobs.minute_merge import merge_buckets
-from spark_jobs.profile import aggregate_remote_sizes, aggregate_sizes, aggregate_topic_minutes, aggregate_topic_profile
+from spark_jobs.profile import (
+    aggregate_remote_rates,
+    aggregate_remote_sizes,
+    aggregate_sizes,
+    aggregate_topic_minutes,
+    aggregate_topic_profile,
+)
 from spark_jobs.normalized_json import SOURCE as NORMALIZED_SOURCE
 from spark_jobs.normalized_json import read_normalized_json
 from spark_jobs.prom_text import SOURCE as PROM_TEXT_SOURCE
@@ -221,23 +235,30 @@ def _run(
     new = spark.createDataFrame([], THROUGHPUT_SCHEMA)
     for cluster in sorted({c for c, _ in merge}):
         new = new.unionByName(
-            read_history(spark, new_path, cluster=cluster, only_days=[d for c, d in merge if c == cluster]))
+            read_history(spark, new_path, cluster=cluster, only_days=[d for c, d in merge if c == cluster]),
+            allowMissingColumns=True)
     if normalized is not None:
-        new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()))
+        new = new.unionByName(normalized.where(F.col("kind") == KIND_MINUTE).select(*THROUGHPUT_SCHEMA.fieldNames()),
+            allowMissingColumns=True)
     days = stage_merged_days(spark, new, history, merged_path) if merge or normalized is not None else []
     stage_new_days(spark, new_path, fresh, merged_path)
     days = sorted([*days, *fresh])
     progress("computing the topic profile")
     touched = [d for c, d in days if c == params.cluster]
     computed = topic_stats(spark, history, merged_path, params.cluster, touched, work)
+
+    def rows() -> DataFrame:
+        old = read_history(spark, history, cluster=params.cluster, exclude_days=touched)
+        if not days:
+            return old
+        return old.unionByName(read_history(spark, merged_path, cluster=params.cluster), allowMissingColumns=True)
+
     if computed is None:
-        rows = read_history(spark, history, cluster=params.cluster, exclude_days=touched)
-        if days:
-            rows = rows.unionByName(read_history(spark, merged_path, cluster=params.cluster))
-        stats, pending = _spark_stats(rows), []
+        stats, pending = _spark_stats(rows()), []
     else:
         stats, pending = computed
-    topics, partitions, extra, scored = _profile(stats, records, inputs, params, counts)
+    remote_rates = _remote_rates(rows()) if holds_remote(history) or holds_remote(merged_path) else {}
+    topics, partitions, extra, scored = _profile(stats, remote_rates, records, inputs, params, counts)
     if not topics:
         raise InputError(
             f"no topic has traffic or a size in the inputs{_history_note(history)}: {_summary(counts)} "
@@ -483,8 +504,18 @@ def _spark_stats(rows: DataFrame) -> list[dict[str, Any]]:
     return stats
 
 
+def _remote_rates(rows: DataFrame) -> dict[str, dict[str, float | None]]:
+    """Per topic whose history has a remote meter, the p99 of its per-minute remote copy and fetch rates
+    (`spark_jobs.profile.aggregate_remote_rates`, null where that meter is unmeasured); none when the history's
+    ``rows`` have no remote columns."""
+    if not set(REMOTE_COLUMNS) <= set(rows.columns):
+        return {}
+    return {r["topic"]: r.asDict() for r in aggregate_remote_rates(rows).collect()}
+
+
 def _profile(
-    figures: list[dict[str, Any]], records: DataFrame, inputs: IngestInputs, params: IngestParams, counts: list[Any]
+    figures: list[dict[str, Any]], remote_rates: dict[str, dict[str, float | None]], records: DataFrame,
+    inputs: IngestInputs, params: IngestParams, counts: list[Any]
 ) -> tuple[list[TopicProfile], list[PartitionProfile], dict[str, Any], list[BacktestRow]]:
     stats = {s["topic"]: s for s in figures}
     daily = {topic: s["daily"] for topic, s in stats.items()}
@@ -555,6 +586,8 @@ def _profile(
                 first_ts=_utc(first_us),
                 last_ts=_utc(last_us),
                 remote_log_size_bytes=remote.get(topic),
+                remote_copy_bytes_p99=remote_rates.get(topic, {}).get("remote_copy_bytes_p99"),
+                remote_fetch_bytes_p99=remote_rates.get(topic, {}).get("remote_fetch_bytes_p99"),
             )
         )
     extra = {

@@ -68,7 +68,7 @@ __all__ = [
     "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS",
     "SQUASHED_PATTERN", "load_metric_names", "closest",
     "ID_PATTERN", "is_id", "RangeValues", "parse_range_values", "REMOTE_FETCH", "REMOTE_COPY", "REMOTE_LOG_SIZE",
-    "GAUGE",
+    "GAUGE", "REMOTE_METRICS",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -93,6 +93,8 @@ METER_LABELS = ("name", "metric")
 #: and the ``RemoteLogSizeBytes`` gauge (the topic's bytes in remote storage). `MetricNames.remote` reads them; the
 #: per-topic meters' readers (`MetricNames.meter`) never take them for one of `METRICS`.
 REMOTE_FETCH, REMOTE_COPY, REMOTE_LOG_SIZE = "remote_fetch_bytes", "remote_copy_bytes", "remote_log_size"
+#: The remote meters the history keeps per minute beside `METRICS` (`MetricNames.minute_meter`), in its columns' order.
+REMOTE_METRICS = (REMOTE_COPY, REMOTE_FETCH)
 GAUGE = "gauge"
 _REMOTE_METER = {"remotefetchbytes": REMOTE_FETCH, "remotecopybytes": REMOTE_COPY}
 _REMOTE_SQUASHED = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotefetchbytes|remotecopybytes)?(?:persec)?"
@@ -236,6 +238,20 @@ class MetricNames:
         meter, attribute = named
         return Meter(_REMOTE_METER[meter], _attribute_type(attribute))
 
+    def minute_meter(self, name: str | None, labels: Mapping[str, str]) -> Meter | None:
+        """A meter whose increases the history keeps per minute: one of `METRICS` (or `LOG_SIZE`, `meter`), or a
+        tiered-storage meter of `REMOTE_METRICS` (`remote`; never the ``RemoteLogSizeBytes`` gauge), else None.
+
+        >>> DEFAULT.minute_meter("kafka_server_BrokerTopicMetrics_Count", {"name": "RemoteCopyBytesPerSec"})
+        Meter(metric='remote_copy_bytes', type='counter')
+        >>> DEFAULT.minute_meter("kafka_server_brokertopicmetrics_remotelogsizebytes", {}) is None
+        True
+        """
+        meter = self.meter(name, labels)
+        if meter is None:
+            meter = self.remote(name, labels)
+        return None if meter is None or meter.type == GAUGE else meter
+
     def recorded(self, name: str) -> Recorded | None:
         """The recording rule a series name is by the ``level:metric:operation`` convention, or None.
 
@@ -249,9 +265,9 @@ class MetricNames:
             return None
         level, base, operation, window = match.groups()
         # the convention names a built-in spelling
-        meter = DEFAULT.meter(base, {}) or DEFAULT.meter(base + "_total", {})
+        meter = DEFAULT.minute_meter(base, {}) or DEFAULT.minute_meter(base + "_total", {})
         seconds = duration_s(window)
-        if meter is None or meter.metric not in METRICS or not seconds:
+        if meter is None or meter.metric not in (*METRICS, *REMOTE_METRICS) or not seconds:
             return None
         kept = set(level.split("_"))
         per_topic = self.topic_label in kept | {level} or "topic" in kept
@@ -283,20 +299,27 @@ class MetricNames:
     def meter_label_values(self, name: str) -> tuple[str, ...]:
         """When ``name`` names no meter itself (``kafka_server_BrokerTopicMetrics_Count``): the label that carries
         it, else empty. ``("name",)`` for jmx_exporter's default export."""
-        match = _SQUASHED.match(_squash(name))
-        if (match is None or match.group(1) is not None or match.group(2) is None
-                or name in {n for n, _ in self.names.values()}):
+        squashed = _squash(name)
+        if name in {n for n, _ in self.names.values()}:
             return ()
-        return METER_LABELS
+        for pattern in (_SQUASHED, _REMOTE_SQUASHED):
+            match = pattern.match(squashed)
+            if match is not None and match.group(1) is None and match.group(2) is not None:
+                return METER_LABELS
+        return ()
 
     def candidate(self, name: str) -> bool:
-        """Whether ``name`` can be a meter by its name alone (some also need a label: `meter_label_values`)."""
+        """Whether ``name`` can be a meter of `minute_meter` by its name alone (some also need a label:
+        `meter_label_values`)."""
         if name in {n for n, _ in self.names.values()}:
             return True
         match = _SQUASHED.match(_squash(name))
-        return match is not None and (match.group(1) is not None or match.group(2) is not None) and (
+        if match is not None and (match.group(1) is not None or match.group(2) is not None) and (
             match.group(1) is None or _METER[match.group(1)] not in self.names
-        )
+        ):
+            return True
+        remote = _REMOTE_SQUASHED.match(_squash(name))  # a tiered-storage meter (`minute_meter`)
+        return remote is not None and remote.group(1) is not None
 
     def broker(self, labels: Mapping[str, str], broker_map: Mapping[str, int]) -> int | None:
         """The broker id of a series: the first instance label found in ``broker_map``, else a label that is an id."""

@@ -36,14 +36,17 @@ from spark_jobs.history_contract import (
     GAP_MS,
     METRICS,
     PARTIAL_MS,
+    REMOTE_ARROW,
+    REMOTE_METRICS,
     THROUGHPUT_ARROW,
     day_names,
     day_order,
     partition_dir,
     steps_bucket,
+    throughput_arrow,
 )
 
-__all__ = ["pivot_minutes", "pivot_batches", "merge_buckets", "without_covered_totals"]
+__all__ = ["pivot_minutes", "pivot_batches", "with_remote_columns", "merge_buckets", "without_covered_totals"]
 
 _MINUTE_MS = 60_000
 _DAY_MS = 86_400_000
@@ -166,8 +169,10 @@ def pivot_minutes(deltas: pa.Table) -> pa.Table:
     return _pivot([deltas])
 
 
-#: A row's metric code in `_pivot`: `METRICS` 0-2, then any other metric.
-_OTHER = len(METRICS)
+#: The metrics `_pivot` sums, by their code in it: `METRICS` 0-2, the remote meters (`REMOTE_METRICS`) 3-4; any
+#: other metric is `_OTHER`.
+_PIVOTED = (*METRICS, *REMOTE_METRICS)
+_OTHER = len(_PIVOTED)
 
 
 def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
@@ -193,7 +198,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         cols["delta"].append(_numbers(part.column("delta"), np.float64))
         cols["minute"].append(_numbers(part.column("minute_ms"), np.int64))
         cols["span"].append(_numbers(part.column("span_ms"), np.int64))
-    metric = np.array([METRICS.index(v) if v in METRICS else _OTHER for v in metrics.values] or [0], np.int8)[
+    metric = np.array([_PIVOTED.index(v) if v in _PIVOTED else _OTHER for v in metrics.values] or [0], np.int8)[
         np.concatenate(cols["metric"])
     ]
     ranked = sorted(v for v in sources.values if v is not None)
@@ -207,6 +212,8 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
     n = metric.size
     if not n:
         return THROUGHPUT_ARROW.empty_table()
+    remote = bool(((metric >= len(METRICS)) & (metric < _OTHER)).any())  # then the remote columns are written
+    k = _OTHER
 
     def coded(values: np.ndarray, ok: np.ndarray | None, unit: int = 1) -> tuple[np.ndarray, int]:
         """A key component of integer ``values``: their offsets from the least (in ``unit``s when all are whole
@@ -242,7 +249,7 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         number[order] = np.arange(groups)
         group, first = number[group], first[order]  # groups in order of appearance
 
-    cell = group * 3 + metric  # (group, metric) of a row with one of the three metrics
+    cell = group * k + metric  # (group, metric) of a row with one of the pivoted metrics
     pick = metric < _OTHER
 
     def by_metric(weights: np.ndarray, ok: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -251,15 +258,15 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         cells = cell if mine.all() else cell[mine]
         if not mine.all():
             weights = weights[mine]
-        null = np.bincount(cells, minlength=3 * groups).reshape(groups, 3) == 0
-        return null, np.bincount(cells, weights=weights, minlength=3 * groups).reshape(groups, 3)
+        null = np.bincount(cells, minlength=k * groups).reshape(groups, k) == 0
+        return null, np.bincount(cells, weights=weights, minlength=k * groups).reshape(groups, k)
 
     delta_null, delta_sum = by_metric(delta, delta_ok)
-    span_null, span_sum = (delta_null, np.bincount(cell, weights=span, minlength=3 * groups).reshape(groups, 3)) if (
+    span_null, span_sum = (delta_null, np.bincount(cell, weights=span, minlength=k * groups).reshape(groups, k)) if (
         span_ok is None and delta_ok is None and pick.all()) else by_metric(span.astype(np.float64), span_ok)
     span_sum = span_sum.astype(np.int64)
     widest = np.where(span_null, -1, span_sum).max(axis=1)
-    keep = widest >= 0  # a minute of none of the three metrics is no row
+    keep = widest >= 0  # a minute of none of the pivoted metrics is no row
     resets = np.bincount(group[reset], minlength=groups) > 0
     if len(ranked) == 1 and not rank.any():  # one source, on every row
         least = np.zeros(groups, np.int64)
@@ -284,13 +291,15 @@ def _pivot(parts: Sequence[pa.Table], *, by_day: bool = False) -> pa.Table:
         "topic": pa.array(topics.values, pa.string()).take(pa.array(topic[rep])),
     }
     rounded = _whole_bytes(delta_sum, delta_null, [cluster[rep], topic[rep], broker[rep]], minute[rep])
-    for i, m in enumerate(METRICS):  # a metric no window of the row has: its meter did not exist, or was not seen
+    written = _PIVOTED if remote else METRICS
+    for i, m in enumerate(written):  # a metric no window of the row has: its meter did not exist, or was not seen
         out[m] = pa.array(rounded[:, i], pa.int64(), mask=delta_null[:, i])
-    for i, m in enumerate(METRICS[1:], 1):
+    for i, m in enumerate(written[1:], 1):
         out[f"{m}_interval_s"] = pa.array(seconds[:, i], pa.int32(), mask=span_null[:, i] | (seconds[:, i] == interval))
     out["source"] = pa.array(ranked, pa.string()).take(pa.array(least, mask=least < 0))
     out["flags"] = pa.array(flags, pa.int32())
-    return pa.table(out, schema=THROUGHPUT_ARROW)
+    schema = throughput_arrow(remote)
+    return pa.table({f.name: out[f.name] for f in schema}, schema=schema)
 
 
 def _whole_bytes(sums: np.ndarray, null: np.ndarray, series: Sequence[np.ndarray], minute: np.ndarray) -> np.ndarray:
@@ -325,11 +334,22 @@ def _whole_bytes(sums: np.ndarray, null: np.ndarray, series: Sequence[np.ndarray
     return rounded.astype(np.int64)
 
 
-def pivot_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """`pivot_minutes` over all of a Spark partition's increases (every key's rows in that partition)."""
+def pivot_batches(batches: Iterable[pa.RecordBatch], *, remote: bool = False) -> Iterator[pa.RecordBatch]:
+    """`pivot_minutes` over all of a Spark partition's increases (every key's rows in that partition), in one Spark
+    schema: `THROUGHPUT_ARROW`'s columns, with ``remote`` the remote meters' too (`with_remote_columns`)."""
     batches = list(batches)
     if batches:
-        yield from pivot_minutes(pa.Table.from_batches(batches)).to_batches()
+        rows = with_remote_columns(pivot_minutes(pa.Table.from_batches(batches)))
+        yield from (rows if remote else rows.select(THROUGHPUT_ARROW.names)).to_batches()
+
+
+def with_remote_columns(rows: pa.Table) -> pa.Table:
+    """Normalized ``rows`` with the remote meters' columns (`spark_jobs.history_contract.REMOTE_ARROW`), null
+    (unmeasured) where ``rows`` lack them."""
+    for field in REMOTE_ARROW:
+        if field.name not in rows.column_names:
+            rows = rows.append_column(field, pa.nulls(rows.num_rows, field.type))
+    return rows
 
 
 def _read_steps(path: str) -> pa.Table:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, OPTIONAL_COLUMNS
+from spark_jobs.history_contract import FLAG_GAP, FLAG_RESET, METRICS, OPTIONAL_COLUMNS, REMOTE_COLUMNS, REMOTE_METRICS
 from spark_jobs.metric_names import REMOTE_LOG_SIZE
 from spark_jobs.rates import metric_interval, missing_minutes
 from spark_jobs.records import KIND_SIZE
@@ -25,6 +25,7 @@ __all__ = [
     "aggregate_topic_profile",
     "aggregate_sizes",
     "aggregate_remote_sizes",
+    "aggregate_remote_rates",
     "SIZE_WINDOW_MS",
 ]
 
@@ -175,3 +176,19 @@ def aggregate_remote_sizes(records: DataFrame) -> DataFrame:
     last = latest.groupBy("topic").agg(F.max("ts_ms").alias("last_ms"))
     recent = latest.join(last, "topic").where(F.col("ts_ms") > F.col("last_ms") - SIZE_WINDOW_MS)
     return recent.groupBy("topic").agg(F.sum("value").cast("long").alias("remote_bytes"))
+
+
+def aggregate_remote_rates(rows: DataFrame) -> DataFrame:
+    """Per topic with a remote meter in ``rows`` (history rows with the `REMOTE_COLUMNS`): the 99th percentile of its
+    per-minute remote copy and fetch rates (``RemoteCopyBytesPerSec``, ``RemoteFetchBytesPerSec``), bytes per second
+    summed over brokers exactly as `aggregate_topic_minutes` sums bytes-out (each meter over its own window), the
+    percentile as `aggregate_topic_profile` takes it; null for a meter the topic never had (unmeasured). Returns
+    ``topic, remote_copy_bytes_p99, remote_fetch_bytes_p99``."""
+    measured = F.lit(False)
+    for m in REMOTE_METRICS:
+        measured = measured | F.col(m).isNotNull()
+    windows = ["interval_s", *[c for c in REMOTE_COLUMNS if c.endswith("_interval_s")]]
+    sums = rows.where(measured).groupBy("topic", "ts", *windows).agg(*[F.sum(m).alias(m) for m in REMOTE_METRICS])
+    minutes = sums.groupBy("topic", "ts").agg(*[_rate(m).alias(m) for m in REMOTE_METRICS])
+    topics = minutes.groupBy("topic").agg(*[F.sort_array(F.collect_list(m)).alias(m) for m in REMOTE_METRICS])
+    return topics.select("topic", *[_percentile(F.col(m), 0.99).alias(f"{m}_p99") for m in REMOTE_METRICS])

@@ -7,8 +7,9 @@ blank lines are ignored; the meters' counters are recognised in every spelling `
 ``+Inf``). The broker-wide series of a per-topic meter (no topic label) is ignored so it cannot double-count.
 The broker comes from the instance labels (``instance``, ``pod``) through the broker map. Kafka's
 ``RemoteLogSizeBytes`` gauge of a tiered topic (KIP-405, `MetricNames.remote`) is a size record without a partition
-(metric ``remote_log_size``: the topic's bytes in the remote store, of the partitions the broker leads); the remote
-copy and fetch meters are not read yet (``other_metric``).
+(metric ``remote_log_size``: the topic's bytes in the remote store, of the partitions the broker leads); the
+counters of its ``RemoteCopyBytesPerSec`` and ``RemoteFetchBytesPerSec`` meters are counters like the others (metrics
+``remote_copy_bytes``, ``remote_fetch_bytes``).
 
 Files are parsed in Python workers (`stage_prom_text`), a chunk of lines at a time with Arrow's string kernels
 and RE2 regexes and numpy, no Python per line, and the records written straight to Parquet
@@ -216,10 +217,11 @@ def _records(
     def counter(name_: str, *meter_values: str) -> str | None:
         labels_ = dict(zip(METER_LABELS, meter_values))
         meter = names.meter(name_, labels_)
-        if meter is None:
-            remote = names.remote(name_, labels_)
-            return REMOTE_LOG_SIZE if remote is not None and remote.type == GAUGE else None
-        return meter.metric if meter.type == COUNTER else None
+        if meter is None:  # a tiered-storage meter's counter, or the remote log size's gauge
+            meter = names.remote(name_, labels_)
+            if meter is not None and meter.type == GAUGE:
+                return REMOTE_LOG_SIZE
+        return meter.metric if meter is not None and meter.type == COUNTER else None
 
     metric = _per_distinct([name, *meter_labels.values()], counter, pa.string())
     instances = [_label(labels, k) for k in names.instance_labels]

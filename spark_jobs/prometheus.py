@@ -1,12 +1,14 @@
 """Pulling the per-(broker, topic) meters straight from a Prometheus HTTP API (Prometheus, Thanos, Mimir,
 VictoriaMetrics).
 
-**Which series.** The names are found on the server (`discover`): its metric names through the label-values
-API (``/api/v1/label/__name__/values``), read by `spark_jobs.metric_names` (every spelling of Kafka's
-``BytesIn``/``BytesOut``/``MessagesIn`` meters the common exporters write, or a user's ``--metric-names``
-file); for each candidate the label-values API says which meters it carries (jmx_exporter's default export
-keeps the meter in a ``name`` label) and for how many topics. Per metric one series name is used: a counter
-before a rate gauge, then the one with most topics. ``quality.json`` lists every candidate, used or not, and why.
+**Which series.** The names are found on the server (`discover`): its metric names through the label-values API
+(``/api/v1/label/__name__/values``), read by `spark_jobs.metric_names` (every spelling of Kafka's
+``BytesIn``/``BytesOut``/``MessagesIn`` meters the common exporters write, or a user's ``--metric-names`` file, and
+of the tiered-storage ``RemoteCopyBytesPerSec``/``RemoteFetchBytesPerSec`` meters where the server has them:
+`MetricNames.minute_meter`); for each candidate the label-values API says which meters it carries (jmx_exporter's
+default export keeps the meter in a ``name`` label) and for how many topics. Per metric one series name is used: a
+counter before a rate gauge, then the one with most topics. ``quality.json`` lists every candidate, used or not, and
+why.
 
 **What is fetched**, per series name and UTC day the history lacks:
 
@@ -84,7 +86,7 @@ from urllib.parse import urlencode
 from pools.atomic import make_dir
 from pools.errors import InputError, JobError
 from pools.progress import ProgressReporter, no_progress
-from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, MetricNames, closest
+from spark_jobs.metric_names import COUNTER, DEFAULT, METRICS, RATE, REMOTE_METRICS, MetricNames, closest
 
 __all__ = [
     "PrometheusSource",
@@ -125,6 +127,9 @@ _MARGIN_S = 600
 _DIGEST_CHARS = 20
 _log = logging.getLogger(__name__)
 #: Prefixes of the names a Prometheus server and Go programs export about themselves: never a close name.
+#: The meters pulled: Kafka's per-topic meters, then the tiered-storage ones (none needed: a cluster without tiered
+#: storage has none).
+_PULLED = (*METRICS, *REMOTE_METRICS)
 _SERVER_OWN = ("go_", "process_", "prometheus_", "promhttp_", "scrape_", "net_conntrack_")
 
 
@@ -531,12 +536,12 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
         for label in names.meter_label_values(name):
             values = client.get_json(f"/api/v1/label/{label}/values",
                 [*span, ("match[]", "{" + names.matchers({"__name__": name}) + "}")])
-            label_sets = [{label: v} for v in sorted(values) if names.meter(name, {label: v})]
+            label_sets = [{label: v} for v in sorted(values) if names.minute_meter(name, {label: v})]
             if label_sets:
                 break
         for extra in label_sets:
-            meter = names.meter(name, extra)
-            if meter is None or meter.metric not in METRICS:
+            meter = names.minute_meter(name, extra)
+            if meter is None or meter.metric not in _PULLED:
                 continue
             match = {"__name__": name, **extra}
             topics = client.get_json(f"/api/v1/label/{names.topic_label}/values",
@@ -553,7 +558,7 @@ def discover(client: _Client, source: PrometheusSource) -> tuple[Series, ...]:
                 Series(rule.metric, rule.operation, name, {"__name__": name}, len(topics), window_s=rule.window_s))
         found = [_with_instances(client, s, names, span) if s.type == COUNTER and s.topics else s for s in found]
     chosen = []
-    for metric in METRICS:
+    for metric in _PULLED:
         ranked = sorted((s for s in found if s.metric == metric and s.topics),
             key=lambda s: (_rank(s), -s.topics, s.name, sorted(s.match.items())))
         for i, s in enumerate(ranked):

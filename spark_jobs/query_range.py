@@ -7,12 +7,12 @@ into Arrow record batches written straight to Parquet (`stage_query_range`), so 
 the file and one series, never the document (Spark's ``multiLine`` reader, or ``from_json`` over the file's
 text, materialise the whole document as one row: the out-of-memory of issue 13).
 
-The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows; a rate
-gauge is read as the rate of the step before each sample) or, for exports of an expression, the file name's
-prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values)
-are read as such, never as counters: by `values` (``--range-values``), or by the recording-rule naming
-convention ``level:metric:operation`` whose last part is ``increase<window>`` or ``rate<window>``
-(``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
+The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows, the
+tiered-storage meters' too: `MetricNames.minute_meter`; a rate gauge is read as the rate of the step before each
+sample) or, for exports of an expression, the file name's prefix ``<metric>-<anything>.json``. Pre-aggregated
+exports (``increase()`` or ``rate()`` values) are read as such, never as counters: by `values` (``--range-values``),
+or by the recording-rule naming convention ``level:metric:operation`` whose last part is ``increase<window>`` or
+``rate<window>`` (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
 """
 
 from __future__ import annotations
@@ -114,11 +114,11 @@ def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> 
     match = _OPERATION.match(parts[-1].lower()) if len(parts) >= 2 else None
     if match:
         base = parts[-2]
-        meter = names.meter(base, labels) or names.meter(base + "_total", labels)
+        meter = names.minute_meter(base, labels) or names.minute_meter(base + "_total", labels)
         if meter and meter.metric != LOG_SIZE:
             return meter.metric, RangeValues(match.group(1), duration_s(match.group(2)))
         return None, RangeValues()
-    meter = names.meter(name, labels)
+    meter = names.minute_meter(name, labels)
     if meter is None:
         return None, RangeValues()
     return meter.metric, (RangeValues() if meter.type == COUNTER else None)

@@ -30,12 +30,15 @@ these rules need from other files (its ends, both ends of each fall, its duplica
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from spark_jobs.history_contract import DELTA_FIELDS, THROUGHPUT_SCHEMA, spark_type
+from spark_jobs.history_contract import DELTA_FIELDS, REMOTE_SCHEMA, THROUGHPUT_SCHEMA, spark_type
 from spark_jobs.minute_merge import pivot_batches
 from spark_jobs.records import KIND_COUNTER, KIND_IGNORED, KIND_INCREASE, KIND_REJECTED, KIND_SCRAPE, KIND_STEPS, staged
 
@@ -180,15 +183,18 @@ def minute_deltas(steps: DataFrame, records: DataFrame | None = None, *, summed:
 
 
 
-def minute_rows(steps: DataFrame, records: DataFrame | None = None) -> DataFrame:
-    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`) of `minute_deltas`: each (broker, topic)'s
-    increases brought together by a shuffle and pivoted by `spark_jobs.minute_merge.pivot_minutes`.
+def minute_rows(steps: DataFrame, records: DataFrame | None = None, *, remote: bool = False) -> DataFrame:
+    """The normalized per-minute rows (`THROUGHPUT_SCHEMA`, with ``remote`` then the remote meters' `REMOTE_SCHEMA`)
+    of `minute_deltas`: each (broker, topic)'s increases brought together by a shuffle and pivoted by
+    `spark_jobs.minute_merge.pivot_minutes`.
 
     (``poolplan ingest`` sums the bulk of them without the shuffle: `spark_jobs.minute_merge.merge_buckets`.)
     """
     deltas = minute_deltas(steps, records)
     # a series' rows together: its fractional bytes are carried from minute to minute (`pivot_minutes`)
-    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot_batches, THROUGHPUT_SCHEMA)
+    schema = T.StructType([*THROUGHPUT_SCHEMA.fields, *(REMOTE_SCHEMA.fields if remote else [])])
+    pivot = partial(pivot_batches, remote=remote)
+    return deltas.repartition("cluster", "broker_id", "topic").mapInArrow(pivot, schema)
 
 
 def with_increase(records: DataFrame) -> DataFrame:

@@ -23,7 +23,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.metric_names import ID_PATTERN
+from spark_jobs.metric_names import ID_PATTERN, REMOTE_COPY, REMOTE_FETCH
 
 __all__ = [
     "RECORD_SCHEMA",
@@ -68,11 +68,13 @@ ACCEPTED_KINDS = (*DATA_KINDS, KIND_MINUTE)
 #: Kafka's meters and log sizes are Java longs: a larger value cannot be a real sample.
 MAX_COUNT = float(2**63 - 1)
 
-#: Normalized metric name → the BrokerTopicMetrics meter whose Count it is.
+#: Normalized metric name → the BrokerTopicMetrics meter whose Count it is (the tiered-storage meters too).
 COUNTER_METRICS: Mapping[str, str] = {
     "bytes_in": "BytesInPerSec",
     "bytes_out": "BytesOutPerSec",
     "messages_in": "MessagesInPerSec",
+    REMOTE_COPY: "RemoteCopyBytesPerSec",
+    REMOTE_FETCH: "RemoteFetchBytesPerSec",
 }
 
 #: jmx_exporter's ``kafka-2_0_0`` names (lower-cased) → normalized metric: the readers recognise these and every

@@ -1,9 +1,11 @@
 """Telegraf ``jolokia2`` metrics written by ``[[outputs.file]] data_format = "json"``: one JSON object per line.
 
 ``kafka_topic`` lines (``mbean = "kafka.server:name=*,topic=*,type=BrokerTopicMetrics"``, ``field_prefix = "$1."``)
-carry ``BytesInPerSec.Count`` … fields; ``kafka_partition`` lines (``kafka.log:name=*,partition=*,topic=*,type=Log``)
-carry ``Size``. The broker comes from the ``jolokia_agent_url`` (or ``host``) tag through the broker map. The
-timestamp unit is inferred from its magnitude (s, ms, µs or ns, ``json_timestamp_units``).
+carry ``BytesInPerSec.Count`` … fields (the tiered-storage meters' ``RemoteCopyBytesPerSec.Count`` and
+``RemoteFetchBytesPerSec.Count`` too, `spark_jobs.records.COUNTER_METRICS`); ``kafka_partition`` lines
+(``kafka.log:name=*,partition=*,topic=*,type=Log``) carry ``Size``. The broker comes from the ``jolokia_agent_url``
+(or ``host``) tag through the broker map. The timestamp unit is inferred from its magnitude (s, ms, µs or ns,
+``json_timestamp_units``).
 
 `stage_telegraf` reads the lines exactly as Telegraf's JSON serializer writes them (`TELEGRAF_LINE`: its member
 order, no spaces, no escapes, no key twice) in Python workers, with RE2 regexes, Arrow string kernels and numpy, no

@@ -156,13 +156,13 @@ def _tiered_notes(model: ReportModel) -> list:
                         "its reads from the store in its network in. The consumers' bytes-out already holds what "
                         "the remote store serves (Kafka's `BytesOutPerSec` counts every fetch response), so it is "
                         "shown as a share of network out, not added to it."))
-        dash = "—"
+        dash, unmeasured = "—", "unmeasured"  # a remote figure the profile lacks is named so, topic by topic
         out.append(Table("tiered", ("topic", "local bytes (per replica set)", "remote bytes", "remote copy, p99",
                                     "remote fetch, p99", "consumer bytes-out, p99", "bytes-out served from remote"),
                          tuple((cell(r.topic), cell(format_bytes(r.local_bytes)),
-                                cell(dash if r.remote_bytes is None else format_bytes(r.remote_bytes)),
-                                cell(dash if r.remote_copy is None else format_rate(r.remote_copy)),
-                                cell(dash if r.remote_fetch is None else format_rate(r.remote_fetch)),
+                                cell(unmeasured if r.remote_bytes is None else format_bytes(r.remote_bytes)),
+                                cell(unmeasured if r.remote_copy is None else format_rate(r.remote_copy)),
+                                cell(unmeasured if r.remote_fetch is None else format_rate(r.remote_fetch)),
                                 cell(dash if r.bytes_out is None else format_rate(r.bytes_out)),
                                 cell(dash if r.remote_served is None else format_percent(r.remote_served)))
                                for r in measured), left=frozenset({0})))

@@ -50,8 +50,52 @@ REMOTE_LOG_SIZE = (
      ' 50', 0),
     ('kafka_server_BrokerTopicMetrics_Value{instance="kafka-3:7071",name="RemoteLogSizeBytes",topic="payments.ledger"}'
      ' 70', 7200),
-    ('kafka_server_brokertopicmetrics_remotecopybytes_total{instance="kafka-1:7071",topic="orders"} 9', 7200),
 )
+
+#: Kafka's tiered-storage meters (RemoteCopyBytesPerSec, RemoteFetchBytesPerSec: counters per broker and topic) in
+#: jmx_exporter's spellings, each series (name, topic, broker, last scrape): orders copies on two brokers and
+#: fetches on one for the first 90 minutes only; payments.ledger only fetches; clicks-v2 has neither (unmeasured).
+REMOTE_RATES = (
+    ("kafka_server_brokertopicmetrics_remotecopybytes_total", "orders", 1, 180),
+    ('kafka_server_BrokerTopicMetrics_Count{name="RemoteCopyBytesPerSec",', "orders", 2, 180),
+    ("kafka_server_brokertopicmetrics_remotefetchbytespersec", "orders", 1, 90),
+    ("kafka_server_BrokerTopicMetrics_RemoteFetchBytes_total", "payments.ledger", 3, 180),
+)
+
+
+def _remote_counters(cluster: synth.Cluster) -> dict[tuple[str, str, int], list[int]]:
+    """Each `REMOTE_RATES` series' counter values at its broker's scrapes 0, 1, …: uneven increases, no reset."""
+    out = {}
+    for i, (name, topic, broker, last) in enumerate(REMOTE_RATES):
+        values, total = [], 0
+        for k in range(last + 1):
+            total += 0 if k == 0 else 1_000 * ((k * (i + 3)) % 17) + 37 * broker * k
+            values.append(total)
+        out[(name, topic, broker)] = values
+    return out
+
+
+def _remote_lines(cluster: synth.Cluster) -> str:
+    lines = []
+    for (name, topic, broker), values in _remote_counters(cluster).items():
+        head = f'{name}instance="kafka-{broker}:7071",topic="{topic}"}}' if name.endswith(",") else (
+            f'{name}{{instance="kafka-{broker}:7071",topic="{topic}"}}')
+        lines += [f"{head} {float(v)!r} {cluster.scrape_ms(broker, k)}\n" for k, v in enumerate(values)]
+    return "".join(lines)
+
+
+def expected_remote_p99(cluster: synth.Cluster) -> dict[str, dict[str, float | None]]:
+    """Per topic, the p99 of its per-minute remote copy and fetch rates in plain Python: each broker's increase
+    over its 60 s scrape step, credited to the minute the step starts in, summed over brokers, over 60 s."""
+    metric = {"remotecopy": "remote_copy_bytes", "remotefetch": "remote_fetch_bytes"}
+    minutes: dict[tuple[str, str], dict[int, int]] = {}
+    for (name, topic, _), values in _remote_counters(cluster).items():
+        m = next(v for k, v in metric.items() if k in name.lower().replace("_", "").replace('"', ""))
+        per = minutes.setdefault((topic, m), {})
+        for k in range(1, len(values)):
+            per[k - 1] = per.get(k - 1, 0) + values[k] - values[k - 1]
+    return {t: {f"{m}_p99": synth.percentile([b / 60 for b in minutes[(t, m)].values()], 0.99)
+                if (t, m) in minutes else None for m in metric.values()} for t in cluster.topics}
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +115,7 @@ def prom_run(spark, cluster: synth.Cluster, tmp_path_factory: pytest.TempPathFac
         + 'kafka_server_brokertopicmetrics_bytesin_total{instance="kafka-1:7071",topic="orders"} NaN 1740960000000\n'
         + "this is not a sample\n"
         + "".join(f"{line} {(synth.T0 + s) * 1000}\n" for line, s in REMOTE_LOG_SIZE)
+        + _remote_lines(cluster)
     )
     synth.write_log_dirs(root, SNAPSHOTS)
     inputs = IngestInputs(
@@ -144,10 +189,31 @@ def test_remote_log_size_bytes_gives_the_remote_bytes_apart_from_the_local_ones(
     assert profile["payments.ledger"].remote_log_size_bytes == 70
     assert profile["clicks-v2"].remote_log_size_bytes is None and not profile["clicks-v2"].remote_measured
     assert profile["orders"].storage_bytes == 950 + 1000  # local: the latest log-dirs snapshot, as before
-    # the copy meter is not read yet: no remote rate is claimed
-    assert all(r.remote_copy_bytes_p99 is None and r.remote_fetch_bytes_p99 is None for r in profile.values())
     names = pq.read_schema(out / "topic_profile.parquet").names
     assert names == [c[0] for c in TOPIC_COLUMNS + REMOTE_COLUMNS]
+
+
+@pytest.mark.slow
+def test_remote_copy_and_fetch_rates_are_the_p99_of_their_per_minute_sums(prom_run, spark, cluster: synth.Cluster,
+                                                                          tmp_path: Path) -> None:
+    """RemoteCopyBytesPerSec and RemoteFetchBytesPerSec counters (in three exporters' spellings) become the
+    profile's remote p99s exactly as a plain-Python computation gives them, null for a meter a topic never had; the
+    history keeps them, so a later run from the history alone gives the same figures; bytes-in/out are unchanged
+    (`test_profile_matches_plain_python`)."""
+    from pools.profile import load_profile
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    _, out, _, _, _ = prom_run
+    expected = expected_remote_p99(cluster)
+    assert expected["orders"]["remote_fetch_bytes_p99"] and expected["clicks-v2"]["remote_copy_bytes_p99"] is None
+    run(spark, IngestInputs(history=str(out / "history")), tmp_path / "hist", IngestParams(cluster="c"))
+    for profile in (load_profile(out), load_profile(tmp_path / "hist")):
+        for topic, want in expected.items():
+            got = {c: getattr(profile[topic], c) for c in want}
+            assert got == {c: pytest.approx(v, rel=1e-12) if v is not None else None for c, v in want.items()}, topic
+    history = pq.read_table(out / "history")
+    copied = [r for r in history.to_pylist() if r["topic"] == "orders" and r["remote_copy_bytes"] is not None]
+    assert len(copied) == 2 * 180 and all(r["remote_copy_bytes_interval_s"] is None for r in copied)  # 60 s windows
 
 
 @pytest.mark.slow

@@ -143,3 +143,32 @@ def test_other_series_are_no_remote_storage_metric(name, labels):
     from spark_jobs.metric_names import DEFAULT
 
     assert DEFAULT.remote(name, labels) is None
+
+
+@pytest.mark.parametrize(("name", "labels", "expected"), REMOTE_SPELLINGS)
+def test_the_remote_meters_are_minute_meters_and_their_size_gauge_is_not(name, labels, expected):
+    """What the readers keep per minute: the copy and fetch meters in every spelling (counter or rate gauge); the
+    RemoteLogSizeBytes gauge is a size, never a meter."""
+    from spark_jobs.metric_names import DEFAULT, Meter
+
+    found = DEFAULT.minute_meter(name, labels)
+    assert found == (None if expected[1] == "gauge" else Meter(*expected))
+    assert DEFAULT.minute_meter("kafka_server_BrokerTopicMetrics_BytesOut_total", {}) == Meter("bytes_out", "counter")
+
+
+def test_the_pull_finds_the_remote_meters_by_name_or_label_and_their_recording_rules() -> None:
+    """The Prometheus pull asks the server for a name `candidate` accepts, and for the meter label's values where the
+    name spells only the attribute (jmx_exporter without rules); the level:metric:operation convention names the
+    remote meters' recording rules too."""
+    from spark_jobs.metric_names import DEFAULT, Recorded
+
+    for name in ("kafka_server_brokertopicmetrics_remotecopybytes_total", "kafka_server_BrokerTopicMetrics_RemoteFetchBytes_total",
+                 "kafka_server_brokertopicmetrics_remotefetchbytespersec_oneminuterate"):
+        assert DEFAULT.candidate(name) and DEFAULT.meter_label_values(name) == ()
+    assert DEFAULT.meter_label_values("kafka_server_BrokerTopicMetrics_OneMinuteRate") == ("name", "metric")
+    assert not DEFAULT.candidate("kafka_server_brokertopicmetrics_remotelogsizebytes")  # a size: not pulled as a meter
+    assert DEFAULT.recorded("topic:kafka_server_brokertopicmetrics_remotecopybytes:rate1m") == Recorded(
+        "remote_copy_bytes", "rate", 60, True)
+    assert DEFAULT.recorded("instance_topic:kafka_server_brokertopicmetrics_remotefetchbytes:increase60s") == Recorded(
+        "remote_fetch_bytes", "increase", 60, False)
+    assert DEFAULT.recorded("topic:kafka_server_brokertopicmetrics_remotelogsizebytes:rate1m") is None

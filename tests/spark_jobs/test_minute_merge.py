@@ -23,16 +23,19 @@ from spark_jobs.history_contract import (
     GAP_MS,
     PARTIAL_MS,
     STEPS_DIR,
+    REMOTE_METRICS,
     STEPS_SCHEMA,
     THROUGHPUT_ARROW,
     steps_file,
     steps_files,
+    throughput_arrow,
 )
 from spark_jobs.minute_merge import _merge_partition, _pivot, _read_steps, pivot_minutes
 from spark_jobs.query_range import _StepsSink
 
 _MINUTE_MS = 60_000
 _METRICS = ("bytes_in", "bytes_out", "messages_in")
+_ALL = (*_METRICS, "remote_copy_bytes", "remote_fetch_bytes")  # the remote meters' columns only where one is there
 _KEYS = ["cluster", "broker_id", "topic", "minute_ms"]
 
 
@@ -66,13 +69,13 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
     metric = deltas.column("metric")
     sources = sorted(s for s in pc.unique(deltas.column("source")).to_pylist() if s is not None)
     columns = {k: deltas.column(k) for k in _KEYS}
-    for m in _METRICS:
+    for m in _ALL:
         mine = pc.equal(metric, m)
         columns[f"{m}_span"] = pc.if_else(mine, deltas.column("span_ms"), None)
         columns[m] = pc.if_else(mine, deltas.column("delta"), None)
     columns["reset"] = pc.cast(deltas.column("reset"), pa.int8())
     columns["rank"] = pc.index_in(deltas.column("source"), value_set=pa.array(sources, pa.string()))
-    aggregations = [(f"{m}_span", "sum") for m in _METRICS] + [(m, "sum") for m in _METRICS]
+    aggregations = [(f"{m}_span", "sum") for m in _ALL] + [(m, "sum") for m in _ALL]
     aggregations += [("reset", "max"), ("rank", "min")]
     rows = pa.table(columns).group_by(_KEYS, use_threads=False).aggregate(aggregations)
 
@@ -80,7 +83,7 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
         col = rows.column(name)
         return col.is_null().to_numpy(zero_copy_only=False), col.fill_null(0).to_numpy(zero_copy_only=False)
 
-    spans = {m: values(f"{m}_span_sum") for m in _METRICS}
+    spans = {m: values(f"{m}_span_sum") for m in _ALL}
     span = np.max([np.where(null, -1, s) for null, s in spans.values()], axis=0)
     keep = span >= 0
     rows, span = rows.filter(pa.array(keep)), span[keep]
@@ -98,25 +101,29 @@ def _arrow_pivot(deltas: pa.Table) -> pa.Table:
     series = list(zip(rows.column("cluster").to_pylist(), rows.column("topic").to_pylist(),
                       rows.column("broker_id").to_pylist()))
     minutes = rows.column("minute_ms").to_numpy(zero_copy_only=False)
-    for m in _METRICS:
+    remote = bool(pc.any(pc.is_in(metric, pa.array(_ALL[3:]))).as_py())
+    written = _ALL if remote else _METRICS
+    for m in written:
         null, total = values(f"{m}_sum")
         out[m] = pa.array(_carried(series, minutes, np.where(null, 0.0, total)), pa.int64(), mask=null)
-    for m in _METRICS[1:]:
+    for m in written[1:]:
         null, s = seconds[m]
         out[f"{m}_interval_s"] = pa.array(s, pa.int32(), mask=null | (s == interval))
     out["source"] = pa.array(sources, pa.string()).take(rows.column("rank_min"))
     out["flags"] = pa.array(flags, pa.int32())
-    return pa.table(out, schema=THROUGHPUT_ARROW)
+    schema = throughput_arrow(remote)
+    return pa.table({f.name: out[f.name] for f in schema}, schema=schema)
 
 
 @st.composite
 def _increases(draw) -> tuple[pa.Table, list[int]]:
     """Increases of a few series as the workers and Spark hand them over: duplicates and overlaps (several rows of a
     key, in several parts), resets, gaps, partial and long windows, topic totals beside per-broker rows, several
-    sources and clusters, metrics the pivot ignores, rows without a metric; the minutes dense, or sparse enough
+    sources and clusters, the remote meters (in half the draws), metrics the pivot ignores, rows without a metric; the minutes dense, or sparse enough
     to be grouped by sorting; and where to cut them into parts."""
     n = draw(st.integers(1, 120))
     sparse = draw(st.booleans())
+    remote = REMOTE_METRICS if draw(st.booleans()) else ()  # a history with tiered storage, or without
     minute = st.integers(0, 400_000 if sparse else 12).map(lambda k: k * _MINUTE_MS)
     if draw(st.booleans()):  # a caller's own increases need not start on the minute
         minute = st.one_of(minute, st.integers(0, 900_000))
@@ -124,7 +131,7 @@ def _increases(draw) -> tuple[pa.Table, list[int]]:
     rows = draw(st.lists(st.one_of(
         st.tuples(
             st.sampled_from(["c", "eu/prod"]), st.sampled_from([1, 2, 7, ALL_BROKERS]), st.sampled_from(["a", "b", "é", "zz"]),
-            st.sampled_from([*_METRICS, *_METRICS, "log_size"]), st.sampled_from(["prom_range", "prometheus", "prom"]),
+            st.sampled_from([*_METRICS, *_METRICS, "log_size", *remote]), st.sampled_from(["prom_range", "prometheus", "prom"]),
             st.sampled_from([False, False, True]), st.one_of(half, st.floats(0, 1e12)), minute,
             st.one_of(st.sampled_from([60_000, 30_000, 44_999, 45_000, 90_000, 90_001, 61_500, 180_000, 500, 1_500, 2_500]), st.integers(1, 900_000)),
         ),
@@ -153,7 +160,7 @@ def test_the_integer_keyed_pivot_gives_the_arrow_aggregations_rows(increases, en
             first.setdefault((r["cluster"], r["broker_id"], r["topic"], r["minute_ms"] * 1000), i)
     want = sorted(expected.to_pylist(), key=lambda r: first[(r["cluster"], r["broker_id"], r["topic"], _us(r["ts"]))])
     assert got.to_pylist() == want
-    assert got.equals(pa.Table.from_pylist(want, schema=THROUGHPUT_ARROW))
+    assert got.equals(pa.Table.from_pylist(want, schema=expected.schema))
 
 
 @given(_increases())
@@ -282,3 +289,30 @@ def test_an_increase_seen_in_two_minutes_sums_to_prometheus_increase() -> None:
     later = deltas.set_column(7, "minute_ms", pa.array([r[1] * _MINUTE_MS + 86_400_000 for r in rows], pa.int64()))
     both = pivot_minutes(pa.concat_tables([deltas, later]))
     assert both.column("bytes_in").to_pylist() == out.column("bytes_in").to_pylist() * 2
+
+
+def test_the_remote_meters_are_pivoted_as_counters_and_absent_without_them() -> None:
+    """RemoteCopyBytesPerSec and RemoteFetchBytesPerSec increases become the remote columns exactly as bytes-out's
+    (summed, own window where it differs from bytes-in's, a reset flagged); increases without them give the three
+    meters' schema alone, so a history without tiered storage keeps its bytes."""
+    rows = [  # metric, reset, delta, minute, span
+        ("bytes_in", False, 600.0, 0, 60_000), ("remote_copy_bytes", False, 1200.0, 0, 60_000),
+        ("remote_fetch_bytes", False, 30.0, 0, 60_000), ("remote_fetch_bytes", False, 15.0, 0, 30_000),
+        ("bytes_in", False, 60.0, 60_000, 60_000), ("remote_copy_bytes", True, 500.0, 60_000, 120_000),
+        ("remote_fetch_bytes", False, 7.0, 180_000, 60_000),
+    ]
+    deltas = pa.table({"cluster": ["c"] * len(rows), "broker_id": pa.array([1] * len(rows), pa.int32()),
+                       "topic": ["t"] * len(rows), "metric": [r[0] for r in rows], "source": ["prom"] * len(rows),
+                       "reset": [r[1] for r in rows], "delta": [r[2] for r in rows],
+                       "minute_ms": [r[3] for r in rows], "span_ms": [r[4] for r in rows]}, schema=DELTA_FIELDS)
+    got = pivot_minutes(deltas)
+    assert got.schema == throughput_arrow(True)
+    picked = [(r["ts"].minute, r["interval_s"], r["bytes_in"], r["remote_copy_bytes"], r["remote_copy_bytes_interval_s"],
+               r["remote_fetch_bytes"], r["remote_fetch_bytes_interval_s"], r["flags"]) for r in got.to_pylist()]
+    assert picked == [
+        (0, 60, 600, 1200, None, 45, 90, 0),  # fetch: two windows of one minute, 90 s together
+        (1, 60, 60, 500, 120, None, None, FLAG_RESET | FLAG_GAP),  # a re-created copy meter over a 2-minute gap
+        (3, 60, None, None, None, 7, None, 0),  # a minute of the fetch meter alone
+    ]
+    local = deltas.filter(pc.invert(pc.starts_with(deltas.column("metric"), "remote_")))
+    assert pivot_minutes(local).schema == THROUGHPUT_ARROW

@@ -217,8 +217,8 @@ def test_a_compressed_file_gives_the_records_of_its_text(tmp_path: Path, suffix:
 
 def test_remote_log_size_bytes_is_a_size_without_a_partition_in_every_exporter_spelling() -> None:
     """Kafka's ``kafka.server:type=BrokerTopicMetrics,name=RemoteLogSizeBytes,topic=<t>`` gauge as jmx_exporter's
-    kafka-2_0_0 ``Value`` rule names it (lower-cased or not) and as its default export does; the remote copy and
-    fetch meters are not read (yet), and a local log size still needs its partition."""
+    kafka-2_0_0 ``Value`` rule names it (lower-cased or not) and as its default export does; the remote copy meter's
+    counter is a counter, another remote gauge is not read, and a local log size still needs its partition."""
     at = 1740960000000
     lines = [
         f'kafka_server_brokertopicmetrics_remotelogsizebytes{{instance="kafka-1:7071",topic="orders"}} 7.5E11 {at}',
@@ -235,8 +235,39 @@ def test_remote_log_size_bytes_is_a_size_without_a_partition_in_every_exporter_s
         ("size", None, "remote_log_size", 1, "orders", None, 7.5e11),
         ("size", None, "remote_log_size", 2, "orders", None, 2e11),
         ("size", None, "remote_log_size", 1, "logs", None, 5.0),
-        ("ignored", "other_metric", None, 1, "orders", None, None),
+        ("counter", None, "remote_copy_bytes", 1, "orders", None, 9.0),
         ("ignored", "other_metric", None, 1, "x", None, None),
         ("ignored", "broker_total", None, 1, None, None, None),
         ("rejected", "bad_partition", None, 1, "orders", None, None),
+    ]
+
+
+def test_the_remote_copy_and_fetch_meters_are_counters_in_every_exporter_spelling() -> None:
+    """Kafka's ``RemoteCopyBytesPerSec`` and ``RemoteFetchBytesPerSec`` BrokerTopicMetrics meters: their ``Count`` in
+    every spelling `MetricNames.remote` knows is a counter record of ``remote_copy_bytes`` / ``remote_fetch_bytes``;
+    a rate gauge of them is not read from text (the counter is there), nor their broker-wide series."""
+    at = 1740960000000
+    i = 'instance="kafka-1:7071"'
+    lines = [
+        f'kafka_server_brokertopicmetrics_remotecopybytes_total{{{i},topic="a"}} 1 {at}',  # kafka-2_0_0, lower-cased
+        f'kafka_server_BrokerTopicMetrics_RemoteFetchBytes_total{{{i},topic="a"}} 2 {at}',  # kafka-2_0_0
+        f'kafka_server_brokertopicmetrics_remotefetchbytespersec{{{i},topic="a"}} 3 {at}',  # Confluent's Count
+        f'kafka_server_brokertopicmetrics_remotecopybytespersec_count{{{i},topic="a"}} 4 {at}',
+        f'kafka_server_BrokerTopicMetrics_Count{{{i},name="RemoteCopyBytesPerSec",topic="a"}} 5 {at}',  # no rules
+        f'kafka_topic_RemoteFetchBytesPerSec_total{{{i},metric="RemoteFetchBytesPerSec",topic="a"}} 6 {at}',
+        f'kafka_server_BrokerTopicMetrics_OneMinuteRate{{{i},name="RemoteFetchBytesPerSec",topic="a"}} 7 {at}',
+        f'kafka_server_brokertopicmetrics_remotecopybytes_total{{{i}}} 8 {at}',  # the broker's total
+        f'kafka_server_BrokerTopicMetrics_Count{{{i},name="RemoteCopyErrorsPerSec",topic="a"}} 9 {at}',
+    ]
+    rows = prom_text._records([line.encode() for line in lines], {"kafka-1:7071": 1}).to_pylist()
+    assert [(r["kind"], r["reason"], r["metric"], r["value"]) for r in rows] == [
+        ("counter", None, "remote_copy_bytes", 1.0),
+        ("counter", None, "remote_fetch_bytes", 2.0),
+        ("counter", None, "remote_fetch_bytes", 3.0),
+        ("counter", None, "remote_copy_bytes", 4.0),
+        ("counter", None, "remote_copy_bytes", 5.0),
+        ("counter", None, "remote_fetch_bytes", 6.0),
+        ("ignored", "other_metric", None, None),
+        ("ignored", "broker_total", None, None),
+        ("ignored", "other_metric", None, None),
     ]

@@ -834,3 +834,62 @@ def test_a_response_gets_its_name_only_when_it_is_a_whole_range_result(tmp_path:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+class _Names:
+    """A server index answering the label-values API over fixed series (what `discover` asks)."""
+
+    def __init__(self, series: list[dict[str, str]]) -> None:
+        self.series = series
+
+    def get_json(self, path: str, params) -> list[str]:
+        import re
+
+        label = path.removeprefix("/api/v1/label/").removesuffix("/values")
+        match = dict(params).get("match[]", "")
+        equal = dict(re.findall(r'(\w+)="([^"]*)"', match))
+        chosen = [s for s in self.series if all(s.get(k) == v for k, v in equal.items())
+                  and ('topic!=""' not in match or s.get("topic"))]
+        return sorted({s[label] for s in chosen if label in s})
+
+
+def test_the_pull_discovers_the_remote_meters_beside_the_three_and_reads_back_what_it_asked() -> None:
+    """Kafka's RemoteCopyBytesPerSec and RemoteFetchBytesPerSec on the server (by name, or in jmx_exporter's ``name``
+    label) are pulled as meters of their own, a counter before a rate gauge; the RemoteLogSizeBytes gauge is not
+    a meter; the spool's names and the server's increase() answers read back as the remote metrics."""
+    from dataclasses import replace
+
+    from spark_jobs.metric_names import DEFAULT
+    from spark_jobs.prometheus import PrometheusSource, _requests, discover
+    from spark_jobs.query_range import _metric
+
+    topic = {"instance": "k1:7071", "topic": "orders"}
+    server = _Names([
+        {"__name__": "kafka_server_brokertopicmetrics_bytesin_total", **topic},
+        {"__name__": "kafka_server_brokertopicmetrics_remotecopybytes_total", **topic},
+        {"__name__": "kafka_server_BrokerTopicMetrics_Count", "name": "RemoteFetchBytesPerSec", **topic},
+        {"__name__": "kafka_server_BrokerTopicMetrics_OneMinuteRate", "name": "RemoteFetchBytesPerSec", **topic},
+        {"__name__": "kafka_server_brokertopicmetrics_remotelogsizebytes", **topic},
+        {"__name__": "kafka_server_brokertopicmetrics_remotecopybytes_total", "instance": "k1:7071"},  # broker total
+    ])
+    source = PrometheusSource("http://p:9090", datetime(2025, 3, 3, tzinfo=timezone.utc),
+                              datetime(2025, 3, 4, tzinfo=timezone.utc))
+    found = discover(server, source)
+    used = {s.metric: (s.name, dict(s.match), s.type) for s in found if s.used}
+    assert used == {
+        "bytes_in": ("kafka_server_brokertopicmetrics_bytesin_total",
+                     {"__name__": "kafka_server_brokertopicmetrics_bytesin_total"}, "counter"),
+        "remote_copy_bytes": ("kafka_server_brokertopicmetrics_remotecopybytes_total",
+                              {"__name__": "kafka_server_brokertopicmetrics_remotecopybytes_total"}, "counter"),
+        "remote_fetch_bytes": ("kafka_server_BrokerTopicMetrics_Count",
+                               {"__name__": "kafka_server_BrokerTopicMetrics_Count", "name": "RemoteFetchBytesPerSec"},
+                               "counter"),
+    }
+    assert [(s.metric, s.type) for s in found if not s.used] == [("remote_fetch_bytes", "rate")]
+    # counters come back with their own names and labels; the server's increase() results by the spool file's name
+    assert _metric("kafka_server_BrokerTopicMetrics_Count", {"name": "RemoteFetchBytesPerSec"}, DEFAULT)[0] == (
+        "remote_fetch_bytes")
+    requests = _requests(replace(source, query="increase"), source.days(), Path("/spool"), found)
+    fetch = [r for r in requests if 'name="RemoteFetchBytesPerSec"' in r.params["query"]]
+    assert fetch and all(r.params["query"].startswith("sum by (instance, pod, topic) (increase(") for r in fetch)
+    assert {_metric(r.target.name.rsplit("-", 4)[0], {}, DEFAULT)[0] for r in fetch} == {"remote_fetch_bytes"}

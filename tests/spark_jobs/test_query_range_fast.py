@@ -143,3 +143,24 @@ def test_brackets_and_quotes_in_labels_around_chunk_cuts(labels: list[str], cut:
     cut = cut % len(text) or 1
     out = [json.loads(p) for k, p in split_result(iter([text[:cut], text[cut:]])) if k == SERIES]
     assert out == series
+
+
+@pytest.mark.parametrize(("name", "labels", "metric", "kind"), [
+    ("kafka_server_brokertopicmetrics_remotecopybytes_total", {}, "remote_copy_bytes", "counter"),
+    ("kafka_server_BrokerTopicMetrics_Count", {"name": "RemoteFetchBytesPerSec"}, "remote_fetch_bytes", "counter"),
+    ("kafka_server_brokertopicmetrics_remotefetchbytespersec_count", {}, "remote_fetch_bytes", "counter"),
+    ("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "RemoteCopyBytesPerSec"}, "remote_copy_bytes",
+     "increase"),  # a rate gauge: the rate of each step
+    ("instance_topic:kafka_server_brokertopicmetrics_remotecopybytes:increase60s", {}, "remote_copy_bytes", "increase"),
+    ("kafka_server_brokertopicmetrics_remotelogsizebytes", {}, None, "ignored"),
+])
+def test_the_remote_meters_are_read_in_the_spellings_the_pull_writes(tmp_path: Path, name: str, labels: dict[str, str],
+                                                                     metric: str | None, kind: str) -> None:
+    """A query_range document of a tiered-storage meter (as exported, or as the pull's spool names it): counter or
+    pre-aggregated records of ``remote_copy_bytes`` / ``remote_fetch_bytes``; the size gauge is no meter here."""
+    series = {"metric": {"__name__": name, "instance": "7", "topic": "orders", **labels},
+              "values": [[1_700_000_000, "100"], [1_700_000_060, "250"]]}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [series]}}))
+    rows = [r for b in parse_file(str(path), ReaderOptions("c")) for r in pa.Table.from_batches([b]).to_pylist()]
+    assert {(r["kind"], r["metric"]) for r in rows} == {(kind, metric)}

@@ -165,3 +165,25 @@ def test_scrape_rounds_in_one_pass_equal_the_window_functions(spark) -> None:
     got = sorted(_rounds(times).collect())
     assert got == sorted(_rounds_by_windows(times).collect())
     assert len(got) == len(set(rows)) and any(r.prev_round_ms is None for r in got)
+
+
+def test_the_remote_meters_follow_the_counter_rules_beside_the_others(spark) -> None:
+    """RemoteCopyBytesPerSec and RemoteFetchBytesPerSec counters go through the rules bytes-in goes through: a reset
+    counts the new meter's value and flags the row, a meter created mid-history counts from 0, a missed scrape
+    lengthens only that meter's window; their rows join the same (broker, topic, minute) rows."""
+    from spark_jobs.history_contract import FLAG_RESET
+    from spark_jobs.rates import minute_rows, sample_steps
+
+    samples = [(1, "a", "bytes_in", T0 + k * M, 1000 * k) for k in range(6)]
+    copy = {0: 100, 1: 400, 2: 50, 3: 250, 4: 300, 5: 900}  # a reset at 2 (the meter re-created)
+    samples += [(1, "a", "remote_copy_bytes", T0 + k * M, v) for k, v in copy.items()]
+    fetch = {2: 70, 3: 90, 5: 150}  # created at 2 (counts from 0 over the round before), scrape 4 lost
+    samples += [(1, "a", "remote_fetch_bytes", T0 + k * M, v) for k, v in fetch.items()]
+    rows = {int(r["ts"].timestamp() * 1000 - T0) // M: r.asDict()
+            for r in minute_rows(sample_steps(_rows(spark, samples)), remote=True).collect()}
+    assert {m: r["remote_copy_bytes"] for m, r in rows.items()} == {0: 300, 1: 50, 2: 200, 3: 50, 4: 600}
+    assert {m: (r["remote_fetch_bytes"], r["remote_fetch_bytes_interval_s"]) for m, r in rows.items()} == {
+        0: (None, None), 1: (70, None), 2: (20, None), 3: (60, 120), 4: (None, None)}
+    assert {m for m, r in rows.items() if r["flags"] & FLAG_RESET} == {1}  # the copy reset and the fetch creation
+    assert all(r["bytes_in"] == 1000 and r["interval_s"] == 60 for r in rows.values())
+    assert "remote_copy_bytes" not in minute_rows(sample_steps(_rows(spark, samples))).columns

@@ -78,6 +78,27 @@ def test_a_timestamp_beyond_a_long_is_a_bad_timestamp_not_a_failed_read(spark, t
     assert sorted(tuple(r) for r in rows) == [("counter", None, 1740960000000), ("rejected", "bad_timestamp", None)]
 
 
+def test_the_remote_copy_and_fetch_meters_are_counters_on_both_paths(spark, tmp_path: Path) -> None:
+    """jolokia2's ``field_prefix = "$1."`` spellings of Kafka's tiered-storage meters (``RemoteCopyBytesPerSec.Count``,
+    ``RemoteFetchBytesPerSec.Count``) are counters by the workers and by Spark's JSON reader alike; their rate
+    gauges are other fields."""
+    from spark_jobs.records import RECORD_SCHEMA, STAGED_SCHEMA
+    from spark_jobs.telegraf import read_telegraf, stage_telegraf
+
+    fields = '{"RemoteCopyBytesPerSec.Count":7,"RemoteFetchBytesPerSec.Count":9,"RemoteFetchBytesPerSec.OneMinuteRate":1}'
+    line = '{"fields":%s,"name":"kafka_topic","tags":{"jolokia_agent_url":"7","topic":"a"},"timestamp":1740960000}\n'
+    path = tmp_path / "t.json"
+    path.write_text(line % fields)
+    want = [("counter", None, "remote_copy_bytes", 7.0), ("counter", None, "remote_fetch_bytes", 9.0),
+            ("ignored", "other_field", None, None)]
+    by_spark = read_telegraf(spark, [str(path)], ReaderOptions("c")).select("kind", "reason", "metric", "value")
+    assert sorted(tuple(r) for r in by_spark.collect()) == want
+    rest = stage_telegraf(spark, [str(path)], str(tmp_path / "staged"), ReaderOptions("c"))
+    worker = spark.read.schema(STAGED_SCHEMA).parquet(str(tmp_path / "staged")).select(*RECORD_SCHEMA.fieldNames())
+    assert rest is None  # Telegraf's own line: read by the workers, nothing left to Spark
+    assert sorted(tuple(r) for r in worker.select("kind", "reason", "metric", "value").collect()) == want
+
+
 def _telegraf_lines(seed: int) -> bytes:
     """A few brokers' Telegraf lines over an hour (counters rising, partition sizes), as Telegraf writes them, with a
     few lines of other spellings among them."""
