@@ -258,6 +258,12 @@ def _replica_rows(rows: np.ndarray, count: np.ndarray, form: Callable[[Iterable[
     return out.tolist()
 
 
+def _rows(replicas: np.ndarray, n: int) -> np.ndarray:
+    """``replicas`` as an (n, width) int64 array (an empty table has width 0)."""
+    replicas = np.asarray(replicas, dtype=np.int64)
+    return replicas.reshape(n, -1) if n else replicas.reshape(0, replicas.shape[-1] if replicas.ndim == 2 else 0)
+
+
 def _padded(rows: np.ndarray, width: int) -> np.ndarray:
     """``rows`` (broker ids, -1 padding) widened to ``width`` columns."""
     if rows.shape[1] >= width:
@@ -289,12 +295,12 @@ class PartitionTable(Sequence[PartitionMove]):
             if reasons:
                 raise ValueError("PartitionTable: reasons need rows in (topic, partition) order")
             topic, partition, old, new, size = topic[order], partition[order], old[order], new[order], size[order]
+        old, new = _rows(old, len(order)), _rows(new, len(order))
         width = max(old.shape[1], new.shape[1])
         self.topics = tuple(topics)
         self.topic = np.asarray(topic, dtype=np.int64)
         self.partition = np.asarray(partition, dtype=np.int64)
-        self.old = _padded(np.asarray(old, dtype=np.int64).reshape(len(order), -1), width)
-        self.new = _padded(np.asarray(new, dtype=np.int64).reshape(len(order), -1), width)
+        self.old, self.new = _padded(old, width), _padded(new, width)
         self.size = np.asarray(size, dtype=np.int64)
         self.reasons: Mapping[int, Reason] = dict(reasons or {})
 

@@ -89,3 +89,10 @@ def test_reasons_stay_on_the_rows_that_move() -> None:
     bare = replace(_plan(table), partitions=table.with_reasons({}))
     assert all(m.reason is None for m in bare.partitions)
     assert '"reason"' not in plan_to_json(bare) and '"reason"' in plan_to_json(_plan(table))
+
+
+@pytest.mark.parametrize("old", [np.zeros(0), np.zeros((0, 3))])
+def test_an_empty_table_has_no_moves_and_equals_an_empty_plan(old: np.ndarray) -> None:
+    table = PartitionTable((), np.zeros(0), np.zeros(0), old, old, np.zeros(0))
+    assert list(table) == [] and list(table.moves) == [] and int(table.copied.sum()) == 0
+    assert PartitionTable.from_moves(()).old.shape[0] == 0
