@@ -166,22 +166,25 @@ def add_loads(load: np.ndarray, rows: np.ndarray, follower: np.ndarray, extra: n
     array([[ 3.],
            [36.]])
     """
-    part, _ = np.nonzero(rows >= 0)
+    part, slot = np.nonzero(rows >= 0)
     lead = np.flatnonzero(rows[:, 0] >= 0) if rows.shape[1] else np.zeros(0, dtype=np.int64)
-    return _added(load, np.concatenate((rows[rows >= 0], rows[lead, 0])), np.concatenate((follower[part], extra[lead])))
+    return _added(load, np.concatenate((rows[part, slot], rows[lead, 0])), (follower, part), (extra, lead))
 
 
-def _added(load: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``load`` (B, K) plus each row of ``values`` on the row of ``load`` that ``index`` names, the floats added in
-    the order ``np.add.at`` adds them, with one `np.bincount` per column (``np.add.at`` is slow on large arrays).
+def _added(load: np.ndarray, index: np.ndarray, *sources: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``load`` (B, K) plus rows of load on the rows of ``load`` that ``index`` names: each ``(values, rows)`` of
+    ``sources`` in turn contributes ``values[rows]``. The floats are added in the order ``np.add.at`` adds them,
+    with one `np.bincount` per column (``np.add.at`` is slow on large arrays, and a column is gathered at a time).
 
-    >>> _added(np.ones((2, 1)), np.array([1, 0, 1]), np.array([[2.0], [3.0], [4.0]])).tolist()
+    >>> _added(np.ones((2, 1)), np.array([1, 0, 1]), (np.array([[2.0], [3.0]]), np.array([0, 1])),
+    ...        (np.array([[4.0]]), np.array([0]))).tolist()
     [[4.0], [7.0]]
     """
     at = np.concatenate((np.arange(len(load)), index))
     out = np.empty((len(load), load.shape[1]))
     for k in range(load.shape[1]):
-        out[:, k] = np.bincount(at, weights=np.concatenate((load[:, k], values[:, k])), minlength=len(load))
+        weights = np.concatenate((load[:, k], *(values[:, k][rows] for values, rows in sources)))
+        out[:, k] = np.bincount(at, weights=weights, minlength=len(load))
     return out
 
 
@@ -270,7 +273,7 @@ def fill_pool(
         kept[span] = _rack_diverse(rep_local[span], kept[span], rack, int(rf[i]), n_racks)
     follower, extra = replica_loads(loads, parts, rf)
     load = np.zeros((n_b, 4)) if base is None else np.array(base, dtype=float)
-    load = _added(load, rep_local[kept], follower[row[kept]])
+    load = _added(load, rep_local[kept], (follower, row[kept]))
     leader_pos = a.part_leader[parts]
     first = np.zeros(len(parts), dtype=bool)
     first[row[kept & (flat == starts[row])]] = True
@@ -293,10 +296,10 @@ def fill_pool(
         reps.remove(int(lead[i]))
         target[i, : rf[i]] = [int(lead[i])] + reps
     done = np.flatnonzero(settled)
-    load = _added(load, local[target[done, 0]], extra[done])
+    load = _added(load, local[target[done, 0]], (extra, done))
     lead_in = np.flatnonzero(stuck & (target[:, 0] >= 0))
     lead_in = lead_in[local[target[lead_in, 0]] >= 0]
-    load = _added(load, local[target[lead_in, 0]], extra[lead_in])
+    load = _added(load, local[target[lead_in, 0]], (extra, lead_in))
 
     heaps = _RackHeaps(load, np.asarray(limit, dtype=float), rack, excluded)
     todo = np.flatnonzero(~settled & ~stuck)
