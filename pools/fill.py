@@ -138,10 +138,13 @@ def current_targets(a: ClusterArrays) -> np.ndarray:
 
 def held_mask(snapshot: ClusterSnapshot, keys: Collection[tuple[str, int]]) -> np.ndarray:
     """Per partition of the snapshot: whether it is one of ``keys`` (e.g. those `pools.health` holds)."""
-    held = np.zeros(len(snapshot.partitions), dtype=bool)
-    if keys:
-        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in keys]] = True
-    return held
+    if not keys:
+        return np.zeros(len(snapshot.partitions), dtype=bool)
+    a = cluster_arrays(snapshot)  # one pass over the keys, none per partition
+    topic_pos = {t: i for i, t in enumerate(a.topics)}
+    stride = int(a.part_id.max(initial=0)) + 1
+    wanted = [topic_pos[t] * stride + p for t, p in keys if t in topic_pos and 0 <= p < stride]
+    return np.isin(a.part_topic * stride + a.part_id, np.array(wanted, dtype=np.int64))
 
 
 def load_on(a: ClusterArrays, brokers: np.ndarray, rows: np.ndarray, follower: np.ndarray,
