@@ -861,19 +861,16 @@ def _reorder(rows: np.ndarray, leaders: np.ndarray) -> np.ndarray:
 def _keep_leaders(state: PoolState, band: _Band, target: np.ndarray) -> np.ndarray:
     """Undo preferred-leader changes the solution does not need: where the current preferred leader is still a
     replica, give it the lead back when that breaks no limit or band the placement meets."""
-    load = state_loads(state, target)
+    loads, bounds = state_loads(state, target).tolist(), band.bounds()  # one try after another: Python floats
     out = target.copy()
     for i in np.flatnonzero((out[:, 0] != state.preferred) & (state.preferred >= 0)).tolist():
         p, now = int(state.preferred[i]), int(out[i, 0])
         if p not in out[i].tolist():
             continue
-        after = load.copy()
-        after[now] -= state.extra[i]
-        after[p] += state.extra[i]
-        d0, u0 = band.excess(load)
-        d1, u1 = band.excess(after)
-        if (d1 <= np.maximum(d0, _TOL)).all() and (u1 <= np.maximum(u0, _TOL)).all():
-            load = after
+        extra = state.extra[i].tolist()
+        after = {now: [v - x for v, x in zip(loads[now], extra)], p: [v + x for v, x in zip(loads[p], extra)]}
+        if _no_worse(bounds, loads, after):  # only the two brokers' loads change
+            loads[now], loads[p] = after[now], after[p]
             out[i] = _reorder(out[i : i + 1], np.array([p]))[0]
     return out
 
@@ -945,7 +942,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     band = _Band(state, goal)
     out = np.array(target, dtype=np.int64)
     racks = len(pool_racks(state))
-    load = state_loads(state, out)
+    loads = state_loads(state, out).tolist()
     # only rows that differ from their current replicas can move (an equal row is its own canonical form), and
     # only those with a current replica in the pool can be undone: the Python work below is per such row
     held = state.holders
@@ -962,7 +959,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     moving.sort(key=lambda i: (-copied[i], i))
     # the passes are sequential (each undo changes the loads the next one is judged by), so they run on Python
     # floats, a few brokers per try; a row is tried again only once a broker it touches has changed
-    loads, bounds, rack = load.tolist(), band.bounds(), state.rack.tolist()
+    bounds, rack = band.bounds(), state.rack.tolist()
     carried = {i: (state.follower[i].tolist(), state.extra[i].tolist()) for i in moving}
     changed, step, kept = [0] * len(loads), 0, {}  # kept: the step at which a row's undoing was last refused
     while True:  # passes: an undone move can make room for another (each undo brings a row nearer its current)
@@ -990,8 +987,7 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     for i, row in rows.items():
         out[i] = -1
         out[i, : len(row)] = row
-    load = np.array(loads, dtype=float).reshape(load.shape)
-    why = {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
+    why = {i: _reason(state, band, rack, racks, loads, i, rows[i], lists[i]) for i in moving}
     return out, {i: r for i, r in why.items() if r is not None}
 
 
@@ -1069,20 +1065,21 @@ def _no_worse(bounds: list[list[tuple[int, float, float, float]]], loads: list[l
     return True
 
 
-def _reason(state: PoolState, band: _Band, racks: int, load: np.ndarray, i: int, row: list[int],
-            now: list[int]) -> Reason | None:
+def _reason(state: PoolState, band: _Band, rack: list[int], racks: int, loads: list[list[float]], i: int,
+            row: list[int], now: list[int]) -> Reason | None:
     """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the rack spread, else the first
     rule in the order relieve (a broker further over its limit), balance (further above its band), fill (further
     below it), and within that rule the broker and dimension it puts furthest outside. None where the current
-    replicas are not all in the pool or their count changes (the caller names why)."""
+    replicas are not all in the pool or their count changes (the caller names why). ``rack``: the pool brokers'
+    rack codes, ``racks`` the pool's rack count, ``loads`` the brokers' loads."""
     if len(now) != len(row):  # a current replica outside the pool (no position here), or a new factor
         return None
-    if not _spans(state.rack.tolist(), racks, now):
+    if not _spans(rack, racks, now):
         return Reason(ReasonRule.RACK_SPREAD)
-    after = _shift(load.tolist(), (state.follower[i].tolist(), state.extra[i].tolist()), row, now)
+    after = _shift(loads, (state.follower[i].tolist(), state.extra[i].tolist()), row, now)
     brokers = sorted(after)
     block = np.array([after[b] for b in brokers])
-    down0, up0 = band.excess_of(load[brokers], brokers)
+    down0, up0 = band.excess_of(np.array([loads[b] for b in brokers]), brokers)
     down1, up1 = band.excess_of(block, brokers)
     above = down1 - np.maximum(down0, _TOL)
     over_limit = block > band.limit[brokers]
