@@ -138,10 +138,13 @@ def current_targets(a: ClusterArrays) -> np.ndarray:
 
 def held_mask(snapshot: ClusterSnapshot, keys: Collection[tuple[str, int]]) -> np.ndarray:
     """Per partition of the snapshot: whether it is one of ``keys`` (e.g. those `pools.health` holds)."""
-    held = np.zeros(len(snapshot.partitions), dtype=bool)
-    if keys:
-        held[[i for i, p in enumerate(snapshot.partitions) if (p.topic, p.partition) in keys]] = True
-    return held
+    if not keys:
+        return np.zeros(len(snapshot.partitions), dtype=bool)
+    a = cluster_arrays(snapshot)  # one pass over the keys, none per partition
+    topic_pos = {t: i for i, t in enumerate(a.topics)}
+    stride = int(a.part_id.max(initial=0)) + 1
+    wanted = [topic_pos[t] * stride + p for t, p in keys if t in topic_pos and 0 <= p < stride]
+    return np.isin(a.part_topic * stride + a.part_id, np.array(wanted, dtype=np.int64))
 
 
 def load_on(a: ClusterArrays, brokers: np.ndarray, rows: np.ndarray, follower: np.ndarray,
@@ -166,13 +169,25 @@ def add_loads(load: np.ndarray, rows: np.ndarray, follower: np.ndarray, extra: n
     array([[ 3.],
            [36.]])
     """
-    part, _ = np.nonzero(rows >= 0)
+    part, slot = np.nonzero(rows >= 0)
     lead = np.flatnonzero(rows[:, 0] >= 0) if rows.shape[1] else np.zeros(0, dtype=np.int64)
-    index = np.concatenate((np.arange(len(load)), rows[rows >= 0], rows[lead, 0]))
+    return _added(load, np.concatenate((rows[part, slot], rows[lead, 0])), (follower, part), (extra, lead))
+
+
+def _added(load: np.ndarray, index: np.ndarray, *sources: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``load`` (B, K) plus rows of load on the rows of ``load`` that ``index`` names: each ``(values, rows)`` of
+    ``sources`` in turn contributes ``values[rows]``. The floats are added in the order ``np.add.at`` adds them,
+    with one `np.bincount` per column (``np.add.at`` is slow on large arrays, and a column is gathered at a time).
+
+    >>> _added(np.ones((2, 1)), np.array([1, 0, 1]), (np.array([[2.0], [3.0]]), np.array([0, 1])),
+    ...        (np.array([[4.0]]), np.array([0]))).tolist()
+    [[4.0], [7.0]]
+    """
+    at = np.concatenate((np.arange(len(load)), index))
     out = np.empty((len(load), load.shape[1]))
     for k in range(load.shape[1]):
-        weights = np.concatenate((load[:, k], follower[part, k], extra[lead, k]))
-        out[:, k] = np.bincount(index, weights=weights, minlength=len(load))
+        weights = np.concatenate((load[:, k], *(values[:, k][rows] for values, rows in sources)))
+        out[:, k] = np.bincount(at, weights=weights, minlength=len(load))
     return out
 
 
@@ -261,7 +276,7 @@ def fill_pool(
         kept[span] = _rack_diverse(rep_local[span], kept[span], rack, int(rf[i]), n_racks)
     follower, extra = replica_loads(loads, parts, rf)
     load = np.zeros((n_b, 4)) if base is None else np.array(base, dtype=float)
-    np.add.at(load, rep_local[kept], follower[row[kept]])
+    load = _added(load, rep_local[kept], (follower, row[kept]))
     leader_pos = a.part_leader[parts]
     first = np.zeros(len(parts), dtype=bool)
     first[row[kept & (flat == starts[row])]] = True
@@ -284,29 +299,32 @@ def fill_pool(
         reps.remove(int(lead[i]))
         target[i, : rf[i]] = [int(lead[i])] + reps
     done = np.flatnonzero(settled)
-    np.add.at(load, local[target[done, 0]], extra[done])
+    load = _added(load, local[target[done, 0]], (extra, done))
     lead_in = np.flatnonzero(stuck & (target[:, 0] >= 0))
     lead_in = lead_in[local[target[lead_in, 0]] >= 0]
-    np.add.at(load, local[target[lead_in, 0]], extra[lead_in])
+    load = _added(load, local[target[lead_in, 0]], (extra, lead_in))
 
     heaps = _RackHeaps(load, np.asarray(limit, dtype=float), rack, excluded)
     todo = np.flatnonzero(~settled & ~stuck)
     order = todo[np.lexsort((a.part_id[parts[todo]], a.part_topic[parts[todo]], -a.part_size[parts[todo]]))]
+    # one partition after another (each pick moves the loads the next one reads): Python lists, no numpy scalars
+    rf_of, offset_of, slot_of, kept_of = rf.tolist(), offsets.tolist(), rep_pos.tolist(), kept.tolist()
+    local_of, ids_of, leader_of = local.tolist(), brokers.tolist(), leader_pos.tolist()
+    first_of, current_of, known = first.tolist(), current.tolist(), a.n_brokers
     short = 0
-    for i in order.tolist():
-        k = int(rf[i])
-        span = slice(int(offsets[i]), int(offsets[i]) + k)
-        was = rep_pos[span].tolist()
-        slots = [b if keep else -1 for b, keep in zip(was, kept[span].tolist(), strict=True)]
+    for i, own, lead_extra in zip(order.tolist(), follower[order].tolist(), extra[order].tolist(), strict=True):
+        k, o = rf_of[i], offset_of[i]
+        was = slot_of[o : o + k]
+        slots = [b if keep else -1 for b, keep in zip(was, kept_of[o : o + k], strict=True)]
         chosen = [b for b in slots if b >= 0]
-        chosen_local = [int(local[b]) for b in chosen]
+        chosen_local = [local_of[b] for b in chosen]
         picks = []
         while len(chosen) < k:
             pick = heaps.least_loaded(chosen_local)
             if pick is None:
                 break
-            heaps.add(pick, follower[i])
-            picks.append(int(brokers[pick]))
+            heaps.add(pick, own)
+            picks.append(ids_of[pick])
             chosen.append(picks[-1])
             chosen_local.append(pick)
         missing = k - len(chosen)
@@ -314,19 +332,19 @@ def fill_pool(
         for j, b in enumerate(slots):  # replace in place; a pool too small keeps replicas from outside it
             if b >= 0:
                 continue
-            if missing and was[j] < a.n_brokers and was[j] not in slots and was[j] not in picks:
+            if missing and was[j] < known and was[j] not in slots and was[j] not in picks:
                 slots[j], missing = was[j], missing - 1
             elif picks:
                 slots[j] = picks.pop(0)
         chosen = [b for b in slots if b >= 0]
-        if first[i]:
+        if first_of[i]:
             leader = chosen[0]
-        elif current[i] and int(leader_pos[i]) in chosen:
-            leader = int(leader_pos[i])
+        elif current_of[i] and leader_of[i] in chosen:
+            leader = leader_of[i]
         else:
-            leader = heaps.least_leading(chosen, local)
-        if local[leader] >= 0:
-            heaps.add(int(local[leader]), extra[i])
+            leader = heaps.least_leading(chosen, local_of)
+        if local_of[leader] >= 0:
+            heaps.add(local_of[leader], lead_extra)
         at = chosen.index(leader)  # the leader swaps slots with the replica in the first one
         chosen[0], chosen[at] = chosen[at], chosen[0]
         target[i, :k] = chosen
@@ -409,17 +427,19 @@ class _RackHeaps:
         for h in self.heaps.values():
             heapq.heapify(h)
         self.racks = sorted(self.heaps)
+        self.racked = [r for r in self.racks if r >= 0]
+        self.unracked = [r for r in self.racks if r < 0]
 
     def _score(self, b: int) -> float:
         return max(map(truediv, self.load[b], self.limit[b]))
 
-    def add(self, b: int, vector: np.ndarray) -> None:
-        row = self.load[b]
-        for d, v in enumerate(vector.tolist()):
-            row[d] += v
+    def add(self, b: int, vector: list[float]) -> None:
+        """Add ``vector`` (a load per `DIMENSIONS`) to broker ``b``."""
+        self.load[b] = row = [v + x for v, x in zip(self.load[b], vector)]
         self.version[b] += 1
-        if self.open[b] and self.rack[b] in self.heaps:  # an excluded broker's load counts, it never takes one
-            heapq.heappush(self.heaps[self.rack[b]], (self._score(b), b, self.version[b]))
+        heap = self.heaps.get(self.rack[b]) if self.open[b] else None
+        if heap is not None:  # an excluded broker's load counts, it never takes one
+            heapq.heappush(heap, (max(map(truediv, row, self.limit[b])), b, self.version[b]))
 
     def _top(self, r: int, skip: list[int]) -> tuple[float, int] | None:
         """The least-loaded broker of rack ``r`` not in ``skip``."""
@@ -444,14 +464,14 @@ class _RackHeaps:
         """The least-loaded broker not in ``chosen``: on a rack ``chosen`` does not use when there is one, else
         without a rack, else anywhere."""
         used = {self.rack[b] for b in chosen if b >= 0}
-        tiers = ([r for r in self.racks if r >= 0 and r not in used], [r for r in self.racks if r < 0], self.racks)
-        for racks in tiers:
-            tops = [t for r in racks if (t := self._top(r, chosen))]
-            if tops:
-                return min(tops)[1]
-        return None
+        tops = [t for r in self.racked if r not in used and (t := self._top(r, chosen))]
+        if not tops:
+            tops = [t for r in self.unracked if (t := self._top(r, chosen))]
+        if not tops:
+            tops = [t for r in self.racks if (t := self._top(r, chosen))]
+        return min(tops)[1] if tops else None
 
-    def least_leading(self, chosen: list[int], local: np.ndarray) -> int:
+    def least_leading(self, chosen: list[int], local: list[int]) -> int:
         """The chosen broker with the lowest network-out utilisation (a broker outside the pool only if alone)."""
         inside = [b for b in chosen if local[b] >= 0]
         if not inside:

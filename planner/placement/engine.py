@@ -397,6 +397,17 @@ class _Band:
         self.upper = np.minimum(self.limit, self.high)
         self.low = np.minimum(self.low, self.upper)  # a share above the limit: the limit wins
 
+    def bounds(self) -> list[list[tuple[int, float, float, float]]]:
+        """Per broker, its bounded dimensions as ``(d, upper, low, norm)``: ``upper`` infinite where only the band's
+        lower bound binds, ``low`` -inf where no band does (each side then never counts, as in `excess_of`)."""
+        finite = np.isfinite(self.upper)
+        bound = finite | self.banded
+        upper = np.where(finite, self.upper, np.inf).tolist()
+        low = np.where(self.banded, self.low, -np.inf).tolist()
+        norm = self.norm.tolist()
+        return [[(d, upper[b][d], low[b][d], norm[b][d]) for d in np.flatnonzero(bound[b]).tolist()]
+                for b in range(len(bound))]
+
     def excess(self, load: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Load above the upper bounds and below the lower ones, in row units."""
         return self.excess_of(load, slice(None))
@@ -850,19 +861,16 @@ def _reorder(rows: np.ndarray, leaders: np.ndarray) -> np.ndarray:
 def _keep_leaders(state: PoolState, band: _Band, target: np.ndarray) -> np.ndarray:
     """Undo preferred-leader changes the solution does not need: where the current preferred leader is still a
     replica, give it the lead back when that breaks no limit or band the placement meets."""
-    load = state_loads(state, target)
+    loads, bounds = state_loads(state, target).tolist(), band.bounds()  # one try after another: Python floats
     out = target.copy()
     for i in np.flatnonzero((out[:, 0] != state.preferred) & (state.preferred >= 0)).tolist():
         p, now = int(state.preferred[i]), int(out[i, 0])
         if p not in out[i].tolist():
             continue
-        after = load.copy()
-        after[now] -= state.extra[i]
-        after[p] += state.extra[i]
-        d0, u0 = band.excess(load)
-        d1, u1 = band.excess(after)
-        if (d1 <= np.maximum(d0, _TOL)).all() and (u1 <= np.maximum(u0, _TOL)).all():
-            load = after
+        extra = state.extra[i].tolist()
+        after = {now: [v - x for v, x in zip(loads[now], extra)], p: [v + x for v, x in zip(loads[p], extra)]}
+        if _no_worse(bounds, loads, after):  # only the two brokers' loads change
+            loads[now], loads[p] = after[now], after[p]
             out[i] = _reorder(out[i : i + 1], np.array([p]))[0]
     return out
 
@@ -934,30 +942,43 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     band = _Band(state, goal)
     out = np.array(target, dtype=np.int64)
     racks = len(pool_racks(state))
-    load = state_loads(state, out)
-    # only rows that differ from their current replicas can move (an equal row is its own canonical form): the
-    # Python work below is per differing row, not per partition
+    loads = state_loads(state, out).tolist()
+    # only rows that differ from their current replicas can move (an equal row is its own canonical form), and
+    # only those with a current replica in the pool can be undone: the Python work below is per such row
     held = state.holders
     gaps = ((held[:, :-1] < 0) & (held[:, 1:] >= 0)).any(axis=1) if held.shape[1] else np.zeros(len(held), bool)
-    differ = np.flatnonzero((out != held).any(axis=1) | gaps).tolist()  # a gap (-1 before a replica) closes up
+    differ = (out != held).any(axis=1) | gaps  # a gap (-1 before a replica) closes up
+    entering = differ & (held < 0).all(axis=1)
+    out[entering] = _packed(out[entering])  # nothing to undo: laid over empty slots, a row is itself, packed
+    differ = np.flatnonzero(differ & ~entering).tolist()
     slots = dict(zip(differ, state.holders[differ].tolist()))  # -1: a replica outside the pool (or padding)
     lists = {i: [b for b in row if b >= 0] for i, row in slots.items()}
     rows = {i: _canonical([b for b in row if b >= 0], slots[i]) for i, row in zip(differ, out[differ].tolist())}
     moving = [i for i in differ if rows[i] != lists[i]]
     copied = {i: float(state.size[i]) * sum(b not in lists[i] for b in rows[i]) for i in moving}
     moving.sort(key=lambda i: (-copied[i], i))
+    # the passes are sequential (each undo changes the loads the next one is judged by), so they run on Python
+    # floats, a few brokers per try; a row is tried again only once a broker it touches has changed
+    bounds, rack = band.bounds(), state.rack.tolist()
+    carried = {i: (state.follower[i].tolist(), state.extra[i].tolist()) for i in moving}
+    changed, step, kept = [0] * len(loads), 0, {}  # kept: the step at which a row's undoing was last refused
     while True:  # passes: an undone move can make room for another (each undo brings a row nearer its current)
         undone = False
         for i in moving:
             now = lists[i]
+            if i in kept and max((changed[b] for b in {*rows[i], *now}), default=0) <= kept[i]:
+                continue
+            kept[i] = step
             for candidate in _undo_candidates(rows[i], now, slots[i]):
-                if not _spans(state, racks, candidate):
+                if not _spans(rack, racks, candidate):
                     continue
-                after = _shift(state, load, i, rows[i], candidate)
-                if _no_worse(band, load, after):
+                after = _shift(loads, carried[i], rows[i], candidate)
+                if _no_worse(bounds, loads, after):
+                    step += 1
                     for b, value in after.items():
-                        load[b] = value
+                        loads[b], changed[b] = value, step
                     rows[i], undone = candidate, True
+                    kept.pop(i, None)
                     if candidate == now:
                         break
         moving = [i for i in moving if rows[i] != lists[i]]
@@ -966,8 +987,17 @@ def prune_moves(state: PoolState, goal: Goal, target: np.ndarray) -> tuple[np.nd
     for i, row in rows.items():
         out[i] = -1
         out[i, : len(row)] = row
-    why = {i: _reason(state, band, racks, load, i, rows[i], lists[i]) for i in moving}
+    why = {i: _reason(state, band, rack, racks, loads, i, rows[i], lists[i]) for i in moving}
     return out, {i: r for i, r in why.items() if r is not None}
+
+
+def _packed(rows: np.ndarray) -> np.ndarray:
+    """Replica lists with their -1 padding moved to the end, the replicas in their order.
+
+    >>> _packed(np.array([[-1, 4, 2], [3, -1, -1]])).tolist()
+    [[4, 2, -1], [3, -1, -1]]
+    """
+    return np.take_along_axis(rows, np.argsort(rows < 0, axis=1, kind="stable"), axis=1)
 
 
 def _canonical(row: list[int], now: list[int]) -> list[int]:
@@ -1001,44 +1031,55 @@ def _undo_candidates(row: list[int], now: list[int], slots: list[int]):
         yield _canonical([now[0], *(b for b in row if b != now[0])], slots)
 
 
-def _spans(state: PoolState, racks: int, row: list[int]) -> bool:
-    """Whether the replicas ``row`` (positions) span the racks their partition needs (`pools.pool_rules.spans_racks`
-    over the pool's ``racks``)."""
-    return spans_racks([r if r >= 0 else None for r in state.rack[row].tolist()], racks)
+def _spans(rack: list[int], racks: int, row: list[int]) -> bool:
+    """Whether the replicas ``row`` (positions; ``rack`` the pool brokers' rack codes) span the racks their
+    partition needs (`pools.pool_rules.spans_racks` over the pool's ``racks``)."""
+    return spans_racks([rack[b] if rack[b] >= 0 else None for b in row], racks)
 
 
-def _shift(state: PoolState, load: np.ndarray, i: int, row: list[int], candidate: list[int]) -> dict[int, np.ndarray]:
-    """The loads of the brokers touched when partition ``i`` goes from ``row`` to ``candidate``."""
-    after = {b: load[b].copy() for b in {*row, *candidate}}
+def _shift(loads: list[list[float]], carried: tuple[list[float], list[float]], row: list[int],
+           candidate: list[int]) -> dict[int, list[float]]:
+    """The loads of the brokers touched when a partition (``carried``: its follower load and leader extra) goes
+    from ``row`` to ``candidate``, added in the order of the array form (each replica, then the leader)."""
+    after = {b: loads[b][:] for b in {*row, *candidate}}
+    follower, extra = carried
     for replicas, sign in ((row, -1.0), (candidate, 1.0)):
         for b in replicas:
-            after[b] += sign * state.follower[i]
+            after[b] = [v + sign * f for v, f in zip(after[b], follower)]
         if replicas:
-            after[replicas[0]] += sign * state.extra[i]
+            after[replicas[0]] = [v + sign * x for v, x in zip(after[replicas[0]], extra)]
     return after
 
 
-def _no_worse(band: _Band, load: np.ndarray, after: dict[int, np.ndarray]) -> bool:
-    brokers = sorted(after)
-    down0, up0 = band.excess_of(load[brokers], brokers)
-    down1, up1 = band.excess_of(np.array([after[b] for b in brokers]), brokers)
-    return bool((down1 <= np.maximum(down0, _TOL)).all() and (up1 <= np.maximum(up0, _TOL)).all())
+def _no_worse(bounds: list[list[tuple[int, float, float, float]]], loads: list[list[float]],
+              after: dict[int, list[float]]) -> bool:
+    """Whether no broker of ``after`` ends further above its upper bound or below its lower one than in ``loads``
+    (`_Band.excess_of`, a broker's bounds from `_Band.bounds`)."""
+    for b, row in after.items():
+        was = loads[b]
+        for d, upper, low, norm in bounds[b]:
+            if not max(row[d] - upper, 0.0) / norm <= max(max(was[d] - upper, 0.0) / norm, _TOL):
+                return False
+            if not max(low - row[d], 0.0) / norm <= max(max(low - was[d], 0.0) / norm, _TOL):
+                return False
+    return True
 
 
-def _reason(state: PoolState, band: _Band, racks: int, load: np.ndarray, i: int, row: list[int],
-            now: list[int]) -> Reason | None:
+def _reason(state: PoolState, band: _Band, rack: list[int], racks: int, loads: list[list[float]], i: int,
+            row: list[int], now: list[int]) -> Reason | None:
     """What undoing the move of partition ``i`` (``row`` back to ``now``) breaks: the rack spread, else the first
     rule in the order relieve (a broker further over its limit), balance (further above its band), fill (further
     below it), and within that rule the broker and dimension it puts furthest outside. None where the current
-    replicas are not all in the pool or their count changes (the caller names why)."""
+    replicas are not all in the pool or their count changes (the caller names why). ``rack``: the pool brokers'
+    rack codes, ``racks`` the pool's rack count, ``loads`` the brokers' loads."""
     if len(now) != len(row):  # a current replica outside the pool (no position here), or a new factor
         return None
-    if not _spans(state, racks, now):
+    if not _spans(rack, racks, now):
         return Reason(ReasonRule.RACK_SPREAD)
-    after = _shift(state, load, i, row, now)
+    after = _shift(loads, (state.follower[i].tolist(), state.extra[i].tolist()), row, now)
     brokers = sorted(after)
     block = np.array([after[b] for b in brokers])
-    down0, up0 = band.excess_of(load[brokers], brokers)
+    down0, up0 = band.excess_of(np.array([loads[b] for b in brokers]), brokers)
     down1, up1 = band.excess_of(block, brokers)
     above = down1 - np.maximum(down0, _TOL)
     over_limit = block > band.limit[brokers]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 
 import numpy as np
 
@@ -197,14 +198,22 @@ def place_in_pools(
     current = a.replica_ids()
     placed = part_pool >= 0
     rows = np.where(placed[:, None] & ~seed.held[:, None], rows, current)  # held: replicas on unknown brokers too
-    moved = np.flatnonzero((rows != current).any(axis=1))
-    counts = (rows[moved] >= 0).sum(axis=1)
-    new = {i: tuple(r[:k]) for i, r, k in zip(moved.tolist(), rows[moved].tolist(), counts.tolist())}
-    assignment: dict[tuple[str, int], tuple[int, ...]] = {}
-    for i in np.flatnonzero(placed).tolist():
-        p = snapshot.partitions[i]
-        assignment[p.topic, p.partition] = new.get(i, p.replicas)
-    return Placement(assignment, tuple(warnings), outcome, rows, reasons)
+    return Placement(_assignment(snapshot, a, np.flatnonzero(placed), rows, current), tuple(warnings), outcome, rows,
+                     reasons)
+
+
+def _assignment(snapshot: ClusterSnapshot, a: ClusterArrays, placed: np.ndarray, rows: np.ndarray,
+                current: np.ndarray) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The replicas of the ``placed`` partitions (positions): their row of ``rows`` (broker ids, -1 padding last)
+    where it differs from ``current``, else the snapshot's own tuple. Built by C-level passes (map, zip): a new
+    tuple only for a partition that moves."""
+    moved = np.flatnonzero((rows[placed] != current[placed]).any(axis=1))
+    replicas = list(map(attrgetter("replicas"), map(snapshot.partitions.__getitem__, placed.tolist())))
+    counts = (rows[placed[moved]] >= 0).sum(axis=1)
+    for k, row, n in zip(moved.tolist(), rows[placed[moved]].tolist(), counts.tolist(), strict=True):
+        replicas[k] = tuple(row[:n])
+    topics = np.array(a.topics, dtype=object)[a.part_topic[placed]].tolist()
+    return dict(zip(zip(topics, a.part_id[placed].tolist()), replicas, strict=True))
 
 
 def engine_loads(loads: PartitionLoads, parts: np.ndarray, rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
