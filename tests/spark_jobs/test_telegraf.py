@@ -99,6 +99,48 @@ def test_the_remote_copy_and_fetch_meters_are_counters_on_both_paths(spark, tmp_
     assert sorted(tuple(r) for r in worker.select("kind", "reason", "metric", "value").collect()) == want
 
 
+def test_the_remote_log_size_gauge_is_a_size_without_a_partition_on_both_paths(spark, tmp_path: Path) -> None:
+    """jolokia2's spelling of Kafka's ``kafka.server:type=BrokerTopicMetrics,name=RemoteLogSizeBytes,topic=<t>`` gauge
+    (``field_prefix = "$1."`` + its attribute ``Value``) on a ``kafka_topic`` line is a size record of
+    ``remote_log_size`` without a partition, as prom text reads the gauge, by the workers and by Spark's JSON reader
+    alike; on a ``kafka_partition`` line, or another remote gauge, it is another field; bad values are rejected."""
+    from spark_jobs.records import RECORD_SCHEMA, STAGED_SCHEMA
+    from spark_jobs.telegraf import read_telegraf, stage_telegraf
+
+    def line(name: str, fields: str, **tags: str) -> str:
+        tags_text = ",".join(f'"{k}":"{v}"' for k, v in sorted(tags.items()))
+        return '{"fields":%s,"name":"%s","tags":{%s},"timestamp":1740960000}\n' % (fields, name, tags_text)
+
+    path = tmp_path / "t.json"
+    path.write_text("".join([
+        line("kafka_topic", '{"RemoteLogSizeBytes.Value":750000000000}', jolokia_agent_url="7", topic="orders"),
+        line("kafka_topic", '{"RemoteLogSizeBytes.Value":5,"BytesInPerSec.Count":3}', jolokia_agent_url="8",
+             topic="logs"),
+        line("kafka_topic", '{"RemoteLogSizeBytes.Value":-1}', jolokia_agent_url="7", topic="bad"),
+        line("kafka_topic", '{"RemoteLogSizeBytes.Value":9}', jolokia_agent_url="7"),
+        line("kafka_topic", '{"RemoteCopyLagBytes.Value":4,"RemoteLogSizeBytes.Count":4}', jolokia_agent_url="7",
+             topic="x"),
+        line("kafka_partition", '{"RemoteLogSizeBytes.Value":6}', jolokia_agent_url="7", partition="0", topic="y"),
+    ]))
+    want = sorted([
+        ("size", None, "remote_log_size", 7, "orders", None, 7.5e11),
+        ("size", None, "remote_log_size", 8, "logs", None, 5.0),
+        ("counter", None, "bytes_in", 8, "logs", None, 3.0),
+        ("rejected", "negative_value", None, 7, "bad", None, None),
+        ("ignored", "broker_total", None, 7, None, None, None),
+        ("ignored", "other_field", None, 7, "x", None, None),
+        ("ignored", "other_field", None, 7, "x", None, None),
+        ("ignored", "other_field", None, 7, "y", None, None),
+    ], key=repr)
+    columns = ("kind", "reason", "metric", "broker_id", "topic", "partition", "value")
+    by_spark = read_telegraf(spark, [str(path)], ReaderOptions("c")).select(*columns)
+    assert sorted((tuple(r) for r in by_spark.collect()), key=repr) == want
+    rest = stage_telegraf(spark, [str(path)], str(tmp_path / "staged"), ReaderOptions("c"))
+    worker = spark.read.schema(STAGED_SCHEMA).parquet(str(tmp_path / "staged")).select(*RECORD_SCHEMA.fieldNames())
+    assert rest is None  # Telegraf's own lines: read by the workers, nothing left to Spark
+    assert sorted((tuple(r) for r in worker.select(*columns).collect()), key=repr) == want
+
+
 def _telegraf_lines(seed: int) -> bytes:
     """A few brokers' Telegraf lines over an hour (counters rising, partition sizes), as Telegraf writes them, with a
     few lines of other spellings among them."""
