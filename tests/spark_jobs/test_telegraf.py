@@ -141,6 +141,55 @@ def test_the_remote_log_size_gauge_is_a_size_without_a_partition_on_both_paths(s
     assert sorted((tuple(r) for r in worker.select(*columns).collect()), key=repr) == want
 
 
+@pytest.mark.slow
+def test_an_ingest_sums_remote_log_size_from_telegraf_and_query_range_as_plain_python_does(spark, tmp_path) -> None:
+    """The profile's ``remote_log_size_bytes`` from Telegraf's ``RemoteLogSizeBytes.Value`` fields and a query_range
+    export of the gauge, together: per topic, each broker's latest value within an hour of the topic's last one,
+    summed (Kafka's gauge is per broker, over the partitions it leads), as a plain-Python sum over the same samples;
+    a topic without the gauge stays unmeasured."""
+    import random
+
+    from pools.profile import load_profile
+    from spark_jobs.ingest import IngestInputs, IngestParams, run
+
+    rng = random.Random(11)
+    start, agents = 1740960000, sorted(BROKERS)
+    lines, gauges = [], []  # gauges: (topic, broker, ts_ms, value), every sample either reader gives
+    for minute in range(0, 150, 5):
+        for agent in agents:
+            broker = BROKERS[agent]
+            for topic in ("orders", "logs", "plain"):
+                fields: dict[str, int] = {"BytesInPerSec.Count": 1000 * minute * broker}
+                if topic != "plain" and not (topic == "logs" and broker == 1 and minute > 60):  # broker 1 stops early
+                    fields["RemoteLogSizeBytes.Value"] = value = rng.randrange(10**12)
+                    gauges.append((topic, broker, (start + 60 * minute) * 1000, value))
+                lines.append(json.dumps({"fields": fields, "name": "kafka_topic",
+                                         "tags": {"jolokia_agent_url": agent, "topic": topic},
+                                         "timestamp": start + 60 * minute}, separators=(",", ":")))
+    telegraf = tmp_path / "telegraf.json"
+    telegraf.write_text("\n".join(lines) + "\n")
+    values = [[start + 60 * m, str(v)] for m, v in ((m, rng.randrange(10**12)) for m in range(0, 160, 10))]
+    gauges += [("orders", 4, int(t) * 1000, int(v)) for t, v in values]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "kafka_server_BrokerTopicMetrics_Value", "name": "RemoteLogSizeBytes",
+                    "instance": "kafka-4:7071", "topic": "orders"}, "values": values}]}}))
+    inputs = IngestInputs(telegraf=(str(telegraf),), query_range=(str(export),))
+    run(spark, inputs, tmp_path / "out", IngestParams(cluster="c", broker_map={**BROKERS, "kafka-4:7071": 4}))
+
+    latest: dict[tuple[str, int], tuple[int, int]] = {}
+    for topic, broker, ts, value in gauges:
+        latest[(topic, broker)] = max(latest.get((topic, broker), (ts, value)), (ts, value))
+    want: dict[str, int] = {}
+    for topic in {t for t, _ in latest}:
+        last = max(ts for (t, _), (ts, _) in latest.items() if t == topic)
+        want[topic] = sum(v for (t, _), (ts, v) in latest.items() if t == topic and ts > last - 3_600_000)
+    profile = load_profile(tmp_path / "out")
+    assert {t: row.remote_log_size_bytes for t, row in profile.items()} == {**want, "plain": None}
+    assert len([k for k in latest if k[0] == "logs"]) == 3 and want["logs"] < sum(
+        v for (t, _), (_, v) in latest.items() if t == "logs")  # broker 1's stale value is left out
+
+
 def _telegraf_lines(seed: int) -> bytes:
     """A few brokers' Telegraf lines over an hour (counters rising, partition sizes), as Telegraf writes them, with a
     few lines of other spellings among them."""
