@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spark_jobs.history_contract import ALL_BROKERS
 from spark_jobs.json_stream import SERIES, split_result
 from spark_jobs.query_range import _compact_values, _series_steps, parse_file
 from spark_jobs.metric_names import RangeValues
@@ -186,8 +187,8 @@ def test_remote_log_size_bytes_gives_size_records_without_a_partition(tmp_path: 
                                                                       labels: dict[str, str], steps: bool) -> None:
     """A RemoteLogSizeBytes series gives one size record of ``remote_log_size`` per sample, as prom text does: its
     value as read (a gauge: never a difference, never a rate), its broker and topic, no partition; a series without
-    a topic is the broker's total (ignored), one from an unmapped instance is rejected, and bad values are rejected
-    as for any size. ``--range-values`` (pre-aggregated exports) never applies to a gauge."""
+    a topic is the broker's total (ignored), one from an unmapped instance is rejected, one without an instance label
+    is the topic's total over its brokers, and bad values are rejected as for any size. ``--range-values`` (pre-aggregated exports) never applies to a gauge."""
     def series(metric: dict[str, str], values: list) -> dict:
         return {"metric": {"__name__": name, **labels, **metric}, "values": values}
 
@@ -196,6 +197,7 @@ def test_remote_log_size_bytes_gives_size_records_without_a_partition(tmp_path: 
         series({"instance": "2", "topic": "logs"}, [[1_700_000_000, "5"], [1_700_000_060, "NaN"], [1_700_000_120, "-1"]]),
         series({"instance": "kafka-1:7071"}, [[1_700_000_000, "9"]]),
         series({"instance": "nowhere:1", "topic": "orders"}, [[1_700_000_000, "3"]]),
+        series({"topic": "sums"}, [[1_700_000_000, "12"]]),  # ``sum by (topic)``: the topic's total
     ])
     for declared in (None, RangeValues("increase", 60)):
         rows = _records(path, steps=steps, declared=declared)
@@ -209,4 +211,5 @@ def test_remote_log_size_bytes_gives_size_records_without_a_partition(tmp_path: 
             ("rejected", "negative_value", None, 2, "logs", None, None, None),
             ("ignored", "broker_total", None, 1, None, None, None, None),
             ("rejected", "unknown_broker", None, None, "orders", None, None, None),
+            ("size", None, "remote_log_size", ALL_BROKERS, "sums", None, 1_700_000_000_000, 12.0),
         ]
