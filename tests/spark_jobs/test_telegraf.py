@@ -191,8 +191,8 @@ def test_an_ingest_sums_remote_log_size_from_telegraf_and_query_range_as_plain_p
 
 
 def _telegraf_lines(seed: int) -> bytes:
-    """A few brokers' Telegraf lines over an hour (counters rising, partition sizes), as Telegraf writes them, with a
-    few lines of other spellings among them."""
+    """A few brokers' Telegraf lines over an hour (counters rising, partition sizes, one topic's remote log size), as
+    Telegraf writes them, with a few lines of other spellings among them."""
     import random
 
     rng = random.Random(seed)
@@ -203,6 +203,8 @@ def _telegraf_lines(seed: int) -> bytes:
                 count = 1000 * minute * broker + rng.randint(0, 999)
                 fields = {"BytesInPerSec.Count": count * 100, "BytesOutPerSec.Count": count * 250, "MessagesInPerSec.Count": count,
                           "BytesInPerSec.OneMinuteRate": round(rng.random() * 1e4, 3)}
+                if topic == "orders":  # a tiered topic: its remote bytes on each broker
+                    fields["RemoteLogSizeBytes.Value"] = count * 3
                 line = {"fields": fields, "name": "kafka_topic", "tags": {"jolokia_agent_url": agent, "topic": topic},
                         "timestamp": 1740960000 + 60 * minute}
                 out.append(json.dumps(line, separators=(",", ":"), ensure_ascii=False) if rng.random() < 0.9 else json.dumps(line))
@@ -245,6 +247,10 @@ def test_an_ingest_of_telegraf_lines_writes_the_jvm_readers_files(spark, tmp_pat
     workers, jvm = files(tmp_path / "workers"), files(tmp_path / "jvm")
     assert {"quality.json", "topic_profile.parquet", "quarantine"} <= set(jvm)
     assert json.loads(workers["quality.json"])["totals"]["accepted"] > 0
+    from pools.profile import load_profile
+
+    remote = {t: row.remote_log_size_bytes for t, row in load_profile(tmp_path / "workers").items()}
+    assert remote["orders"] > 0 and remote["payments.v2"] is None
     assert sorted(workers) == sorted(jvm)
     assert [n for n in jvm if workers[n] != jvm[n]] == []
 
