@@ -11,10 +11,10 @@ The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.
 tiered-storage meters' too: `MetricNames.minute_meter`; a rate gauge is read as the rate of the step before each
 sample; the ``RemoteLogSizeBytes`` gauge, `MetricNames.remote`, gives size records without a partition, metric
 ``remote_log_size``, as in `spark_jobs.prom_text`) or, for exports of an expression, the file name's prefix
-``<metric>-<anything>.json``. Pre-aggregated
-exports (``increase()`` or ``rate()`` values) are read as such, never as counters: by `values` (``--range-values``),
-or by the recording-rule naming convention ``level:metric:operation`` whose last part is ``increase<window>`` or
-``rate<window>`` (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
+``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values) are read as such, never
+as counters: by `values` (``--range-values``), or by the recording-rule naming convention ``level:metric:operation``
+whose last part is ``increase<window>`` or ``rate<window>``
+(``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from spark_jobs.metric_names import (
     COUNTER,
     GAUGE,
     LOG_SIZE,
-    REMOTE_LOG_SIZE,
+    SIZE_METRICS,
     MetricNames,
     RangeValues,
     duration_s,
@@ -79,9 +79,6 @@ _FILE_METRIC = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)-[^/]*\.json$")
 _OPERATION = re.compile(r"^(increase|rate)(\d+(?:ms|[smhdwy]))$")
 _KINDS = (KIND_COUNTER, KIND_SIZE, KIND_INCREASE, KIND_STEPS, KIND_SCRAPE, KIND_IGNORED, KIND_REJECTED)
 _MINUTE_MS = 60_000
-#: The gauges read as size records (`KIND_SIZE`): a replica's size (per partition) and a topic's remote bytes on one
-#: broker (``RemoteLogSizeBytes``, no partition), as `spark_jobs.prom_text` reads them.
-_SIZES = (LOG_SIZE, REMOTE_LOG_SIZE)
 _REASONS = (
     None,
     "malformed_pair",
@@ -408,7 +405,7 @@ class _Reader:
     ) -> Iterator[pa.RecordBatch]:
         """The records of one series: every value pair classified (the first failing rule wins)."""
         metric, by_name = _metric(labels.get("__name__") or self.file_name, labels, self.names)
-        is_size = metric in _SIZES
+        is_size = metric in SIZE_METRICS
         kind_of = self.declared if self.declared is not None and metric is not None and not is_size else by_name
         if kind_of is None:  # a rate gauge: the rate of the step that ends at each sample
             kind_of = RangeValues("rate", _spacing_s(ts_ms))

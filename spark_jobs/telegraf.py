@@ -31,7 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.metric_names import LOG_SIZE, REMOTE_LOG_SIZE
+from spark_jobs.metric_names import LOG_SIZE, REMOTE_LOG_SIZE, SIZE_METRICS
 from spark_jobs.records import (
     COUNTER_METRICS,
     KIND_COUNTER,
@@ -69,8 +69,6 @@ _FIELDS = {
     "RemoteLogSizeBytes.Value": REMOTE_LOG_SIZE,
     "Size": LOG_SIZE,
 }
-#: The fields that are sizes (`KIND_SIZE`) rather than counters; only ``Size`` has a partition.
-_SIZES = (LOG_SIZE, REMOTE_LOG_SIZE)
 
 
 def _to_millis(ts: F.Column) -> F.Column:
@@ -134,7 +132,7 @@ def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOpti
             *origin_rules(),
             partition_rule(is_partition),
         ],
-        F.when(F.col("metric").isin(*_SIZES), F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
+        F.when(F.col("metric").isin(*SIZE_METRICS), F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )
     fields = fields.select(
         "*",
@@ -247,7 +245,7 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     rec_name = name.take(at)
     metric = _field_metric(field_key)
     is_partition = np_(pc.equal(rec_name, "kafka_partition"))
-    is_size = np_(pc.is_in(metric, pa.array(_SIZES)).fill_null(False))
+    is_size = np_(pc.is_in(metric, pa.array(SIZE_METRICS)).fill_null(False))
     topic_tag = tags["topic"].take(at)
     topic = pc.if_else(pc.equal(topic_tag, "").fill_null(True), pa.scalar(None, pa.string()), topic_tag)
     partition_text = tags["partition"].take(at)
