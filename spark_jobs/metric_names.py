@@ -68,7 +68,7 @@ __all__ = [
     "Meter", "Recorded", "MetricNames", "DEFAULT", "METRICS", "COUNTER", "RATE", "LOG_SIZE", "METER_LABELS",
     "SQUASHED_PATTERN", "load_metric_names", "closest",
     "ID_PATTERN", "is_id", "RangeValues", "parse_range_values", "REMOTE_FETCH", "REMOTE_COPY", "REMOTE_LOG_SIZE",
-    "GAUGE", "REMOTE_METRICS",
+    "GAUGE", "REMOTE_METRICS", "SIZE_METRICS",
 ]
 
 #: The normalized metrics of Kafka's per-topic meters (`spark_jobs.records.COUNTER_METRICS`).
@@ -96,6 +96,9 @@ REMOTE_FETCH, REMOTE_COPY, REMOTE_LOG_SIZE = "remote_fetch_bytes", "remote_copy_
 #: The remote meters the history keeps per minute beside `METRICS` (`MetricNames.minute_meter`), in its columns' order.
 REMOTE_METRICS = (REMOTE_COPY, REMOTE_FETCH)
 GAUGE = "gauge"
+#: The metrics that are sizes (size records, not counters): a replica's bytes on disk (per partition) and a topic's
+#: bytes in the remote store on one broker (``RemoteLogSizeBytes``, no partition).
+SIZE_METRICS = (LOG_SIZE, REMOTE_LOG_SIZE)
 _REMOTE_METER = {"remotefetchbytes": REMOTE_FETCH, "remotecopybytes": REMOTE_COPY}
 _REMOTE_SQUASHED = re.compile(r"^kafka(?:serverbrokertopicmetrics|topic)(remotefetchbytes|remotecopybytes)?(?:persec)?"
                               r"(total|count|oneminuterate|rate)?$")

@@ -43,6 +43,7 @@ from spark_jobs.metric_names import (
     LOG_SIZE,
     METER_LABELS,
     REMOTE_LOG_SIZE,
+    SIZE_METRICS,
     MetricNames,
 )
 from spark_jobs.records import (
@@ -235,7 +236,7 @@ def _records(
     partition, partition_ok = java_long(partition_text, 32)
 
     is_log_size = np_(pc.equal(metric, LOG_SIZE).fill_null(False))
-    is_size = is_log_size | np_(pc.equal(metric, REMOTE_LOG_SIZE).fill_null(False))
+    is_size = np_(pc.is_in(metric, pa.array(SIZE_METRICS)).fill_null(False))
     with np.errstate(invalid="ignore"):
         rules = [
             ("not_utf8", ~valid),

@@ -9,10 +9,12 @@ text, materialise the whole document as one row: the out-of-memory of issue 13).
 
 The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows, the
 tiered-storage meters' too: `MetricNames.minute_meter`; a rate gauge is read as the rate of the step before each
-sample) or, for exports of an expression, the file name's prefix ``<metric>-<anything>.json``. Pre-aggregated
-exports (``increase()`` or ``rate()`` values) are read as such, never as counters: by `values` (``--range-values``),
-or by the recording-rule naming convention ``level:metric:operation`` whose last part is ``increase<window>`` or
-``rate<window>`` (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
+sample; the ``RemoteLogSizeBytes`` gauge, `MetricNames.remote`, gives size records without a partition, metric
+``remote_log_size``, as in `spark_jobs.prom_text`) or, for exports of an expression, the file name's prefix
+``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values) are read as such, never
+as counters: by `values` (``--range-values``), or by the recording-rule naming convention ``level:metric:operation``
+whose last part is ``increase<window>`` or ``rate<window>``
+(``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ import pyarrow.csv as pcsv
 
 from spark_jobs.history_contract import ALL_BROKERS, STEPS_DIR, STEPS_SCHEMA, bucket_of, steps_file
 from spark_jobs.json_stream import BROKEN, CHUNK_BYTES, SERIES, read_chunks, split_result
-from spark_jobs.metric_names import COUNTER, LOG_SIZE, MetricNames, RangeValues, duration_s, is_id
+from spark_jobs.metric_names import (
+    COUNTER,
+    GAUGE,
+    LOG_SIZE,
+    SIZE_METRICS,
+    MetricNames,
+    RangeValues,
+    duration_s,
+    is_id,
+)
 from spark_jobs.records import (
     KIND_COUNTER,
     KIND_IGNORED,
@@ -118,10 +129,10 @@ def _metric(name: str | None, labels: Mapping[str, str], names: MetricNames) -> 
         if meter and meter.metric != LOG_SIZE:
             return meter.metric, RangeValues(match.group(1), duration_s(match.group(2)))
         return None, RangeValues()
-    meter = names.minute_meter(name, labels)
+    meter = names.minute_meter(name, labels) or names.remote(name, labels)
     if meter is None:
         return None, RangeValues()
-    return meter.metric, (RangeValues() if meter.type == COUNTER else None)
+    return meter.metric, (RangeValues() if meter.type in (COUNTER, GAUGE) else None)
 
 
 class _Batches:
@@ -394,7 +405,8 @@ class _Reader:
     ) -> Iterator[pa.RecordBatch]:
         """The records of one series: every value pair classified (the first failing rule wins)."""
         metric, by_name = _metric(labels.get("__name__") or self.file_name, labels, self.names)
-        kind_of = self.declared if self.declared is not None and metric not in (None, LOG_SIZE) else by_name
+        is_size = metric in SIZE_METRICS
+        kind_of = self.declared if self.declared is not None and metric is not None and not is_size else by_name
         if kind_of is None:  # a rate gauge: the rate of the step that ends at each sample
             kind_of = RangeValues("rate", _spacing_s(ts_ms))
         topic = labels.get(self.names.topic_label) or None
@@ -423,10 +435,10 @@ class _Reader:
                 ok &= ~bad
             if broker is None:
                 reason[ok] = _R["unknown_broker"]
-            elif metric == "log_size" and not partition_ok:
+            elif metric == LOG_SIZE and not partition_ok:
                 reason[ok] = _R["bad_partition"]
         ignored = (reason == _R["other_metric"]) | (reason == _R["broker_total"])
-        accepted = KIND_SIZE if metric == "log_size" else (KIND_COUNTER if kind_of.operation is None else KIND_INCREASE)
+        accepted = KIND_SIZE if is_size else (KIND_COUNTER if kind_of.operation is None else KIND_INCREASE)
         kind = np.where(reason == 0, _KINDS.index(accepted),
             np.where(ignored, _KINDS.index(KIND_IGNORED), _KINDS.index(KIND_REJECTED)))
         rejected = np.flatnonzero(kind == _KINDS.index(KIND_REJECTED))
@@ -467,7 +479,7 @@ class _Reader:
             raw=raw,
             ts_ms=ts_ms,
             value=value,
-            partition=np.full(n, int(partition) if metric == "log_size" and partition_ok else -1),
+            partition=np.full(n, int(partition) if metric == LOG_SIZE and partition_ok else -1),
             broker_id=broker,
             topic=topic,
             metric=metric,

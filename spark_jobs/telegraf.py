@@ -2,7 +2,9 @@
 
 ``kafka_topic`` lines (``mbean = "kafka.server:name=*,topic=*,type=BrokerTopicMetrics"``, ``field_prefix = "$1."``)
 carry ``BytesInPerSec.Count`` … fields (the tiered-storage meters' ``RemoteCopyBytesPerSec.Count`` and
-``RemoteFetchBytesPerSec.Count`` too, `spark_jobs.records.COUNTER_METRICS`); ``kafka_partition`` lines
+``RemoteFetchBytesPerSec.Count`` too, `spark_jobs.records.COUNTER_METRICS`) and the ``RemoteLogSizeBytes`` gauge's
+``RemoteLogSizeBytes.Value`` (a size record without a partition, metric ``remote_log_size``, as
+`spark_jobs.prom_text` reads the gauge); ``kafka_partition`` lines
 (``kafka.log:name=*,partition=*,topic=*,type=Log``) carry ``Size``. The broker comes from the ``jolokia_agent_url``
 (or ``host``) tag through the broker map. The timestamp unit is inferred from its magnitude (s, ms, µs or ns,
 ``json_timestamp_units``).
@@ -29,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from spark_jobs.metric_names import LOG_SIZE, REMOTE_LOG_SIZE, SIZE_METRICS
 from spark_jobs.records import (
     COUNTER_METRICS,
     KIND_COUNTER,
@@ -58,7 +61,14 @@ TELEGRAF_SCHEMA = T.StructType(
     ]
 )
 
-_FIELDS = {**{f"{meter}.Count": metric for metric, meter in COUNTER_METRICS.items()}, "Size": "log_size"}
+#: Field → normalized metric: the meters' ``Count`` and the ``RemoteLogSizeBytes`` gauge's ``Value`` (jolokia2 names a
+#: field ``field_prefix`` + attribute: ``$1.`` is the MBean's ``name``) on ``kafka_topic`` lines, ``Size`` on
+#: ``kafka_partition`` ones (`field_name = "$1"`).
+_FIELDS = {
+    **{f"{meter}.Count": metric for metric, meter in COUNTER_METRICS.items()},
+    "RemoteLogSizeBytes.Value": REMOTE_LOG_SIZE,
+    "Size": LOG_SIZE,
+}
 
 
 def _to_millis(ts: F.Column) -> F.Column:
@@ -113,16 +123,16 @@ def read_telegraf(spark: SparkSession, paths: Sequence[str], options: ReaderOpti
         tags["partition"].alias("partition_text"),
         broker_lookup(options.broker_map, tags["jolokia_agent_url"], tags["host"]).alias("broker_id"),
     )
-    is_size = F.col("name") == "kafka_partition"
+    is_partition = F.col("name") == "kafka_partition"
     kind, reason = classify(
         [
-            (F.col("metric").isNull() | (is_size != (F.col("metric") == "log_size")), KIND_IGNORED, "other_field"),
+            (F.col("metric").isNull() | (is_partition != (F.col("metric") == LOG_SIZE)), KIND_IGNORED, "other_field"),
             (F.col("topic").isNull(), KIND_IGNORED, "broker_total"),
             *value_rules(),
             *origin_rules(),
-            partition_rule(is_size),
+            partition_rule(is_partition),
         ],
-        F.when(is_size, F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
+        F.when(F.col("metric").isin(*SIZE_METRICS), F.lit(KIND_SIZE)).otherwise(F.lit(KIND_COUNTER)),
     )
     fields = fields.select(
         "*",
@@ -234,7 +244,8 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     at = pa.array(owner)
     rec_name = name.take(at)
     metric = _field_metric(field_key)
-    is_size = np_(pc.equal(rec_name, "kafka_partition"))
+    is_partition = np_(pc.equal(rec_name, "kafka_partition"))
+    is_size = np_(pc.is_in(metric, pa.array(SIZE_METRICS)).fill_null(False))
     topic_tag = tags["topic"].take(at)
     topic = pc.if_else(pc.equal(topic_tag, "").fill_null(True), pa.scalar(None, pa.string()), topic_tag)
     partition_text = tags["partition"].take(at)
@@ -258,7 +269,7 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
     with np.errstate(invalid="ignore"):
         rules = [
             ("other_measurement", ~data_line),
-            ("other_field", metric_np | (is_size != np_(pc.equal(metric, "log_size").fill_null(False)))),
+            ("other_field", metric_np | (is_partition != np_(pc.equal(metric, LOG_SIZE).fill_null(False)))),
             ("broker_total", np_(topic.is_null())),
             ("bad_value", ~value_ok),
             ("nan_value", np.isnan(value)),
@@ -267,7 +278,7 @@ def _telegraf_records(line: pa.Array, utf8: np.ndarray, *, file: str, cluster: s
             ("value_out_of_range", value > MAX_COUNT),
             ("bad_timestamp", ts <= 0),
             ("unknown_broker", np_(broker.is_null())),
-            ("bad_partition", is_size & ~np_(pc.match_substring_regex(partition_text.fill_null(""), ID_PATTERN))),
+            ("bad_partition", is_partition & ~np_(pc.match_substring_regex(partition_text.fill_null(""), ID_PATTERN))),
         ]
     reason = np.zeros(m, np.int8)
     for rule, bad in reversed(rules):

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spark_jobs.history_contract import ALL_BROKERS
 from spark_jobs.json_stream import SERIES, split_result
 from spark_jobs.query_range import _compact_values, _series_steps, parse_file
+from spark_jobs.metric_names import RangeValues
 from spark_jobs.staging import ReaderOptions, repeated_strings
 
 NAME = "kafka_server_brokertopicmetrics_bytesin_total"
@@ -152,15 +154,62 @@ def test_brackets_and_quotes_in_labels_around_chunk_cuts(labels: list[str], cut:
     ("kafka_server_BrokerTopicMetrics_OneMinuteRate", {"name": "RemoteCopyBytesPerSec"}, "remote_copy_bytes",
      "increase"),  # a rate gauge: the rate of each step
     ("instance_topic:kafka_server_brokertopicmetrics_remotecopybytes:increase60s", {}, "remote_copy_bytes", "increase"),
-    ("kafka_server_brokertopicmetrics_remotelogsizebytes", {}, None, "ignored"),
+    ("kafka_server_brokertopicmetrics_remotelogsizebytes", {}, "remote_log_size", "size"),
 ])
 def test_the_remote_meters_are_read_in_the_spellings_the_pull_writes(tmp_path: Path, name: str, labels: dict[str, str],
                                                                      metric: str | None, kind: str) -> None:
     """A query_range document of a tiered-storage meter (as exported, or as the pull's spool names it): counter or
-    pre-aggregated records of ``remote_copy_bytes`` / ``remote_fetch_bytes``; the size gauge is no meter here."""
+    pre-aggregated records of ``remote_copy_bytes`` / ``remote_fetch_bytes``; the size gauge gives size records."""
     series = {"metric": {"__name__": name, "instance": "7", "topic": "orders", **labels},
               "values": [[1_700_000_000, "100"], [1_700_000_060, "250"]]}
     path = tmp_path / "export.json"
     path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [series]}}))
     rows = [r for b in parse_file(str(path), ReaderOptions("c")) for r in pa.Table.from_batches([b]).to_pylist()]
     assert {(r["kind"], r["metric"]) for r in rows} == {(kind, metric)}
+
+
+#: Kafka's ``kafka.server:type=BrokerTopicMetrics,name=RemoteLogSizeBytes,topic=<t>`` gauge in every spelling
+#: `MetricNames.remote` knows: jmx_exporter's kafka-2_0_0 ``Value`` rule, lower-cased or not, with the attribute
+#: or without, its default export (the gauge in a ``name`` label), a ``kafka_topic_*{metric=}`` rule.
+REMOTE_SIZE_SPELLINGS = [
+    ("kafka_server_brokertopicmetrics_remotelogsizebytes", {}),
+    ("kafka_server_BrokerTopicMetrics_RemoteLogSizeBytes", {}),
+    ("kafka_server_brokertopicmetrics_remotelogsizebytes_value", {}),
+    ("kafka_server_BrokerTopicMetrics_Value", {"name": "RemoteLogSizeBytes"}),
+    ("kafka_topic_Value", {"metric": "RemoteLogSizeBytes"}),
+    ("kafka_topic_RemoteLogSizeBytes", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "labels"), REMOTE_SIZE_SPELLINGS)
+@pytest.mark.parametrize("steps", [False, True])
+def test_remote_log_size_bytes_gives_size_records_without_a_partition(tmp_path: Path, name: str,
+                                                                      labels: dict[str, str], steps: bool) -> None:
+    """A RemoteLogSizeBytes series gives one size record of ``remote_log_size`` per sample, as prom text does: its
+    value as read (a gauge: never a difference, never a rate), its broker and topic, no partition; a series without
+    a topic is the broker's total (ignored), one from an unmapped instance is rejected, one without an instance label
+    is the topic's total over its brokers, and bad values are rejected as for any size. ``--range-values`` (pre-aggregated exports) never applies to a gauge."""
+    def series(metric: dict[str, str], values: list) -> dict:
+        return {"metric": {"__name__": name, **labels, **metric}, "values": values}
+
+    path = _write(tmp_path, "export.json", [
+        series({"instance": "kafka-1:7071", "topic": "orders"}, [[1_700_000_000, "7.5e+11"], [1_700_000_060, "7e+11"]]),
+        series({"instance": "2", "topic": "logs"}, [[1_700_000_000, "5"], [1_700_000_060, "NaN"], [1_700_000_120, "-1"]]),
+        series({"instance": "kafka-1:7071"}, [[1_700_000_000, "9"]]),
+        series({"instance": "nowhere:1", "topic": "orders"}, [[1_700_000_000, "3"]]),
+        series({"topic": "sums"}, [[1_700_000_000, "12"]]),  # ``sum by (topic)``: the topic's total
+    ])
+    for declared in (None, RangeValues("increase", 60)):
+        rows = _records(path, steps=steps, declared=declared)
+        got = [(r["kind"], r["reason"], r["metric"], r["broker_id"], r["topic"], r["partition"], r["ts_ms"], r["value"])
+               for r in rows]
+        assert got == [
+            ("size", None, "remote_log_size", 1, "orders", None, 1_700_000_000_000, 7.5e11),
+            ("size", None, "remote_log_size", 1, "orders", None, 1_700_000_060_000, 7e11),
+            ("size", None, "remote_log_size", 2, "logs", None, 1_700_000_000_000, 5.0),
+            ("rejected", "nan_value", None, 2, "logs", None, None, None),
+            ("rejected", "negative_value", None, 2, "logs", None, None, None),
+            ("ignored", "broker_total", None, 1, None, None, None, None),
+            ("rejected", "unknown_broker", None, None, "orders", None, None, None),
+            ("size", None, "remote_log_size", ALL_BROKERS, "sums", None, 1_700_000_000_000, 12.0),
+        ]
