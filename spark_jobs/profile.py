@@ -165,12 +165,16 @@ def aggregate_sizes(records: DataFrame, *, by_day: bool) -> DataFrame:
 
 
 def aggregate_remote_sizes(records: DataFrame) -> DataFrame:
-    """Per topic, its bytes in the remote store (KIP-405): Kafka's ``RemoteLogSizeBytes`` gauge is per broker, over
-    the partitions it leads, so the topic's figure is the sum of each broker's latest value, over the brokers that
-    reported one within `SIZE_WINDOW_MS` of the topic's last report (a broker that stopped, its leadership gone,
+    """Per topic, its bytes in the remote store (KIP-405). Kafka's ``RemoteLogSizeBytes`` gauge is per broker, over
+    the partitions it leads: the topic's figure is the sum of each broker's latest value. An exporter that gives
+    it per partition (a ``partition`` label) is read per partition instead: each partition's latest value, whichever
+    broker reported it, so a leadership change within the window does not count a partition twice. Only the values
+    reported within `SIZE_WINDOW_MS` of the topic's last report count (a broker that stopped, its leadership gone,
     drops out). Returns ``topic, remote_bytes``."""
     gauges = records.where((F.col("kind") == KIND_SIZE) & (F.col("metric") == REMOTE_LOG_SIZE))
-    latest = gauges.groupBy("topic", "broker_id").agg(
+    # one series per partition where the gauge names one, else per broker
+    series = F.when(F.col("partition").isNotNull(), F.lit(-1)).otherwise(F.col("broker_id"))
+    latest = gauges.groupBy("topic", "partition", series.alias("series")).agg(
         F.max_by("value", F.struct("ts_ms", "value")).alias("value"), F.max("ts_ms").alias("ts_ms")
     )
     last = latest.groupBy("topic").agg(F.max("ts_ms").alias("last_ms"))

@@ -9,11 +9,11 @@ text, materialise the whole document as one row: the out-of-memory of issue 13).
 
 The metric is ``metric.__name__`` (with its labels, in any spelling `spark_jobs.metric_names` knows, the
 tiered-storage meters' too: `MetricNames.minute_meter`; a rate gauge is read as the rate of the step before each
-sample; the ``RemoteLogSizeBytes`` gauge, `MetricNames.remote`, gives size records without a partition, metric
-``remote_log_size``, as in `spark_jobs.prom_text`) or, for exports of an expression, the file name's prefix
-``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or ``rate()`` values) are read as such, never
-as counters: by `values` (``--range-values``), or by the recording-rule naming convention ``level:metric:operation``
-whose last part is ``increase<window>`` or ``rate<window>``
+sample; the ``RemoteLogSizeBytes`` gauge, `MetricNames.remote`, gives size records of metric ``remote_log_size``
+(with the series' ``partition`` label when it has one), as in `spark_jobs.prom_text`) or, for exports of an
+expression, the file name's prefix ``<metric>-<anything>.json``. Pre-aggregated exports (``increase()`` or
+``rate()`` values) are read as such, never as counters: by `values` (``--range-values``), or by the recording-rule
+naming convention ``level:metric:operation`` whose last part is ``increase<window>`` or ``rate<window>``
 (``instance_topic:kafka_server_brokertopicmetrics_bytesin:increase1m``).
 """
 
@@ -479,7 +479,7 @@ class _Reader:
             raw=raw,
             ts_ms=ts_ms,
             value=value,
-            partition=np.full(n, int(partition) if metric == LOG_SIZE and partition_ok else -1),
+            partition=np.full(n, int(partition) if is_size and partition_ok else -1),
             broker_id=broker,
             topic=topic,
             metric=metric,

@@ -8,7 +8,8 @@ classified by ``kind``:
 ``increase``  a pre-aggregated sample: ``value`` is the metric's increase over the ``window_s`` seconds that
               end at ``ts_ms`` (an ``increase()`` export, or ``rate()`` times the window)
 ``size``      a replica's size on disk (``kafka_log_log_size`` or ``kafka-log-dirs.sh``), or a tiered topic's bytes
-              in the remote store on one broker (metric ``remote_log_size``, no partition: ``RemoteLogSizeBytes``)
+              in the remote store on one broker (metric ``remote_log_size``: ``RemoteLogSizeBytes``, per partition where
+              an exporter labels one)
 ``ignored``   read and deliberately not used (comments, other metrics, the broker-wide series); ``reason`` says why
 ``rejected``  malformed; goes to the quarantine output with its ``reason`` and ``raw`` text
 

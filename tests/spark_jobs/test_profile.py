@@ -66,3 +66,22 @@ def test_remote_log_sizes_are_summed_over_recent_brokers_and_never_counted_as_lo
     ], RECORD_SCHEMA)
     assert [tuple(r) for r in aggregate_remote_sizes(records).collect()] == [("t", 5700)]
     assert [(r["partition"], r["size_bytes"]) for r in aggregate_sizes(records, by_day=False).collect()] == [(0, 100)]
+
+
+def test_a_remote_log_size_per_partition_counts_each_partition_once_whichever_broker_reported_it(spark) -> None:
+    """An exporter labelling ``RemoteLogSizeBytes`` by partition: each partition's latest value counts once, even when
+    its leadership (the broker reporting it) moved within the window; stale partitions drop out."""
+    from spark_jobs.profile import SIZE_WINDOW_MS, aggregate_remote_sizes
+    from spark_jobs.records import RECORD_SCHEMA
+
+    def size(broker, partition, ts_ms, value, topic="t"):
+        return ("query_range", "f", "size", None, "c", ts_ms, broker, topic, partition, "remote_log_size", float(value),
+                None, False, None, None)
+
+    records = spark.createDataFrame([
+        size(1, 0, 9_000_000, 400), size(2, 0, 10_000_000, 500),  # partition 0's leader moved from 1 to 2: 500
+        size(1, 1, 10_000_000, 60), size(1, 1, 9_500_000, 50),  # the latest: 60
+        size(3, 2, 10_000_000 - SIZE_WINDOW_MS, 10**9),  # over an hour before the topic's last report: out
+        size(1, None, 10_000_000, 7, topic="u"), size(2, None, 10_000_000, 8, topic="u"),  # per broker: summed
+    ], RECORD_SCHEMA)
+    assert sorted(tuple(r) for r in aggregate_remote_sizes(records).collect()) == [("t", 560), ("u", 15)]
